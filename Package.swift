@@ -1,0 +1,30 @@
+// swift-tools-version: 6.0
+//
+// The Plugboard host: the library a host author embeds (`PlugboardHost`), the
+// `plugboard` command-line tool, and their tests.
+//
+// Every target here depends on the SDK's *dynamic product*, never on an SDK
+// target: a target dependency would link a second, static copy of the SDK into
+// the host and every cast of a plugin's types would fail (see the README,
+// "Packaging rules").
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+let sdk: Target.Dependency = .product(name: "Plugboard", package: "SDK")
+
+let package = Package(
+    name: "plugboard",
+    products: [
+        .library(name: "PlugboardHost", targets: ["PlugboardHost"]),
+        .executable(name: "plugboard", targets: ["plugboard"]),
+    ],
+    dependencies: [
+        .package(path: "SDK")
+    ],
+    targets: [
+        .target(name: "CPlugboardHost"),
+        .target(name: "PlugboardHost", dependencies: [sdk, "CPlugboardHost"], swiftSettings: strict),
+        .executableTarget(name: "plugboard", dependencies: ["PlugboardHost", sdk], swiftSettings: strict),
+        .testTarget(name: "PlugboardHostTests", dependencies: ["PlugboardHost", sdk], swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,38 @@
+/// The type a plugin author writes: one per plugin `.so`.
+///
+/// ## Requirements
+/// - ``init(context:)`` runs once per load, on the host's loading thread. Keep it
+///   cheap; throw to refuse to load (the host marks the plugin `failed` with your
+///   error and carries on with the others). Keep `context` if you need services.
+/// - ``activate()`` runs after every plugin was created; throw to fail.
+/// - ``deactivate()`` runs at shutdown, in reverse activation order, and when a
+///   hot reload retires this instance. It must not throw and should be quick.
+/// - ``contributions()`` is read once, after ``activate()``. Every interface
+///   named in `provides:` of your ``PluginExport`` entry point needs a provider here.
+/// - Instances are shared across threads: make them `Sendable`.
+///
+/// Export it with one C entry point:
+///
+/// ```swift
+/// @_cdecl("plugboard_entry")
+/// public func plugboardEntry() -> UnsafeRawPointer {
+///     PluginExport.descriptor(
+///         for: Greeter.self, id: "com.example.greeter", version: "1.0.0",
+///         provides: [Commands.interface])
+/// }
+/// ```
+public protocol Plugin: AnyObject, Sendable {
+    /// Creates the plugin with the host's context.
+    init(context: PluginContext) throws
+    /// Starts the plugin. The default does nothing.
+    func activate() throws
+    /// Stops the plugin. The default does nothing.
+    func deactivate()
+    /// The providers this plugin offers, one per extension point it provides.
+    func contributions() -> [Contribution]
+}
+
+extension Plugin {
+    public func activate() throws {}
+    public func deactivate() {}
+}

@@ -1,0 +1,95 @@
+import CPlugboard
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Builds the descriptor a plugin's entry point returns.
+///
+/// Every plugin exports exactly one C function, `plugboard_entry`, that returns
+/// ``descriptor(for:id:version:provides:services:)``:
+///
+/// ```swift
+/// @_cdecl("plugboard_entry")
+/// public func plugboardEntry() -> UnsafeRawPointer {
+///     PluginExport.descriptor(
+///         for: Greeter.self, id: "com.example.greeter", version: "1.0.0",
+///         provides: [Commands.interface], services: [Services.Logging.id])
+/// }
+/// ```
+///
+/// The function is inlined into the plugin (`@_alwaysEmitIntoClient`), so the SDK
+/// ABI version and the toolchain it records are those the *plugin* was compiled
+/// with. It runs no code of the plugin author's: the host checks the descriptor
+/// before it creates the plugin.
+public enum PluginExport {
+    /// The descriptor for `plugin`.
+    ///
+    /// - Parameters:
+    ///   - plugin: the ``Plugin`` type the host instantiates.
+    ///   - id: reverse-DNS plugin id, unique among the host's plugins.
+    ///   - version: the plugin's semantic version, `MAJOR.MINOR.PATCH`.
+    ///   - provides: the interfaces the plugin provides; use each extension
+    ///     point's `interface` so its compiled version is recorded.
+    ///   - services: ids of the host services the plugin needs (``ServiceKey/id``).
+    /// - Returns: a pointer to a descriptor that lives as long as the process.
+    @_alwaysEmitIntoClient
+    public static func descriptor<P: Plugin>(
+        for plugin: P.Type, id: String, version: String,
+        provides: [Interface], services: [String] = []
+    ) -> UnsafeRawPointer {
+        let interfaces = UnsafeMutablePointer<plugboard_interface>.allocate(capacity: max(1, provides.count))
+        for (index, interface) in provides.enumerated() {
+            (interfaces + index).initialize(to: plugboard_interface(
+                id: UnsafePointer(strdup(interface.id)),
+                major: UInt32(clamping: interface.version.major),
+                minor: UInt32(clamping: interface.version.minor),
+                patch: UInt32(clamping: interface.version.patch),
+                reserved: 0))
+        }
+        let serviceIDs = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: max(1, services.count))
+        for (index, service) in services.enumerated() {
+            (serviceIDs + index).initialize(to: UnsafePointer(strdup(service)))
+        }
+        let factory = PluginFactory(makePlugin: { context in try P(context: context) })
+        let descriptor = UnsafeMutablePointer<plugboard_descriptor>.allocate(capacity: 1)
+        descriptor.initialize(to: plugboard_descriptor(
+            magic: PLUGBOARD_DESCRIPTOR_MAGIC,
+            layout_version: PLUGBOARD_DESCRIPTOR_LAYOUT,
+            sdk_abi_major: PLUGBOARD_SDK_ABI_MAJOR,
+            sdk_abi_minor: PLUGBOARD_SDK_ABI_MINOR,
+            sdk_version: UnsafePointer(strdup(PLUGBOARD_SDK_VERSION)),
+            toolchain: plugboard_compiler_fingerprint(),
+            plugin_id: UnsafePointer(strdup(id)),
+            plugin_version: UnsafePointer(strdup(version)),
+            provides_count: UInt32(clamping: provides.count),
+            services_count: UInt32(clamping: services.count),
+            provides: UnsafePointer(interfaces),
+            services: UnsafePointer(serviceIDs),
+            factory: Unmanaged.passRetained(factory as AnyObject).toOpaque(),
+            sdk_marker: plugboard_sdk_abi_marker(),
+            reserved: (nil, nil, nil, nil)))
+        return UnsafeRawPointer(descriptor)
+    }
+}
+
+/// Creates a plugin instance; handed to the host inside the descriptor.
+///
+/// The host checks that this object's class is the one in its own copy of the
+/// SDK, which is how it detects a plugin that embeds a second SDK copy.
+public final class PluginFactory: Sendable {
+    @usableFromInline
+    let makePlugin: @Sendable (PluginContext) throws -> any Plugin
+
+    @usableFromInline
+    init(makePlugin: @escaping @Sendable (PluginContext) throws -> any Plugin) {
+        self.makePlugin = makePlugin
+    }
+
+    /// Creates the plugin instance. Host only.
+    @_spi(PlugboardHost)
+    public func make(context: PluginContext) throws -> any Plugin {
+        try makePlugin(context)
+    }
+}

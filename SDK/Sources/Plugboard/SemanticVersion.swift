@@ -1,0 +1,56 @@
+/// A semantic version: `MAJOR.MINOR.PATCH`.
+///
+/// Plugboard uses versions for plugins, for interfaces (extension points) and
+/// for the SDK itself. Pre-release and build suffixes are not part of the
+/// contract and are rejected by ``init(_:)``.
+///
+/// ```swift
+/// let version = SemanticVersion(1, 2)          // 1.2.0
+/// let parsed = SemanticVersion("1.2.3")        // Optional(1.2.3)
+/// ```
+public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConvertible, Codable {
+    public var major: Int
+    public var minor: Int
+    public var patch: Int
+
+    /// Creates a version from its three numbers; negative numbers are clamped to 0.
+    public init(_ major: Int, _ minor: Int, _ patch: Int = 0) {
+        self.major = max(0, major)
+        self.minor = max(0, minor)
+        self.patch = max(0, patch)
+    }
+
+    /// Parses `MAJOR.MINOR` or `MAJOR.MINOR.PATCH`; returns `nil` for anything else.
+    public init?(_ string: String) {
+        let parts = string.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2 || parts.count == 3 else { return nil }
+        var numbers: [Int] = []
+        for part in parts {
+            // Digits only: "+1", " 1" and "1-beta" are not versions.
+            guard !part.isEmpty, part.count <= 9, part.allSatisfy({ $0.isASCII && $0.isNumber }),
+                  let value = Int(part) else { return nil }
+            numbers.append(value)
+        }
+        self.init(numbers[0], numbers[1], numbers.count == 3 ? numbers[2] : 0)
+    }
+
+    public var description: String { "\(major).\(minor).\(patch)" }
+
+    public static func < (lhs: SemanticVersion, rhs: SemanticVersion) -> Bool {
+        (lhs.major, lhs.minor, lhs.patch) < (rhs.major, rhs.minor, rhs.patch)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let version = SemanticVersion(text) else {
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: decoder.codingPath, debugDescription: "'\(text)' is not a semantic version"))
+        }
+        self = version
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}

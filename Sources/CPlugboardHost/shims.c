@@ -1,0 +1,10 @@
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stddef.h>
+#include "plugboard_host.h"
+
+const char *plugboard_image_path(const void *address) {
+    Dl_info info;
+    if (address == NULL || dladdr(address, &info) == 0) return NULL;
+    return info.dli_fname;
+}

@@ -1,0 +1,86 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The checks made on a plugin file *before* `dlopen`, so that a file built
+/// for another machine, toolchain or SDK never gets to run its initializers.
+enum FileCompatibility {
+    static let entrySymbol = "plugboard_entry"
+    /// The `Plugin` protocol descriptor: only a copy of the SDK defines it.
+    static let sdkProtocolSymbol = "$s9Plugboard6PluginMp"
+
+    /// Reads the ELF facts of `path`; errors name the file as `display`.
+    static func read(path: String, reportedAs display: String) -> Result<ELFImage, PluginLoadError> {
+        do {
+            return .success(try ELFImage.read(path: path))
+        } catch {
+            return .failure(map(error, display))
+        }
+    }
+
+    /// The SDK ABI a plugin file was compiled against, from the ABI marker it references.
+    static func compiledABI(of image: ELFImage) -> ABIVersion? {
+        image.dynamicSymbols.lazy.filter { !$0.isDefined }.compactMap { SwiftSymbol.abiMarkerVersion($0.name) }.first
+    }
+
+    /// The first reason `image` must not be loaded into this host, if any.
+    static func problem(in image: ELFImage, _ path: String, _ environment: HostEnvironment) -> PluginLoadError? {
+        guard image.defines(entrySymbol) else { return .noEntrySymbol(path: path) }
+        if image.defines(sdkProtocolSymbol) { return .sdkEmbedded(path: path) }
+        if let plugin = image.toolchainComment, let host = environment.runtimeToolchain, plugin != host {
+            return .toolchainMismatch(path: path, plugin: plugin, host: host)
+        }
+        let pluginABI = compiledABI(of: image)
+        let pluginLabel = pluginABI.map { "ABI \($0)" } ?? "unknown"
+        // Strong undefined SDK symbols the host's SDK image lacks: dlopen would
+        // fail on them with a mangled name; name the API instead.
+        let missing = image.dynamicSymbols.filter {
+            !$0.isDefined && !$0.isWeak && SwiftSymbol.isSDKSymbol($0.name)
+                && SwiftSymbol.abiMarkerVersion($0.name) == nil && !environment.sdkDefines($0.name)
+        }
+        if !missing.isEmpty {
+            return .missingSDKSymbols(
+                path: path, symbols: missing.map { SwiftSymbol.demangle($0.name) },
+                pluginSDK: pluginLabel, hostSDK: environment.sdkLabel)
+        }
+        if let pluginABI, !environment.sdkDefines(SwiftSymbol.abiMarker(pluginABI)) {
+            if pluginABI.major == environment.sdkABI.major && pluginABI.minor > environment.sdkABI.minor {
+                return .sdkTooNew(path: path, plugin: pluginABI, host: environment.sdkABI)
+            }
+            return .sdkABIMismatch(path: path, plugin: pluginABI, host: environment.sdkABI)
+        }
+        return nil
+    }
+
+    private static func map(_ error: ELFImage.ReadError, _ path: String) -> PluginLoadError {
+        switch error {
+        case let .cannotOpen(code): .unreadable(path: path, reason: String(cString: strerror(code)))
+        case .notRegularFile: .notAFile(path: path, kind: "special file")
+        case .empty: .emptyFile(path: path)
+        case .notELF: .notELF(path: path)
+        case let .unsupportedClass(elfClass):
+            .wrongArchitecture(path: path, found: elfClass == 1 ? "32-bit ELF" : "ELF class \(elfClass)", expected: machineName(ELFImage.hostMachine))
+        case .unsupportedByteOrder:
+            .wrongArchitecture(path: path, found: "big-endian ELF", expected: machineName(ELFImage.hostMachine))
+        case let .wrongMachine(found, expected):
+            .wrongArchitecture(path: path, found: machineName(found), expected: machineName(expected))
+        case let .notSharedObject(type): .notSharedObject(path: path, elfType: type)
+        case let .truncated(what): .malformed(path: path, detail: "\(what) runs past the end of the file")
+        case let .malformed(what): .malformed(path: path, detail: what)
+        }
+    }
+
+    static func machineName(_ machine: UInt16) -> String {
+        switch machine {
+        case 3: "i386"
+        case 40: "arm"
+        case 62: "x86_64"
+        case 183: "aarch64"
+        case 243: "riscv"
+        case 21: "ppc64"
+        default: "ELF machine \(machine)"
+        }
+    }
+}

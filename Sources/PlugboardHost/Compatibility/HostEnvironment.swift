@@ -1,0 +1,50 @@
+import CPlugboard
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What this host process is: the SDK it was built with, the SDK image it
+/// runs with, and the Swift toolchain of its runtime. Plugins are compared
+/// against these values.
+struct HostEnvironment: Sendable {
+    /// SDK ABI the host was compiled against.
+    let sdkABI: ABIVersion
+    /// SDK release version the host was compiled against.
+    let sdkVersion: String
+    /// `__clang_version__` of the compiler that built the host.
+    let compiledToolchain: String
+    /// The toolchain line of the loaded Swift runtime's `.comment`.
+    let runtimeToolchain: String?
+    /// The SDK image (`libPlugboard.so`) this process uses.
+    let sdkLibrary: DynamicLibrary?
+    /// Address of the ABI marker in the host's SDK image (as a bit pattern:
+    /// raw pointers are not Sendable).
+    let sdkMarker: UInt
+
+    static let current = HostEnvironment()
+
+    private init() {
+        sdkABI = ABIVersion(major: PLUGBOARD_SDK_ABI_MAJOR, minor: PLUGBOARD_SDK_ABI_MINOR)
+        sdkVersion = PLUGBOARD_SDK_VERSION
+        compiledToolchain = String(cString: plugboard_compiler_fingerprint())
+        let marker = plugboard_sdk_abi_marker()
+        sdkMarker = UInt(bitPattern: marker)
+        sdkLibrary = DynamicLibrary.imagePath(containing: marker).flatMap(DynamicLibrary.alreadyLoaded)
+        let runtime = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "swift_retain")
+            .flatMap { DynamicLibrary.imagePath(containing: $0) }
+        runtimeToolchain = runtime.flatMap { try? ELFImage.read(path: $0).toolchainComment }
+    }
+
+    /// Human label for the SDK: "1.0.0 (ABI 1.0)".
+    var sdkLabel: String { "\(sdkVersion) (ABI \(sdkABI))" }
+
+    /// Whether the host's SDK image defines `symbol`.
+    func sdkDefines(_ symbol: String) -> Bool {
+        sdkLibrary?.symbol(symbol) != nil
+    }
+
+    /// The file of the SDK image the host uses.
+    var sdkPath: String { sdkLibrary?.path ?? "(unknown)" }
+}

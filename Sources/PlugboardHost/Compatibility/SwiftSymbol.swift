@@ -1,0 +1,43 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// The Swift runtime's demangler (exported by libswiftCore; stable C signature).
+@_silgen_name("swift_demangle")
+private func _swift_demangle(
+    _ mangledName: UnsafePointer<CChar>?, _ mangledNameLength: Int,
+    _ outputBuffer: UnsafeMutablePointer<CChar>?, _ outputBufferSize: UnsafeMutablePointer<Int>?,
+    _ flags: UInt32
+) -> UnsafeMutablePointer<CChar>?
+
+/// Turns symbol names into something a person can read.
+enum SwiftSymbol {
+    /// The demangled form of a Swift symbol; other names come back unchanged.
+    static func demangle(_ name: String) -> String {
+        let result = name.withCString { _swift_demangle($0, strlen($0), nil, nil, 0) }
+        guard let result else { return name }
+        defer { free(result) }
+        return String(cString: result)
+    }
+
+    /// Whether `name` is an SDK symbol: a Swift symbol of module `Plugboard`
+    /// or a C symbol of the SDK.
+    static func isSDKSymbol(_ name: String) -> Bool {
+        name.hasPrefix("$s9Plugboard") || name.hasPrefix("plugboard_")
+    }
+
+    /// The SDK ABI version an ABI marker symbol names (`plugboard_sdk_abi_1_2` is 1.2).
+    static func abiMarkerVersion(_ name: String) -> ABIVersion? {
+        let prefix = "plugboard_sdk_abi_"
+        guard name.hasPrefix(prefix) else { return nil }
+        let parts = name.dropFirst(prefix.count).split(separator: "_")
+        guard parts.count == 2, let major = UInt32(parts[0]), let minor = UInt32(parts[1]) else { return nil }
+        return ABIVersion(major: major, minor: minor)
+    }
+
+    static func abiMarker(_ version: ABIVersion) -> String {
+        "plugboard_sdk_abi_\(version.major)_\(version.minor)"
+    }
+}

@@ -1,0 +1,150 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One entry of a plugins directory that looks like a plugin (`*.so`).
+public struct PluginCandidate: Sendable, Equatable {
+    /// Absolute path as found in the directory (a symlink stays a symlink).
+    public let path: String
+    /// The real file, after following symlinks; nil if it cannot be resolved.
+    public let resolvedPath: String?
+    /// Why it cannot be a plugin, if that is already clear from the directory entry.
+    public let problem: PluginLoadError?
+}
+
+/// Finds plugin candidates in a directory.
+///
+/// Rules (documented in the README):
+/// - Every entry whose name ends in the platform's library suffix (`.so`) is a
+///   candidate, including directories and broken links, so that they are
+///   reported instead of silently skipped; hidden entries are skipped.
+/// - Not recursive. Candidates are sorted by file name.
+/// - Symlinks are followed (a dev loop may link a build output into the
+///   directory); two entries that are the same file are one plugin, the
+///   second is rejected as `duplicate-file`.
+public enum PluginDirectory {
+    #if os(macOS)
+    public static let librarySuffix = ".dylib"
+    #else
+    public static let librarySuffix = ".so"
+    #endif
+
+    /// Why a directory cannot be scanned at all.
+    public enum ScanError: Error, Sendable, Equatable, CustomStringConvertible {
+        case cannotOpen(path: String, reason: String)
+        case notADirectory(path: String)
+
+        public var code: String {
+            switch self {
+            case .cannotOpen: "plugins-directory-unreadable"
+            case .notADirectory: "plugins-directory-not-a-directory"
+            }
+        }
+
+        public var description: String {
+            switch self {
+            case let .cannotOpen(path, reason): "\(path): cannot open plugins directory (\(reason))"
+            case let .notADirectory(path): "\(path): not a directory; --plugins takes the directory that holds the .so files"
+            }
+        }
+    }
+
+    /// The candidates in `directory`, sorted by name.
+    public static func scan(_ directory: String) throws(ScanError) -> [PluginCandidate] {
+        let absolute = absolutePath(directory)
+        var info = stat()
+        guard stat(absolute, &info) == 0 else {
+            throw .cannotOpen(path: absolute, reason: String(cString: strerror(errno)))
+        }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else { throw .notADirectory(path: absolute) }
+        guard let dir = opendir(absolute) else {
+            throw .cannotOpen(path: absolute, reason: String(cString: strerror(errno)))
+        }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+                String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name.hasPrefix(".") || !name.hasSuffix(librarySuffix) { continue }
+            names.append(name)
+        }
+        var seen: [FileIdentity: String] = [:]
+        return names.sorted().map { name in
+            candidate(at: absolute == "/" ? "/\(name)" : "\(absolute)/\(name)", seen: &seen)
+        }
+    }
+
+    /// A single file given by path (`plugboard inspect FILE`).
+    public static func candidate(at path: String) -> PluginCandidate {
+        var seen: [FileIdentity: String] = [:]
+        return candidate(at: absolutePath(path), seen: &seen)
+    }
+
+    private struct FileIdentity: Hashable {
+        let device: UInt64
+        let inode: UInt64
+    }
+
+    private static func candidate(at path: String, seen: inout [FileIdentity: String]) -> PluginCandidate {
+        var link = stat()
+        guard lstat(path, &link) == 0 else {
+            return PluginCandidate(path: path, resolvedPath: nil, problem: .unreadable(path: path, reason: String(cString: strerror(errno))))
+        }
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            let reason = (link.st_mode & S_IFMT) == S_IFLNK
+                ? "broken symlink to \(readLink(path) ?? "?")" : String(cString: strerror(errno))
+            return PluginCandidate(path: path, resolvedPath: nil, problem: .unreadable(path: path, reason: reason))
+        }
+        let resolved = realPath(path)
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFDIR: return PluginCandidate(path: path, resolvedPath: resolved, problem: .notAFile(path: path, kind: "directory"))
+        default: return PluginCandidate(path: path, resolvedPath: resolved, problem: .notAFile(path: path, kind: "special file (not a regular file)"))
+        }
+        // A file nobody may read is refused even when we could (as root): its
+        // owner said so.
+        if info.st_mode & (S_IRUSR | S_IRGRP | S_IROTH) == 0 {
+            return PluginCandidate(path: path, resolvedPath: resolved, problem: .unreadable(path: path, reason: "no read permission (mode \(String(info.st_mode & 0o777, radix: 8)))"))
+        }
+        if access(path, R_OK) != 0 {
+            return PluginCandidate(path: path, resolvedPath: resolved, problem: .unreadable(path: path, reason: String(cString: strerror(errno))))
+        }
+        let identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        if let original = seen[identity] {
+            return PluginCandidate(path: path, resolvedPath: resolved, problem: .duplicateFile(path: path, original: original))
+        }
+        seen[identity] = path
+        return PluginCandidate(path: path, resolvedPath: resolved, problem: nil)
+    }
+
+    static func absolutePath(_ path: String) -> String {
+        if path.hasPrefix("/") { return normalized(path) }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return path }
+        let cwd = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return normalized(cwd == "/" ? "/\(path)" : "\(cwd)/\(path)")
+    }
+
+    /// Removes `.` components, doubled and trailing slashes (not `..`: symlinks make it ambiguous).
+    private static func normalized(_ path: String) -> String {
+        let parts = path.split(separator: "/").filter { $0 != "." }
+        return "/" + parts.joined(separator: "/")
+    }
+
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    private static func readLink(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count >= 0 else { return nil }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

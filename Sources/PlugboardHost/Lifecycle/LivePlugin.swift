@@ -1,0 +1,12 @@
+import Plugboard
+
+/// A plugin instance the host created and activated.
+struct LivePlugin: Sendable {
+    let id: String
+    let path: String
+    let generation: Int
+    let instance: any Plugin
+    let image: LoadedImage
+    /// Its providers, as registered.
+    let providers: [RegisteredProvider]
+}

@@ -1,0 +1,111 @@
+import CPlugboard
+import Plugboard
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The host's checked copy of a plugin's `plugboard_descriptor`.
+struct Descriptor: Sendable {
+    static let magic: UInt32 = PLUGBOARD_DESCRIPTOR_MAGIC
+    static let layout: UInt32 = PLUGBOARD_DESCRIPTOR_LAYOUT
+    /// Limits that keep a corrupt descriptor from making us read far.
+    static let maxStringLength = 1024
+    static let maxInterfaces = 256
+
+    let sdkABI: ABIVersion
+    let sdkVersion: String
+    let toolchain: String
+    let id: String
+    let version: SemanticVersion
+    let provides: [Interface]
+    let services: [String]
+    /// Bit patterns of the descriptor's pointers (raw pointers are not Sendable).
+    let factoryBits: UInt
+    let markerBits: UInt
+
+    /// Reads and checks the descriptor `entry` returned, in contract order:
+    /// magic and layout first (nothing else is read from a descriptor whose
+    /// layout we do not know), then versions, then the fields.
+    static func read(
+        _ raw: UnsafeRawPointer?, path: String, environment: HostEnvironment
+    ) -> Result<Descriptor, PluginLoadError> {
+        guard let raw else { return .failure(.nullDescriptor(path: path)) }
+        let magic = raw.loadUnaligned(as: UInt32.self)
+        guard magic == Self.magic else { return .failure(.badMagic(path: path, found: magic)) }
+        let layout = raw.loadUnaligned(fromByteOffset: 4, as: UInt32.self)
+        guard layout == Self.layout else {
+            return .failure(.unsupportedLayout(path: path, found: layout, expected: Self.layout))
+        }
+        let c = raw.assumingMemoryBound(to: plugboard_descriptor.self).pointee
+
+        let abi = ABIVersion(major: c.sdk_abi_major, minor: c.sdk_abi_minor)
+        let host = environment.sdkABI
+        if abi.major != host.major { return .failure(.sdkABIMismatch(path: path, plugin: abi, host: host)) }
+        if abi.minor > host.minor { return .failure(.sdkTooNew(path: path, plugin: abi, host: host)) }
+
+        func text(_ pointer: UnsafePointer<CChar>?, _ field: String) -> Result<String, PluginLoadError> {
+            guard let pointer else { return .failure(.invalidDescriptor(path: path, detail: "\(field) is null")) }
+            let length = strnlen(pointer, maxStringLength + 1)
+            guard length <= maxStringLength else {
+                return .failure(.invalidDescriptor(path: path, detail: "\(field) is longer than \(maxStringLength) bytes"))
+            }
+            return .success(String(decoding: UnsafeRawBufferPointer(start: pointer, count: length), as: UTF8.self))
+        }
+
+        do {
+            let toolchain = try text(c.toolchain, "toolchain").get()
+            if toolchain != environment.compiledToolchain {
+                return .failure(.toolchainMismatch(path: path, plugin: toolchain, host: environment.compiledToolchain))
+            }
+            let sdkVersion = try text(c.sdk_version, "sdk_version").get()
+            let id = try text(c.plugin_id, "plugin_id").get()
+            guard isValidID(id) else {
+                return .failure(.invalidDescriptor(path: path, detail: "plugin id '\(id)' is not reverse-DNS (like com.example.tool: letters, digits, '-', '_', at least two dot-separated parts)"))
+            }
+            let versionText = try text(c.plugin_version, "plugin_version").get()
+            guard let version = SemanticVersion(versionText) else {
+                return .failure(.invalidDescriptor(path: path, detail: "plugin version '\(versionText)' is not MAJOR.MINOR.PATCH"))
+            }
+            guard Int(c.provides_count) <= maxInterfaces, Int(c.services_count) <= maxInterfaces else {
+                return .failure(.invalidDescriptor(path: path, detail: "more than \(maxInterfaces) interfaces or services"))
+            }
+            var provides: [Interface] = []
+            if c.provides_count > 0 {
+                guard let list = c.provides else { return .failure(.invalidDescriptor(path: path, detail: "provides is null")) }
+                for index in 0..<Int(c.provides_count) {
+                    let entry = list[index]
+                    let interfaceID = try text(entry.id, "provides[\(index)].id").get()
+                    guard isValidID(interfaceID) else {
+                        return .failure(.invalidDescriptor(path: path, detail: "interface id '\(interfaceID)' is not reverse-DNS"))
+                    }
+                    provides.append(Interface(id: interfaceID, version: SemanticVersion(
+                        Int(entry.major), Int(entry.minor), Int(entry.patch))))
+                }
+            }
+            var services: [String] = []
+            if c.services_count > 0 {
+                guard let list = c.services else { return .failure(.invalidDescriptor(path: path, detail: "services is null")) }
+                for index in 0..<Int(c.services_count) {
+                    services.append(try text(list[index], "services[\(index)]").get())
+                }
+            }
+            guard let factory = c.factory else { return .failure(.invalidDescriptor(path: path, detail: "factory is null")) }
+            return .success(Descriptor(
+                sdkABI: abi, sdkVersion: sdkVersion, toolchain: toolchain, id: id, version: version,
+                provides: provides, services: services,
+                factoryBits: UInt(bitPattern: factory), markerBits: UInt(bitPattern: c.sdk_marker)))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Reverse-DNS: two or more dot-separated labels of ASCII letters, digits, '-' and '_'.
+    static func isValidID(_ id: String) -> Bool {
+        let labels = id.split(separator: ".", omittingEmptySubsequences: false)
+        return labels.count >= 2 && id.utf8.count <= 200 && labels.allSatisfy { label in
+            !label.isEmpty && label.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
+        }
+    }
+}

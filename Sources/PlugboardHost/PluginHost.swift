@@ -1,0 +1,183 @@
+@_spi(PlugboardHost) import Plugboard
+import Synchronization
+
+/// The facade a host author holds: declare extension points, load the
+/// plugins of a directory, read providers from ``registry``, shut down.
+///
+/// ```swift
+/// let host = PluginHost(configuration: .init(pluginsDirectory: "/opt/app/plugins"))
+/// host.declare(Commands.self)
+/// let records = try host.loadAll()
+/// for command in host.registry.providers(of: Commands.self) { print(command.name) }
+/// host.shutdown()
+/// ```
+///
+/// A file that fails a check or whose code throws is recorded with its
+/// reason (see ``PluginRecord``) and the others carry on. Thread-safe;
+/// loading runs plugin code on the calling thread.
+public final class PluginHost: Sendable {
+    /// How the host loads plugins.
+    public struct Configuration: Sendable {
+        /// Directory scanned by ``loadAll()``.
+        public var pluginsDirectory: String?
+        /// Plugin ids kept out, with where that was decided ("host configuration").
+        public var disabledPlugins: [String: String]
+
+        public init(pluginsDirectory: String? = nil, disabledPlugins: [String: String] = [:]) {
+            self.pluginsDirectory = pluginsDirectory
+            self.disabledPlugins = disabledPlugins
+        }
+    }
+
+    /// Where providers are read.
+    public let registry = ExtensionRegistry()
+    public let configuration: Configuration
+    let environment = HostEnvironment.current
+    private let state = Mutex(State())
+
+    private struct State {
+        var records: [PluginRecord] = []
+        /// In activation order.
+        var live: [LivePlugin] = []
+    }
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// Declares an extension point. Providers of undeclared interfaces are
+    /// ignored (with a warning on the plugin's record).
+    public func declare<Point: ExtensionPoint>(_ point: Point.Type) {
+        registry.declare(DeclaredExtensionPoint(point))
+    }
+
+    /// What the host knows about every candidate file so far.
+    public var records: [PluginRecord] { state.withLock { $0.records } }
+
+    /// Ids of active plugins, in activation order.
+    public var activePluginIDs: [String] { state.withLock { $0.live.map(\.id) } }
+
+    /// Scans ``Configuration/pluginsDirectory`` and loads every candidate.
+    ///
+    /// - Returns: one record per candidate file, in file-name order.
+    /// - Throws: only when the directory itself cannot be read.
+    @discardableResult
+    public func loadAll() throws(PluginDirectory.ScanError) -> [PluginRecord] {
+        guard let directory = configuration.pluginsDirectory else { return [] }
+        return load(try PluginDirectory.scan(directory))
+    }
+
+    /// Loads specific files (absolute or relative paths).
+    @discardableResult
+    public func load(files: [String]) -> [PluginRecord] {
+        load(files.map(PluginDirectory.candidate(at:)))
+    }
+
+    /// Loads candidates: checks and maps every file, settles duplicate ids,
+    /// then creates and activates the survivors in file-name order and
+    /// publishes their providers in one registry update.
+    @discardableResult
+    public func load(_ candidates: [PluginCandidate]) -> [PluginRecord] {
+        var records: [PluginRecord] = []
+        var images: [Int: LoadedImage] = [:]
+        for candidate in candidates {
+            var record = PluginRecord(path: candidate.path, resolvedPath: candidate.resolvedPath)
+            if let image = PluginLoader.load(candidate, into: &record, environment: environment),
+               checkInterfaces(image.descriptor, &record) {
+                images[records.count] = image
+            }
+            records.append(record)
+        }
+        settleDuplicates(&records, &images)
+
+        var started: [LivePlugin] = []
+        for index in records.indices {
+            guard let image = images[index] else { continue }
+            let id = image.descriptor.id
+            if let source = configuration.disabledPlugins[id] {
+                records[index].fail(.disabled(path: records[index].path, id: id, source: source))
+                continue
+            }
+            switch Activation.start(
+                image, path: records[index].path, generation: 1, context: makeContext(image.descriptor),
+                registry: registry)
+            {
+            case let .success(live):
+                records[index].status = .active
+                records[index].generation = 1
+                started.append(live)
+            case let .failure(error):
+                records[index].fail(error)
+            }
+        }
+        registry.replaceProviders(of: Set(started.map(\.id)), with: started.flatMap(\.providers))
+        state.withLock { state in
+            state.records.append(contentsOf: records)
+            state.live.append(contentsOf: started)
+        }
+        return records
+    }
+
+    /// Deactivates every plugin in reverse activation order and empties the
+    /// registry. Images stay mapped (they can never be unloaded).
+    public func shutdown() {
+        let live = state.withLock { state in
+            defer { state.live.removeAll() }
+            return state.live
+        }
+        registry.replaceProviders(of: Set(live.map(\.id)), with: [])
+        for plugin in live.reversed() { plugin.instance.deactivate() }
+    }
+
+    // MARK: - Steps
+
+    /// Rejects a plugin that provides a declared interface at an incompatible
+    /// version; warns about interfaces the host does not declare.
+    private func checkInterfaces(_ descriptor: Descriptor, _ record: inout PluginRecord) -> Bool {
+        for interface in descriptor.provides {
+            guard let point = registry.declaredPoint(for: interface.id) else {
+                record.warnings.append("provides \(interface), which this host does not declare; ignored")
+                continue
+            }
+            if !InterfaceCompatibility.accepts(host: point.interface.version, provided: interface.version) {
+                record.fail(.interfaceVersion(
+                    path: record.path, interface: interface.id, provided: interface.version, host: point.interface.version))
+                return false
+            }
+        }
+        return true
+    }
+
+    /// One plugin per id: the highest version wins, ties go to the first file
+    /// by name; a plugin already active in this host always wins.
+    private func settleDuplicates(_ records: inout [PluginRecord], _ images: inout [Int: LoadedImage]) {
+        let active = state.withLock { Dictionary($0.live.map { ($0.id, $0.path) }, uniquingKeysWith: { first, _ in first }) }
+        var winner: [String: Int] = [:]
+        for index in images.keys.sorted() {
+            let id = images[index]!.descriptor.id
+            if let kept = active[id] {
+                records[index].fail(.duplicateID(path: records[index].path, id: id, kept: kept))
+                images[index] = nil
+                continue
+            }
+            guard let current = winner[id] else { winner[id] = index; continue }
+            let loser: Int
+            if images[index]!.descriptor.version > images[current]!.descriptor.version {
+                winner[id] = index
+                loser = current
+            } else {
+                loser = index
+            }
+            let kept = records[winner[id]!].path
+            records[loser].fail(.duplicateID(path: records[loser].path, id: id, kept: kept))
+            images[loser] = nil
+        }
+    }
+
+    /// The context handed to a plugin's init: its identity and granted services.
+    func makeContext(_ descriptor: Descriptor) -> PluginContext {
+        PluginContext(
+            pluginID: descriptor.id, pluginVersion: descriptor.version,
+            declaredServices: Set(descriptor.services), granted: [:], denied: [:])
+    }
+}

@@ -1,0 +1,81 @@
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Holds the current ``RegistrySnapshot`` and hands it to readers without a
+/// shared lock.
+///
+/// Writers (loading, reloading: rare) replace the snapshot under a mutex and
+/// bump `generation`. Each reader thread caches the snapshot it last saw in
+/// thread-local storage together with its generation; the read path is one
+/// atomic load plus a thread-local lookup, and only a thread's first read
+/// after a change takes the mutex. A thread keeps its cached snapshot (and the
+/// providers in it) alive until its next read or until it exits.
+final class SnapshotCell: Sendable {
+    private let current: Mutex<(snapshot: RegistrySnapshot, generation: Int)>
+    private let generation = Atomic<Int>(0)
+    // Safe to share: a pthread key is an integer the C library synchronises.
+    private nonisolated(unsafe) var key = pthread_key_t()
+
+    /// What one thread caches.
+    private final class Cached {
+        let generation: Int
+        let snapshot: RegistrySnapshot
+        init(generation: Int, snapshot: RegistrySnapshot) {
+            self.generation = generation
+            self.snapshot = snapshot
+        }
+    }
+
+    init(_ snapshot: RegistrySnapshot) {
+        current = Mutex((snapshot, 0))
+        // The destructor releases a thread's cached snapshot when the thread exits.
+        pthread_key_create(&key) { raw in
+            guard let raw else { return }
+            Unmanaged<AnyObject>.fromOpaque(raw).release()
+        }
+    }
+
+    deinit {
+        // Values still cached by other threads leak; cells live as long as their host.
+        if let raw = pthread_getspecific(key) {
+            Unmanaged<AnyObject>.fromOpaque(raw).release()
+        }
+        pthread_key_delete(key)
+    }
+
+    /// The current snapshot.
+    @inline(__always)
+    func read() -> RegistrySnapshot {
+        let latest = generation.load(ordering: .acquiring)
+        if let raw = pthread_getspecific(key) {
+            let cached = Unmanaged<Cached>.fromOpaque(raw).takeUnretainedValue()
+            if cached.generation == latest { return cached.snapshot }
+        }
+        return refresh()
+    }
+
+    private func refresh() -> RegistrySnapshot {
+        let (snapshot, generation) = current.withLock { $0 }
+        let old = pthread_getspecific(key)
+        pthread_setspecific(key, Unmanaged.passRetained(Cached(generation: generation, snapshot: snapshot)).toOpaque())
+        if let old { Unmanaged<Cached>.fromOpaque(old).release() }
+        return snapshot
+    }
+
+    /// Replaces the snapshot with `update(current)`; returns the new one.
+    @discardableResult
+    func update(_ update: (RegistrySnapshot) -> RegistrySnapshot) -> RegistrySnapshot {
+        current.withLock { state in
+            let next = update(state.snapshot)
+            state = (next, state.generation + 1)
+            // Published after the new snapshot is in place: a reader that sees
+            // the new generation finds the new snapshot under the mutex.
+            generation.store(state.generation, ordering: .releasing)
+            return next
+        }
+    }
+}
