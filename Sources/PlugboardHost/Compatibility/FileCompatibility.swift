@@ -29,6 +29,11 @@ enum FileCompatibility {
     static func problem(in image: ELFImage, _ path: String, _ environment: HostEnvironment) -> PluginLoadError? {
         guard image.defines(entrySymbol) else { return .noEntrySymbol(path: path) }
         if image.defines(sdkProtocolSymbol) { return .sdkEmbedded(path: path) }
+        if let host = environment.sdkEmbeddedIn, image.needed.contains(HostEnvironment.sdkSoname) {
+            return .sdkDuplicated(
+                path: path, pluginSDK: "\(HostEnvironment.sdkSoname) (a dynamic library, as it should)",
+                hostSDK: "a static copy inside \(host)")
+        }
         if let plugin = image.toolchainComment, let host = environment.runtimeToolchain, plugin != host {
             return .toolchainMismatch(path: path, plugin: plugin, host: host)
         }

@@ -19,11 +19,15 @@ struct HostEnvironment: Sendable {
     let runtimeToolchain: String?
     /// The SDK image (`libPlugboard.so`) this process uses.
     let sdkLibrary: DynamicLibrary?
+    /// Set when the host carries its own static copy of the SDK (its SDK image
+    /// is not `libPlugboard.so`): every plugin would bind to a second copy.
+    let sdkEmbeddedIn: String?
     /// Address of the ABI marker in the host's SDK image (as a bit pattern:
     /// raw pointers are not Sendable).
     let sdkMarker: UInt
 
     static let current = HostEnvironment()
+    static let sdkSoname = "libPlugboard.so"
 
     private init() {
         sdkABI = ABIVersion(major: PLUGBOARD_SDK_ABI_MAJOR, minor: PLUGBOARD_SDK_ABI_MINOR)
@@ -31,7 +35,10 @@ struct HostEnvironment: Sendable {
         compiledToolchain = String(cString: plugboard_compiler_fingerprint())
         let marker = plugboard_sdk_abi_marker()
         sdkMarker = UInt(bitPattern: marker)
-        sdkLibrary = DynamicLibrary.imagePath(containing: marker).flatMap(DynamicLibrary.alreadyLoaded)
+        let sdkImage = DynamicLibrary.imagePath(containing: marker)
+        sdkLibrary = sdkImage.flatMap(DynamicLibrary.alreadyLoaded)
+        let soname = sdkImage.flatMap { try? ELFImage.read(path: PluginDirectory.realPath($0) ?? $0).soname }
+        sdkEmbeddedIn = soname == Self.sdkSoname ? nil : (sdkImage.flatMap(PluginDirectory.realPath) ?? sdkImage ?? "the host executable")
         let runtime = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "swift_retain")
             .flatMap { DynamicLibrary.imagePath(containing: $0) }
         runtimeToolchain = runtime.flatMap { try? ELFImage.read(path: $0).toolchainComment }

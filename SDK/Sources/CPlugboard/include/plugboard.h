@@ -17,7 +17,14 @@
 /// the host accepts equal majors and a plugin minor no greater than its own.
 /// Bump the minor for additive changes, the major for anything else.
 #define PLUGBOARD_SDK_ABI_MAJOR 1u
+#ifndef PLUGBOARD_TESTING_FUTURE_SDK
 #define PLUGBOARD_SDK_ABI_MINOR 0u
+#else
+// Plugboard's own tests build the SDK with this flag to get a "future" SDK
+// (ABI 1.1, with API the real one lacks) and check that hosts refuse plugins
+// built against it. Never set it otherwise.
+#define PLUGBOARD_SDK_ABI_MINOR 1u
+#endif
 /// The SDK's release version (semantic version string).
 #define PLUGBOARD_SDK_VERSION "1.0.0"
 
@@ -62,10 +69,16 @@ typedef struct plugboard_descriptor {
 /// symbols before loading it. When bumping the ABI, add a marker to
 /// plugboard.c (keep the old ones for minor bumps) and point this at it.
 extern const uint32_t plugboard_sdk_abi_1_0;
-
+#ifndef PLUGBOARD_TESTING_FUTURE_SDK
 static inline const void *_Nonnull plugboard_sdk_abi_marker(void) {
     return &plugboard_sdk_abi_1_0;
 }
+#else
+extern const uint32_t plugboard_sdk_abi_1_1;
+static inline const void *_Nonnull plugboard_sdk_abi_marker(void) {
+    return &plugboard_sdk_abi_1_1;
+}
+#endif
 
 /// The compiler that compiles the *caller*: static inline on purpose, so that
 /// inlined SDK code in a plugin records the plugin's toolchain, not the SDK's.

@@ -1,0 +1,11 @@
+// A host packaged the wrong way: PlugboardHost and the SDK linked statically
+// from their sources, so the host has its own SDK copy and plugins bring
+// libPlugboard.so. Prints "<code> <reason>" per plugin file given.
+import Plugboard
+import PlugboardHost
+
+let host = PluginHost()
+host.declare(Commands.self)
+for record in host.load(files: Array(CommandLine.arguments.dropFirst())) {
+    print("\(record.code ?? "active") \(record.reason ?? "")")
+}

@@ -1,0 +1,8 @@
+import Plugboard
+import FixtureSupport
+import CPlugboard
+#if canImport(Glibc)
+import Glibc
+#endif
+@_cdecl("plugboard_entry")
+public func plugboardEntry() -> UnsafeRawPointer { forged { $0.sdk_abi_minor = 9 } }

@@ -1,0 +1,4 @@
+import Plugboard
+import FixtureSupport
+@_cdecl("plugboard_entry")
+public func plugboardEntry() -> UnsafeRawPointer? { nil }

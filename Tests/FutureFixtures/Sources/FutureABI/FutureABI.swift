@@ -1,0 +1,12 @@
+import Plugboard
+
+// Compiled against the future SDK (ABI 1.1) but uses no new API.
+final class FutureABI: Plugin {
+    init(context: PluginContext) throws {}
+    func contributions() -> [Contribution] { [] }
+}
+
+@_cdecl("plugboard_entry")
+public func plugboardEntry() -> UnsafeRawPointer {
+    PluginExport.descriptor(for: FutureABI.self, id: "fixture.future-abi", version: "1.0.0", provides: [])
+}
