@@ -181,3 +181,12 @@ public final class PluginHost: Sendable {
             declaredServices: Set(descriptor.services), granted: [:], denied: [:])
     }
 }
+
+extension PluginHost {
+    /// The SDK release the host was built with.
+    public var sdkVersion: String { environment.sdkVersion }
+    /// The SDK ABI the host was built with.
+    public var sdkABI: ABIVersion { environment.sdkABI }
+    /// The Swift toolchain the host's runtime comes from.
+    public var toolchain: String { environment.runtimeToolchain ?? environment.compiledToolchain }
+}

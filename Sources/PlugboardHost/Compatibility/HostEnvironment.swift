@@ -37,8 +37,10 @@ struct HostEnvironment: Sendable {
         sdkMarker = UInt(bitPattern: marker)
         let sdkImage = DynamicLibrary.imagePath(containing: marker)
         sdkLibrary = sdkImage.flatMap(DynamicLibrary.alreadyLoaded)
-        let soname = sdkImage.flatMap { try? ELFImage.read(path: PluginDirectory.realPath($0) ?? $0).soname }
-        sdkEmbeddedIn = soname == Self.sdkSoname ? nil : (sdkImage.flatMap(PluginDirectory.realPath) ?? sdkImage ?? "the host executable")
+        // SwiftPM sets no DT_SONAME; plugins record the file name in DT_NEEDED.
+        let sdkFile = sdkImage.flatMap(PluginDirectory.realPath) ?? sdkImage
+        let isSharedSDK = sdkFile.map { $0.split(separator: "/").last.map(String.init) == Self.sdkSoname } ?? false
+        sdkEmbeddedIn = isSharedSDK ? nil : (sdkFile ?? "the host executable")
         let runtime = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "swift_retain")
             .flatMap { DynamicLibrary.imagePath(containing: $0) }
         runtimeToolchain = runtime.flatMap { try? ELFImage.read(path: $0).toolchainComment }

@@ -121,7 +121,8 @@ public enum PluginDirectory {
         return PluginCandidate(path: path, resolvedPath: resolved, problem: nil)
     }
 
-    static func absolutePath(_ path: String) -> String {
+    /// `path` made absolute against the working directory, without resolving symlinks.
+    public static func absolutePath(_ path: String) -> String {
         if path.hasPrefix("/") { return normalized(path) }
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         guard getcwd(&buffer, buffer.count) != nil else { return path }

@@ -1,0 +1,9 @@
+import Plugboard
+
+extension PluginHost {
+    /// Declares every extension point the SDK defines (``Commands``, ...).
+    /// The `plugboard` tool and the demo host use exactly these.
+    public func declareStandardExtensionPoints() {
+        declare(Commands.self)
+    }
+}

@@ -1,0 +1,90 @@
+import Plugboard
+import PlugboardHost
+
+/// Plugin records for people.
+enum RecordText {
+    static func statusStyle(_ status: PluginStatus) -> Terminal.Style {
+        switch status {
+        case .active: .green
+        case .rejected: .red
+        case .failed: .yellow
+        case .disabled: .dim
+        }
+    }
+
+    static func provides(_ record: PluginRecord) -> String {
+        record.provides.isEmpty ? "-" : record.provides.map { "\($0.id) \($0.version.major).\($0.version.minor)" }.joined(separator: ", ")
+    }
+
+    static func list(_ records: [PluginRecord], directory: String) -> String {
+        let counts = PluginStatus.allCases.compactMap { status -> String? in
+            let count = records.filter { $0.status == status }.count
+            return count == 0 ? nil : "\(count) \(status.rawValue)"
+        }
+        var out = Terminal.style("Plugins in \(directory)", .bold)
+            + " (\(records.count) file\(records.count == 1 ? "" : "s")\(counts.isEmpty ? "" : ": " + counts.joined(separator: ", ")))\n"
+        guard !records.isEmpty else { return out + "  no *.so files found" }
+        var table = Table(header: ["STATUS", "ID", "VERSION", "PROVIDES", "FILE"])
+        for record in records {
+            table.rows.append([
+                .init(text: record.status.rawValue, style: statusStyle(record.status)),
+                .init(text: record.id ?? "-"),
+                .init(text: record.version?.description ?? "-"),
+                .init(text: provides(record)),
+                .init(text: fileName(record.path)),
+            ])
+        }
+        out += table.render()
+        let notes = records.filter { $0.error != nil || !$0.warnings.isEmpty }
+        if !notes.isEmpty {
+            out += "\n\n" + Terminal.style("Problems", .bold)
+            for record in notes {
+                if let error = record.error {
+                    out += "\n  \(fileName(record.path)): " + Terminal.style("[\(error.code)]", statusStyle(record.status)) + " \(error.reason)"
+                }
+                for warning in record.warnings {
+                    out += "\n  \(fileName(record.path)): " + Terminal.style("[warning]", .yellow) + " \(warning)"
+                }
+            }
+        }
+        return out
+    }
+
+    static func detail(_ record: PluginRecord, host: PluginHost) -> String {
+        var rows: [(String, String)] = [
+            ("file", record.path),
+        ]
+        if let resolved = record.resolvedPath, resolved != record.path { rows.append(("resolves to", resolved)) }
+        rows.append(("status", Terminal.style(record.status.rawValue, statusStyle(record.status))))
+        if let error = record.error {
+            rows.append(("code", error.code))
+            rows.append(("reason", error.reason))
+        }
+        for warning in record.warnings { rows.append(("warning", warning)) }
+        if let id = record.id {
+            rows.append(("id", id))
+            rows.append(("version", record.version?.description ?? "-"))
+            rows.append(("provides", provides(record)))
+            rows.append(("services", record.services.isEmpty ? "-" : record.services.joined(separator: ", ")))
+            rows.append(("SDK (descriptor)", "\(record.sdkVersion ?? "?") (ABI \(record.sdkABI?.description ?? "?"))"))
+            rows.append(("toolchain", record.toolchain ?? "-"))
+        }
+        if let file = record.file {
+            rows.append(("size", "\(file.size) bytes"))
+            rows.append(("architecture", file.architecture))
+            rows.append(("SDK ABI (file)", file.sdkABI?.description ?? "-"))
+            rows.append(("toolchain (file)", file.toolchain ?? "-"))
+            rows.append(("entry point", file.hasEntryPoint ? "plugboard_entry" : "missing"))
+            rows.append(("needs", file.needed.joined(separator: ", ")))
+            rows.append(("runpath", file.runpath.joined(separator: ":")))
+        }
+        rows.append(("host SDK", "\(host.sdkVersion) (ABI \(host.sdkABI))"))
+        rows.append(("host toolchain", host.toolchain))
+        let width = rows.map(\.0.count).max() ?? 0
+        return rows.map { "\(Terminal.style($0.0.padding(to: width), .bold))  \($0.1)" }.joined(separator: "\n")
+    }
+
+    static func fileName(_ path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? path
+    }
+}

@@ -1,0 +1,38 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writing for people: colour only when the stream is a terminal and
+/// `NO_COLOR` is unset.
+enum Terminal {
+    static let colorOut = isatty(STDOUT_FILENO) != 0 && getenv("NO_COLOR") == nil
+    static let colorErr = isatty(STDERR_FILENO) != 0 && getenv("NO_COLOR") == nil
+
+    enum Style: String {
+        case bold = "1", dim = "2", red = "31", green = "32", yellow = "33", cyan = "36"
+    }
+
+    static func style(_ text: String, _ style: Style, stderr: Bool = false) -> String {
+        (stderr ? colorErr : colorOut) ? "\u{1B}[\(style.rawValue)m\(text)\u{1B}[0m" : text
+    }
+
+    static func error(_ message: String) {
+        writeErr("\(style("error:", .red, stderr: true)) \(message)\n")
+    }
+
+    static func writeErr(_ text: String) { write(text, to: STDERR_FILENO) }
+
+    static func write(_ text: String) { write(text, to: STDOUT_FILENO) }
+
+    /// Unbuffered, whole-string writes: lines from several threads never interleave mid-line.
+    private static func write(_ text: String, to descriptor: Int32) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 { if errno == EINTR { continue } else { return } }
+            bytes = bytes.dropFirst(written)
+        }
+    }
+}
