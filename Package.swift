@@ -25,6 +25,8 @@ let package = Package(
         .target(name: "CPlugboardHost"),
         .target(name: "PlugboardHost", dependencies: [sdk, "CPlugboardHost"], swiftSettings: strict),
         .executableTarget(name: "plugboard", dependencies: ["PlugboardHost", sdk], swiftSettings: strict),
-        .testTarget(name: "PlugboardHostTests", dependencies: ["PlugboardHost", sdk], swiftSettings: strict),
+        .testTarget(
+            name: "PlugboardHostTests", dependencies: ["PlugboardHost", sdk], path: "Tests/PlugboardHostTests",
+            swiftSettings: strict),
     ]
 )

@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .library(name: "Alpha", type: .dynamic, targets: ["Alpha"]),
         .library(name: "Beta", type: .dynamic, targets: ["Beta"]),
+        .library(name: "Gamma", type: .dynamic, targets: ["Gamma"]),
         .library(name: "AlphaOld", type: .dynamic, targets: ["AlphaOld"]),
         .library(name: "NoEntry", type: .dynamic, targets: ["NoEntry"]),
         .library(name: "NullDescriptor", type: .dynamic, targets: ["NullDescriptor"]),
@@ -33,6 +34,7 @@ let package = Package(
         .target(name: "FixtureSupport", dependencies: [sdk], swiftSettings: strict),
         .target(name: "Alpha", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),
         .target(name: "Beta", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),
+        .target(name: "Gamma", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),
         .target(name: "AlphaOld", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),
         .target(name: "NoEntry", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),
         .target(name: "NullDescriptor", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),

@@ -1,13 +1,28 @@
 // Shared by the fixtures (linked statically into each; no type crosses images).
 import CPlugboard
 import Plugboard
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Appends "<event> <name>" to the file named by PLUGBOARD_FIXTURE_LOG, if set.
+/// Tests set it only on child processes, so in-process tests never write.
+func logLifecycle(_ event: String, _ name: String) {
+    guard let path = getenv("PLUGBOARD_FIXTURE_LOG") else { return }
+    let file = fopen(path, "a")
+    guard let file else { return }
+    fputs("\(event) \(name)\n", file)
+    fclose(file)
+}
 
 /// Names an ``EchoPlugin`` instance.
 public protocol FixtureName { static var name: String { get } }
 
 /// A well-behaved plugin: one command that echoes its name and arguments.
 public final class EchoPlugin<Name: FixtureName>: Plugin {
-    public init(context: PluginContext) throws {}
+    public init(context: PluginContext) throws { logLifecycle("init", Name.name) }
+    public func activate() throws { logLifecycle("activate", Name.name) }
+    public func deactivate() { logLifecycle("deactivate", Name.name) }
     public func contributions() -> [Contribution] {
         [.provider(EchoCommand(name: Name.name), for: Commands.self)]
     }

@@ -1,0 +1,110 @@
+import Foundation
+import Testing
+
+/// The `plugboard` command-line contract, run as a real process.
+@Suite struct CLITests {
+    func plugboard(_ arguments: String...) throws -> ProcessResult {
+        try runProcess(Fixtures.executable("plugboard"), arguments, environment: ["NO_COLOR": "1"])
+    }
+
+    func directoryWithOneGoodAndOneBad() throws -> TemporaryDirectory {
+        let dir = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Alpha"), as: "a.so")
+        try dir.write(Data("not a plugin".utf8), as: "b.so")
+        return dir
+    }
+
+    @Test func listJSONHasOneEntryPerCandidateWithTheContractKeys() throws {
+        let dir = try directoryWithOneGoodAndOneBad()
+        let result = try plugboard("list", "--plugins", dir.path, "--json")
+        #expect(result.status == 0)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let plugins = try #require(json["plugins"] as? [[String: Any]])
+        #expect(plugins.count == 2)
+        let good = plugins[0], bad = plugins[1]
+        #expect(good["path"] as? String == dir.file("a.so"))
+        #expect(good["status"] as? String == "active")
+        #expect(good["id"] as? String == "fixture.alpha")
+        #expect(good["version"] as? String == "1.0.0")
+        let provides = try #require(good["provides"] as? [[String: String]])
+        #expect(provides == [["interface": "plugboard.command", "version": "1.0.0"]])
+        #expect(bad["status"] as? String == "rejected")
+        #expect(bad["code"] as? String == "not-elf")
+        #expect((bad["reason"] as? String)?.isEmpty == false)
+    }
+
+    @Test func strictExitsOneWhenAFileWasRejected() throws {
+        let dir = try directoryWithOneGoodAndOneBad()
+        #expect(try plugboard("list", "--plugins", dir.path).status == 0)
+        #expect(try plugboard("list", "--plugins", dir.path, "--strict").status == 1)
+        let clean = try TemporaryDirectory()
+        try clean.copy(Fixtures.library("Alpha"), as: "a.so")
+        #expect(try plugboard("list", "--plugins", clean.path, "--strict").status == 0)
+    }
+
+    @Test func humanListShowsStatusIDAndReasonWithCode() throws {
+        let dir = try directoryWithOneGoodAndOneBad()
+        let out = try plugboard("list", "--plugins", dir.path).stdout
+        #expect(out.contains("active    fixture.alpha  1.0.0"))
+        #expect(out.contains("b.so: [not-elf] not an ELF shared object"))
+    }
+
+    struct UsageCase: Sendable, CustomStringConvertible {
+        let arguments: [String]
+        let message: String
+        var description: String { arguments.joined(separator: " ") }
+    }
+
+    static let usageCases: [UsageCase] = [
+        .init(arguments: ["list"], message: "missing '--plugins <dir>'"),
+        .init(arguments: ["list", "--plugin", "x"], message: "did you mean '--plugins'?"),
+        .init(arguments: ["list", "--plugins"], message: "missing value for '--plugins <dir>'"),
+        .init(arguments: ["list", "--plugins", "x", "extra"], message: "unexpected argument 'extra'"),
+        .init(arguments: ["inspect"], message: "missing <file>"),
+        .init(arguments: ["lsit"], message: "did you mean 'list'?"),
+        .init(arguments: ["list", "--json=yes", "--plugins", "x"], message: "'--json' takes no value"),
+        .init(arguments: [], message: "USAGE"),
+    ]
+
+    @Test(arguments: usageCases)
+    func usageErrorsExitTwoWithAMessage(_ testCase: UsageCase) throws {
+        let result = try runProcess(Fixtures.executable("plugboard"), testCase.arguments, environment: ["NO_COLOR": "1"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains(testCase.message), "\(result.stderr)")
+    }
+
+    @Test(arguments: [["--help"], ["list", "--help"], ["inspect", "-h"], ["help"]])
+    func helpExitsZeroOnStdout(_ arguments: [String]) throws {
+        let result = try runProcess(Fixtures.executable("plugboard"), arguments)
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("USAGE: plugboard"))
+    }
+
+    @Test func unreadableDirectoryExitsOne() throws {
+        let result = try plugboard("list", "--plugins", "/nonexistent/plugins")
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("/nonexistent/plugins: cannot open plugins directory"))
+    }
+
+    @Test func inspectExplainsARejectionAndExitsOne() throws {
+        let dir = try TemporaryDirectory()
+        let path = try dir.copy(Fixtures.futureLibrary("FutureAPI"), as: "future.so")
+        let text = try plugboard("inspect", path)
+        #expect(text.status == 1)
+        #expect(text.stdout.contains("missing-sdk-symbols"))
+        #expect(text.stdout.contains("Plugboard.futureOnlyAPI"))
+        #expect(text.stdout.contains("SDK ABI (file)    1.1"))
+        let json = try plugboard("inspect", path, "--json")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(object["code"] as? String == "missing-sdk-symbols")
+        #expect((object["file"] as? [String: Any])?["sdkABI"] as? [String: Int] == ["major": 1, "minor": 1])
+    }
+
+    @Test func inspectOfAGoodPluginExitsZero() throws {
+        let result = try plugboard("inspect", Fixtures.library("Alpha").path, "--json")
+        #expect(result.status == 0)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(object["status"] as? String == "active")
+        #expect((object["sdk"] as? [String: String])?["abi"] == "1.0")
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import Plugboard
+import PlugboardHost
+import Testing
+
+/// Every bad input the loader handles, each beside two good plugins that must
+/// still load: the specific code and status, a reason naming the problem, and
+/// the registry holding exactly the good plugins' providers.
+@Suite struct BadInputTests {
+    struct Case: Sendable, CustomStringConvertible {
+        let name: String
+        let code: String
+        let status: PluginStatus
+        /// Text the reason must contain.
+        let mentions: String
+        /// Puts the bad file(s) into the directory.
+        let make: @Sendable (TemporaryDirectory) throws -> Void
+        var description: String { name }
+    }
+
+    static func fixture(_ name: String, code: String, status: PluginStatus = .rejected, mentions: String) -> Case {
+        Case(name: name, code: code, status: status, mentions: mentions) { try $0.copy(Fixtures.library(name), as: "bad.so") }
+    }
+
+    static let cases: [Case] = [
+        // Descriptor and lifecycle fixtures, built broken on purpose.
+        fixture("NoEntry", code: "no-entry-symbol", mentions: "plugboard_entry"),
+        fixture("NullDescriptor", code: "null-descriptor", mentions: "null descriptor"),
+        fixture("BadMagic", code: "bad-magic", mentions: "0xdeadbeef"),
+        fixture("BadLayout", code: "descriptor-layout", mentions: "layout 99"),
+        fixture("ABIMajor", code: "sdk-abi-mismatch", mentions: "SDK ABI 2.0, the host has SDK ABI 1.0"),
+        fixture("ABINewer", code: "sdk-too-new", mentions: "SDK ABI 1.9, newer than the host's SDK ABI 1.0"),
+        fixture("ForeignToolchain", code: "toolchain-mismatch", mentions: "99.0.0"),
+        fixture("InvalidID", code: "invalid-descriptor", mentions: "not reverse dns"),
+        fixture("InitThrows", code: "init-failed", status: .failed, mentions: "init refused on purpose"),
+        fixture("ActivateThrows", code: "activate-failed", status: .failed, mentions: "activate refused on purpose"),
+        fixture("InterfaceNewer", code: "interface-version", mentions: "plugboard.command 1.1.0, the host offers plugboard.command 1.0.0"),
+        fixture("WrongProvider", code: "provider-type-mismatch", status: .failed, mentions: "the host expects Plugboard.Command"),
+        fixture("MissingProvider", code: "missing-provider", status: .failed, mentions: "no provider"),
+        // Built against a "future" SDK (ABI 1.1 with extra API).
+        Case(name: "FutureAPI", code: "missing-sdk-symbols", status: .rejected,
+             mentions: "Plugboard.futureOnlyAPI(Swift.Int) -> Swift.Int (plugin built against SDK ABI 1.1, host has SDK 1.0.0 (ABI 1.0))") {
+            try $0.copy(Fixtures.futureLibrary("FutureAPI"), as: "bad.so")
+        },
+        Case(name: "FutureABI", code: "sdk-too-new", status: .rejected, mentions: "SDK ABI 1.1") {
+            try $0.copy(Fixtures.futureLibrary("FutureABI"), as: "bad.so")
+        },
+        Case(name: "Embedded SDK", code: "sdk-embedded", status: .rejected, mentions: ".product(name: \"Plugboard\"") {
+            try $0.copy(Fixtures.embeddedLibrary("Embedded"), as: "bad.so")
+        },
+        // Files that are not plugins at all.
+        Case(name: "truncated copy", code: "malformed-elf", status: .rejected, mentions: "truncated") { dir in
+            let data = try Data(contentsOf: Fixtures.library("Alpha"))
+            try dir.write(data.prefix(data.count / 2), as: "bad.so")
+        },
+        Case(name: "random bytes", code: "not-elf", status: .rejected, mentions: "no ELF magic") { dir in
+            var generator = SystemRandomNumberGenerator()
+            try dir.write(Data((0..<65536).map { _ in UInt8.random(in: 0...255, using: &generator) }), as: "bad.so")
+        },
+        Case(name: "empty file", code: "empty-file", status: .rejected, mentions: "empty") { try $0.write(Data(), as: "bad.so") },
+        Case(name: "directory named x.so", code: "not-a-file", status: .rejected, mentions: "directory") { dir in
+            try FileManager.default.createDirectory(atPath: dir.file("bad.so"), withIntermediateDirectories: false)
+        },
+        Case(name: "unreadable file", code: "unreadable", status: .rejected, mentions: "read permission") { dir in
+            let path = try dir.copy(Fixtures.library("Gamma"), as: "bad.so")
+            chmod(path, 0)
+        },
+        Case(name: "broken symlink", code: "unreadable", status: .rejected, mentions: "broken symlink") { dir in
+            symlink(dir.file("nowhere.so"), dir.file("bad.so"))
+        },
+        Case(name: "symlink to a plugin in the same directory", code: "duplicate-file", status: .rejected, mentions: "a.so") { dir in
+            symlink(dir.file("a.so"), dir.file("bad.so"))
+        },
+        Case(name: "another architecture", code: "wrong-architecture", status: .rejected, mentions: "built for aarch64") { dir in
+            let path = try dir.copy(Fixtures.library("Gamma"), as: "bad.so")
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+            try handle.seek(toOffset: 18)  // e_machine
+            try handle.write(contentsOf: [183, 0])
+            try handle.close()
+        },
+        Case(name: "another toolchain (.comment)", code: "toolchain-mismatch", status: .rejected, mentions: "clang version 99.0.0") { dir in
+            let path = try dir.copy(Fixtures.library("Gamma"), as: "bad.so")
+            try patchBytes(at: path, replacing: Array("clang version 21.".utf8), with: Array("clang version 99.".utf8))
+        },
+        Case(name: "object file, not a shared object", code: "not-shared-object", status: .rejected, mentions: "type 1") { dir in
+            let object = Fixtures.repository.appendingPathComponent("Tests/Fixtures/.build/debug/Gamma.build/Gamma.swift.o")
+            try dir.copy(object, as: "bad.so")
+        },
+        Case(name: "same id, lower version", code: "duplicate-id", status: .rejected, mentions: "also provided by") { dir in
+            try dir.copy(Fixtures.library("AlphaOld"), as: "0-alpha-old.so")
+        },
+    ]
+
+    @Test(arguments: cases)
+    func badInputIsReportedAndGoodPluginsStillLoad(_ testCase: Case) throws {
+        let dir = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Alpha"), as: "a.so")
+        try dir.copy(Fixtures.library("Beta"), as: "b.so")
+        try testCase.make(dir)
+
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path))
+        host.declareStandardExtensionPoints()
+        let records = try host.loadAll()
+        defer { host.shutdown() }
+
+        let bad = try #require(records.first { $0.status != .active })
+        #expect(bad.code == testCase.code, "\(bad.message)")
+        #expect(bad.status == testCase.status)
+        #expect(bad.reason?.contains(testCase.mentions) == true, "reason was: \(bad.reason ?? "nil")")
+        #expect(bad.error?.message.hasPrefix(bad.path) == true, "the message names the file")
+        #expect(records.filter { $0.status == .active }.compactMap(\.id).sorted() == ["fixture.alpha", "fixture.beta"])
+        #expect(host.registry.providers(of: Commands.self).map(\.name) == ["alpha", "beta"])
+        #expect(try host.registry.providers(of: Commands.self)[1].run(arguments: ["ok"]) == "beta ok")
+    }
+}
+
+extension PluginRecord {
+    var message: String { error?.message ?? "active" }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import Plugboard
+import PlugboardHost
+import Testing
+
+/// The documented rules beyond single bad files: duplicates, symlinks,
+/// undeclared interfaces, disabled plugins, lifecycle order, packaging.
+@Suite struct PluginHostTests {
+    func host(_ dir: TemporaryDirectory, disabled: [String: String] = [:]) -> PluginHost {
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, disabledPlugins: disabled))
+        host.declareStandardExtensionPoints()
+        return host
+    }
+
+    @Test func higherVersionWinsADuplicateIDWhateverTheFileOrder() throws {
+        for (oldName, newName) in [("a.so", "b.so"), ("b.so", "a.so")] {
+            let dir = try TemporaryDirectory()
+            let old = try dir.copy(Fixtures.library("AlphaOld"), as: oldName)
+            let new = try dir.copy(Fixtures.library("Alpha"), as: newName)
+            let host = host(dir)
+            let records = try host.loadAll()
+            let loser = try #require(records.first { $0.path == old })
+            #expect(loser.code == "duplicate-id")
+            #expect(loser.reason?.contains(new) == true)
+            #expect(records.first { $0.path == new }?.status == .active)
+            #expect(host.registry.providers(of: Commands.self).map(\.name) == ["alpha"])
+            host.shutdown()
+        }
+    }
+
+    @Test func equalVersionsKeepTheFirstFileByName() throws {
+        let dir = try TemporaryDirectory()
+        let first = try dir.copy(Fixtures.library("Alpha"), as: "a.so")
+        let second = try dir.copy(Fixtures.library("Alpha"), as: "b.so")
+        let records = try host(dir).loadAll()
+        #expect(records.first { $0.path == first }?.status == .active)
+        #expect(records.first { $0.path == second }?.code == "duplicate-id")
+    }
+
+    @Test func aSymlinkToAPluginElsewhereIsFollowed() throws {
+        let elsewhere = try TemporaryDirectory()
+        let real = try elsewhere.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
+        let dir = try TemporaryDirectory()
+        symlink(real, dir.file("alpha.so"))
+        let records = try host(dir).loadAll()
+        #expect(records.count == 1)
+        #expect(records[0].status == .active)
+        #expect(records[0].path == dir.file("alpha.so"))
+        #expect(records[0].resolvedPath == URL(fileURLWithPath: real).resolvingSymlinksInPath().path)
+    }
+
+    @Test func anUndeclaredInterfaceIsIgnoredWithAWarning() throws {
+        let dir = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Undeclared"), as: "u.so")
+        let host = host(dir)
+        let record = try #require(try host.loadAll().first)
+        #expect(record.status == .active)
+        #expect(record.warnings == ["provides fixture.unknown 1.0.0, which this host does not declare; ignored"])
+        #expect(host.registry.providers(of: Commands.self).map(\.name) == ["undeclared"])
+    }
+
+    @Test func aHostThatDeclaresNothingLoadsPluginsButRegistersNothing() throws {
+        let dir = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Alpha"), as: "a.so")
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path))
+        let record = try #require(try host.loadAll().first)
+        #expect(record.status == .active)
+        #expect(record.warnings.count == 1)
+        #expect(host.registry.providers(of: Commands.self).isEmpty)
+    }
+
+    @Test func aDisabledPluginIsKeptOutAndReported() throws {
+        let dir = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Alpha"), as: "a.so")
+        try dir.copy(Fixtures.library("Beta"), as: "b.so")
+        let host = host(dir, disabled: ["fixture.beta": "host configuration"])
+        let records = try host.loadAll()
+        #expect(records.map(\.status) == [.active, .disabled])
+        #expect(records[1].code == "disabled")
+        #expect(host.registry.providers(of: Commands.self).map(\.name) == ["alpha"])
+    }
+
+    @Test func shutdownDeactivatesInReverseOrderAndEmptiesTheRegistry() throws {
+        let dir = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Alpha"), as: "a.so")
+        try dir.copy(Fixtures.library("Beta"), as: "b.so")
+        try dir.copy(Fixtures.library("InitThrows"), as: "c.so")
+        let log = dir.file("lifecycle.log")
+        // In a child process: the fixtures log through an environment variable.
+        let result = try runProcess(
+            Fixtures.executable("plugboard"), ["list", "--plugins", dir.path], environment: ["PLUGBOARD_FIXTURE_LOG": log])
+        #expect(result.status == 0)
+        let events = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        #expect(events == ["init alpha", "activate alpha", "init beta", "activate beta", "deactivate beta", "deactivate alpha"])
+        let host = host(dir)
+        try host.loadAll()
+        host.shutdown()
+        #expect(host.registry.providers(of: Commands.self).isEmpty)
+        #expect(host.activePluginIDs.isEmpty)
+    }
+
+    @Test func aMissingDirectoryIsAnErrorNotAnEmptyList() throws {
+        let host = PluginHost(configuration: .init(pluginsDirectory: "/nonexistent/plugboard"))
+        #expect(throws: PluginDirectory.ScanError.self) { try host.loadAll() }
+    }
+
+    @Test func aHostWithItsOwnStaticSDKCopyReportsAPackagingError() throws {
+        let host = try Fixtures.executable("mispackaged-host", package: "Tests/EmbeddedFixture")
+        let plugin = try Fixtures.library("Alpha")
+        let result = try runProcess(host, [plugin.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("sdk-duplicated "), "\(result.stdout)")
+        #expect(result.stdout.contains("mispackaged-host"), "names the host image")
+        #expect(result.stdout.contains("Package.swift"), "says how to fix it")
+    }
+
+    @Test func thePluginAuthorsEntryPointRecordsCompileTimeVersions() throws {
+        let dir = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Alpha"), as: "a.so")
+        let host = host(dir)
+        let record = try #require(try host.loadAll().first)
+        #expect(record.sdkABI == host.sdkABI)
+        #expect(record.sdkVersion == host.sdkVersion)
+        #expect(record.file?.sdkABI == host.sdkABI)
+        #expect(record.toolchain.map { host.toolchain.contains($0) } == true)
+        #expect(record.provides == [Commands.interface])
+        #expect(record.generation == 1)
+    }
+}

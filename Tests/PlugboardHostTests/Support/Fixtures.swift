@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+
+/// Paths of things `make fixtures` builds, and temporary plugin directories.
+enum Fixtures {
+    static let repository: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// `lib<name>.so` from one of the fixture packages.
+    static func library(_ name: String, package: String = "Tests/Fixtures") throws -> URL {
+        let url = repository.appendingPathComponent("\(package)/.build/debug/lib\(name).so")
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            Issue.record("missing fixture \(url.path): run `make fixtures` (make test does it)")
+            throw FixtureMissing(path: url.path)
+        }
+        return url
+    }
+
+    static func futureLibrary(_ name: String) throws -> URL { try library(name, package: "Tests/FutureFixtures") }
+    static func embeddedLibrary(_ name: String) throws -> URL { try library(name, package: "Tests/EmbeddedFixture") }
+
+    /// An executable built by a fixture or the root package.
+    static func executable(_ name: String, package: String = "") throws -> URL {
+        let base = package.isEmpty ? repository : repository.appendingPathComponent(package)
+        let url = base.appendingPathComponent(".build/debug/\(name)")
+        guard FileManager.default.isExecutableFile(atPath: url.path) else {
+            Issue.record("missing executable \(url.path): run `make fixtures` and `swift build`")
+            throw FixtureMissing(path: url.path)
+        }
+        return url
+    }
+
+    struct FixtureMissing: Error { let path: String }
+}
+
+/// A fresh directory under the system temp dir, removed when the value is deinitialised.
+final class TemporaryDirectory {
+    let url: URL
+    var path: String { url.path }
+
+    init(_ label: String = "plugboard-test") throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        // Make chmod-000 files removable again first.
+        if let names = try? FileManager.default.contentsOfDirectory(atPath: url.path) {
+            for name in names { chmod(url.appendingPathComponent(name).path, 0o755) }
+        }
+        try? FileManager.default.removeItem(at: url)
+    }
+
+    /// Copies `source` in under `name`; returns the copy's path.
+    @discardableResult
+    func copy(_ source: URL, as name: String) throws -> String {
+        let target = url.appendingPathComponent(name)
+        try FileManager.default.copyItem(at: source, to: target)
+        return target.path
+    }
+
+    @discardableResult
+    func write(_ data: Data, as name: String) throws -> String {
+        let target = url.appendingPathComponent(name)
+        try data.write(to: target)
+        return target.path
+    }
+
+    func file(_ name: String) -> String { url.appendingPathComponent(name).path }
+}
+
+/// Runs a process to completion; returns status and both outputs.
+struct ProcessResult {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+}
+
+func runProcess(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> ProcessResult {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    // Read before waiting so a full pipe cannot block the child.
+    let stdout = out.fileHandleForReading.readDataToEndOfFile()
+    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return ProcessResult(
+        status: process.terminationStatus,
+        stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+}
+
+/// Replaces the first occurrence of `pattern` in the file at `path` (same length).
+func patchBytes(at path: String, replacing pattern: [UInt8], with replacement: [UInt8]) throws {
+    precondition(pattern.count == replacement.count)
+    var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    guard let start = (0...(bytes.count - pattern.count)).first(where: { Array(bytes[$0..<$0 + pattern.count]) == pattern }) else {
+        throw PatternNotFound()
+    }
+    bytes.replaceSubrange(start..<start + pattern.count, with: replacement)
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+}
+
+struct PatternNotFound: Error {}
