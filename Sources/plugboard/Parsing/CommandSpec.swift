@@ -13,6 +13,8 @@ struct CommandSpec: Sendable {
         let name: String
         let help: String
         var optional = false
+        /// Takes every remaining argument (give them after `--`).
+        var variadic = false
     }
 
     let name: String

@@ -48,7 +48,7 @@ struct ParsedArguments: Sendable {
             let missing = required[result.positionals.count]
             throw UsageError(message: "missing <\(missing.name)>", command: spec.name)
         }
-        if result.positionals.count > spec.positionals.count {
+        if result.positionals.count > spec.positionals.count && spec.positionals.last?.variadic != true {
             throw UsageError(message: "unexpected argument '\(result.positionals[spec.positionals.count])'", command: spec.name)
         }
         return result

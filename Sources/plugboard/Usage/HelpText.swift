@@ -4,7 +4,9 @@ enum HelpText {
         var lines = ["OVERVIEW: \(spec.abstract)", ""]
         if !spec.discussion.isEmpty { lines += [spec.discussion, ""] }
         let optionPart = spec.options.isEmpty ? "" : " [options]"
-        let positionalPart = spec.positionals.map { $0.optional ? " [<\($0.name)>]" : " <\($0.name)>" }.joined()
+        let positionalPart = spec.positionals.map {
+            $0.variadic ? " [-- <\($0.name)> ...]" : $0.optional ? " [<\($0.name)>]" : " <\($0.name)>"
+        }.joined()
         lines += ["USAGE: plugboard \(spec.name)\(positionalPart)\(optionPart)", ""]
         if !spec.positionals.isEmpty {
             lines.append("ARGUMENTS:")

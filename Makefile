@@ -1,0 +1,62 @@
+# Plugboard: build, run, test and benchmark.
+#   make run    build the SDK, the host and the example plugins; run the demo host
+#   make test   build the fixtures and example plugins; run every test
+#   make bench  benchmarks, printed as ratios against baselines measured in the same run
+SWIFT        ?= swift
+CC           ?= cc
+CONFIG       ?= debug
+PLUGINS_DIR  := .build/plugins
+EXAMPLES     := $(notdir $(wildcard Plugins/*))
+FUTURE_FLAGS := -Xcc -DPLUGBOARD_TESTING_FUTURE_SDK -Xswiftc -DPLUGBOARD_TESTING_FUTURE_SDK
+PLUGBOARD    := .build/$(CONFIG)/plugboard
+
+.PHONY: all build sdk host examples run fixtures test bench clean help
+
+all: build
+
+help:
+	@echo "make build    SDK, host (library + plugboard tool) and example plugins"
+	@echo "make run      build, then run the demo host on the example plugins ($(PLUGINS_DIR))"
+	@echo "make test     build the test fixtures and run every test"
+	@echo "make bench    run the benchmarks (release build)"
+	@echo "make clean    remove every build folder"
+
+build: sdk host examples
+
+sdk:
+	$(SWIFT) build --package-path SDK -c $(CONFIG)
+
+host:
+	$(SWIFT) build -c $(CONFIG)
+
+# Each example is its own package depending on SDK/ only, like an outside
+# author's. Their .so files are gathered into one plugins directory.
+examples:
+	@mkdir -p $(PLUGINS_DIR)
+	@set -e; for example in $(EXAMPLES); do \
+		echo "== building example plugin $$example"; \
+		$(SWIFT) build --package-path Plugins/$$example -c $(CONFIG); \
+		cp Plugins/$$example/.build/$(CONFIG)/lib$$example.so $(PLUGINS_DIR)/lib$$example.so.tmp; \
+		mv -f $(PLUGINS_DIR)/lib$$example.so.tmp $(PLUGINS_DIR)/lib$$example.so; \
+	done
+
+run: build
+	$(PLUGBOARD) list --plugins $(PLUGINS_DIR)
+	$(PLUGBOARD) run greet --plugins $(PLUGINS_DIR) -- Plugboard
+
+# Plugins broken on purpose (one .dynamic product each), a "future" SDK
+# build, and a plugin plus a host packaged the wrong way.
+fixtures:
+	$(SWIFT) build --package-path Tests/Fixtures
+	$(SWIFT) build --package-path Tests/FutureFixtures $(FUTURE_FLAGS)
+	$(SWIFT) build --package-path Tests/EmbeddedFixture
+
+test: fixtures examples
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+bench:
+	@echo "(benchmarks are added with the bench target sources)"
+
+clean:
+	rm -rf .build SDK/.build Plugins/*/.build Tests/*/.build
