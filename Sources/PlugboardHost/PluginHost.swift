@@ -16,16 +16,41 @@ import Synchronization
 /// reason (see ``PluginRecord``) and the others carry on. Thread-safe;
 /// loading runs plugin code on the calling thread.
 public final class PluginHost: Sendable {
-    /// How the host loads plugins.
+    /// How the host loads plugins and what it offers them.
     public struct Configuration: Sendable {
         /// Directory scanned by ``loadAll()``.
         public var pluginsDirectory: String?
-        /// Plugin ids kept out, with where that was decided ("host configuration").
+        /// Plugin ids kept out, with where that was decided (shown in `disabled` records).
         public var disabledPlugins: [String: String]
+        /// The host configuration file's contents: toggles, denied services,
+        /// configuration overrides (see ``HostConfiguration/load(from:)``).
+        public var settings: HostConfiguration
+        /// Where the storage service keeps each plugin's data
+        /// (`<dataDirectory>/<plugin id>/`). Without one, storage is denied.
+        public var dataDirectory: String?
+        /// Where plugin log messages go.
+        public var logSink: LogSink
 
-        public init(pluginsDirectory: String? = nil, disabledPlugins: [String: String] = [:]) {
+        public init(
+            pluginsDirectory: String? = nil, disabledPlugins: [String: String] = [:],
+            settings: HostConfiguration = HostConfiguration(), dataDirectory: String? = nil,
+            logSink: LogSink = .standardError
+        ) {
             self.pluginsDirectory = pluginsDirectory
             self.disabledPlugins = disabledPlugins
+            self.settings = settings
+            self.dataDirectory = dataDirectory
+            self.logSink = logSink
+        }
+
+        /// Every disabled id with its source: ``disabledPlugins`` and
+        /// `"enabled": false` entries of ``settings``.
+        var allDisabled: [String: String] {
+            var all = disabledPlugins
+            for (id, plugin) in settings.plugins where !plugin.enabled {
+                all[id] = all[id] ?? "\(settings.file ?? "the host configuration") (plugins.\(id).enabled is false)"
+            }
+            return all
         }
     }
 
@@ -41,8 +66,22 @@ public final class PluginHost: Sendable {
         var live: [LivePlugin] = []
     }
 
+    let services: HostServices
+
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        self.services = HostServices(
+            configuration: configuration.settings, dataDirectory: configuration.dataDirectory,
+            logSink: configuration.logSink)
+    }
+
+    /// Problems noticed outside loading: configuration, events, routes, storage.
+    public var diagnostics: [HostDiagnostic] { services.allDiagnostics }
+
+    /// Offers a service of the host's own to plugins that declare `key.id`
+    /// (the host's Service Provider Interface). Call before loading.
+    public func provideService<Key: ServiceKey>(_ key: Key.Type, _ make: @escaping @Sendable (_ pluginID: String) -> Key.Service) {
+        services.provide(Key.id) { make($0) }
     }
 
     /// Declares an extension point. Providers of undeclared interfaces are
@@ -64,7 +103,14 @@ public final class PluginHost: Sendable {
     @discardableResult
     public func loadAll() throws(PluginDirectory.ScanError) -> [PluginRecord] {
         guard let directory = configuration.pluginsDirectory else { return [] }
-        return load(try PluginDirectory.scan(directory))
+        let records = load(try PluginDirectory.scan(directory))
+        let known = Set(records.compactMap(\.id))
+        for id in configuration.settings.plugins.keys.sorted() where !known.contains(id) {
+            services.report(HostDiagnostic(.warning, code: "config-unknown-plugin",
+                message: "configures plugin \(id), which is not in \(directory); ignored",
+                file: configuration.settings.file, keyPath: "plugins.\(id)"))
+        }
+        return records
     }
 
     /// Loads specific files (absolute or relative paths).
@@ -91,15 +137,17 @@ public final class PluginHost: Sendable {
         settleDuplicates(&records, &images)
 
         var started: [LivePlugin] = []
+        let disabled = configuration.allDisabled
         for index in records.indices {
             guard let image = images[index] else { continue }
             let id = image.descriptor.id
-            if let source = configuration.disabledPlugins[id] {
+            if let source = disabled[id] {
                 records[index].fail(.disabled(path: records[index].path, id: id, source: source))
                 continue
             }
             switch Activation.start(
-                image, path: records[index].path, generation: 1, context: makeContext(image.descriptor),
+                image, path: records[index].path, generation: 1,
+                context: services.context(for: image.descriptor, defaults: image.factory.defaultConfiguration),
                 registry: registry)
             {
             case let .success(live):
@@ -108,6 +156,7 @@ public final class PluginHost: Sendable {
                 started.append(live)
             case let .failure(error):
                 records[index].fail(error)
+                services.retire(id)
             }
         }
         registry.replaceProviders(of: Set(started.map(\.id)), with: started.flatMap(\.providers))
@@ -126,7 +175,10 @@ public final class PluginHost: Sendable {
             return state.live
         }
         registry.replaceProviders(of: Set(live.map(\.id)), with: [])
-        for plugin in live.reversed() { plugin.instance.deactivate() }
+        for plugin in live.reversed() {
+            plugin.instance.deactivate()
+            services.retire(plugin.id)
+        }
     }
 
     // MARK: - Steps
@@ -172,13 +224,6 @@ public final class PluginHost: Sendable {
             records[loser].fail(.duplicateID(path: records[loser].path, id: id, kept: kept))
             images[loser] = nil
         }
-    }
-
-    /// The context handed to a plugin's init: its identity and granted services.
-    func makeContext(_ descriptor: Descriptor) -> PluginContext {
-        PluginContext(
-            pluginID: descriptor.id, pluginVersion: descriptor.version,
-            declaredServices: Set(descriptor.services), granted: [:], denied: [:])
     }
 }
 

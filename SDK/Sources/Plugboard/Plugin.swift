@@ -30,9 +30,14 @@ public protocol Plugin: AnyObject, Sendable {
     func deactivate()
     /// The providers this plugin offers, one per extension point it provides.
     func contributions() -> [Contribution]
+    /// Configuration defaults: every key the plugin reads, with its default
+    /// value and type. The host merges its overrides in (see
+    /// ``Services/Configuration``). The default is empty.
+    static var defaultConfiguration: [String: ConfigValue] { get }
 }
 
 extension Plugin {
+    public static var defaultConfiguration: [String: ConfigValue] { [:] }
     public func activate() throws {}
     public func deactivate() {}
 }

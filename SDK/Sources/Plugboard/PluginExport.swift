@@ -52,7 +52,7 @@ public enum PluginExport {
         for (index, service) in services.enumerated() {
             (serviceIDs + index).initialize(to: UnsafePointer(strdup(service)))
         }
-        let factory = PluginFactory(makePlugin: { context in try P(context: context) })
+        let factory = PluginFactory(makePlugin: { context in try P(context: context) }, defaults: { P.defaultConfiguration })
         let descriptor = UnsafeMutablePointer<plugboard_descriptor>.allocate(capacity: 1)
         descriptor.initialize(to: plugboard_descriptor(
             magic: PLUGBOARD_DESCRIPTOR_MAGIC,
@@ -81,11 +81,21 @@ public enum PluginExport {
 public final class PluginFactory: Sendable {
     @usableFromInline
     let makePlugin: @Sendable (PluginContext) throws -> any Plugin
+    @usableFromInline
+    let defaults: @Sendable () -> [String: ConfigValue]
 
     @usableFromInline
-    init(makePlugin: @escaping @Sendable (PluginContext) throws -> any Plugin) {
+    init(
+        makePlugin: @escaping @Sendable (PluginContext) throws -> any Plugin,
+        defaults: @escaping @Sendable () -> [String: ConfigValue]
+    ) {
         self.makePlugin = makePlugin
+        self.defaults = defaults
     }
+
+    /// The plugin type's configuration defaults. Host only.
+    @_spi(PlugboardHost)
+    public var defaultConfiguration: [String: ConfigValue] { defaults() }
 
     /// Creates the plugin instance. Host only.
     @_spi(PlugboardHost)

@@ -61,7 +61,6 @@ enum Activation {
     }
 
     static func describe(_ error: any Error) -> String {
-        if let error = error as? any CustomStringConvertible { return error.description }
-        return String(reflecting: error)
+        String(describing: error)
     }
 }

@@ -1,0 +1,44 @@
+/// The host services a plugin can ask for (the Service Provider Interface).
+///
+/// List the ids of those you need in `services:` of your entry point, then
+/// fetch them from the context:
+///
+/// ```swift
+/// PluginExport.descriptor(..., services: [Services.Logging.id, Services.Storage.id])
+/// // in init(context:)
+/// let log = try context.service(Services.Logging.self)
+/// ```
+///
+/// The host may deny any of them to a plugin in its configuration; asking for
+/// a service not declared or not granted throws ``ServiceError``.
+public enum Services {
+    /// A logger labelled with the plugin id.
+    public enum Logging: ServiceKey {
+        public typealias Service = any PluginLogger
+        public static var id: String { "plugboard.logging" }
+    }
+
+    /// Key-value storage private to the plugin, persisted by the host.
+    public enum Storage: ServiceKey {
+        public typealias Service = any KeyValueStore
+        public static var id: String { "plugboard.storage" }
+    }
+
+    /// The plugin's configuration: its defaults merged with the host's overrides.
+    public enum Configuration: ServiceKey {
+        public typealias Service = any PluginConfiguration
+        public static var id: String { "plugboard.configuration" }
+    }
+
+    /// Events between plugins, through the host.
+    public enum Events: ServiceKey {
+        public typealias Service = any EventBus
+        public static var id: String { "plugboard.events" }
+    }
+
+    /// Navigation by path to features of any plugin.
+    public enum Router: ServiceKey {
+        public typealias Service = any Plugboard.Router
+        public static var id: String { "plugboard.router" }
+    }
+}

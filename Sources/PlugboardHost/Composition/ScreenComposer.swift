@@ -1,0 +1,92 @@
+import Foundation
+import Plugboard
+
+/// A screen built from plugin sections.
+public struct ComposedScreen: Sendable, Encodable {
+    public struct Section: Sendable, Encodable {
+        /// The section's `type` in the document.
+        public let type: String
+        /// The plugin that rendered it.
+        public let plugin: String
+        public let rendered: RenderedSection
+    }
+
+    public let title: String?
+    /// Rendered sections, in document order; dropped ones are missing.
+    public let sections: [Section]
+    /// One per dropped section (unknown type, payload its plugin rejected).
+    public let diagnostics: [HostDiagnostic]
+}
+
+extension PluginHost {
+    /// Composes a screen document: `{"title": ..., "sections": [{"type": "...", ...}, ...]}`.
+    ///
+    /// Each section goes, as its own raw JSON, to the ``SectionRenderer`` that
+    /// registered its `type`; that plugin decodes it with its own types. A
+    /// section whose type nobody handles (e.g. its plugin is disabled) or whose
+    /// plugin cannot decode or render it is dropped with a diagnostic naming
+    /// `source` and the section's index; the rest of the screen renders.
+    public func compose(screen document: Data, source: String) -> ComposedScreen {
+        var problems: [HostDiagnostic] = []
+        func drop(_ code: String, _ message: String, _ keyPath: String?, plugin: String? = nil) {
+            problems.append(HostDiagnostic(.error, code: code, message: message, file: source, keyPath: keyPath, plugin: plugin))
+        }
+        let parsed: JSONValue
+        do {
+            parsed = try JSONValue.parse(document)
+        } catch {
+            drop("screen-malformed", "not valid JSON: \(error.message); nothing to render", nil)
+            return ComposedScreen(title: nil, sections: [], diagnostics: problems)
+        }
+        guard case let .value(.object(root)) = parsed, case let .array(items)? = root["sections"] else {
+            drop("screen-malformed", "a screen is an object with a \"sections\" array", nil)
+            return ComposedScreen(title: nil, sections: [], diagnostics: problems)
+        }
+        var title: String?
+        if case let .string(text)? = root["title"] { title = text }
+
+        var renderers: [String: (plugin: String, renderer: any SectionRenderer)] = [:]
+        for registration in registry.registrations(for: ScreenSections.interface.id) {
+            guard let renderer = registration.provider as? any SectionRenderer else { continue }
+            for type in renderer.sectionTypes where renderers[type] == nil {
+                renderers[type] = (registration.pluginID, renderer)
+            }
+        }
+
+        var sections: [ComposedScreen.Section] = []
+        for (index, item) in items.enumerated() {
+            let keyPath = "sections[\(index)]"
+            guard case let .object(fields) = item, case let .string(type)? = fields["type"] else {
+                drop("section-malformed", "a section is an object with a string \"type\"", keyPath)
+                continue
+            }
+            guard let (plugin, renderer) = renderers[type] else {
+                drop("section-unknown-type", "no active plugin renders sections of type '\(type)'; section omitted", keyPath)
+                continue
+            }
+            do {
+                let rendered = try renderer.render(type: type, json: JSONText.bytes(item))
+                sections.append(.init(type: type, plugin: plugin, rendered: rendered))
+            } catch {
+                drop("section-decode-failed", "plugin \(plugin) could not render its '\(type)' section: \(describe(error)); section omitted", keyPath, plugin: plugin)
+            }
+        }
+        return ComposedScreen(title: title, sections: sections, diagnostics: problems)
+    }
+
+    /// Decoding errors say which field, in words.
+    private func describe(_ error: any Error) -> String {
+        switch error {
+        case let DecodingError.keyNotFound(key, context):
+            "missing field '\((context.codingPath + [key]).map(\.stringValue).joined(separator: "."))'"
+        case let DecodingError.typeMismatch(type, context):
+            "field '\(context.codingPath.map(\.stringValue).joined(separator: "."))' is not \(type)"
+        case let DecodingError.valueNotFound(type, context):
+            "field '\(context.codingPath.map(\.stringValue).joined(separator: "."))' has no \(type) value"
+        case let DecodingError.dataCorrupted(context):
+            "field '\(context.codingPath.map(\.stringValue).joined(separator: "."))': \(context.debugDescription)"
+        default:
+            String(describing: error)
+        }
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import Plugboard
+
+/// The host's configuration file: per plugin, whether it is enabled, which
+/// services it is denied, and overrides of its configuration defaults.
+///
+/// ```json
+/// {
+///   "plugins": {
+///     "dev.plugboard.example.coupons": {
+///       "enabled": true,
+///       "deniedServices": ["plugboard.storage"],
+///       "config": { "currency": "EUR" }
+///     }
+///   }
+/// }
+/// ```
+///
+/// Reading never fails as a whole: a malformed file, a wrong type or an
+/// unknown key becomes a ``HostDiagnostic`` naming the file and key path,
+/// and the rest of the file still applies.
+public struct HostConfiguration: Sendable {
+    public struct PluginSettings: Sendable, Equatable {
+        public var enabled = true
+        public var deniedServices: Set<String> = []
+        public var overrides: [String: ConfigValue] = [:]
+
+        public init(enabled: Bool = true, deniedServices: Set<String> = [], overrides: [String: ConfigValue] = [:]) {
+            self.enabled = enabled
+            self.deniedServices = deniedServices
+            self.overrides = overrides
+        }
+    }
+
+    /// Settings per plugin id.
+    public var plugins: [String: PluginSettings]
+    /// The file it came from, for messages.
+    public var file: String?
+    /// Problems found while reading.
+    public var diagnostics: [HostDiagnostic]
+
+    public init(plugins: [String: PluginSettings] = [:], file: String? = nil) {
+        self.plugins = plugins
+        self.file = file
+        self.diagnostics = []
+    }
+
+    /// Reads `path`. A missing or malformed file yields an empty configuration
+    /// with an error diagnostic.
+    public static func load(from path: String) -> HostConfiguration {
+        var configuration = HostConfiguration(file: path)
+        guard let data = FileManager.default.contents(atPath: path) else {
+            configuration.report(.error, "config-unreadable", "cannot read the configuration file; check the path and permissions")
+            return configuration
+        }
+        let document: JSONValue
+        do {
+            document = try JSONValue.parse(data)
+        } catch {
+            configuration.report(.error, "config-malformed", "not valid JSON: \(error.message); nothing in it was applied")
+            return configuration
+        }
+        guard case let .value(.object(root)) = document else {
+            configuration.report(.error, "config-invalid-type", "the top level must be an object with a \"plugins\" key")
+            return configuration
+        }
+        for key in root.keys.sorted() where key != "plugins" {
+            configuration.report(.warning, "config-unknown-key", "unknown key '\(key)'; ignored", keyPath: key)
+        }
+        guard let plugins = root["plugins"] else { return configuration }
+        guard case let .object(entries) = plugins else {
+            configuration.report(.error, "config-invalid-type", "must be an object keyed by plugin id, found \(plugins.typeName)", keyPath: "plugins")
+            return configuration
+        }
+        for (id, entry) in entries.sorted(by: { $0.key < $1.key }) {
+            configuration.plugins[id] = configuration.settings(id, entry)
+        }
+        return configuration
+    }
+
+    private mutating func settings(_ id: String, _ entry: ConfigValue) -> PluginSettings {
+        var settings = PluginSettings()
+        let path = "plugins.\(id)"
+        guard case let .object(fields) = entry else {
+            report(.error, "config-invalid-type", "must be an object, found \(entry.typeName)", keyPath: path)
+            return settings
+        }
+        for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
+            switch (key, value) {
+            case let ("enabled", .bool(enabled)):
+                settings.enabled = enabled
+            case let ("deniedServices", .array(items)):
+                for item in items {
+                    guard case let .string(service) = item else {
+                        report(.error, "config-invalid-type", "service ids must be strings, found \(item.typeName)", keyPath: "\(path).deniedServices")
+                        continue
+                    }
+                    settings.deniedServices.insert(service)
+                }
+            case let ("config", .object(overrides)):
+                settings.overrides = overrides
+            case ("enabled", _):
+                report(.error, "config-invalid-type", "must be a boolean, found \(value.typeName) \(value); the plugin stays enabled", keyPath: "\(path).enabled")
+            case ("deniedServices", _), ("config", _):
+                report(.error, "config-invalid-type", "must be \(key == "config" ? "an object" : "an array of service ids"), found \(value.typeName)", keyPath: "\(path).\(key)")
+            default:
+                report(.warning, "config-unknown-key", "unknown key '\(key)' (known: enabled, deniedServices, config); ignored", keyPath: "\(path).\(key)")
+            }
+        }
+        return settings
+    }
+
+    mutating func report(_ severity: HostDiagnostic.Severity, _ code: String, _ message: String, keyPath: String? = nil, plugin: String? = nil) {
+        diagnostics.append(HostDiagnostic(severity, code: code, message: message, file: file, keyPath: keyPath, plugin: plugin))
+    }
+
+    /// The merged view for plugin `id`: its defaults with this file's overrides,
+    /// plus a diagnostic per override that names an unknown key or has the wrong type.
+    func merged(for id: String, defaults: [String: ConfigValue]) -> (values: [String: ConfigValue], diagnostics: [HostDiagnostic]) {
+        var values = defaults
+        var problems: [HostDiagnostic] = []
+        for (key, value) in (plugins[id]?.overrides ?? [:]).sorted(by: { $0.key < $1.key }) {
+            let keyPath = "plugins.\(id).config.\(key)"
+            guard let fallback = defaults[key] else {
+                let known = defaults.keys.sorted().joined(separator: ", ")
+                problems.append(HostDiagnostic(.warning, code: "config-unknown-key",
+                    message: "plugin \(id) has no setting '\(key)' (known: \(known.isEmpty ? "none" : known)); ignored",
+                    file: file, keyPath: keyPath, plugin: id))
+                continue
+            }
+            if Self.sameType(fallback, value) {
+                values[key] = Self.widened(value, like: fallback)
+            } else {
+                problems.append(HostDiagnostic(.error, code: "config-type-mismatch",
+                    message: "expected \(fallback.typeName) like the default \(fallback), found \(value.typeName) \(value); the default is kept",
+                    file: file, keyPath: keyPath, plugin: id))
+            }
+        }
+        return (values, problems)
+    }
+
+    /// An integer is accepted where the default is a number.
+    private static func sameType(_ a: ConfigValue, _ b: ConfigValue) -> Bool {
+        a.typeName == b.typeName || (a.typeName == "number" && b.typeName == "integer")
+    }
+
+    private static func widened(_ value: ConfigValue, like fallback: ConfigValue) -> ConfigValue {
+        if case .double = fallback, case let .int(number) = value { return .double(Double(number)) }
+        return value
+    }
+}

@@ -1,0 +1,32 @@
+/// A problem the host noticed outside loading (configuration, events,
+/// routes, composed screens, storage), kept so it can be shown and tested.
+/// Each names where it happened: a file and key path, or a plugin.
+public struct HostDiagnostic: Sendable, Equatable, Encodable, CustomStringConvertible {
+    public enum Severity: String, Sendable, Encodable { case warning, error }
+
+    public let severity: Severity
+    /// Stable machine code, e.g. `config-type-mismatch`.
+    public let code: String
+    public let message: String
+    /// File involved, if any.
+    public var file: String? = nil
+    /// Key path inside the file, e.g. `plugins.com.example.x.config.limit`.
+    public var keyPath: String? = nil
+    /// Plugin involved, if any.
+    public var plugin: String? = nil
+
+    public init(_ severity: Severity, code: String, message: String, file: String? = nil, keyPath: String? = nil, plugin: String? = nil) {
+        self.severity = severity
+        self.code = code
+        self.message = message
+        self.file = file
+        self.keyPath = keyPath
+        self.plugin = plugin
+    }
+
+    public var description: String {
+        var place = [file, keyPath.map { "at \($0)" }].compactMap { $0 }.joined(separator: " ")
+        if place.isEmpty, let plugin { place = plugin }
+        return "\(place.isEmpty ? "" : "\(place): ")\(message) [\(code)]"
+    }
+}

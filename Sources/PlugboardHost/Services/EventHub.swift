@@ -1,0 +1,87 @@
+@_spi(PlugboardHost) import Plugboard
+import Synchronization
+
+/// Delivers events between plugins (one hub per host).
+///
+/// - Order: subscribers run in subscription order, synchronously, on the
+///   publishing thread; `publish` returns when all ran.
+/// - Isolation: a handler that throws is reported and the others still run.
+/// - Cycles: the chain of events being delivered on the current task is
+///   tracked; publishing a name already in the chain (A → B → A), or going
+///   deeper than ``maximumDepth``, is not delivered and is reported.
+final class EventHub: Sendable {
+    static let maximumDepth = 16
+
+    private struct Subscriber: Sendable {
+        let id: Int
+        let owner: String
+        let event: String
+        let handler: @Sendable ([UInt8]) throws -> Void
+    }
+
+    private let subscribers = Mutex<(next: Int, list: [Subscriber])>((0, []))
+    private let report: @Sendable (HostDiagnostic) -> Void
+
+    @TaskLocal private static var chain: [String] = []
+
+    init(report: @escaping @Sendable (HostDiagnostic) -> Void) {
+        self.report = report
+    }
+
+    func subscribe(owner: String, event: String, handler: @escaping @Sendable ([UInt8]) throws -> Void) -> EventSubscription {
+        let id = subscribers.withLock { state in
+            state.next += 1
+            state.list.append(Subscriber(id: state.next, owner: owner, event: event, handler: handler))
+            return state.next
+        }
+        return EventSubscription { [weak self] in
+            self?.subscribers.withLock { $0.list.removeAll { $0.id == id } }
+        }
+    }
+
+    /// Drops every subscription of `owner` (when it is deactivated).
+    func removeAll(owner: String) {
+        subscribers.withLock { $0.list.removeAll { $0.owner == owner } }
+    }
+
+    func publish(_ event: String, payload: [UInt8], from publisher: String) -> EventDelivery {
+        let chain = Self.chain
+        if chain.contains(event) || chain.count >= Self.maximumDepth {
+            let cycle = chain + [event]
+            report(HostDiagnostic(.error, code: "event-cycle",
+                message: "event cycle stopped: \(cycle.joined(separator: " → ")) (published by \(publisher)); the last publish was not delivered",
+                plugin: publisher))
+            return EventDelivery(event: event, delivered: 0, failures: [], cycle: cycle)
+        }
+        let targets = subscribers.withLock { $0.list.filter { $0.event == event } }
+        var delivered = 0
+        var failures: [String] = []
+        Self.$chain.withValue(chain + [event]) {
+            for subscriber in targets {
+                do {
+                    try subscriber.handler(payload)
+                    delivered += 1
+                } catch {
+                    let message = "\(subscriber.owner) failed to handle \(event): \(error)"
+                    failures.append(message)
+                    report(HostDiagnostic(.error, code: "event-handler-failed", message: message, plugin: subscriber.owner))
+                }
+            }
+        }
+        return EventDelivery(event: event, delivered: delivered, failures: failures, cycle: nil)
+    }
+}
+
+/// The ``EventBus`` a plugin receives: the hub, labelled with the plugin.
+struct PluginEventBus: EventBus {
+    let hub: EventHub
+    let owner: String
+
+    func publish(name: String, payload: [UInt8]) -> EventDelivery {
+        hub.publish(name, payload: payload, from: owner)
+    }
+
+    func subscribe(to name: String, _ handler: @escaping @Sendable ([UInt8]) throws -> Void) -> EventSubscription {
+        hub.subscribe(owner: owner, event: name, handler: handler)
+    }
+}

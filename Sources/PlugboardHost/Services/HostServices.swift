@@ -1,0 +1,93 @@
+@_spi(PlugboardHost) import Plugboard
+import Synchronization
+
+/// The services one host offers its plugins, and the per-plugin views of them
+/// that go into each ``PluginContext``. Also collects the host's diagnostics.
+final class HostServices: Sendable {
+    let events: EventHub
+    let routes = RouteTable()
+    let logSink: LogSink
+    let dataDirectory: String?
+    let configuration: HostConfiguration
+    private let custom = Mutex<[String: @Sendable (String) -> any Sendable]>([:])
+    private let diagnostics: DiagnosticLog
+
+    init(configuration: HostConfiguration, dataDirectory: String?, logSink: LogSink) {
+        let diagnostics = DiagnosticLog(configuration.diagnostics)
+        self.diagnostics = diagnostics
+        self.configuration = configuration
+        self.dataDirectory = dataDirectory.map(PluginDirectory.absolutePath)
+        self.logSink = logSink
+        self.events = EventHub(report: diagnostics.append)
+    }
+
+    func report(_ diagnostic: HostDiagnostic) { diagnostics.append(diagnostic) }
+
+    var allDiagnostics: [HostDiagnostic] { diagnostics.all }
+
+    func provide(_ id: String, _ make: @escaping @Sendable (String) -> any Sendable) {
+        custom.withLock { $0[id] = make }
+    }
+
+    /// The context for a plugin: the services it declared, minus those the
+    /// host configuration denies; configuration merged with its defaults.
+    func context(for descriptor: Descriptor, defaults: [String: ConfigValue]) -> PluginContext {
+        let id = descriptor.id
+        let declared = Set(descriptor.services)
+        let deniedByConfig = configuration.plugins[id]?.deniedServices ?? []
+        var granted: [String: any Sendable] = [:]
+        var denied: [String: String] = [:]
+        let report = diagnostics.append
+        for service in declared {
+            if deniedByConfig.contains(service) {
+                denied[service] = "denied by \(configuration.file ?? "the host configuration") (plugins.\(id).deniedServices)"
+                continue
+            }
+            switch service {
+            case Services.Logging.id:
+                granted[service] = HostLogger(label: id, sink: logSink)
+            case Services.Storage.id:
+                if let dataDirectory {
+                    granted[service] = FileKeyValueStore(directory: "\(dataDirectory)/\(id)")
+                } else {
+                    denied[service] = "this host has no data directory"
+                }
+            case Services.Configuration.id:
+                let (values, problems) = configuration.merged(for: id, defaults: defaults)
+                problems.forEach(self.report)
+                granted[service] = MergedConfiguration(values: values)
+            case Services.Events.id:
+                granted[service] = PluginEventBus(hub: events, owner: id)
+            case Services.Router.id:
+                granted[service] = PluginRouter(table: routes, owner: id, report: report)
+            default:
+                if let make = custom.withLock({ $0[service] }) { granted[service] = make(id) }
+            }
+        }
+        return PluginContext(
+            pluginID: id, pluginVersion: descriptor.version, declaredServices: declared,
+            granted: granted, denied: denied)
+    }
+
+    /// Ends a plugin's subscriptions and routes (on deactivation).
+    func retire(_ pluginID: String) {
+        events.removeAll(owner: pluginID)
+        routes.removeAll(owner: pluginID)
+    }
+}
+
+/// The ``PluginConfiguration`` a plugin receives.
+struct MergedConfiguration: PluginConfiguration {
+    let values: [String: ConfigValue]
+}
+
+/// The host's diagnostics, appended from any thread.
+final class DiagnosticLog: Sendable {
+    private let entries: Mutex<[HostDiagnostic]>
+
+    init(_ initial: [HostDiagnostic] = []) { entries = Mutex(initial) }
+
+    @Sendable func append(_ diagnostic: HostDiagnostic) { entries.withLock { $0.append(diagnostic) } }
+
+    var all: [HostDiagnostic] { entries.withLock { $0 } }
+}

@@ -1,0 +1,148 @@
+import Plugboard
+import Synchronization
+
+/// Every route of every plugin (one table per host), as a trie of path
+/// segments: lookup cost grows with the path's length, not the number of
+/// routes. Literal segments are tried before captures.
+final class RouteTable: Sendable {
+    private final class Node: @unchecked Sendable {
+        // @unchecked: nodes are only touched with `RouteTable.root`'s mutex held.
+        var literals: [String: Node] = [:]
+        /// Child for a `{capture}` segment (its name lives in each route).
+        var capture: Node?
+        var route: Route?
+    }
+
+    struct Route: Sendable {
+        let pattern: String
+        let owner: String
+        /// Names of the pattern's captures, in order.
+        let captureNames: [String]
+        let handler: @Sendable (RouteMatch) throws -> RenderedSection
+    }
+
+    private let root = Mutex(Node())
+
+    func register(_ pattern: String, owner: String, handler: @escaping @Sendable (RouteMatch) throws -> RenderedSection) throws(RouteError) {
+        let segments = try Self.segments(of: pattern)
+        try root.withLock { root throws(RouteError) in
+            var node = root
+            for segment in segments {
+                if segment.hasPrefix("{") {
+                    // `/a/{id}` and `/a/{slug}` share a node: they are the same route.
+                    if let capture = node.capture {
+                        node = capture
+                    } else {
+                        let next = Node()
+                        node.capture = next
+                        node = next
+                    }
+                } else if let next = node.literals[segment] {
+                    node = next
+                } else {
+                    let next = Node()
+                    node.literals[segment] = next
+                    node = next
+                }
+            }
+            if let existing = node.route {
+                throw .conflict(pattern: pattern, owner: "\(existing.owner) (as '\(existing.pattern)')")
+            }
+            let names = segments.filter { $0.hasPrefix("{") }.map { String($0.dropFirst().dropLast()) }
+            node.route = Route(pattern: pattern, owner: owner, captureNames: names, handler: handler)
+        }
+    }
+
+    /// The route for `path` and its captures, without running the handler.
+    func match(_ path: String) -> (Route, RouteMatch)? {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        return root.withLock { root in
+            var captures: [String] = []
+            guard let route = Self.find(segments[...], in: root, &captures) else { return nil }
+            let parameters = Dictionary(zip(route.captureNames, captures), uniquingKeysWith: { $1 })
+            return (route, RouteMatch(path: path, pattern: route.pattern, parameters: parameters))
+        }
+    }
+
+    func navigate(to path: String) throws(RouteError) -> RenderedSection {
+        guard let (route, match) = match(path) else { throw .notFound(path: path) }
+        do {
+            return try route.handler(match)
+        } catch {
+            throw .handlerFailed(path: path, plugin: route.owner, error: "\(error)")
+        }
+    }
+
+    func removeAll(owner: String) {
+        root.withLock { Self.remove(owner, from: $0) }
+    }
+
+    /// Patterns with their owners, sorted.
+    var routes: [(pattern: String, owner: String)] {
+        root.withLock { root in
+            var out: [(String, String)] = []
+            Self.collect(root, &out)
+            return out.sorted { $0.0 < $1.0 }
+        }
+    }
+
+    private static func find(_ segments: ArraySlice<String>, in node: Node, _ captures: inout [String]) -> Route? {
+        guard let segment = segments.first else { return node.route }
+        if let next = node.literals[segment], let route = find(segments.dropFirst(), in: next, &captures) {
+            return route
+        }
+        if let capture = node.capture {
+            captures.append(segment)
+            if let route = find(segments.dropFirst(), in: capture, &captures) { return route }
+            captures.removeLast()
+        }
+        return nil
+    }
+
+    private static func remove(_ owner: String, from node: Node) {
+        if node.route?.owner == owner { node.route = nil }
+        for next in node.literals.values { remove(owner, from: next) }
+        if let capture = node.capture { remove(owner, from: capture) }
+    }
+
+    private static func collect(_ node: Node, _ out: inout [(String, String)]) {
+        if let route = node.route { out.append((route.pattern, route.owner)) }
+        for next in node.literals.values { collect(next, &out) }
+        if let capture = node.capture { collect(capture, &out) }
+    }
+
+    static func segments(of pattern: String) throws(RouteError) -> [String] {
+        guard pattern.hasPrefix("/") else { throw .invalidPattern(pattern, reason: "must start with '/'") }
+        let segments = pattern.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        var names: Set<String> = []
+        for segment in segments {
+            let opens = segment.filter { $0 == "{" }.count, closes = segment.filter { $0 == "}" }.count
+            if opens == 0 && closes == 0 { continue }
+            guard opens == 1, closes == 1, segment.hasPrefix("{"), segment.hasSuffix("}"), segment.count > 2 else {
+                throw .invalidPattern(pattern, reason: "a capture must be a whole segment like {id}")
+            }
+            guard names.insert(segment).inserted else { throw .invalidPattern(pattern, reason: "capture \(segment) appears twice") }
+        }
+        return segments
+    }
+}
+
+/// The ``Router`` a plugin receives: the table, labelled with the plugin.
+struct PluginRouter: Router {
+    let table: RouteTable
+    let owner: String
+    let report: @Sendable (HostDiagnostic) -> Void
+
+    func register(_ pattern: String, _ handler: @escaping @Sendable (RouteMatch) throws -> RenderedSection) throws(RouteError) {
+        do {
+            try table.register(pattern, owner: owner, handler: handler)
+        } catch {
+            report(HostDiagnostic(.error, code: error.code, message: error.description, plugin: owner))
+            throw error
+        }
+    }
+
+    func navigate(to path: String) throws(RouteError) -> RenderedSection {
+        try table.navigate(to: path)
+    }
+}
