@@ -41,8 +41,8 @@ examples:
 	done
 
 run: build
-	$(PLUGBOARD) list --plugins $(PLUGINS_DIR)
-	$(PLUGBOARD) run greet --plugins $(PLUGINS_DIR) -- Plugboard
+	$(PLUGBOARD) demo --plugins $(PLUGINS_DIR) --config Demo/host-config.json \
+		--screen Demo/checkout-screen.json --data .build/demo-data
 
 # Plugins broken on purpose (one .dynamic product each), a "future" SDK
 # build, and a plugin plus a host packaged the wrong way.

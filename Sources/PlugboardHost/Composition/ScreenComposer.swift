@@ -74,19 +74,26 @@ extension PluginHost {
         return ComposedScreen(title: title, sections: sections, diagnostics: problems)
     }
 
-    /// Decoding errors say which field, in words.
+    /// Decoding errors say which field, in words: `items[0].price is not a number`.
     private func describe(_ error: any Error) -> String {
+        func path(_ keys: [any CodingKey]) -> String {
+            keys.reduce("") { path, key in
+                if let index = key.intValue { return "\(path)[\(index)]" }
+                return path.isEmpty ? key.stringValue : "\(path).\(key.stringValue)"
+            }
+        }
         switch error {
         case let DecodingError.keyNotFound(key, context):
-            "missing field '\((context.codingPath + [key]).map(\.stringValue).joined(separator: "."))'"
+            return "missing field '\(path(context.codingPath + [key]))'"
         case let DecodingError.typeMismatch(type, context):
-            "field '\(context.codingPath.map(\.stringValue).joined(separator: "."))' is not \(type)"
+            let expected = type == Double.self || type == Int.self ? "a number" : type == String.self ? "a string" : "\(type)"
+            return "field '\(path(context.codingPath))' is not \(expected)"
         case let DecodingError.valueNotFound(type, context):
-            "field '\(context.codingPath.map(\.stringValue).joined(separator: "."))' has no \(type) value"
+            return "field '\(path(context.codingPath))' has no \(type) value"
         case let DecodingError.dataCorrupted(context):
-            "field '\(context.codingPath.map(\.stringValue).joined(separator: "."))': \(context.debugDescription)"
+            return "field '\(path(context.codingPath))': \(context.debugDescription)"
         default:
-            String(describing: error)
+            return String(describing: error)
         }
     }
 }

@@ -1,0 +1,22 @@
+// swift-tools-version: 6.0
+// An example Plugboard plugin, built the way an outside author builds theirs:
+// it depends on the SDK package only, and vends one dynamic library.
+import PackageDescription
+
+let package = Package(
+    name: "Checkout",
+    products: [
+        .library(name: "Checkout", type: .dynamic, targets: ["Checkout"])
+    ],
+    dependencies: [
+        // Outside this repository: .package(path: "/path/to/plugboard/SDK")
+        .package(path: "../../SDK")
+    ],
+    targets: [
+        .target(
+            name: "Checkout",
+            dependencies: [.product(name: "Plugboard", package: "SDK")],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        )
+    ]
+)

@@ -1,0 +1,85 @@
+import Foundation
+import Plugboard
+import PlugboardHost
+
+/// What the demo did, step by step: the same facts for people and for `--json`.
+struct DemoReport: Encodable {
+    struct Navigation: Encodable {
+        let path: String
+        let destination: RenderedSection?
+        let error: String?
+        let code: String?
+    }
+
+    struct CommandRun: Encodable {
+        let command: String
+        let output: String?
+        let error: String?
+    }
+
+    struct EventStep: Encodable {
+        let command: CommandRun
+        let checkoutBefore: RenderedSection?
+        let checkoutAfter: RenderedSection?
+        let validation: ValidationReport
+    }
+
+    let plugins: [PluginRecord]
+    let screen: ComposedScreen?
+    let navigation: [Navigation]
+    let events: [EventStep]
+    let storage: [CommandRun]
+    let routes: [[String: String]]
+    let diagnostics: [HostDiagnostic]
+}
+
+/// The demo's steps, run against whatever plugins the host loaded: each step
+/// degrades gracefully when the plugin it needs is missing or disabled.
+struct DemoScript {
+    let host: PluginHost
+    let screen: Data?
+    let screenSource: String
+
+    func run(records: [PluginRecord]) -> DemoReport {
+        let composed = screen.map { host.compose(screen: $0, source: screenSource) }
+        let navigation = ["/restaurants/42", "/checkout", "/restaurants/999", "/nowhere"].map(navigate)
+        // A coupon that fails validation, then one that passes; the checkout
+        // section (another plugin) shows the discount after the event.
+        let events = ["EXPIRED20", "SAVE10"].map { code -> DemoReport.EventStep in
+            let before = checkoutSection()
+            let command = runCommand("apply-coupon", [code])
+            return DemoReport.EventStep(command: command, checkoutBefore: before, checkoutAfter: checkoutSection(), validation: host.validate())
+        }
+        let storage = [runCommand("place-order", []), runCommand("greet", ["demo"])]
+        return DemoReport(
+            plugins: records, screen: composed, navigation: navigation, events: events, storage: storage,
+            routes: host.routes.map { ["pattern": $0.pattern, "plugin": $0.plugin] },
+            diagnostics: host.diagnostics)
+    }
+
+    private func navigate(_ path: String) -> DemoReport.Navigation {
+        do {
+            return .init(path: path, destination: try host.navigate(to: path), error: nil, code: nil)
+        } catch {
+            return .init(path: path, destination: nil, error: error.description, code: error.code)
+        }
+    }
+
+    private func runCommand(_ name: String, _ arguments: [String]) -> DemoReport.CommandRun {
+        let label = ([name] + arguments).joined(separator: " ")
+        guard let command = host.registry.provider(of: Commands.self, where: { $0.name == name }) else {
+            return .init(command: label, output: nil, error: "no active plugin provides '\(name)'")
+        }
+        do {
+            return .init(command: label, output: try command.run(arguments: arguments), error: nil)
+        } catch {
+            return .init(command: label, output: nil, error: "\(error)")
+        }
+    }
+
+    /// The checkout-summary section of the screen, rendered now.
+    private func checkoutSection() -> RenderedSection? {
+        guard let screen else { return nil }
+        return host.compose(screen: screen, source: screenSource).sections.first { $0.type == "checkout-summary" }?.rendered
+    }
+}
