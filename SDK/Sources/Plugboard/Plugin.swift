@@ -4,7 +4,8 @@
 /// - ``init(context:)`` runs once per load, on the host's loading thread. Keep it
 ///   cheap; throw to refuse to load (the host marks the plugin `failed` with your
 ///   error and carries on with the others). Keep `context` if you need services.
-/// - ``activate()`` runs after every plugin was created; throw to fail.
+/// - ``activate()`` runs right after this plugin's init (plugins are created
+///   and activated one after the other, in file-name order); throw to fail.
 /// - ``deactivate()`` runs at shutdown, in reverse activation order, and when a
 ///   hot reload retires this instance. It must not throw and should be quick.
 /// - ``contributions()`` is read once, after ``activate()``. Every interface

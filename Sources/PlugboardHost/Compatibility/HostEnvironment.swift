@@ -22,9 +22,8 @@ struct HostEnvironment: Sendable {
     /// Set when the host carries its own static copy of the SDK (its SDK image
     /// is not `libPlugboard.so`): every plugin would bind to a second copy.
     let sdkEmbeddedIn: String?
-    /// Address of the ABI marker in the host's SDK image (as a bit pattern:
-    /// raw pointers are not Sendable).
-    let sdkMarker: UInt
+    /// The file of the image holding the host's SDK (as dladdr names it).
+    let sdkImagePath: String?
 
     static let current = HostEnvironment()
     static let sdkSoname = "libPlugboard.so"
@@ -34,8 +33,8 @@ struct HostEnvironment: Sendable {
         sdkVersion = PLUGBOARD_SDK_VERSION
         compiledToolchain = String(cString: plugboard_compiler_fingerprint())
         let marker = plugboard_sdk_abi_marker()
-        sdkMarker = UInt(bitPattern: marker)
         let sdkImage = DynamicLibrary.imagePath(containing: marker)
+        sdkImagePath = sdkImage
         sdkLibrary = sdkImage.flatMap(DynamicLibrary.alreadyLoaded)
         // SwiftPM sets no DT_SONAME; plugins record the file name in DT_NEEDED.
         let sdkFile = sdkImage.flatMap(PluginDirectory.realPath) ?? sdkImage

@@ -45,3 +45,12 @@ extension PluginHost {
         PluginEventBus(hub: services.events, owner: "host").publish(event)
     }
 }
+
+extension PluginHost {
+    /// The storage the host gives plugin `pluginID` (nil without a data
+    /// directory): for hosts that inspect or seed plugin data.
+    public func storage(for pluginID: String) -> (any KeyValueStore)? {
+        guard Descriptor.isValidID(pluginID), let directory = services.dataDirectory else { return nil }
+        return FileKeyValueStore(directory: "\(directory)/\(pluginID)")
+    }
+}

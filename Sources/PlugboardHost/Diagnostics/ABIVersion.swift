@@ -1,6 +1,6 @@
 /// An SDK ABI version: `MAJOR.MINOR`, compared by the rule in the README
 /// ("Compatibility rules"): equal majors, plugin minor <= host minor.
-public struct ABIVersion: Sendable, Hashable, Codable, CustomStringConvertible {
+public struct ABIVersion: Sendable, Hashable, Encodable, CustomStringConvertible {
     public var major: UInt32
     public var minor: UInt32
 
@@ -10,4 +10,10 @@ public struct ABIVersion: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     public var description: String { "\(major).\(minor)" }
+
+    /// Encoded as `"MAJOR.MINOR"`, like every version in the CLI's JSON.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
 }

@@ -28,7 +28,7 @@ public struct PluginRecord: Sendable {
     public var file: FileDetails?
 
     /// Facts read from the file without loading it.
-    public struct FileDetails: Sendable, Codable {
+    public struct FileDetails: Sendable, Encodable {
         public var size: Int
         public var architecture: String
         /// The toolchain line of the file's `.comment`.

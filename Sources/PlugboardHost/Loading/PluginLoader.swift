@@ -72,11 +72,12 @@ enum PluginLoader {
         record.sdkVersion = descriptor.sdkVersion
         record.toolchain = descriptor.toolchain
 
-        // One SDK copy per process: the marker the plugin bound must be ours.
-        if descriptor.markerBits != environment.sdkMarker {
-            let pluginSDK = UnsafeRawPointer(bitPattern: descriptor.markerBits)
-                .flatMap(DynamicLibrary.imagePath(containing:)) ?? "(unknown image)"
-            return .failure(.sdkDuplicated(path: path, pluginSDK: pluginSDK, hostSDK: environment.sdkPath))
+        // One SDK copy per process: the plugin's ABI marker must live in the
+        // host's SDK image. (Compare images, not addresses: a plugin built
+        // against an older minor binds an older marker of the same image.)
+        let pluginSDK = UnsafeRawPointer(bitPattern: descriptor.markerBits).flatMap(DynamicLibrary.imagePath(containing:))
+        if pluginSDK != environment.sdkImagePath {
+            return .failure(.sdkDuplicated(path: path, pluginSDK: pluginSDK ?? "(unknown image)", hostSDK: environment.sdkPath))
         }
         // Taken exactly once: the descriptor holds it at +1.
         let object = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: descriptor.factoryBits)!).takeRetainedValue()

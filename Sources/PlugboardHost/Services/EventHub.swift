@@ -77,10 +77,12 @@ struct PluginEventBus: EventBus {
     let hub: EventHub
     let owner: String
 
+    @discardableResult
     func publish(name: String, payload: [UInt8]) -> EventDelivery {
         hub.publish(name, payload: payload, from: owner)
     }
 
+    @discardableResult
     func subscribe(to name: String, _ handler: @escaping @Sendable ([UInt8]) throws -> Void) -> EventSubscription {
         hub.subscribe(owner: owner, event: name, handler: handler)
     }

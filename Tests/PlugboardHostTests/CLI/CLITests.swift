@@ -97,7 +97,7 @@ import Testing
         let json = try plugboard("inspect", path, "--json")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(object["code"] as? String == "missing-sdk-symbols")
-        #expect((object["file"] as? [String: Any])?["sdkABI"] as? [String: Int] == ["major": 1, "minor": 1])
+        #expect((object["file"] as? [String: Any])?["sdkABI"] as? String == "1.1")
     }
 
     @Test func inspectOfAGoodPluginExitsZero() throws {

@@ -16,6 +16,23 @@ enum Fixtures {
         return url
     }
 
+    /// An example plugin as `make examples` gathers them in `.build/plugins`.
+    static func example(_ name: String) throws -> URL {
+        let url = repository.appendingPathComponent(".build/plugins/lib\(name).so")
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            Issue.record("missing example plugin \(url.path): run `make examples` (make test does it)")
+            throw FixtureMissing(path: url.path)
+        }
+        return url
+    }
+
+    /// A directory holding copies of the example plugins.
+    static func examplesDirectory(_ names: [String] = ["Checkout", "Coupons", "Greeter", "Restaurants"]) throws -> TemporaryDirectory {
+        let dir = try TemporaryDirectory("plugboard-examples")
+        for name in names { try dir.copy(example(name), as: "lib\(name).so") }
+        return dir
+    }
+
     static func futureLibrary(_ name: String) throws -> URL { try library(name, package: "Tests/FutureFixtures") }
     static func embeddedLibrary(_ name: String) throws -> URL { try library(name, package: "Tests/EmbeddedFixture") }
 

@@ -52,3 +52,69 @@ public func forged(_ change: (inout plugboard_descriptor) -> Void) -> UnsafeRawP
     change(&descriptor.pointee)
     return raw
 }
+
+/// Claims `/shared/{id}` and `/<name>` in the router; a second claimer of
+/// `/shared/{id}` must get a conflict (which it keeps, without failing).
+public final class RouteClaimer<Name: FixtureName>: Plugin {
+    let router: any Router
+    public init(context: PluginContext) throws { router = try context.service(Services.Router.self) }
+    public func activate() throws {
+        let name = Name.name
+        try? router.register("/shared/{id}") { match in
+            RenderedSection(title: name, lines: [match.parameters["id"] ?? ""])
+        }
+        try router.register("/\(name)") { _ in RenderedSection(title: name, lines: []) }
+    }
+    public func contributions() -> [Contribution] { [] }
+}
+
+/// Tries every service and reports what it got, through a command named
+/// after the fixture: `<name> probe`, `<name> put KEY VALUE`, `<name> get KEY`.
+public final class ServiceProbe<Name: FixtureName>: Plugin {
+    public static var defaultConfiguration: [String: ConfigValue] {
+        ["limit": .int(10), "label": .string("default"), "ratio": .double(0.5)]
+    }
+
+    let context: PluginContext
+    public init(context: PluginContext) throws { self.context = context }
+    public func contributions() -> [Contribution] { [.provider(ProbeCommand(probe: self), for: Commands.self)] }
+
+    func outcome<Key: ServiceKey>(_ key: Key.Type) -> String {
+        do {
+            _ = try context.service(key)
+            return "ok"
+        } catch {
+            return error.code
+        }
+    }
+
+    struct ProbeCommand: Command {
+        let probe: ServiceProbe
+        var name: String { Name.name }
+        var summary: String { "probe services" }
+
+        func run(arguments: [String]) throws -> String {
+            let context = probe.context
+            switch arguments.first {
+            case "put":
+                try context.service(Services.Storage.self).set(arguments[2], for: arguments[1])
+                return "stored"
+            case "get":
+                return try context.service(Services.Storage.self).string(for: arguments[1]) ?? "<none>"
+            case "config":
+                let values = try context.service(Services.Configuration.self).values
+                return values.keys.sorted().map { "\($0)=\(values[$0]!)" }.joined(separator: " ")
+            default:
+                return [
+                    "logging=\(probe.outcome(Services.Logging.self))",
+                    "storage=\(probe.outcome(Services.Storage.self))",
+                    "configuration=\(probe.outcome(Services.Configuration.self))",
+                    "events=\(probe.outcome(Services.Events.self))",
+                ].joined(separator: " ")
+            }
+        }
+    }
+}
+
+/// The services every probe declares (events deliberately left out).
+public let probeServices = [Services.Logging.id, Services.Storage.id, Services.Configuration.id]

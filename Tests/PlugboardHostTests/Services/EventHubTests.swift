@@ -1,0 +1,91 @@
+import Foundation
+import Plugboard
+@testable import PlugboardHost
+import Synchronization
+import Testing
+
+@Suite struct EventHubTests {
+    final class Log: Sendable {
+        let entries = Mutex<[String]>([])
+        func add(_ entry: String) { entries.withLock { $0.append(entry) } }
+        var all: [String] { entries.withLock { $0 } }
+    }
+
+    struct Ping: PluginEvent {
+        static let name = "ping"
+        let n: Int
+    }
+
+    @Test func deliveryIsSynchronousInSubscriptionOrderOnThePublishingThread() {
+        let diagnostics = DiagnosticLog()
+        let hub = EventHub(report: diagnostics.append)
+        let log = Log()
+        let publisher = pthread_self()
+        for name in ["first", "second", "third"] {
+            PluginEventBus(hub: hub, owner: name).subscribe(Ping.self) { event in
+                log.add("\(name) \(event.n) \(pthread_equal(pthread_self(), publisher) != 0 ? "same-thread" : "other-thread")")
+            }
+        }
+        let delivery = PluginEventBus(hub: hub, owner: "pub").publish(Ping(n: 1))
+        #expect(delivery == EventDelivery(event: "ping", delivered: 3, failures: [], cycle: nil))
+        #expect(log.all == ["first 1 same-thread", "second 1 same-thread", "third 1 same-thread"])
+    }
+
+    @Test func aFailingHandlerIsReportedAndTheOthersStillRun() {
+        let diagnostics = DiagnosticLog()
+        let hub = EventHub(report: diagnostics.append)
+        let log = Log()
+        PluginEventBus(hub: hub, owner: "broken").subscribe(to: "ping") { _ in throw CancellationError() }
+        // Decoding into the wrong shape fails too, for that subscriber only.
+        struct Other: PluginEvent { static let name = "ping"; let text: String }
+        PluginEventBus(hub: hub, owner: "mismatch").subscribe(Other.self) { _ in log.add("never") }
+        PluginEventBus(hub: hub, owner: "fine").subscribe(Ping.self) { log.add("fine \($0.n)") }
+        let delivery = PluginEventBus(hub: hub, owner: "pub").publish(Ping(n: 2))
+        #expect(delivery.delivered == 1)
+        #expect(delivery.failures.count == 2)
+        #expect(log.all == ["fine 2"])
+        #expect(diagnostics.all.map(\.code) == ["event-handler-failed", "event-handler-failed"])
+        #expect(diagnostics.all.map(\.plugin) == ["broken", "mismatch"])
+    }
+
+    @Test func aHandlerThatRepublishesIsStoppedAsACycleAndReported() {
+        let diagnostics = DiagnosticLog()
+        let hub = EventHub(report: diagnostics.append)
+        let a = PluginEventBus(hub: hub, owner: "a"), b = PluginEventBus(hub: hub, owner: "b")
+        let count = Mutex(0)
+        a.subscribe(to: "x") { _ in count.withLock { $0 += 1 }; b.publish(name: "y", payload: []) }
+        b.subscribe(to: "y") { _ in a.publish(name: "x", payload: []) }
+        let delivery = a.publish(name: "x", payload: [])
+        #expect(delivery.delivered == 1)
+        #expect(count.withLock { $0 } == 1, "x was delivered once, the re-publish stopped")
+        let cycle = diagnostics.all.first { $0.code == "event-cycle" }
+        #expect(cycle?.message.contains("x → y → x") == true)
+        // A later, separate publish is delivered again.
+        a.publish(name: "x", payload: [])
+        #expect(count.withLock { $0 } == 2)
+    }
+
+    @Test func cancelledAndRetiredSubscriptionsGetNothing() {
+        let hub = EventHub(report: { _ in })
+        let log = Log()
+        let subscription = PluginEventBus(hub: hub, owner: "a").subscribe(to: "e") { _ in log.add("a") }
+        PluginEventBus(hub: hub, owner: "b").subscribe(to: "e") { _ in log.add("b") }
+        subscription.cancel()
+        hub.removeAll(owner: "b")
+        #expect(PluginEventBus(hub: hub, owner: "p").publish(name: "e", payload: []).delivered == 0)
+        #expect(log.all.isEmpty)
+    }
+
+    @Test func theExamplesCouponCycleIsStoppedAndTheCheckoutStillUpdates() throws {
+        let dir = try Fixtures.examplesDirectory(["Checkout", "Coupons"])
+        let settings = HostConfiguration(plugins: ["dev.plugboard.example.coupons": .init(overrides: ["reapplyOnRefresh": .bool(true)])])
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, settings: settings, dataDirectory: dir.file("data")))
+        host.declareStandardExtensionPoints()
+        try host.loadAll()
+        let apply = try #require(host.registry.provider(of: Commands.self) { $0.name == "apply-coupon" })
+        #expect(try apply.run(arguments: ["SAVE10"]) == "applied SAVE10; delivered to 1 subscriber(s)")
+        #expect(host.diagnostics.contains { $0.code == "event-cycle" && $0.message.contains("coupon.applied → checkout.refreshed → coupon.applied") })
+        #expect(try host.navigate(to: "/checkout").lines.contains { $0.contains("SAVE10 −10%") })
+        host.shutdown()
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import Plugboard
+@testable import PlugboardHost
+import Testing
+
+@Suite struct HostConfigurationTests {
+    func load(_ json: String) throws -> (HostConfiguration, String) {
+        let dir = try TemporaryDirectory()
+        let path = try dir.write(Data(json.utf8), as: "host.json")
+        return (HostConfiguration.load(from: path), path)
+    }
+
+    @Test func malformedJSONIsOneErrorNamingTheFileAndNothingApplies() throws {
+        let (config, path) = try load(#"{ "plugins": { "a.b": { "enabled": false, } "#)
+        #expect(config.plugins.isEmpty)
+        let diagnostic = try #require(config.diagnostics.first)
+        #expect(diagnostic.code == "config-malformed")
+        #expect(diagnostic.file == path)
+        #expect(diagnostic.description.hasPrefix(path))
+    }
+
+    @Test func wrongTypesAreReportedWithKeyPathsAndTheRestApplies() throws {
+        let (config, path) = try load("""
+        { "plugins": {
+            "a.one": { "enabled": "no", "config": { "limit": 3 } },
+            "a.two": { "enabled": false, "deniedServices": ["plugboard.storage", 7], "colour": 1 },
+            "a.three": 5
+        }, "extra": true }
+        """)
+        let byPath = Dictionary(config.diagnostics.map { ($0.keyPath ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+        #expect(byPath["plugins.a.one.enabled"]?.code == "config-invalid-type")
+        #expect(byPath["plugins.a.one.enabled"]?.message.contains("must be a boolean, found string") == true)
+        #expect(byPath["plugins.a.two.deniedServices"]?.code == "config-invalid-type")
+        #expect(byPath["plugins.a.two.colour"]?.code == "config-unknown-key")
+        #expect(byPath["plugins.a.three"]?.code == "config-invalid-type")
+        #expect(byPath["extra"]?.code == "config-unknown-key")
+        #expect(config.diagnostics.allSatisfy { $0.file == path })
+        #expect(config.plugins["a.one"]?.enabled == true, "a bad value keeps the default")
+        #expect(config.plugins["a.one"]?.overrides == ["limit": .int(3)])
+        #expect(config.plugins["a.two"]?.enabled == false)
+        #expect(config.plugins["a.two"]?.deniedServices == ["plugboard.storage"])
+    }
+
+    @Test func overridesMergeKeyByKeyAndBadOnesKeepTheDefault() throws {
+        let (config, path) = try load("""
+        { "plugins": { "a.one": { "config": { "limit": "ten", "label": "custom", "ratio": 2, "missing": 1 } } } }
+        """)
+        let defaults: [String: ConfigValue] = ["limit": .int(10), "label": .string("default"), "ratio": .double(0.5), "flag": .bool(true)]
+        let (values, problems) = config.merged(for: "a.one", defaults: defaults)
+        #expect(values == ["limit": .int(10), "label": .string("custom"), "ratio": .double(2), "flag": .bool(true)])
+        let byPath = Dictionary(problems.map { ($0.keyPath ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+        #expect(byPath["plugins.a.one.config.limit"]?.code == "config-type-mismatch")
+        #expect(byPath["plugins.a.one.config.limit"]?.message.contains("expected integer like the default 10, found string \"ten\"") == true)
+        #expect(byPath["plugins.a.one.config.missing"]?.code == "config-unknown-key")
+        #expect(problems.allSatisfy { $0.file == path && $0.plugin == "a.one" })
+    }
+
+    @Test func aConfigurationNamingAnUnknownPluginIsAWarning() throws {
+        let (config, path) = try load(#"{ "plugins": { "fixture.nobody": { "enabled": false } } }"#)
+        let dir = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Alpha"), as: "a.so")
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, settings: config))
+        host.declareStandardExtensionPoints()
+        let records = try host.loadAll()
+        #expect(records.map(\.status) == [.active])
+        let warning = try #require(host.diagnostics.first { $0.code == "config-unknown-plugin" })
+        #expect(warning.file == path)
+        #expect(warning.keyPath == "plugins.fixture.nobody")
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import Plugboard
+@testable import PlugboardHost
+import Testing
+
+@Suite struct RouteTableTests {
+    func section(_ title: String) -> @Sendable (RouteMatch) throws -> RenderedSection {
+        { match in RenderedSection(title: title, lines: match.parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }) }
+    }
+
+    @Test func capturesAndLiteralsBeforeCaptures() throws {
+        let table = RouteTable()
+        try table.register("/restaurants/{id}", owner: "p1", handler: section("restaurant"))
+        try table.register("/restaurants/new", owner: "p2", handler: section("new"))
+        try table.register("/restaurants/{slug}/menu/{dish}", owner: "p3", handler: section("dish"))
+        #expect(try table.navigate(to: "/restaurants/42") == RenderedSection(title: "restaurant", lines: ["id=42"]))
+        #expect(try table.navigate(to: "/restaurants/new").title == "new")
+        #expect(try table.navigate(to: "/restaurants/7/menu/soup/").lines == ["dish=soup", "slug=7"])
+        #expect(throws: RouteError.notFound(path: "/restaurants")) { try table.navigate(to: "/restaurants") }
+        #expect(throws: RouteError.notFound(path: "/other/1")) { try table.navigate(to: "/other/1") }
+    }
+
+    @Test func theFirstRegistrationOfAPatternWinsAndTheSecondIsAConflict() throws {
+        let table = RouteTable()
+        try table.register("/a/{id}", owner: "first", handler: section("first"))
+        #expect(throws: RouteError.conflict(pattern: "/a/{x}", owner: "first (as '/a/{id}')")) {
+            try table.register("/a/{x}", owner: "second", handler: section("second"))
+        }
+        #expect(try table.navigate(to: "/a/1").title == "first")
+        table.removeAll(owner: "first")
+        #expect(throws: RouteError.notFound(path: "/a/1")) { try table.navigate(to: "/a/1") }
+    }
+
+    @Test(arguments: ["no-slash", "/a/{id", "/a/x{id}", "/a/{}", "/a/{id}/{id}"])
+    func invalidPatternsAreRefused(_ pattern: String) {
+        #expect(throws: RouteError.self) { try RouteTable().register(pattern, owner: "p", handler: section("x")) }
+    }
+
+    @Test func twoRealPluginsClaimingOneRouteAreReportedAndTheFirstByFileNameWins() throws {
+        let dir = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("RouteOwnerB"), as: "a-route-b.so")
+        try dir.copy(Fixtures.library("RouteOwnerA"), as: "b-route-a.so")
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path))
+        try host.loadAll()
+        #expect(host.records.map(\.status) == [.active, .active])
+        #expect(try host.navigate(to: "/shared/9") == RenderedSection(title: "route-b", lines: ["9"]))
+        #expect(try host.navigate(to: "/route-a").title == "route-a")
+        let conflict = try #require(host.diagnostics.first { $0.code == "route-conflict" })
+        #expect(conflict.plugin == "fixture.route-a")
+        #expect(conflict.message.contains("already registered by fixture.route-b"))
+        host.shutdown()
+        #expect(throws: RouteError.notFound(path: "/shared/9")) { try host.navigate(to: "/shared/9") }
+    }
+}

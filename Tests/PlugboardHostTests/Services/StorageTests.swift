@@ -1,0 +1,84 @@
+import Foundation
+import Plugboard
+@testable import PlugboardHost
+import Testing
+
+@Suite struct StorageTests {
+    @Test(arguments: ["a/b", "../../etc/passwd", "..", ".", "/", "nul\u{0}key", "é✓", "key with spaces", String(repeating: "k", count: 120)])
+    func anyKeyStaysInsideThePluginsSpace(_ key: String) throws {
+        let data = try TemporaryDirectory()
+        let host = PluginHost(configuration: .init(dataDirectory: data.path))
+        let a = try #require(host.storage(for: "fixture.a"))
+        let b = try #require(host.storage(for: "fixture.b"))
+        try a.set("from a", for: key)
+        try b.set("from b", for: key)
+        #expect(try a.string(for: key) == "from a")
+        #expect(try b.string(for: key) == "from b")
+        #expect(try a.keys() == [key])
+        // Nothing was written outside the two plugin directories.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: data.path).sorted() == ["fixture.a", "fixture.b"])
+        try a.removeValue(for: key)
+        #expect(try a.string(for: key) == nil)
+        #expect(try b.string(for: key) == "from b")
+    }
+
+    @Test func tooLongAndEmptyKeysAreRefusedAndLoseNothing() throws {
+        let data = try TemporaryDirectory()
+        let store = try #require(PluginHost(configuration: .init(dataDirectory: data.path)).storage(for: "fixture.a"))
+        try store.set("kept", for: "k")
+        #expect(throws: StorageError.self) { try store.set("x", for: String(repeating: "k", count: 121)) }
+        #expect(throws: StorageError.self) { try store.set("x", for: "") }
+        do {
+            try store.set("x", for: String(repeating: "é", count: 100))
+            Issue.record("expected invalidKey")
+        } catch {
+            #expect(error.code == "storage-invalid-key")
+            #expect(error.description.contains("limited to 120 UTF-8 bytes, this one has 200"))
+        }
+        #expect(try store.string(for: "k") == "kept")
+    }
+
+    @Test func anUnwritableDataDirectoryIsATypedErrorAndOldDataSurvives() throws {
+        let data = try TemporaryDirectory()
+        // A regular file where a directory should be: not writable even for root.
+        try data.write(Data("x".utf8), as: "blocker")
+        let store = try #require(PluginHost(configuration: .init(dataDirectory: data.file("blocker"))).storage(for: "fixture.a"))
+        do {
+            try store.set("v", for: "k")
+            Issue.record("expected notWritable")
+        } catch {
+            #expect(error.code == "storage-not-writable")
+            #expect(error.description.contains(data.file("blocker")))
+        }
+        #expect(try String(contentsOfFile: data.file("blocker"), encoding: .utf8) == "x")
+    }
+
+    @Test func storageSurvivesANewHost() throws {
+        let data = try TemporaryDirectory()
+        try #require(PluginHost(configuration: .init(dataDirectory: data.path)).storage(for: "fixture.a")).set("1", for: "n")
+        #expect(try #require(PluginHost(configuration: .init(dataDirectory: data.path)).storage(for: "fixture.a")).string(for: "n") == "1")
+    }
+
+    /// A real writer process killed at random points: the value is always
+    /// a whole old or new value, never torn.
+    @Test func aWriterKilledMidWriteLeavesAWholeValue() throws {
+        let data = try TemporaryDirectory()
+        let writer = try Fixtures.executable("plugboard-storage-writer")
+        var seenValues = 0
+        for round in 0..<12 {
+            let process = Process()
+            process.executableURL = writer
+            process.arguments = [data.path]
+            try process.run()
+            usleep(UInt32(20_000 + (round * 7_919) % 60_000))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let store = try #require(PluginHost(configuration: .init(dataDirectory: data.path)).storage(for: "fixture.writer"))
+            guard let value = try store.value(for: "value") else { continue }
+            seenValues += 1
+            #expect(value.count == 1 << 20, "round \(round): torn length \(value.count)")
+            #expect(value.allSatisfy { $0 == value[0] } && (value[0] == 65 || value[0] == 66), "round \(round): mixed bytes")
+        }
+        #expect(seenValues > 0, "the writer never completed a write")
+    }
+}
