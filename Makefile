@@ -55,8 +55,15 @@ test: fixtures examples
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
-bench:
-	@echo "(benchmarks are added with the bench target sources)"
+# Good plugins with distinct ids: the loading benchmark loads all of them.
+BENCH_PLUGINS = $(addprefix Tests/Fixtures/.build/debug/lib,$(addsuffix .so,Alpha Beta Gamma ProbeA ProbeB RouteOwnerA RouteOwnerB Undeclared)) \
+	$(addprefix $(PLUGINS_DIR)/lib,$(addsuffix .so,$(EXAMPLES)))
+
+bench: fixtures examples
+	$(SWIFT) build -c release --product plugboard-bench
+	$(CC) -O2 -o .build/dlopen-baseline bench/dlopen_baseline.c -ldl \
+		-Wl,--no-as-needed -L.build/release -l:libPlugboard.so -Wl,-rpath,$(CURDIR)/.build/release
+	.build/release/plugboard-bench --baseline .build/dlopen-baseline --plugins $(BENCH_PLUGINS)
 
 clean:
 	rm -rf .build SDK/.build Plugins/*/.build Tests/*/.build

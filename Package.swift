@@ -25,6 +25,8 @@ let package = Package(
         .target(name: "CPlugboardHost"),
         .target(name: "PlugboardHost", dependencies: [sdk, "CPlugboardHost"], swiftSettings: strict),
         .executableTarget(name: "plugboard", dependencies: ["PlugboardHost", sdk], swiftSettings: strict),
+        // `make bench`: benchmarks against baselines measured in the same run.
+        .executableTarget(name: "plugboard-bench", dependencies: ["PlugboardHost", sdk], swiftSettings: strict),
         // Test support: a process the storage tests kill mid-write.
         .executableTarget(name: "plugboard-storage-writer", dependencies: ["PlugboardHost"], swiftSettings: strict),
         .testTarget(

@@ -39,11 +39,11 @@ extension PluginHost {
         services.routes.routes.map { ($0.pattern, $0.owner) }
     }
 
-    /// Publishes an event as the host (publisher id `host`).
-    @discardableResult
-    public func publish<Event: PluginEvent>(_ event: Event) -> EventDelivery {
-        PluginEventBus(hub: services.events, owner: "host").publish(event)
-    }
+    /// The event bus, for the host itself (publisher and subscriber id `host`).
+    public var events: any EventBus { PluginEventBus(hub: services.events, owner: "host") }
+
+    /// The router, for the host itself (routes it registers are owned by `host`).
+    public var router: any Router { PluginRouter(table: services.routes, owner: "host", report: services.report) }
 }
 
 extension PluginHost {

@@ -16,10 +16,11 @@ final class EventHub: Sendable {
         let id: Int
         let owner: String
         let event: String
-        let handler: @Sendable ([UInt8]) throws -> Void
+        let handler: @Sendable (EventPayload) throws -> Void
     }
 
-    private let subscribers = Mutex<(next: Int, list: [Subscriber])>((0, []))
+    /// Subscribers by event name, in subscription order.
+    private let subscribers = Mutex<(next: Int, byEvent: [String: [Subscriber]])>((0, [:]))
     private let report: @Sendable (HostDiagnostic) -> Void
 
     @TaskLocal private static var chain: [String] = []
@@ -28,23 +29,26 @@ final class EventHub: Sendable {
         self.report = report
     }
 
-    func subscribe(owner: String, event: String, handler: @escaping @Sendable ([UInt8]) throws -> Void) -> EventSubscription {
+    func subscribe(owner: String, event: String, handler: @escaping @Sendable (EventPayload) throws -> Void) -> EventSubscription {
         let id = subscribers.withLock { state in
             state.next += 1
-            state.list.append(Subscriber(id: state.next, owner: owner, event: event, handler: handler))
+            state.byEvent[event, default: []].append(Subscriber(id: state.next, owner: owner, event: event, handler: handler))
             return state.next
         }
         return EventSubscription { [weak self] in
-            self?.subscribers.withLock { $0.list.removeAll { $0.id == id } }
+            self?.subscribers.withLock { $0.byEvent[event]?.removeAll { $0.id == id } }
         }
     }
 
     /// Drops every subscription of `owner` (when it is deactivated).
     func removeAll(owner: String) {
-        subscribers.withLock { $0.list.removeAll { $0.owner == owner } }
+        subscribers.withLock { state in
+            for event in state.byEvent.keys { state.byEvent[event]!.removeAll { $0.owner == owner } }
+        }
     }
 
-    func publish(_ event: String, payload: [UInt8], from publisher: String) -> EventDelivery {
+    func publish(_ payload: EventPayload, from publisher: String) -> EventDelivery {
+        let event = payload.name
         let chain = Self.chain
         if chain.contains(event) || chain.count >= Self.maximumDepth {
             let cycle = chain + [event]
@@ -53,7 +57,7 @@ final class EventHub: Sendable {
                 plugin: publisher))
             return EventDelivery(event: event, delivered: 0, failures: [], cycle: cycle)
         }
-        let targets = subscribers.withLock { $0.list.filter { $0.event == event } }
+        let targets = subscribers.withLock { $0.byEvent[event] ?? [] }
         var delivered = 0
         var failures: [String] = []
         Self.$chain.withValue(chain + [event]) {
@@ -78,12 +82,12 @@ struct PluginEventBus: EventBus {
     let owner: String
 
     @discardableResult
-    func publish(name: String, payload: [UInt8]) -> EventDelivery {
-        hub.publish(name, payload: payload, from: owner)
+    func publish(_ event: EventPayload) -> EventDelivery {
+        hub.publish(event, from: owner)
     }
 
     @discardableResult
-    func subscribe(to name: String, _ handler: @escaping @Sendable ([UInt8]) throws -> Void) -> EventSubscription {
+    func subscribe(to name: String, _ handler: @escaping @Sendable (EventPayload) throws -> Void) -> EventSubscription {
         hub.subscribe(owner: owner, event: name, handler: handler)
     }
 }

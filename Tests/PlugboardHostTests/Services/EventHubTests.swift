@@ -53,15 +53,15 @@ import Testing
         let hub = EventHub(report: diagnostics.append)
         let a = PluginEventBus(hub: hub, owner: "a"), b = PluginEventBus(hub: hub, owner: "b")
         let count = Mutex(0)
-        a.subscribe(to: "x") { _ in count.withLock { $0 += 1 }; b.publish(name: "y", payload: []) }
-        b.subscribe(to: "y") { _ in a.publish(name: "x", payload: []) }
-        let delivery = a.publish(name: "x", payload: [])
+        a.subscribe(to: "x") { _ in count.withLock { $0 += 1 }; b.publish(EventPayload(name: "y", json: [])) }
+        b.subscribe(to: "y") { _ in a.publish(EventPayload(name: "x", json: [])) }
+        let delivery = a.publish(EventPayload(name: "x", json: []))
         #expect(delivery.delivered == 1)
         #expect(count.withLock { $0 } == 1, "x was delivered once, the re-publish stopped")
         let cycle = diagnostics.all.first { $0.code == "event-cycle" }
         #expect(cycle?.message.contains("x → y → x") == true)
         // A later, separate publish is delivered again.
-        a.publish(name: "x", payload: [])
+        a.publish(EventPayload(name: "x", json: []))
         #expect(count.withLock { $0 } == 2)
     }
 
@@ -72,7 +72,7 @@ import Testing
         PluginEventBus(hub: hub, owner: "b").subscribe(to: "e") { _ in log.add("b") }
         subscription.cancel()
         hub.removeAll(owner: "b")
-        #expect(PluginEventBus(hub: hub, owner: "p").publish(name: "e", payload: []).delivered == 0)
+        #expect(PluginEventBus(hub: hub, owner: "p").publish(EventPayload(name: "e", json: [])).delivered == 0)
         #expect(log.all.isEmpty)
     }
 

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// An event one plugin publishes and others receive, without importing each
 /// other: the event travels as JSON under its ``name``, and each subscriber
 /// decodes it into its own type with the same name and shape.
@@ -15,38 +17,84 @@ public protocol PluginEvent: Codable, Sendable {
 
 /// Publishing and subscribing through the host.
 ///
-/// Delivery is synchronous: ``publish(name:payload:)`` returns after every
-/// subscriber ran, on the publishing thread, in the order they subscribed.
-/// A handler that throws (or cannot decode the event) is reported and the
-/// others still run. A handler that publishes an event already being
-/// delivered in the same chain (A → B → A) is a cycle: that publish is not
-/// delivered, and the cycle is reported.
+/// Delivery is synchronous: ``publish(_:)`` returns after every subscriber
+/// ran, on the publishing thread, in the order they subscribed. A handler that
+/// throws (or cannot decode the event) is reported and the others still run.
+/// A handler that publishes an event already being delivered in the same
+/// chain (A → B → A) is a cycle: that publish is not delivered, and the cycle
+/// is reported.
 public protocol EventBus: Sendable {
-    /// Delivers raw JSON `payload` under `name` to every subscriber.
+    /// Delivers `event` to every subscriber of its name.
     @discardableResult
-    func publish(name: String, payload: [UInt8]) -> EventDelivery
-    /// Calls `handler` with the raw JSON of every event named `name`.
+    func publish(_ event: EventPayload) -> EventDelivery
+    /// Calls `handler` with every event named `name`.
     @discardableResult
-    func subscribe(to name: String, _ handler: @escaping @Sendable ([UInt8]) throws -> Void) -> EventSubscription
+    func subscribe(to name: String, _ handler: @escaping @Sendable (EventPayload) throws -> Void) -> EventSubscription
 }
 
 extension EventBus {
     /// Publishes a typed event.
     @discardableResult
     public func publish<Event: PluginEvent>(_ event: Event) -> EventDelivery {
-        do {
-            return publish(name: Event.name, payload: try JSONCoding.encode(event))
-        } catch {
-            return EventDelivery(event: Event.name, delivered: 0, failures: ["cannot encode \(Event.name): \(error)"], cycle: nil)
-        }
+        publish(EventPayload(event))
     }
 
-    /// Subscribes to a typed event.
+    /// Subscribes to a typed event. A subscriber of the very same Swift type
+    /// as the publisher gets the value as is; any other decodes the JSON.
     @discardableResult
     public func subscribe<Event: PluginEvent>(
         _ type: Event.Type, _ handler: @escaping @Sendable (Event) throws -> Void
     ) -> EventSubscription {
-        subscribe(to: Event.name) { payload in try handler(try JSONCoding.decode(Event.self, from: payload)) }
+        subscribe(to: Event.name) { payload in try handler(try payload.decode(Event.self)) }
+    }
+}
+
+/// One published event: its name, and its content as JSON (encoded at most
+/// once, and only if a subscriber needs it).
+public final class EventPayload: Sendable {
+    public let name: String
+    private let value: (any Sendable)?
+    private let encoded: Mutex<Result<[UInt8], EncodingFailure>?>
+    private let encode: @Sendable () throws -> [UInt8]
+
+    /// An event carrying a typed value.
+    public init<Event: PluginEvent>(_ event: Event) {
+        name = Event.name
+        value = event
+        encoded = Mutex(nil)
+        encode = { try JSONCoding.encode(event) }
+    }
+
+    /// An event carrying raw JSON.
+    public init(name: String, json: [UInt8]) {
+        self.name = name
+        value = nil
+        encoded = Mutex(.success(json))
+        encode = { json }
+    }
+
+    /// The event as JSON.
+    public func json() throws -> [UInt8] {
+        let result = encoded.withLock { cached in
+            if let cached { return cached }
+            let fresh: Result<[UInt8], EncodingFailure>
+            do { fresh = .success(try encode()) } catch { fresh = .failure(EncodingFailure(message: "\(error)")) }
+            cached = fresh
+            return fresh
+        }
+        return try result.get()
+    }
+
+    /// The event as `Event`: the value itself when it has that very type,
+    /// otherwise decoded from JSON (throws if the shapes differ).
+    public func decode<Event: PluginEvent>(_ type: Event.Type) throws -> Event {
+        if let event = value as? Event { return event }
+        return try JSONCoding.decode(type, from: try json())
+    }
+
+    struct EncodingFailure: Error, CustomStringConvertible {
+        let message: String
+        var description: String { message }
     }
 }
 
