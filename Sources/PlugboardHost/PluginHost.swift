@@ -177,7 +177,7 @@ public final class PluginHost: Sendable {
         registry.replaceProviders(of: Set(live.map(\.id)), with: [])
         for plugin in live.reversed() {
             plugin.instance.deactivate()
-            services.retire(plugin.id)
+            services.retire(plugin.id, generation: plugin.generation)
         }
     }
 

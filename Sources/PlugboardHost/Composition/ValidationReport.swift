@@ -40,10 +40,10 @@ extension PluginHost {
     }
 
     /// The event bus, for the host itself (publisher and subscriber id `host`).
-    public var events: any EventBus { PluginEventBus(hub: services.events, owner: "host") }
+    public var events: any EventBus { PluginEventBus(hub: services.events, owner: .host) }
 
     /// The router, for the host itself (routes it registers are owned by `host`).
-    public var router: any Router { PluginRouter(table: services.routes, owner: "host", report: services.report) }
+    public var router: any Router { PluginRouter(table: services.routes, owner: .host, report: services.report) }
 }
 
 extension PluginHost {

@@ -14,7 +14,7 @@ final class EventHub: Sendable {
 
     private struct Subscriber: Sendable {
         let id: Int
-        let owner: String
+        let owner: ServiceOwner
         let event: String
         let handler: @Sendable (EventPayload) throws -> Void
     }
@@ -29,7 +29,7 @@ final class EventHub: Sendable {
         self.report = report
     }
 
-    func subscribe(owner: String, event: String, handler: @escaping @Sendable (EventPayload) throws -> Void) -> EventSubscription {
+    func subscribe(owner: ServiceOwner, event: String, handler: @escaping @Sendable (EventPayload) throws -> Void) -> EventSubscription {
         let id = subscribers.withLock { state in
             state.next += 1
             state.byEvent[event, default: []].append(Subscriber(id: state.next, owner: owner, event: event, handler: handler))
@@ -40,21 +40,21 @@ final class EventHub: Sendable {
         }
     }
 
-    /// Drops every subscription of `owner` (when it is deactivated).
-    func removeAll(owner: String) {
+    /// Drops every subscription of one generation of a plugin (when it is deactivated).
+    func removeAll(owner: ServiceOwner) {
         subscribers.withLock { state in
             for event in state.byEvent.keys { state.byEvent[event]!.removeAll { $0.owner == owner } }
         }
     }
 
-    func publish(_ payload: EventPayload, from publisher: String) -> EventDelivery {
+    func publish(_ payload: EventPayload, from publisher: ServiceOwner) -> EventDelivery {
         let event = payload.name
         let chain = Self.chain
         if chain.contains(event) || chain.count >= Self.maximumDepth {
             let cycle = chain + [event]
             report(HostDiagnostic(.error, code: "event-cycle",
-                message: "event cycle stopped: \(cycle.joined(separator: " → ")) (published by \(publisher)); the last publish was not delivered",
-                plugin: publisher))
+                message: "event cycle stopped: \(cycle.joined(separator: " → ")) (published by \(publisher.pluginID)); the last publish was not delivered",
+                plugin: publisher.pluginID))
             return EventDelivery(event: event, delivered: 0, failures: [], cycle: cycle)
         }
         let targets = subscribers.withLock { $0.byEvent[event] ?? [] }
@@ -66,9 +66,9 @@ final class EventHub: Sendable {
                     try subscriber.handler(payload)
                     delivered += 1
                 } catch {
-                    let message = "\(subscriber.owner) failed to handle \(event): \(error)"
+                    let message = "\(subscriber.owner.pluginID) failed to handle \(event): \(error)"
                     failures.append(message)
-                    report(HostDiagnostic(.error, code: "event-handler-failed", message: message, plugin: subscriber.owner))
+                    report(HostDiagnostic(.error, code: "event-handler-failed", message: message, plugin: subscriber.owner.pluginID))
                 }
             }
         }
@@ -79,7 +79,7 @@ final class EventHub: Sendable {
 /// The ``EventBus`` a plugin receives: the hub, labelled with the plugin.
 struct PluginEventBus: EventBus {
     let hub: EventHub
-    let owner: String
+    let owner: ServiceOwner
 
     @discardableResult
     func publish(_ event: EventPayload) -> EventDelivery {
@@ -90,4 +90,13 @@ struct PluginEventBus: EventBus {
     func subscribe(to name: String, _ handler: @escaping @Sendable (EventPayload) throws -> Void) -> EventSubscription {
         hub.subscribe(owner: owner, event: name, handler: handler)
     }
+}
+
+/// Who registered a subscription or a route: a plugin, and which of its
+/// generations (hot reload stages a new generation beside the live one).
+struct ServiceOwner: Sendable, Hashable {
+    let pluginID: String
+    var generation = 1
+
+    static let host = ServiceOwner(pluginID: "host")
 }

@@ -31,8 +31,9 @@ final class HostServices: Sendable {
 
     /// The context for a plugin: the services it declared, minus those the
     /// host configuration denies; configuration merged with its defaults.
-    func context(for descriptor: Descriptor, defaults: [String: ConfigValue]) -> PluginContext {
+    func context(for descriptor: Descriptor, defaults: [String: ConfigValue], generation: Int = 1) -> PluginContext {
         let id = descriptor.id
+        let owner = ServiceOwner(pluginID: id, generation: generation)
         let declared = Set(descriptor.services)
         let deniedByConfig = configuration.plugins[id]?.deniedServices ?? []
         var granted: [String: any Sendable] = [:]
@@ -57,9 +58,9 @@ final class HostServices: Sendable {
                 problems.forEach(self.report)
                 granted[service] = MergedConfiguration(values: values)
             case Services.Events.id:
-                granted[service] = PluginEventBus(hub: events, owner: id)
+                granted[service] = PluginEventBus(hub: events, owner: owner)
             case Services.Router.id:
-                granted[service] = PluginRouter(table: routes, owner: id, report: report)
+                granted[service] = PluginRouter(table: routes, owner: owner, report: report)
             default:
                 if let make = custom.withLock({ $0[service] }) { granted[service] = make(id) }
             }
@@ -69,10 +70,11 @@ final class HostServices: Sendable {
             granted: granted, denied: denied)
     }
 
-    /// Ends a plugin's subscriptions and routes (on deactivation).
-    func retire(_ pluginID: String) {
-        events.removeAll(owner: pluginID)
-        routes.removeAll(owner: pluginID)
+    /// Ends the subscriptions and routes of one generation of a plugin.
+    func retire(_ pluginID: String, generation: Int = 1) {
+        let owner = ServiceOwner(pluginID: pluginID, generation: generation)
+        events.removeAll(owner: owner)
+        routes.removeAll(owner: owner)
     }
 }
 

@@ -10,12 +10,15 @@ final class RouteTable: Sendable {
         var literals: [String: Node] = [:]
         /// Child for a `{capture}` segment (its name lives in each route).
         var capture: Node?
-        var route: Route?
+        /// Registrations of this pattern: the last is live. Only generations
+        /// of one plugin stack here (a new one shadows the old until the
+        /// reload commits or rolls back).
+        var routes: [Route] = []
     }
 
     struct Route: Sendable {
         let pattern: String
-        let owner: String
+        let owner: ServiceOwner
         /// Names of the pattern's captures, in order.
         let captureNames: [String]
         let handler: @Sendable (RouteMatch) throws -> RenderedSection
@@ -23,7 +26,7 @@ final class RouteTable: Sendable {
 
     private let root = Mutex(Node())
 
-    func register(_ pattern: String, owner: String, handler: @escaping @Sendable (RouteMatch) throws -> RenderedSection) throws(RouteError) {
+    func register(_ pattern: String, owner: ServiceOwner, handler: @escaping @Sendable (RouteMatch) throws -> RenderedSection) throws(RouteError) {
         let segments = try Self.segments(of: pattern)
         try root.withLock { root throws(RouteError) in
             var node = root
@@ -45,11 +48,11 @@ final class RouteTable: Sendable {
                     node = next
                 }
             }
-            if let existing = node.route {
-                throw .conflict(pattern: pattern, owner: "\(existing.owner) (as '\(existing.pattern)')")
+            if let existing = node.routes.last, existing.owner.pluginID != owner.pluginID || existing.owner == owner {
+                throw .conflict(pattern: pattern, owner: "\(existing.owner.pluginID) (as '\(existing.pattern)')")
             }
             let names = segments.filter { $0.hasPrefix("{") }.map { String($0.dropFirst().dropLast()) }
-            node.route = Route(pattern: pattern, owner: owner, captureNames: names, handler: handler)
+            node.routes.append(Route(pattern: pattern, owner: owner, captureNames: names, handler: handler))
         }
     }
 
@@ -69,11 +72,11 @@ final class RouteTable: Sendable {
         do {
             return try route.handler(match)
         } catch {
-            throw .handlerFailed(path: path, plugin: route.owner, error: "\(error)")
+            throw .handlerFailed(path: path, plugin: route.owner.pluginID, error: "\(error)")
         }
     }
 
-    func removeAll(owner: String) {
+    func removeAll(owner: ServiceOwner) {
         root.withLock { Self.remove(owner, from: $0) }
     }
 
@@ -87,7 +90,7 @@ final class RouteTable: Sendable {
     }
 
     private static func find(_ segments: ArraySlice<String>, in node: Node, _ captures: inout [String]) -> Route? {
-        guard let segment = segments.first else { return node.route }
+        guard let segment = segments.first else { return node.routes.last }
         if let next = node.literals[segment], let route = find(segments.dropFirst(), in: next, &captures) {
             return route
         }
@@ -99,14 +102,14 @@ final class RouteTable: Sendable {
         return nil
     }
 
-    private static func remove(_ owner: String, from node: Node) {
-        if node.route?.owner == owner { node.route = nil }
+    private static func remove(_ owner: ServiceOwner, from node: Node) {
+        node.routes.removeAll { $0.owner == owner }
         for next in node.literals.values { remove(owner, from: next) }
         if let capture = node.capture { remove(owner, from: capture) }
     }
 
     private static func collect(_ node: Node, _ out: inout [(String, String)]) {
-        if let route = node.route { out.append((route.pattern, route.owner)) }
+        if let route = node.routes.last { out.append((route.pattern, route.owner.pluginID)) }
         for next in node.literals.values { collect(next, &out) }
         if let capture = node.capture { collect(capture, &out) }
     }
@@ -130,14 +133,14 @@ final class RouteTable: Sendable {
 /// The ``Router`` a plugin receives: the table, labelled with the plugin.
 struct PluginRouter: Router {
     let table: RouteTable
-    let owner: String
+    let owner: ServiceOwner
     let report: @Sendable (HostDiagnostic) -> Void
 
     func register(_ pattern: String, _ handler: @escaping @Sendable (RouteMatch) throws -> RenderedSection) throws(RouteError) {
         do {
             try table.register(pattern, owner: owner, handler: handler)
         } catch {
-            report(HostDiagnostic(.error, code: error.code, message: error.description, plugin: owner))
+            report(HostDiagnostic(.error, code: error.code, message: error.description, plugin: owner.pluginID))
             throw error
         }
     }

@@ -22,11 +22,11 @@ import Testing
         let log = Log()
         let publisher = pthread_self()
         for name in ["first", "second", "third"] {
-            PluginEventBus(hub: hub, owner: name).subscribe(Ping.self) { event in
+            PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: name)).subscribe(Ping.self) { event in
                 log.add("\(name) \(event.n) \(pthread_equal(pthread_self(), publisher) != 0 ? "same-thread" : "other-thread")")
             }
         }
-        let delivery = PluginEventBus(hub: hub, owner: "pub").publish(Ping(n: 1))
+        let delivery = PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "pub")).publish(Ping(n: 1))
         #expect(delivery == EventDelivery(event: "ping", delivered: 3, failures: [], cycle: nil))
         #expect(log.all == ["first 1 same-thread", "second 1 same-thread", "third 1 same-thread"])
     }
@@ -35,12 +35,12 @@ import Testing
         let diagnostics = DiagnosticLog()
         let hub = EventHub(report: diagnostics.append)
         let log = Log()
-        PluginEventBus(hub: hub, owner: "broken").subscribe(to: "ping") { _ in throw CancellationError() }
+        PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "broken")).subscribe(to: "ping") { _ in throw CancellationError() }
         // Decoding into the wrong shape fails too, for that subscriber only.
         struct Other: PluginEvent { static let name = "ping"; let text: String }
-        PluginEventBus(hub: hub, owner: "mismatch").subscribe(Other.self) { _ in log.add("never") }
-        PluginEventBus(hub: hub, owner: "fine").subscribe(Ping.self) { log.add("fine \($0.n)") }
-        let delivery = PluginEventBus(hub: hub, owner: "pub").publish(Ping(n: 2))
+        PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "mismatch")).subscribe(Other.self) { _ in log.add("never") }
+        PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "fine")).subscribe(Ping.self) { log.add("fine \($0.n)") }
+        let delivery = PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "pub")).publish(Ping(n: 2))
         #expect(delivery.delivered == 1)
         #expect(delivery.failures.count == 2)
         #expect(log.all == ["fine 2"])
@@ -51,7 +51,7 @@ import Testing
     @Test func aHandlerThatRepublishesIsStoppedAsACycleAndReported() {
         let diagnostics = DiagnosticLog()
         let hub = EventHub(report: diagnostics.append)
-        let a = PluginEventBus(hub: hub, owner: "a"), b = PluginEventBus(hub: hub, owner: "b")
+        let a = PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "a")), b = PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "b"))
         let count = Mutex(0)
         a.subscribe(to: "x") { _ in count.withLock { $0 += 1 }; b.publish(EventPayload(name: "y", json: [])) }
         b.subscribe(to: "y") { _ in a.publish(EventPayload(name: "x", json: [])) }
@@ -68,11 +68,11 @@ import Testing
     @Test func cancelledAndRetiredSubscriptionsGetNothing() {
         let hub = EventHub(report: { _ in })
         let log = Log()
-        let subscription = PluginEventBus(hub: hub, owner: "a").subscribe(to: "e") { _ in log.add("a") }
-        PluginEventBus(hub: hub, owner: "b").subscribe(to: "e") { _ in log.add("b") }
+        let subscription = PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "a")).subscribe(to: "e") { _ in log.add("a") }
+        PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "b")).subscribe(to: "e") { _ in log.add("b") }
         subscription.cancel()
-        hub.removeAll(owner: "b")
-        #expect(PluginEventBus(hub: hub, owner: "p").publish(EventPayload(name: "e", json: [])).delivered == 0)
+        hub.removeAll(owner: ServiceOwner(pluginID: "b"))
+        #expect(PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "p")).publish(EventPayload(name: "e", json: [])).delivered == 0)
         #expect(log.all.isEmpty)
     }
 

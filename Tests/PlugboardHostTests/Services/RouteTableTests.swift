@@ -10,9 +10,9 @@ import Testing
 
     @Test func capturesAndLiteralsBeforeCaptures() throws {
         let table = RouteTable()
-        try table.register("/restaurants/{id}", owner: "p1", handler: section("restaurant"))
-        try table.register("/restaurants/new", owner: "p2", handler: section("new"))
-        try table.register("/restaurants/{slug}/menu/{dish}", owner: "p3", handler: section("dish"))
+        try table.register("/restaurants/{id}", owner: ServiceOwner(pluginID: "p1"), handler: section("restaurant"))
+        try table.register("/restaurants/new", owner: ServiceOwner(pluginID: "p2"), handler: section("new"))
+        try table.register("/restaurants/{slug}/menu/{dish}", owner: ServiceOwner(pluginID: "p3"), handler: section("dish"))
         #expect(try table.navigate(to: "/restaurants/42") == RenderedSection(title: "restaurant", lines: ["id=42"]))
         #expect(try table.navigate(to: "/restaurants/new").title == "new")
         #expect(try table.navigate(to: "/restaurants/7/menu/soup/").lines == ["dish=soup", "slug=7"])
@@ -22,18 +22,32 @@ import Testing
 
     @Test func theFirstRegistrationOfAPatternWinsAndTheSecondIsAConflict() throws {
         let table = RouteTable()
-        try table.register("/a/{id}", owner: "first", handler: section("first"))
+        try table.register("/a/{id}", owner: ServiceOwner(pluginID: "first"), handler: section("first"))
         #expect(throws: RouteError.conflict(pattern: "/a/{x}", owner: "first (as '/a/{id}')")) {
-            try table.register("/a/{x}", owner: "second", handler: section("second"))
+            try table.register("/a/{x}", owner: ServiceOwner(pluginID: "second"), handler: section("second"))
         }
         #expect(try table.navigate(to: "/a/1").title == "first")
-        table.removeAll(owner: "first")
+        table.removeAll(owner: ServiceOwner(pluginID: "first"))
         #expect(throws: RouteError.notFound(path: "/a/1")) { try table.navigate(to: "/a/1") }
+    }
+
+    @Test func aNewGenerationShadowsTheOldUntilOneIsRetired() throws {
+        let table = RouteTable()
+        let old = ServiceOwner(pluginID: "p", generation: 1), new = ServiceOwner(pluginID: "p", generation: 2)
+        try table.register("/x", owner: old, handler: section("old"))
+        try table.register("/x", owner: new, handler: section("new"))
+        #expect(try table.navigate(to: "/x").title == "new")
+        table.removeAll(owner: new)  // rollback
+        #expect(try table.navigate(to: "/x").title == "old")
+        try table.register("/x", owner: new, handler: section("new"))
+        table.removeAll(owner: old)  // commit
+        #expect(try table.navigate(to: "/x").title == "new")
+        #expect(throws: RouteError.self) { try table.register("/x", owner: new, handler: section("again")) }
     }
 
     @Test(arguments: ["no-slash", "/a/{id", "/a/x{id}", "/a/{}", "/a/{id}/{id}"])
     func invalidPatternsAreRefused(_ pattern: String) {
-        #expect(throws: RouteError.self) { try RouteTable().register(pattern, owner: "p", handler: section("x")) }
+        #expect(throws: RouteError.self) { try RouteTable().register(pattern, owner: ServiceOwner(pluginID: "p"), handler: section("x")) }
     }
 
     @Test func twoRealPluginsClaimingOneRouteAreReportedAndTheFirstByFileNameWins() throws {
