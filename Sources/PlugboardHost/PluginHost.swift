@@ -30,17 +30,21 @@ public final class PluginHost: Sendable {
         public var dataDirectory: String?
         /// Where plugin log messages go.
         public var logSink: LogSink
+        /// Where hot reload copies each generation (default: a per-process
+        /// directory under the system temp directory).
+        public var generationsDirectory: String?
 
         public init(
             pluginsDirectory: String? = nil, disabledPlugins: [String: String] = [:],
             settings: HostConfiguration = HostConfiguration(), dataDirectory: String? = nil,
-            logSink: LogSink = .standardError
+            logSink: LogSink = .standardError, generationsDirectory: String? = nil
         ) {
             self.pluginsDirectory = pluginsDirectory
             self.disabledPlugins = disabledPlugins
             self.settings = settings
             self.dataDirectory = dataDirectory
             self.logSink = logSink
+            self.generationsDirectory = generationsDirectory
         }
 
         /// Every disabled id with its source: ``disabledPlugins`` and
@@ -58,9 +62,12 @@ public final class PluginHost: Sendable {
     public let registry = ExtensionRegistry()
     public let configuration: Configuration
     let environment = HostEnvironment.current
-    private let state = Mutex(State())
+    let state = Mutex(State())
+    /// Serialises reloads (see ``reload(_:from:verifier:)``).
+    let reloads = Mutex(())
+    let generationFiles: GenerationFiles
 
-    private struct State {
+    struct State {
         var records: [PluginRecord] = []
         /// In activation order.
         var live: [LivePlugin] = []
@@ -70,6 +77,7 @@ public final class PluginHost: Sendable {
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        self.generationFiles = GenerationFiles(directory: configuration.generationsDirectory)
         self.services = HostServices(
             configuration: configuration.settings, dataDirectory: configuration.dataDirectory,
             logSink: configuration.logSink)
@@ -111,6 +119,19 @@ public final class PluginHost: Sendable {
                 file: configuration.settings.file, keyPath: "plugins.\(id)"))
         }
         return records
+    }
+
+    /// Loads a plugin you intend to hot-reload: from a private copy (see
+    /// ``reload(_:from:verifier:)``), so rebuilding `file` never touches the
+    /// mapped image. The record shows `file` as its path.
+    @discardableResult
+    public func load(reloadable file: String) -> PluginRecord {
+        let absolute = PluginDirectory.absolutePath(file)
+        var candidate = PluginDirectory.candidate(at: absolute)
+        if candidate.problem == nil, let copy = try? generationFiles.copy(absolute, pluginID: "plugin", generation: 1) {
+            candidate = PluginCandidate(path: absolute, resolvedPath: copy, problem: nil)
+        }
+        return load([candidate])[0]
     }
 
     /// Loads specific files (absolute or relative paths).
@@ -185,7 +206,7 @@ public final class PluginHost: Sendable {
 
     /// Rejects a plugin that provides a declared interface at an incompatible
     /// version; warns about interfaces the host does not declare.
-    private func checkInterfaces(_ descriptor: Descriptor, _ record: inout PluginRecord) -> Bool {
+    func checkInterfaces(_ descriptor: Descriptor, _ record: inout PluginRecord) -> Bool {
         for interface in descriptor.provides {
             guard let point = registry.declaredPoint(for: interface.id) else {
                 record.warnings.append("provides \(interface), which this host does not declare; ignored")

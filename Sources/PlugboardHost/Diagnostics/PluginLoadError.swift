@@ -37,6 +37,10 @@ public enum PluginLoadError: Error, Sendable, Equatable {
     case providerTypeMismatch(path: String, id: String, interface: String, expected: String, found: String)
     case missingProvider(path: String, id: String, interface: String)
     case disabled(path: String, id: String, source: String)
+    // Hot reload.
+    case verificationCrashed(path: String, detail: String)
+    case reloadIDMismatch(path: String, expected: String, found: String)
+    case notLoaded(path: String, id: String)
 
     /// The status a plugin with this error gets.
     public var status: PluginStatus {
@@ -77,6 +81,9 @@ public enum PluginLoadError: Error, Sendable, Equatable {
         case .providerTypeMismatch: "provider-type-mismatch"
         case .missingProvider: "missing-provider"
         case .disabled: "disabled"
+        case .verificationCrashed: "verify-crashed"
+        case .reloadIDMismatch: "reload-id-mismatch"
+        case .notLoaded: "not-loaded"
         }
     }
 
@@ -91,7 +98,8 @@ public enum PluginLoadError: Error, Sendable, Equatable {
              let .badMagic(path, _), let .unsupportedLayout(path, _, _), let .invalidDescriptor(path, _),
              let .sdkDuplicated(path, _, _), let .interfaceVersion(path, _, _, _), let .duplicateID(path, _, _),
              let .initFailed(path, _, _), let .activateFailed(path, _, _),
-             let .providerTypeMismatch(path, _, _, _, _), let .missingProvider(path, _, _), let .disabled(path, _, _):
+             let .providerTypeMismatch(path, _, _, _, _), let .missingProvider(path, _, _), let .disabled(path, _, _),
+             let .verificationCrashed(path, _), let .reloadIDMismatch(path, _, _), let .notLoaded(path, _):
             path
         }
     }
@@ -153,6 +161,12 @@ public enum PluginLoadError: Error, Sendable, Equatable {
             "plugin \(id) declares \(interface) in `provides:` but `contributions()` has no provider for it"
         case let .disabled(_, id, source):
             "plugin \(id) is disabled by \(source)"
+        case let .verificationCrashed(_, detail):
+            "crashed while being verified in a child process (\(detail)); the running version was kept"
+        case let .reloadIDMismatch(_, expected, found):
+            "is plugin \(found), not \(expected); a reload must keep the plugin id"
+        case let .notLoaded(_, id):
+            "plugin \(id) is not active in this host; load it before reloading it"
         }
     }
 

@@ -8,7 +8,7 @@ enum Activation {
     /// and released, and the error says what happened.
     static func start(
         _ image: LoadedImage, path: String, generation: Int, context: PluginContext,
-        registry: ExtensionRegistry
+        registry: ExtensionRegistry, beforeActivate: (any Plugin) -> Void = { _ in }
     ) -> Result<LivePlugin, PluginLoadError> {
         let descriptor = image.descriptor
         let instance: any Plugin
@@ -17,6 +17,7 @@ enum Activation {
         } catch {
             return .failure(.initFailed(path: path, id: descriptor.id, error: describe(error)))
         }
+        beforeActivate(instance)
         do {
             try instance.activate()
         } catch {

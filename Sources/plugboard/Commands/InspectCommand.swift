@@ -11,11 +11,17 @@ enum InspectCommand: CLICommand {
         loaded (architecture, toolchain, SDK ABI, linked libraries), what its descriptor says, and \
         the outcome. Exits 0 if the plugin loads and activates, 1 if not, 2 on wrong usage.
         """,
-        options: [CommandSpec.json],
+        options: [
+            CommandSpec.json,
+            .init(long: "--config", short: "-c", valueName: "file", help: "Host configuration (JSON) to load the plugin with."),
+            .init(long: "--data", valueName: "dir", help: "Data directory for plugin storage (default: none, storage is denied)."),
+        ],
         positionals: [.init(name: "file", help: "The plugin .so file.")])
 
     static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32 {
-        let host = PluginHost()
+        let host = PluginHost(configuration: .init(
+            settings: arguments.value("--config").map(HostConfiguration.load(from:)) ?? HostConfiguration(),
+            dataDirectory: arguments.value("--data")))
         host.declareStandardExtensionPoints()
         let record = host.load(files: [arguments.positionals[0]])[0]
         defer { host.shutdown() }

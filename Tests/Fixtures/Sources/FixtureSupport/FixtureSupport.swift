@@ -1,6 +1,7 @@
 // Shared by the fixtures (linked statically into each; no type crosses images).
 import CPlugboard
 import Plugboard
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -118,3 +119,71 @@ public final class ServiceProbe<Name: FixtureName>: Plugin {
 
 /// The services every probe declares (events deliberately left out).
 public let probeServices = [Services.Logging.id, Services.Storage.id, Services.Configuration.id]
+
+/// A plugin built in several versions under one id, for reload tests.
+/// Its command `reloadable` answers "<version> call <n>", where n counts
+/// calls since the host started (kept across reloads via ReloadableState).
+public protocol ReloadVariant {
+    static var version: String { get }
+    static var failActivate: Bool { get }
+    static var crashInInit: Bool { get }
+}
+
+extension ReloadVariant {
+    public static var failActivate: Bool { false }
+    public static var crashInInit: Bool { false }
+}
+
+public final class Reloadable<Variant: ReloadVariant>: Plugin, ReloadableState {
+    let calls = Mutex(0)
+
+    public init(context: PluginContext) throws {
+        if Variant.crashInInit { fatalError("crashing on purpose while being created") }
+    }
+
+    public func activate() throws {
+        if Variant.failActivate { throw FixtureError(message: "activate refused on purpose") }
+    }
+
+    public func contributions() -> [Contribution] { [.provider(ReloadableCommand(plugin: self), for: Commands.self)] }
+
+    public struct State: Codable { public var calls: Int }
+    public func saveState() -> State { State(calls: calls.withLock { $0 }) }
+    public func restoreState(_ state: State) { calls.withLock { $0 = state.calls } }
+
+    func call() -> String {
+        let n = calls.withLock { value in
+            value += 1
+            return value
+        }
+        return "\(Variant.version) call \(n)"
+    }
+
+    struct ReloadableCommand: Command {
+        let plugin: Reloadable
+        var name: String { "reloadable" }
+        var summary: String { "answers with its version" }
+        func run(arguments: [String]) throws -> String { plugin.call() }
+    }
+}
+
+/// Same id, a State of another shape: the old state cannot be decoded.
+public final class ReshapedState: Plugin, ReloadableState {
+    let label = Mutex("fresh")
+    public init(context: PluginContext) throws {}
+    public func contributions() -> [Contribution] { [.provider(Answer(plugin: self), for: Commands.self)] }
+    public struct State: Codable { public var label: String }
+    public func saveState() -> State { State(label: label.withLock { $0 }) }
+    public func restoreState(_ state: State) { label.withLock { $0 = state.label } }
+
+    struct Answer: Command {
+        let plugin: ReshapedState
+        var name: String { "reloadable" }
+        var summary: String { "reshaped" }
+        func run(arguments: [String]) throws -> String { "reshaped \(plugin.label.withLock { $0 })" }
+    }
+}
+
+public func reloadableDescriptor<P: Plugin>(_ type: P.Type) -> UnsafeRawPointer {
+    PluginExport.descriptor(for: type, id: "fixture.reloadable", version: "1.0.0", provides: [Commands.interface])
+}

@@ -1,0 +1,83 @@
+import Foundation
+
+/// Builds a plugin package with SwiftPM and finds the `.so` it produces.
+public struct PackageBuilder: Sendable {
+    public struct Build: Sendable {
+        public let succeeded: Bool
+        /// The compiler's diagnostics (`error:` and `warning:` lines with their context).
+        public let diagnostics: [String]
+        /// Everything `swift build` printed.
+        public let output: String
+        public let milliseconds: Double
+    }
+
+    public enum Failure: Error, Sendable, CustomStringConvertible {
+        case notAPackage(String)
+        case noDynamicLibrary(String)
+        case swiftFailed(String)
+
+        public var description: String {
+            switch self {
+            case let .notAPackage(path): "\(path): no Package.swift; `plugboard dev` takes the directory of a plugin package"
+            case let .noDynamicLibrary(path): "\(path): the package has no `.library(type: .dynamic)` product; a plugin must vend one"
+            case let .swiftFailed(message): "swift package failed: \(message)"
+            }
+        }
+    }
+
+    public let packageDirectory: String
+    public let product: String
+    public let swift: String
+
+    /// Reads the package's manifest to find its dynamic library product.
+    public init(packageDirectory: String, swift: String = "swift") throws(Failure) {
+        let directory = PluginDirectory.absolutePath(packageDirectory)
+        guard FileManager.default.fileExists(atPath: directory + "/Package.swift") else { throw .notAPackage(directory) }
+        self.packageDirectory = directory
+        self.swift = swift
+        let dump = Self.run(swift, ["package", "--package-path", directory, "dump-package"])
+        guard dump.status == 0, let json = try? JSONSerialization.jsonObject(with: Data(dump.output.utf8)) as? [String: Any] else {
+            throw .swiftFailed(dump.output.split(separator: "\n").suffix(3).joined(separator: " | "))
+        }
+        let products = json["products"] as? [[String: Any]] ?? []
+        let dynamic = products.first { product in
+            guard let type = product["type"] as? [String: Any], let library = type["library"] as? [String] else { return false }
+            return library.contains("dynamic")
+        }
+        guard let name = dynamic?["name"] as? String else { throw .noDynamicLibrary(directory) }
+        product = name
+    }
+
+    /// The built library.
+    public var libraryPath: String { "\(packageDirectory)/.build/debug/lib\(product).so" }
+
+    /// Runs an (incremental) `swift build` of the product.
+    public func build() -> Build {
+        let start = ContinuousClock.now
+        let result = Self.run(swift, ["build", "--package-path", packageDirectory, "--product", product])
+        let elapsed = ContinuousClock.now - start
+        let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        var diagnostics: [String] = []
+        for (index, line) in lines.enumerated() where line.contains("error:") || line.contains("warning:") {
+            // The diagnostic line and the source excerpt after it.
+            diagnostics.append(line)
+            diagnostics += lines[(index + 1)..<min(lines.count, index + 4)].filter { $0.contains("|") }
+        }
+        return Build(
+            succeeded: result.status == 0, diagnostics: diagnostics, output: result.output,
+            milliseconds: Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
+    }
+
+    static func run(_ executable: String, _ arguments: [String]) -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [executable] + arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        do { try process.run() } catch { return (127, "\(error)") }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+}

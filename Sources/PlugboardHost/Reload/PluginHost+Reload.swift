@@ -1,0 +1,121 @@
+import Foundation
+@_spi(PlugboardHost) import Plugboard
+
+extension PluginHost {
+    /// Replaces a live plugin with a new build of it, without restarting.
+    ///
+    /// Steps, timed in the outcome: **verify** (optionally run the build in a
+    /// child process: a crash there costs nothing), **load** (copy to a unique
+    /// file, every check of a first load, create the new generation with the
+    /// old one's state, activate it), **switch** (publish its providers in
+    /// one registry update, then deactivate and release the old generation).
+    ///
+    /// Failure never costs the working version: a rejected build or a new
+    /// generation that throws leaves the old generation live with its state.
+    /// The old image stays mapped (Swift images cannot be unloaded); each
+    /// generation adds ``ReloadOutcome/addedMemory``.
+    ///
+    /// Calls already running on the old generation finish there; calls that
+    /// read the registry after the switch reach the new one. `deactivate()` of
+    /// the old generation runs right after the switch, so it must not break
+    /// what an in-flight call may still use. Reloads are serialised.
+    public func reload(_ pluginID: String, from file: String, verifier: ChildVerifier? = nil) -> ReloadOutcome {
+        reloads.withLock { _ in reloadLocked(pluginID, from: PluginDirectory.absolutePath(file), verifier: verifier) }
+    }
+
+    private func reloadLocked(_ id: String, from file: String, verifier: ChildVerifier?) -> ReloadOutcome {
+        var timings = ReloadOutcome.Timings()
+        var clock = ContinuousClock.now
+        func lap() -> Double {
+            let now = ContinuousClock.now
+            defer { clock = now }
+            let elapsed = now - clock
+            return Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        }
+        guard let old = state.withLock({ $0.live.first { $0.id == id } }) else {
+            return ReloadOutcome(pluginID: id, result: .rejected(.notLoaded(path: file, id: id)), generation: 0,
+                                 timings: timings, stateNote: nil, addedMemory: 0)
+        }
+        func outcome(_ result: ReloadOutcome.Result, generation: Int? = nil, note: String? = nil, memory: Int = 0) -> ReloadOutcome {
+            ReloadOutcome(pluginID: id, result: result, generation: generation ?? old.generation,
+                          timings: timings, stateNote: note, addedMemory: memory)
+        }
+
+        // Verify.
+        let candidate = PluginDirectory.candidate(at: file)
+        if let problem = candidate.problem { return outcome(.rejected(problem)) }
+        if let verifier, let crash = verifier.verify(file) {
+            timings.verify = lap()
+            return outcome(.rejected(.verificationCrashed(path: file, detail: crash)))
+        }
+        timings.verify = lap()
+
+        // Load.
+        let next = old.generation + 1
+        let copy: String
+        do {
+            copy = try generationFiles.copy(file, pluginID: id, generation: next)
+        } catch {
+            return outcome(.rejected(.unreadable(path: file, reason: "cannot copy it for loading: \(error)")))
+        }
+        var record = PluginRecord(path: file, resolvedPath: copy)
+        guard let image = PluginLoader.load(PluginCandidate(path: file, resolvedPath: copy, problem: nil), into: &record, environment: environment) else {
+            return outcome(.rejected(record.error!))
+        }
+        guard image.descriptor.id == id else {
+            return outcome(.rejected(.reloadIDMismatch(path: file, expected: id, found: image.descriptor.id)))
+        }
+        guard checkInterfaces(image.descriptor, &record) else { return outcome(.rejected(record.error!)) }
+        let memory = GenerationFiles.mappedBytes(of: copy)
+
+        var saved: [UInt8]?
+        var note: String?
+        if let stateful = old.instance as? any ReloadableState {
+            do {
+                saved = try stateful.encodedState()
+            } catch {
+                note = "state not saved by the old generation (\(error)); the new one starts fresh"
+            }
+        }
+        let context = services.context(for: image.descriptor, defaults: image.factory.defaultConfiguration, generation: next)
+        let started = Activation.start(
+            image, path: file, generation: next, context: context, registry: registry,
+            beforeActivate: { instance in
+                guard let saved else { return }
+                guard let stateful = instance as? any ReloadableState else {
+                    note = "the new generation does not adopt ReloadableState; it starts fresh"
+                    return
+                }
+                do {
+                    try stateful.restore(encodedState: saved)
+                    note = "state handed over"
+                } catch {
+                    note = "state not restored: the new code cannot decode the old state (\(error)); it starts fresh"
+                }
+            })
+        let live: LivePlugin
+        switch started {
+        case let .success(started): live = started
+        case let .failure(error):
+            services.retire(id, generation: next)
+            timings.load = lap()
+            return outcome(.rolledBack(error), note: saved == nil ? nil : "state kept by the running generation")
+        }
+        timings.load = lap()
+
+        // Switch: one registry update, then retire the old generation.
+        registry.replaceProviders(of: [id], with: live.providers)
+        state.withLock { state in
+            if let index = state.live.firstIndex(where: { $0.id == id }) { state.live[index] = live }
+            if let index = state.records.lastIndex(where: { $0.id == id && $0.status == .active }) {
+                record.status = .active
+                record.generation = next
+                state.records[index] = record
+            }
+        }
+        old.instance.deactivate()
+        services.retire(id, generation: old.generation)
+        timings.switch = lap()
+        return outcome(.reloaded, generation: next, note: note, memory: memory)
+    }
+}

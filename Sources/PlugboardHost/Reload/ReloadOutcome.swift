@@ -1,0 +1,38 @@
+/// What one reload attempt did.
+public struct ReloadOutcome: Sendable {
+    public enum Result: Sendable, Equatable {
+        /// The new generation is live.
+        case reloaded
+        /// A check refused the new build before any of its code ran in the host
+        /// (or it crashed in the child verifier). The old generation runs on.
+        case rejected(PluginLoadError)
+        /// The new generation's own code threw (init, activate, providers): it
+        /// was discarded and the old generation, with its state, runs on.
+        case rolledBack(PluginLoadError)
+    }
+
+    /// Milliseconds per phase.
+    public struct Timings: Sendable, Equatable, Encodable {
+        public var verify: Double = 0
+        public var load: Double = 0
+        public var `switch`: Double = 0
+    }
+
+    public let pluginID: String
+    public let result: Result
+    /// The live generation after this attempt.
+    public let generation: Int
+    public let timings: Timings
+    /// What happened to the plugin's state, if it opted in (``ReloadableState``).
+    public let stateNote: String?
+    /// Address space the new generation's image added, in bytes.
+    public let addedMemory: Int
+
+    /// The error, when not reloaded.
+    public var error: PluginLoadError? {
+        switch result {
+        case .reloaded: nil
+        case let .rejected(error), let .rolledBack(error): error
+        }
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Watches a package's sources and reports one change per save.
+///
+/// - Linux: inotify on every directory under the root (new directories are
+///   added as they appear); elsewhere, or when inotify is unavailable or
+///   `polling` is asked for, modification times are polled.
+/// - Editors save in several steps (write a temporary file, rename it over
+///   the original, touch attributes): events are gathered until `quiet`
+///   seconds pass without one, so a save is one change.
+/// - Directories named in `ignoring` (`.build`, ...) and editor scratch files
+///   (hidden files, `~` backups, `.swp`, vim's `4913`) are not changes.
+public final class SourceWatcher: Sendable {
+    public struct Change: Sendable {
+        /// Paths that changed (relative to the root).
+        public let paths: [String]
+        /// Milliseconds from the first event to the end of the quiet period.
+        public let detectMilliseconds: Double
+    }
+
+    public let root: String
+    public let ignoring: Set<String>
+    public let quiet: Double
+    /// "inotify" or "polling".
+    public let mode: String
+    private let inotify: Int32
+    private let watches = Mutex<[Int32: String]>([:])
+    private let stopped = Atomic<Bool>(false)
+
+    public init(root: String, ignoring: Set<String> = [".build", ".swiftpm", ".git"], quiet: Double = 0.15, polling: Bool = false) {
+        self.root = PluginDirectory.absolutePath(root)
+        self.ignoring = ignoring
+        self.quiet = quiet
+        #if os(Linux)
+        let fd = polling ? -1 : inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        #else
+        let fd: Int32 = -1
+        #endif
+        inotify = fd
+        mode = fd >= 0 ? "inotify" : "polling"
+        if fd >= 0 { for directory in directories() { addWatch(directory) } }
+    }
+
+    deinit {
+        if inotify >= 0 { close(inotify) }
+    }
+
+    /// Makes ``waitForChange()`` return nil soon (from any thread or a signal handler's queue).
+    public func stop() { stopped.store(true, ordering: .relaxed) }
+
+    /// Blocks until a change settles; nil once ``stop()`` was called.
+    public func waitForChange() -> Change? {
+        inotify >= 0 ? waitWithInotify() : waitByPolling()
+    }
+
+    // MARK: - inotify
+
+    private func addWatch(_ directory: String) {
+        #if os(Linux)
+        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_MODIFY)
+        let wd = inotify_add_watch(inotify, directory, mask)
+        if wd >= 0 { watches.withLock { $0[wd] = directory } }
+        #endif
+    }
+
+    private func waitWithInotify() -> Change? {
+        var changed: Set<String> = []
+        var first: ContinuousClock.Instant?
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while !stopped.load(ordering: .relaxed) {
+            var descriptor = pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)
+            let timeout = first == nil ? 200 : Int32(quiet * 1000)
+            let ready = poll(&descriptor, 1, timeout)
+            if ready == 0 {
+                if let first, !changed.isEmpty { return Change(paths: changed.sorted(), detectMilliseconds: milliseconds(since: first)) }
+                continue
+            }
+            if ready < 0 { if errno == EINTR { continue } else { return nil } }
+            let count = buffer.withUnsafeMutableBytes { read(inotify, $0.baseAddress, $0.count) }
+            guard count > 0 else { continue }
+            var offset = 0
+            while offset + 16 <= count {
+                let (wd, mask, length) = buffer.withUnsafeBytes { bytes in
+                    (bytes.loadUnaligned(fromByteOffset: offset, as: Int32.self),
+                     bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
+                     Int(bytes.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
+                }
+                let nameBytes = buffer[(offset + 16)..<min(count, offset + 16 + length)].prefix { $0 != 0 }
+                let name = String(decoding: nameBytes, as: UTF8.self)
+                offset += 16 + length
+                guard let directory = watches.withLock({ $0[wd] }) else { continue }
+                let path = "\(directory)/\(name)"
+                #if os(Linux)
+                if mask & UInt32(IN_ISDIR) != 0 {
+                    if mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0, !ignoring.contains(name) {
+                        addWatch(path)
+                        for sub in directories(under: path) { addWatch(sub) }
+                    }
+                    continue
+                }
+                #endif
+                guard isRelevant(name) else { continue }
+                changed.insert(relative(path))
+                if first == nil { first = .now }
+            }
+        }
+        return nil
+    }
+
+    // MARK: - Polling
+
+    private func waitByPolling() -> Change? {
+        var before = snapshot()
+        var changed: Set<String> = []
+        var first: ContinuousClock.Instant?
+        var lastChange = ContinuousClock.now
+        while !stopped.load(ordering: .relaxed) {
+            usleep(first == nil ? 300_000 : UInt32(quiet * 500_000))
+            let now = snapshot()
+            let differing = Set(now.keys).union(before.keys).filter { now[$0] != before[$0] }
+            before = now
+            if !differing.isEmpty {
+                changed.formUnion(differing.map(relative))
+                lastChange = .now
+                if first == nil { first = .now }
+            } else if let first, ContinuousClock.now - lastChange >= .milliseconds(Int(quiet * 1000)) {
+                return Change(paths: changed.sorted(), detectMilliseconds: milliseconds(since: first))
+            }
+        }
+        return nil
+    }
+
+    private struct Stamp: Equatable {
+        let modified: Int
+        let size: Int
+    }
+
+    private func snapshot() -> [String: Stamp] {
+        var stamps: [String: Stamp] = [:]
+        for directory in directories() {
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { continue }
+            for name in names where isRelevant(name) {
+                var info = stat()
+                let path = "\(directory)/\(name)"
+                guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
+                stamps[path] = Stamp(modified: Int(info.st_mtim.tv_sec) * 1_000_000_000 + Int(info.st_mtim.tv_nsec), size: Int(info.st_size))
+            }
+        }
+        return stamps
+    }
+
+    // MARK: - Paths
+
+    private func directories(under start: String? = nil) -> [String] {
+        var result: [String] = []
+        var pending = [start ?? root]
+        while let directory = pending.popLast() {
+            result.append(directory)
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { continue }
+            for name in names where !ignoring.contains(name) && !name.hasPrefix(".") {
+                var isDirectory: ObjCBool = false
+                let path = "\(directory)/\(name)"
+                if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+                    pending.append(path)
+                }
+            }
+        }
+        return result
+    }
+
+    private func isRelevant(_ name: String) -> Bool {
+        !(name.isEmpty || name.hasPrefix(".") || name.hasSuffix("~") || name.hasSuffix(".swp") || name.hasSuffix(".swx")
+            || name == "4913" || ignoring.contains(name))
+    }
+
+    private func relative(_ path: String) -> String {
+        path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
+    }
+
+    private func milliseconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import Plugboard
+import PlugboardHost
+
+/// `plugboard dev PACKAGE_DIR`: the hot-reload dev loop.
+enum DevCommand: CLICommand {
+    static let spec = CommandSpec(
+        name: "dev",
+        abstract: "Build a plugin package, load it, and hot-reload it on every save.",
+        discussion: """
+        Builds the package with `swift build`, loads its plugin into a host (with the plugins of \
+        --plugins), runs one of its commands to show its output, then watches the package's sources \
+        (inotify; --poll to poll). On each save: incremental build, verification in a child process, \
+        load as a new generation with the old one's state, switch; one line per save with the time \
+        of each phase. A compile error, a rejected build, or a new generation that throws or crashes \
+        never replaces the running version. With --json, one JSON object per line on stdout (event: \
+        ready, build-started, build-failed, rejected, rolled-back, reloaded) and human lines on \
+        stderr. Stop with Ctrl-C. Exits 0 when stopped, 1 if the package cannot be used, 2 on wrong usage.
+        """,
+        options: [
+            .init(long: "--plugins", short: "-p", valueName: "dir", help: "Other plugins to load beside it."),
+            .init(long: "--config", short: "-c", valueName: "file", help: "Host configuration (JSON)."),
+            .init(long: "--data", valueName: "dir", help: "Data directory for plugin storage (default: PACKAGE/.build/plugboard-data)."),
+            .init(long: "--run", valueName: "command", help: "Command (with arguments) to run after each load, e.g. \"greet Ada\"; default: the plugin's first command."),
+            .init(long: "--poll", help: "Poll for changes instead of using inotify."),
+            CommandSpec.json,
+        ],
+        positionals: [.init(name: "package-dir", help: "Directory of the plugin package (its Package.swift).")])
+
+    static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32 {
+        let builder: PackageBuilder
+        do {
+            builder = try PackageBuilder(packageDirectory: arguments.positionals[0])
+        } catch {
+            Terminal.error(error.description)
+            return ExitStatus.failure
+        }
+        let session = DevSession(
+            builder: builder, json: arguments.flag("--json"),
+            pluginsDirectory: arguments.value("--plugins"),
+            settings: arguments.value("--config").map(HostConfiguration.load(from:)) ?? HostConfiguration(),
+            configFile: arguments.value("--config"),
+            dataDirectory: arguments.value("--data") ?? builder.packageDirectory + "/.build/plugboard-data",
+            command: arguments.value("--run").map { $0.split(separator: " ").map(String.init) },
+            polling: arguments.flag("--poll"))
+        return session.run()
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+
+/// One line of `plugboard dev --json`: `event` is one of `ready`,
+/// `build-started`, `build-failed`, `rejected`, `rolled-back`, `reloaded`.
+struct DevEvent: Encodable {
+    var event: String
+    var id: String?
+    var generation: Int?
+    /// Milliseconds per phase: detect, build, verify, load, switch.
+    var ms: [String: Double]?
+    var code: String?
+    var reason: String?
+    /// Output of the command run on the live generation after this event.
+    var output: String?
+    var diagnostics: [String]?
+    /// What happened to the plugin's state on reload.
+    var state: String?
+    /// Address space the new generation's image added.
+    var memoryBytes: Int?
+    var changed: [String]?
+
+    init(_ event: String, id: String? = nil, generation: Int? = nil) {
+        self.event = event
+        self.id = id
+        self.generation = generation
+    }
+
+    /// The one human line (plus indented details) for this event.
+    var humanText: String {
+        var parts = [Terminal.style(event, style, stderr: true)]
+        if let id { parts.append(id) }
+        if let generation { parts.append("gen \(generation)") }
+        var line = parts.joined(separator: " ")
+        if let ms, !ms.isEmpty {
+            let order = ["detect", "build", "verify", "load", "switch"]
+            line += "  " + order.compactMap { key in ms[key].map { "\(key) \(Self.format($0))" } }.joined(separator: " · ")
+        }
+        var notes: [String] = []
+        if let memoryBytes, memoryBytes > 0 { notes.append("+\(memoryBytes / 1024) KiB mapped") }
+        if let state { notes.append(state) }
+        if !notes.isEmpty { line += "  (" + notes.joined(separator: "; ") + ")" }
+        if let changed, !changed.isEmpty { line += "  " + changed.joined(separator: ", ") }
+        if let code { line += "\n  [\(code)] \(reason ?? "")" }
+        for diagnostic in diagnostics ?? [] { line += "\n  " + diagnostic }
+        if let output { line += "\n  → " + output }
+        return line
+    }
+
+    private var style: Terminal.Style {
+        switch event {
+        case "ready", "reloaded": .green
+        case "build-started": .cyan
+        case "rolled-back": .yellow
+        default: .red
+        }
+    }
+
+    private static func format(_ ms: Double) -> String {
+        ms >= 100 ? String(format: "%.0fms", ms) : String(format: "%.1fms", ms)
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+import Plugboard
+import PlugboardHost
+
+/// One `plugboard dev` session: build, load, watch, rebuild, reload.
+final class DevSession: @unchecked Sendable {
+    // @unchecked: all state is used from the session's own thread; the
+    // signal handler only calls `watcher.stop()`, which is thread-safe.
+    let builder: PackageBuilder
+    let json: Bool
+    let host: PluginHost
+    let command: [String]?
+    let watcher: SourceWatcher
+    let verifier: ChildVerifier
+    var pluginID: String?
+    var generation = 0
+    private var signalSources: [any DispatchSourceSignal] = []
+
+    init(builder: PackageBuilder, json: Bool, pluginsDirectory: String?, settings: HostConfiguration, configFile: String?,
+         dataDirectory: String, command: [String]?, polling: Bool) {
+        self.builder = builder
+        self.json = json
+        self.command = command
+        host = PluginHost(configuration: .init(
+            pluginsDirectory: pluginsDirectory, settings: settings, dataDirectory: dataDirectory,
+            logSink: LogSink { Terminal.writeErr("  log \($0.level) [\($0.label)] \($0.message)\n") }))
+        host.declareStandardExtensionPoints()
+        watcher = SourceWatcher(root: builder.packageDirectory, polling: polling)
+        // The child runs the same tool: load the build once, in a throwaway data directory.
+        let scratch = FileManager.default.temporaryDirectory.path + "/plugboard-verify-\(getpid())"
+        verifier = ChildVerifier(
+            executable: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path,
+            arguments: ["inspect", "--json", "--data", scratch] + (configFile.map { ["--config", $0] } ?? []))
+    }
+
+    func run() -> Int32 {
+        stopOnSignals()
+        if let directory = host.configuration.pluginsDirectory {
+            do {
+                for record in try host.loadAll() where record.status != .active {
+                    Terminal.writeErr(Terminal.style("warning:", .yellow, stderr: true) + " \(record.error?.message ?? record.path) [\(record.code ?? "")]\n")
+                }
+            } catch {
+                Terminal.error("\(error.description) (--plugins \(directory))")
+                return ExitStatus.failure
+            }
+        }
+        info("watching \(builder.packageDirectory) (\(watcher.mode)); product lib\(builder.product).so; Ctrl-C to stop")
+        var detect: Double?
+        var changed: [String]?
+        repeat {
+            var started = DevEvent("build-started", id: pluginID, generation: live)
+            started.changed = changed
+            if let detect { started.ms = ["detect": detect] }
+            emit(started)
+            let build = builder.build()
+            var ms = ["build": build.milliseconds]
+            if let detect { ms["detect"] = detect }
+            if !build.succeeded {
+                var failed = DevEvent("build-failed", id: pluginID, generation: live)
+                failed.ms = ms
+                failed.diagnostics = build.diagnostics.isEmpty ? Array(build.output.split(separator: "\n").suffix(10).map(String.init)) : build.diagnostics
+                failed.output = runCommand()
+                emit(failed)
+            } else if pluginID == nil {
+                firstLoad(ms)
+            } else {
+                reload(ms)
+            }
+            guard let change = watcher.waitForChange() else { break }
+            detect = change.detectMilliseconds
+            changed = change.paths
+        } while true
+        info("stopping")
+        host.shutdown()
+        return ExitStatus.success
+    }
+
+    private var live: Int? { generation > 0 ? generation : nil }
+
+    private func firstLoad(_ timings: [String: Double]) {
+        var ms = timings
+        let start = ContinuousClock.now
+        let record = host.load(reloadable: builder.libraryPath)
+        ms["load"] = milliseconds(since: start)
+        guard record.status == .active, let id = record.id else {
+            var event = DevEvent(record.status == .failed ? "rolled-back" : "rejected", id: record.id)
+            event.ms = ms
+            event.code = record.code
+            event.reason = record.reason
+            emit(event)
+            return
+        }
+        pluginID = id
+        generation = 1
+        var ready = DevEvent("ready", id: id, generation: 1)
+        ready.ms = ms
+        ready.output = runCommand()
+        emit(ready)
+    }
+
+    private func reload(_ timings: [String: Double]) {
+        guard let id = pluginID else { return }
+        let outcome = host.reload(id, from: builder.libraryPath, verifier: verifier)
+        var ms = timings
+        ms["verify"] = outcome.timings.verify
+        ms["load"] = outcome.timings.load
+        if case .reloaded = outcome.result { ms["switch"] = outcome.timings.switch }
+        generation = outcome.generation
+        var event: DevEvent
+        switch outcome.result {
+        case .reloaded:
+            event = DevEvent("reloaded", id: id, generation: generation)
+            event.memoryBytes = outcome.addedMemory
+        case let .rejected(error):
+            event = DevEvent("rejected", id: id, generation: generation)
+            event.code = error.code
+            event.reason = error.reason
+        case let .rolledBack(error):
+            event = DevEvent("rolled-back", id: id, generation: generation)
+            event.code = error.code
+            event.reason = error.reason
+        }
+        event.ms = ms
+        event.state = outcome.stateNote
+        event.output = runCommand()
+        emit(event)
+    }
+
+    /// Runs the chosen command on whatever generation is live.
+    private func runCommand() -> String? {
+        guard let id = pluginID else { return nil }
+        let commands = host.registry.registrations(for: Commands.interface.id)
+            .filter { $0.pluginID == id }.compactMap { $0.provider as? any Command }
+        let name = command?.first
+        guard let chosen = name.map({ name in commands.first { $0.name == name } }) ?? commands.first else { return nil }
+        do {
+            return try chosen.run(arguments: Array((command ?? []).dropFirst()))
+        } catch {
+            return "error: \(error)"
+        }
+    }
+
+    private func emit(_ event: DevEvent) {
+        if json {
+            JSONOutput.line(event)
+            Terminal.writeErr(event.humanText + "\n")
+        } else {
+            Terminal.write(event.humanText + "\n")
+        }
+    }
+
+    private func info(_ message: String) {
+        let line = Terminal.style("plugboard dev: ", .bold, stderr: json) + message + "\n"
+        json ? Terminal.writeErr(line) : Terminal.write(line)
+    }
+
+    private func stopOnSignals() {
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [watcher] in watcher.stop() }
+            source.resume()
+            signalSources.append(source)
+        }
+    }
+
+    private func milliseconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+
+/// `plugboard dev` on a copy of the Greeter example, edited like a person would.
+@Suite(.serialized) struct DevLoopTests {
+    /// Reads JSON lines from a running `plugboard dev --json`.
+    final class Session {
+        let process = Process()
+        let lines = LineReader()
+
+        init(package: String, data: String) throws {
+            process.executableURL = try Fixtures.executable("plugboard")
+            process.arguments = ["dev", package, "--json", "--data", data, "--run", "greet Ada"]
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle.nullDevice
+            lines.attach(out.fileHandleForReading)
+            try process.run()
+        }
+
+        /// The next event, waiting up to `timeout` seconds; skips build-started.
+        func next(timeout: Double = 180) -> [String: Any]? {
+            let deadline = Date().addingTimeInterval(timeout)
+            while let line = lines.next(until: deadline) {
+                guard let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
+                if event["event"] as? String == "build-started" { continue }
+                return event
+            }
+            return nil
+        }
+
+        func stop() -> Int32 {
+            process.terminate()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+    }
+
+    final class LineReader: @unchecked Sendable {
+        // @unchecked: `buffer` and `pending` are only touched under `condition`.
+        private let condition = NSCondition()
+        private var pending: [String] = []
+        private var buffer = Data()
+
+        func attach(_ handle: FileHandle) {
+            handle.readabilityHandler = { [self] handle in
+                let data = handle.availableData
+                condition.lock()
+                buffer.append(data)
+                while let newline = buffer.firstIndex(of: 0x0A) {
+                    pending.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
+                    buffer.removeSubrange(buffer.startIndex...newline)
+                }
+                condition.broadcast()
+                condition.unlock()
+                if data.isEmpty { handle.readabilityHandler = nil }
+            }
+        }
+
+        func next(until deadline: Date) -> String? {
+            condition.lock()
+            defer { condition.unlock() }
+            while pending.isEmpty {
+                if !condition.wait(until: deadline) { return nil }
+            }
+            return pending.removeFirst()
+        }
+    }
+
+    @Test func editsReloadLiveAndFailuresNeverCostTheWorkingVersion() throws {
+        let work = try TemporaryDirectory("plugboard-dev")
+        let package = work.url.appendingPathComponent("Greeter")
+        try FileManager.default.copyItem(at: Fixtures.repository.appendingPathComponent("Plugins/Greeter"), to: package)
+        try? FileManager.default.removeItem(at: package.appendingPathComponent(".build"))
+        let manifest = package.appendingPathComponent("Package.swift")
+        let sdk = Fixtures.repository.appendingPathComponent("SDK").path
+        try String(contentsOf: manifest, encoding: .utf8).replacingOccurrences(of: "../../SDK", with: sdk)
+            .write(to: manifest, atomically: true, encoding: .utf8)
+        let source = package.appendingPathComponent("Sources/Greeter/Greeter.swift")
+        let original = try String(contentsOf: source, encoding: .utf8)
+        func edit(_ from: String, _ to: String) throws {
+            let text = try String(contentsOf: source, encoding: .utf8)
+            #expect(text.contains(from), "test edit target missing: \(from)")
+            // Like an editor: write a temporary file, then rename it over the source.
+            let temporary = source.deletingLastPathComponent().appendingPathComponent(".Greeter.swift.tmp")
+            try text.replacingOccurrences(of: from, with: to).write(to: temporary, atomically: false, encoding: .utf8)
+            _ = rename(temporary.path, source.path)
+        }
+
+        let session = try Session(package: package.path, data: work.file("data"))
+        defer { _ = session.stop() }
+
+        let ready = try #require(session.next())
+        #expect(ready["event"] as? String == "ready")
+        #expect(ready["generation"] as? Int == 1)
+        #expect(ready["id"] as? String == "dev.plugboard.example.greeter")
+        #expect((ready["output"] as? String)?.hasPrefix("Hello, Ada! (greeting 1 this session") == true)
+
+        // 1. New output, state (the session count) preserved.
+        try edit(#""greeting": .string("Hello")"#, #""greeting": .string("Howdy")"#)
+        let reloaded = try #require(session.next())
+        #expect(reloaded["event"] as? String == "reloaded")
+        #expect(reloaded["generation"] as? Int == 2)
+        #expect((reloaded["output"] as? String)?.hasPrefix("Howdy, Ada! (greeting 2 this session") == true)
+        #expect(reloaded["state"] as? String == "state handed over")
+        let ms = try #require(reloaded["ms"] as? [String: Double])
+        #expect(Set(ms.keys) == ["detect", "build", "verify", "load", "switch"])
+
+        // 2. A compile error: diagnostics shown, the old generation still serves.
+        try edit("func activate() throws {", "func activate() throws { let broken: Int = \"x\";")
+        let failed = try #require(session.next())
+        #expect(failed["event"] as? String == "build-failed")
+        #expect(failed["generation"] as? Int == 2)
+        #expect((failed["diagnostics"] as? [String])?.contains { $0.contains("error:") } == true)
+        #expect((failed["output"] as? String)?.hasPrefix("Howdy, Ada! (greeting 3 this session") == true)
+
+        // 3. Fixed: the generation advances.
+        try edit("func activate() throws { let broken: Int = \"x\";", "func activate() throws {")
+        let fixed = try #require(session.next())
+        #expect(fixed["event"] as? String == "reloaded")
+        #expect(fixed["generation"] as? Int == 3)
+
+        // 4. Activation throws: rolled back, state intact.
+        try edit("func activate() throws {", "func activate() throws { throw CancellationError();")
+        let rolledBack = try #require(session.next())
+        #expect(rolledBack["event"] as? String == "rolled-back")
+        #expect(rolledBack["code"] as? String == "activate-failed")
+        #expect(rolledBack["generation"] as? Int == 3)
+        #expect((rolledBack["output"] as? String)?.hasPrefix("Howdy, Ada! (greeting 5 this session") == true)
+
+        // 5. Verification crashes: the host (this session) lives on.
+        try edit("func activate() throws { throw CancellationError();", "func activate() throws { fatalError(\"boom\");")
+        let crashed = try #require(session.next())
+        #expect(crashed["event"] as? String == "rejected")
+        #expect(crashed["code"] as? String == "verify-crashed")
+        #expect((crashed["output"] as? String)?.hasPrefix("Howdy, Ada! (greeting 6 this session") == true)
+
+        try String(original).write(to: source, atomically: true, encoding: .utf8)
+        let restored = try #require(session.next())
+        #expect(restored["event"] as? String == "reloaded")
+        #expect(restored["generation"] as? Int == 4)
+        #expect((restored["output"] as? String)?.hasPrefix("Hello, Ada! (greeting 7 this session") == true)
+        #expect(session.stop() == 0)
+    }
+}

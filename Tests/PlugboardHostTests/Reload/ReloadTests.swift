@@ -1,0 +1,130 @@
+import Foundation
+import Plugboard
+import PlugboardHost
+import Synchronization
+import Testing
+
+/// The library's reload API on real builds of one plugin id.
+@Suite struct ReloadTests {
+    func host() throws -> (PluginHost, TemporaryDirectory) {
+        let dir = try TemporaryDirectory()
+        let host = PluginHost(configuration: .init(generationsDirectory: dir.file("generations")))
+        host.declareStandardExtensionPoints()
+        let record = host.load(reloadable: try Fixtures.library("ReloadV1").path)
+        #expect(record.status == .active)
+        return (host, dir)
+    }
+
+    func call(_ host: PluginHost) throws -> String {
+        try #require(host.registry.provider(of: Commands.self) { $0.name == "reloadable" }).run(arguments: [])
+    }
+
+    @Test func aReloadSwitchesToTheNewCodeAndHandsOverState() throws {
+        let (host, dir) = try host()
+        defer { withExtendedLifetime(dir) {} }
+        #expect(try call(host) == "v1 call 1")
+        let outcome = host.reload("fixture.reloadable", from: try Fixtures.library("ReloadV2").path)
+        #expect(outcome.result == .reloaded)
+        #expect(outcome.generation == 2)
+        #expect(outcome.stateNote == "state handed over")
+        #expect(outcome.addedMemory > 0)
+        #expect(try call(host) == "v2 call 2")
+        #expect(host.records.first { $0.id == "fixture.reloadable" }?.generation == 2)
+        #expect(host.registry.registrations(for: Commands.interface.id).map(\.generation) == [2])
+    }
+
+    @Test func aNewGenerationThatThrowsIsRolledBackWithTheOldStateIntact() throws {
+        let (host, dir) = try host()
+        defer { withExtendedLifetime(dir) {} }
+        #expect(try call(host) == "v1 call 1")
+        let outcome = host.reload("fixture.reloadable", from: try Fixtures.library("ReloadFailActivate").path)
+        #expect(outcome.result == .rolledBack(.activateFailed(
+            path: try Fixtures.library("ReloadFailActivate").path, id: "fixture.reloadable", error: "activate refused on purpose")))
+        #expect(outcome.generation == 1)
+        #expect(try call(host) == "v1 call 2")
+    }
+
+    @Test func aRejectedBuildKeepsTheOldGeneration() throws {
+        let (host, dir) = try host()
+        defer { withExtendedLifetime(dir) {} }
+        let other = host.reload("fixture.reloadable", from: try Fixtures.library("Alpha").path)
+        #expect(other.error?.code == "reload-id-mismatch")
+        let broken = try dir.write(Data("garbage".utf8), as: "broken.so")
+        #expect(host.reload("fixture.reloadable", from: broken).error?.code == "not-elf")
+        #expect(host.reload("fixture.missing", from: broken).error?.code == "not-loaded")
+        #expect(try call(host) == "v1 call 1")
+    }
+
+    @Test func aNewStateShapeStartsFreshAndSaysSo() throws {
+        let (host, dir) = try host()
+        defer { withExtendedLifetime(dir) {} }
+        let outcome = host.reload("fixture.reloadable", from: try Fixtures.library("ReloadReshaped").path)
+        #expect(outcome.result == .reloaded)
+        #expect(outcome.stateNote?.hasPrefix("state not restored: the new code cannot decode the old state") == true)
+        #expect(try call(host) == "reshaped fresh")
+    }
+
+    @Test func aBuildThatCrashesIsCaughtByTheChildVerifierAndTheHostLivesOn() throws {
+        let (host, dir) = try host()
+        defer { withExtendedLifetime(dir) {} }
+        let verifier = ChildVerifier(executable: try Fixtures.executable("plugboard").path, arguments: ["inspect", "--json"])
+        let outcome = host.reload("fixture.reloadable", from: try Fixtures.library("ReloadCrash").path, verifier: verifier)
+        #expect(outcome.error?.code == "verify-crashed")
+        #expect(outcome.error?.reason.contains("signal") == true, "\(outcome.error?.reason ?? "")")
+        #expect(try call(host) == "v1 call 1")
+        // A good build still reloads after that.
+        let good = host.reload("fixture.reloadable", from: try Fixtures.library("ReloadV2").path, verifier: verifier)
+        #expect(good.result == .reloaded)
+        #expect(try call(host) == "v2 call 2")
+    }
+}
+
+/// Several threads call the plugin through the registry during 120 reloads:
+/// every call completes on one whole generation, none is lost.
+/// `make test-tsan` runs this suite under ThreadSanitizer.
+@Suite struct ReloadStressTests {
+    @Test func callsDuringManyReloadsAreNeverLostOrTorn() throws {
+        let dir = try TemporaryDirectory()
+        let host = PluginHost(configuration: .init(generationsDirectory: dir.file("generations")))
+        host.declareStandardExtensionPoints()
+        #expect(host.load(reloadable: try Fixtures.library("ReloadV1").path).status == .active)
+        let builds = [try Fixtures.library("ReloadV2").path, try Fixtures.library("ReloadV1").path]
+        final class Counters: Sendable {
+            let done = Atomic<Bool>(false)
+            let calls = Atomic<Int>(0)
+            let bad = Mutex<[String]>([])
+        }
+        let counters = Counters()
+        let callers = DispatchGroup()
+        for _ in 0..<4 {
+            callers.enter()
+            Thread.detachNewThread {
+                while !counters.done.load(ordering: .relaxed) {
+                    let providers = host.registry.providers(of: Commands.self).filter { $0.name == "reloadable" }
+                    guard providers.count == 1 else {
+                        counters.bad.withLock { $0.append("saw \(providers.count) providers") }
+                        continue
+                    }
+                    let answer = (try? providers[0].run(arguments: [])) ?? "threw"
+                    if !(answer.hasPrefix("v1 call ") || answer.hasPrefix("v2 call ")) {
+                        counters.bad.withLock { $0.append(answer) }
+                    }
+                    counters.calls.add(1, ordering: .relaxed)
+                }
+                callers.leave()
+            }
+        }
+        var reloads = 0
+        for index in 0..<120 {
+            let outcome = host.reload("fixture.reloadable", from: builds[index % 2])
+            if outcome.result == .reloaded { reloads += 1 }
+        }
+        counters.done.store(true, ordering: .relaxed)
+        callers.wait()
+        #expect(reloads == 120)
+        #expect(counters.bad.withLock { $0 }.isEmpty, "\(counters.bad.withLock { Array($0.prefix(5)) })")
+        #expect(counters.calls.load(ordering: .relaxed) > 0)
+        host.shutdown()
+        withExtendedLifetime(dir) {}
+    }
+}
