@@ -10,14 +10,15 @@ EXAMPLES     := $(notdir $(wildcard Plugins/*))
 FUTURE_FLAGS := -Xcc -DPLUGBOARD_TESTING_FUTURE_SDK -Xswiftc -DPLUGBOARD_TESTING_FUTURE_SDK
 PLUGBOARD    := .build/$(CONFIG)/plugboard
 
-.PHONY: all build sdk host examples run fixtures test bench clean help
+.PHONY: all build sdk host examples run fixtures test test-tsan bench clean help
 
 all: build
 
 help:
 	@echo "make build    SDK, host (library + plugboard tool) and example plugins"
 	@echo "make run      build, then run the demo host on the example plugins ($(PLUGINS_DIR))"
-	@echo "make test     build the test fixtures and run every test"
+	@echo "make test     build the test fixtures and run every test (then make test-tsan)"
+	@echo "make test-tsan  the registry and reload stress tests under ThreadSanitizer"
 	@echo "make bench    run the benchmarks (release build)"
 	@echo "make clean    remove every build folder"
 
@@ -54,16 +55,25 @@ fixtures:
 test: fixtures examples
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	$(MAKE) test-tsan
+
+# The registry and reload stress tests again, under ThreadSanitizer.
+test-tsan: fixtures
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter "ReloadStressTests|ExtensionRegistryTests"
 
 # Good plugins with distinct ids: the loading benchmark loads all of them.
 BENCH_PLUGINS = $(addprefix Tests/Fixtures/.build/debug/lib,$(addsuffix .so,Alpha Beta Gamma ProbeA ProbeB RouteOwnerA RouteOwnerB Undeclared)) \
 	$(addprefix $(PLUGINS_DIR)/lib,$(addsuffix .so,$(EXAMPLES)))
 
 bench: fixtures examples
-	$(SWIFT) build -c release --product plugboard-bench
+	$(SWIFT) build -c release
 	$(CC) -O2 -o .build/dlopen-baseline bench/dlopen_baseline.c -ldl \
 		-Wl,--no-as-needed -L.build/release -l:libPlugboard.so -Wl,-rpath,$(CURDIR)/.build/release
-	.build/release/plugboard-bench --baseline .build/dlopen-baseline --plugins $(BENCH_PLUGINS)
+	.build/release/plugboard-bench --baseline .build/dlopen-baseline \
+		--reload $(CURDIR)/.build/release/plugboard $(CURDIR)/Tests/Fixtures/.build/debug/libReloadV1.so \
+		$(CURDIR)/Tests/Fixtures/.build/debug/libReloadV2.so $(CURDIR)/Plugins/Greeter $(CURDIR)/SDK \
+		--plugins $(BENCH_PLUGINS)
 
 clean:
-	rm -rf .build SDK/.build Plugins/*/.build Tests/*/.build
+	rm -rf .build .build-tsan SDK/.build Plugins/*/.build Tests/*/.build

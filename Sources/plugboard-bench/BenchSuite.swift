@@ -6,6 +6,7 @@ import PlugboardHost
 struct BenchSuite {
     let baseline: URL
     let plugins: [String]
+    let reload: ReloadBench?
 
 
     func run() {
@@ -14,6 +15,7 @@ struct BenchSuite {
         registryCalls()
         events()
         routing()
+        reload?.run()
     }
 
     // MARK: - Loading
@@ -45,19 +47,6 @@ struct BenchSuite {
         Measure.row("dlopen + dlsym only (C baseline)", Measure.format(b))
         Measure.row("PluginHost.load (all checks, init, activate)", Measure.format(a), String(format: "%.2fx baseline", a / b))
         Measure.row("  per plugin", Measure.format(a / Double(files.count)), String(format: "+%@ over baseline", Measure.format((a - b) / Double(files.count))))
-    }
-
-    private func timeProcess(_ executable: URL, _ arguments: [String]) -> Double? {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        guard (try? process.run()) != nil else { return nil }
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { return nil }
-        return Double(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
     // MARK: - Registry

@@ -4,7 +4,7 @@ import PlugboardHost
 
 // plugboard-bench: run by `make bench` (release build). Prints each figure
 // beside its baseline from the same run, and the ratio.
-//   plugboard-bench --baseline PATH --plugins FILE...   full suite
+//   plugboard-bench --baseline PATH [--reload ...] --plugins FILE...   full suite
 //   plugboard-bench load FILE...                        (internal) one load, prints ns
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -29,9 +29,18 @@ if arguments.first == "load" {
     exit(0)
 }
 
-guard arguments.count >= 3, arguments[0] == "--baseline", arguments[2] == "--plugins" else {
-    FileHandle.standardError.write(Data("usage: plugboard-bench --baseline DLOPEN_BASELINE --plugins FILE...\n".utf8))
+let usage = """
+usage: plugboard-bench --baseline DLOPEN_BASELINE [--reload PLUGBOARD V1.so V2.so EXAMPLE_PACKAGE SDK_DIR] --plugins FILE...
+"""
+guard arguments.count >= 3, arguments[0] == "--baseline", let pluginsIndex = arguments.firstIndex(of: "--plugins") else {
+    FileHandle.standardError.write(Data(usage.utf8))
     exit(2)
 }
-let suite = BenchSuite(baseline: URL(fileURLWithPath: arguments[1]), plugins: Array(arguments.dropFirst(3)))
-suite.run()
+let baseline = URL(fileURLWithPath: arguments[1])
+var reload: ReloadBench?
+if let index = arguments.firstIndex(of: "--reload"), pluginsIndex - index == 6 {
+    reload = ReloadBench(
+        plugboard: arguments[index + 1], versions: [arguments[index + 2], arguments[index + 3]],
+        examplePackage: arguments[index + 4], sdk: arguments[index + 5], baseline: baseline)
+}
+BenchSuite(baseline: baseline, plugins: Array(arguments[(pluginsIndex + 1)...]), reload: reload).run()

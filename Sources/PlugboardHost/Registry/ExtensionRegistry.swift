@@ -14,7 +14,7 @@ import Synchronization
 /// }
 /// ```
 public final class ExtensionRegistry: Sendable {
-    private let points = Mutex<[DeclaredExtensionPoint]>([])
+    private let points = Locked<[DeclaredExtensionPoint]>([])
     private let cell = SnapshotCell(.empty)
 
     init() {}

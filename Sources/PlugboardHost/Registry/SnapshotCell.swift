@@ -15,7 +15,7 @@ import Darwin
 /// after a change takes the mutex. A thread keeps its cached snapshot (and the
 /// providers in it) alive until its next read or until it exits.
 final class SnapshotCell: Sendable {
-    private let current: Mutex<(snapshot: RegistrySnapshot, generation: Int)>
+    private let current: Locked<(snapshot: RegistrySnapshot, generation: Int)>
     private let generation = Atomic<Int>(0)
     // Safe to share: a pthread key is an integer the C library synchronises.
     private nonisolated(unsafe) var key = pthread_key_t()
@@ -31,7 +31,7 @@ final class SnapshotCell: Sendable {
     }
 
     init(_ snapshot: RegistrySnapshot) {
-        current = Mutex((snapshot, 0))
+        current = Locked((snapshot, 0))
         // The destructor releases a thread's cached snapshot when the thread exits.
         pthread_key_create(&key) { raw in
             guard let raw else { return }
