@@ -83,7 +83,8 @@ public final class PluginHost: Sendable {
             logSink: configuration.logSink)
     }
 
-    /// Problems noticed outside loading: configuration, events, routes, storage.
+    /// Problems noticed outside loading: configuration, events, routes.
+    /// (Storage errors are thrown to the plugin that hit them.)
     public var diagnostics: [HostDiagnostic] { services.allDiagnostics }
 
     /// Offers a service of the host's own to plugins that declare `key.id`
@@ -200,6 +201,7 @@ public final class PluginHost: Sendable {
             plugin.instance.deactivate()
             services.retire(plugin.id, generation: plugin.generation)
         }
+        generationFiles.removeIfPrivate()
     }
 
     // MARK: - Steps

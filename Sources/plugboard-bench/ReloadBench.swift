@@ -25,7 +25,7 @@ struct ReloadBench {
             return
         }
         let verifier = ChildVerifier(executable: plugboard, arguments: ["inspect", "--json"])
-        var verify: [Double] = [], load: [Double] = [], switching: [Double] = []
+        var verify: [Double] = [], load: [Double] = [], switching: [Double] = [], memory: [Double] = []
         for index in 0..<20 {
             let outcome = host.reload("fixture.reloadable", from: versions[(index + 1) % 2], verifier: verifier)
             guard outcome.result == .reloaded else {
@@ -35,6 +35,7 @@ struct ReloadBench {
             verify.append(outcome.timings.verify)
             load.append(outcome.timings.load)
             switching.append(outcome.timings.switch)
+            memory.append(Double(outcome.addedMemory))
         }
         // Baselines from this run: a cold dlopen+dlsym of the same file in C,
         // and starting a process that does nothing.
@@ -58,7 +59,7 @@ struct ReloadBench {
         Measure.row("verify (child process loads the build)", String(format: "%.2f ms", v), String(format: "%.1fx spawn", v / p))
         Measure.row("load (copy, checks, dlopen, init, state)", String(format: "%.2f ms", l), String(format: "%.1fx dlopen", l / c))
         Measure.row("switch (registry update, retire old)", String(format: "%.3f ms", s))
-        Measure.row("memory per generation (mapped)", "\(GenerationBytes.last / 1024) KiB")
+        Measure.row("memory per generation (mapped)", "\(Int(Measure.median(memory)) / 1024) KiB")
         host.shutdown()
     }
 
@@ -110,21 +111,6 @@ struct ReloadBench {
         Measure.row("save → reloaded", String(format: "%.0f ms", total))
         Measure.row("  of which swift build", String(format: "%.0f ms", build), String(format: "%.0f%% of the total", build / total * 100))
         Measure.row("  of which Plugboard (detect..switch)", String(format: "%.0f ms", total - build))
-    }
-}
-
-/// The last generation's mapped size, read after the reload loop.
-enum GenerationBytes {
-    static var last: Int {
-        guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return 0 }
-        let files = maps.split(separator: "\n").compactMap { $0.split(separator: " ").last.map(String.init) }.filter { $0.contains("-gen") }
-        guard let last = files.last else { return 0 }
-        var total = 0
-        for line in maps.split(separator: "\n") where line.hasSuffix(last) {
-            let range = line.prefix { $0 != " " }.split(separator: "-")
-            if range.count == 2, let start = Int(range[0], radix: 16), let end = Int(range[1], radix: 16) { total += end - start }
-        }
-        return total
     }
 }
 

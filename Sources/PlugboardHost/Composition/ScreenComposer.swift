@@ -48,7 +48,16 @@ extension PluginHost {
         var renderers: [String: (plugin: String, renderer: any SectionRenderer)] = [:]
         for registration in registry.registrations(for: ScreenSections.interface.id) {
             guard let renderer = registration.provider as? any SectionRenderer else { continue }
-            for type in renderer.sectionTypes where renderers[type] == nil {
+            for type in renderer.sectionTypes {
+                if let owner = renderers[type] {
+                    // Same rule as routes: the first (by plugin id) keeps it.
+                    if owner.plugin != registration.pluginID {
+                        problems.append(HostDiagnostic(.warning, code: "section-type-conflict",
+                            message: "plugins \(owner.plugin) and \(registration.pluginID) both render '\(type)'; \(owner.plugin) (first by id) renders it",
+                            plugin: registration.pluginID))
+                    }
+                    continue
+                }
                 renderers[type] = (registration.pluginID, renderer)
             }
         }

@@ -28,19 +28,29 @@ public struct ChildVerifier: Sendable {
         let output = Pipe()
         process.standardOutput = FileHandle.nullDevice
         process.standardError = output
+        // Set before run(): a child that exits at once must still be seen.
+        let finished = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in finished.signal() }
         do {
             try process.run()
         } catch {
             return "cannot start verifier \(executable): \(error)"
         }
-        let deadline = DispatchTime.now() + timeout
-        let finished = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in finished.signal() }
-        let stderrData = output.fileHandleForReading.readDataToEndOfFile()
-        if finished.wait(timeout: deadline) == .timedOut {
+        // Read stderr on the side, so a child that hangs with it open still times out.
+        let collected = Locked(Data())
+        let drained = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            collected.withLock { $0 = data }
+            drained.signal()
+        }
+        if finished.wait(timeout: .now() + timeout) == .timedOut {
             kill(process.processIdentifier, SIGKILL)  // not SIGTERM: the child may ignore it
+            finished.wait()
             return "verifier did not finish within \(Int(timeout)) s"
         }
+        _ = drained.wait(timeout: .now() + 1)
+        let stderrData = collected.withLock { $0 }
         let tail = String(decoding: stderrData, as: UTF8.self)
             .split(separator: "\n").suffix(3).joined(separator: " | ")
         switch process.terminationReason {

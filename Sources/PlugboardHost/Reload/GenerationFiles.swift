@@ -4,13 +4,17 @@ import Foundation
 ///
 /// The dynamic loader caches images by path and inode, and overwriting a
 /// mapped file in place corrupts the running code, so every generation is
-/// loaded from its own copy with a unique name. Copies are never deleted
-/// while the process runs: their images stay mapped (Swift images cannot be
-/// unloaded).
+/// loaded from its own copy with a unique name. Images stay mapped for the
+/// life of the process (Swift images cannot be unloaded); the copies of the
+/// default per-process directory are unlinked at shutdown, which leaves the
+/// mappings intact.
 struct GenerationFiles: Sendable {
     let directory: String
+    /// Whether the directory is this process's own (default), removed at shutdown.
+    let isPrivate: Bool
 
     init(directory: String? = nil) {
+        isPrivate = directory == nil
         // Normalised: /proc/self/maps names files by their exact path.
         self.directory = PluginDirectory.absolutePath(directory ?? (FileManager.default.temporaryDirectory.path + "/plugboard-generations-\(getpid())"))
     }
@@ -27,9 +31,15 @@ struct GenerationFiles: Sendable {
         return target
     }
 
+    /// Removes the copies of a private directory. Safe while their images are
+    /// mapped: unlinking a file never unmaps it.
+    func removeIfPrivate() {
+        if isPrivate { try? FileManager.default.removeItem(atPath: directory) }
+    }
+
     /// Bytes of address space mapped from `path` (what loading it added).
     static func mappedBytes(of path: String) -> Int {
-        guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return 0 }
+        guard let maps = procSelfMaps() else { return 0 }
         var total = 0
         for line in maps.split(separator: "\n") where line.hasSuffix(path) {
             let range = line.prefix { $0 != " " }.split(separator: "-")
@@ -38,5 +48,21 @@ struct GenerationFiles: Sendable {
             }
         }
         return total
+    }
+
+    /// `/proc/self/maps`, read with plain read(2) until end of file: it is a
+    /// generated file whose size stat reports as 0.
+    static func procSelfMaps() -> String? {
+        let fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 { if errno == EINTR { continue } else { return nil } }
+            if count == 0 { return String(decoding: bytes, as: UTF8.self) }
+            bytes += chunk[0..<count]
+        }
     }
 }

@@ -77,6 +77,10 @@ extension PluginHost {
                 note = "state not saved by the old generation (\(error)); the new one starts fresh"
             }
         }
+        // Until the switch, events go to the old generation only.
+        let staged = ServiceOwner(pluginID: id, generation: next)
+        services.events.stage(staged)
+        defer { services.events.unstage(staged) }
         let context = services.context(for: image.descriptor, defaults: image.factory.defaultConfiguration, generation: next)
         let started = Activation.start(
             image, path: file, generation: next, context: context, registry: registry,
@@ -105,6 +109,7 @@ extension PluginHost {
 
         // Switch: one registry update, then retire the old generation.
         registry.replaceProviders(of: [id], with: live.providers)
+        services.events.unstage(staged)
         state.withLock { state in
             if let index = state.live.firstIndex(where: { $0.id == id }) { state.live[index] = live }
             if let index = state.records.lastIndex(where: { $0.id == id && $0.status == .active }) {

@@ -22,6 +22,9 @@ final class EventHub: Sendable {
     /// Subscribers by event name, in subscription order.
     private let subscribers = Mutex<(next: Int, byEvent: [String: [Subscriber]])>((0, [:]))
     private let report: @Sendable (HostDiagnostic) -> Void
+    /// Generations being staged by a reload: subscribed, but not delivered
+    /// to until the reload commits.
+    private let staged = Mutex<Set<ServiceOwner>>([])
 
     @TaskLocal private static var chain: [String] = []
 
@@ -40,6 +43,12 @@ final class EventHub: Sendable {
         }
     }
 
+    /// Holds back delivery to `owner` (a generation a reload is starting).
+    func stage(_ owner: ServiceOwner) { staged.withLock { _ = $0.insert(owner) } }
+
+    /// Delivers to `owner` from now on (the reload committed or rolled back).
+    func unstage(_ owner: ServiceOwner) { staged.withLock { _ = $0.remove(owner) } }
+
     /// Drops every subscription of one generation of a plugin (when it is deactivated).
     func removeAll(owner: ServiceOwner) {
         subscribers.withLock { state in
@@ -57,7 +66,8 @@ final class EventHub: Sendable {
                 plugin: publisher.pluginID))
             return EventDelivery(event: event, delivered: 0, failures: [], cycle: cycle)
         }
-        let targets = subscribers.withLock { $0.byEvent[event] ?? [] }
+        let held = staged.withLock { $0 }
+        let targets = subscribers.withLock { $0.byEvent[event] ?? [] }.filter { held.isEmpty || !held.contains($0.owner) }
         var delivered = 0
         var failures: [String] = []
         Self.$chain.withValue(chain + [event]) {

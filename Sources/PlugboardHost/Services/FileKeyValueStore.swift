@@ -129,9 +129,10 @@ struct FileKeyValueStore: KeyValueStore {
     private func ensureDirectory() throws(StorageError) {
         var info = stat()
         if stat(directory, &info) == 0 { return }
-        // The parent (the host's data directory) first, then ours.
-        let parent = String(directory[..<(directory.lastIndex(of: "/") ?? directory.endIndex)])
-        for path in [parent, directory] where !path.isEmpty {
+        // Every missing component, outermost first (like mkdir -p).
+        var path = ""
+        for component in directory.split(separator: "/") {
+            path += "/" + component
             if mkdir(path, 0o700) != 0 && errno != EEXIST {
                 throw .notWritable(path: path, reason: String(cString: strerror(errno)))
             }

@@ -13,17 +13,16 @@ enum InspectCommand: CLICommand {
         """,
         options: [
             CommandSpec.json,
-            .init(long: "--config", short: "-c", valueName: "file", help: "Host configuration (JSON) to load the plugin with."),
-            .init(long: "--data", valueName: "dir", help: "Data directory for plugin storage (default: none, storage is denied)."),
+            PluginsOption.config,
+            PluginsOption.data,
         ],
         positionals: [.init(name: "file", help: "The plugin .so file.")])
 
     static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32 {
-        let host = PluginHost(configuration: .init(
-            settings: arguments.value("--config").map(HostConfiguration.load(from:)) ?? HostConfiguration(),
-            dataDirectory: arguments.value("--data")))
+        let host = PluginHost(configuration: PluginsOption.configuration(arguments, pluginsDirectory: nil))
         host.declareStandardExtensionPoints()
         let record = host.load(files: [arguments.positionals[0]])[0]
+        if !arguments.flag("--json") { PluginsOption.reportDiagnostics(host) }
         defer { host.shutdown() }
         if arguments.flag("--json") {
             JSONOutput.print(record)

@@ -14,7 +14,9 @@ enum ListCommand: CLICommand {
         cannot be read; 2 on wrong usage.
         """,
         options: [
-            .init(long: "--plugins", short: "-p", valueName: "dir", help: "Directory holding the plugin .so files (required)."),
+            PluginsOption.option,
+            PluginsOption.config,
+            PluginsOption.data,
             CommandSpec.json,
             .init(long: "--strict", help: "Exit 1 if any file was rejected or failed."),
         ])
@@ -26,19 +28,11 @@ enum ListCommand: CLICommand {
     }
 
     static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32 {
-        guard let directory = arguments.value("--plugins") else {
-            throw UsageError(message: "missing '--plugins <dir>'", command: spec.name)
-        }
-        let host = PluginHost(configuration: .init(pluginsDirectory: directory))
-        host.declareStandardExtensionPoints()
-        let records: [PluginRecord]
-        do {
-            records = try host.loadAll()
-        } catch {
-            Terminal.error("\(error.description) [\(error.code)]")
-            return ExitStatus.failure
-        }
+        let directory = try PluginsOption.directory(arguments, command: spec.name)
+        guard let (host, records) = PluginsOption.loadHost(PluginsOption.configuration(arguments, pluginsDirectory: directory))
+        else { return ExitStatus.failure }
         defer { host.shutdown() }
+        PluginsOption.reportDiagnostics(host)
         if arguments.flag("--json") {
             JSONOutput.print(Output(directory: PluginDirectory.absolutePath(directory), host: HostSummary(host), plugins: records))
         } else {

@@ -12,7 +12,9 @@ enum RunCommand: CLICommand {
         plugin provides it, 2 on wrong usage.
         """,
         options: [
-            .init(long: "--plugins", short: "-p", valueName: "dir", help: "Directory holding the plugin .so files (required)."),
+            PluginsOption.option,
+            PluginsOption.config,
+            PluginsOption.data,
         ],
         positionals: [
             .init(name: "command", help: "Name of the command, e.g. greet."),
@@ -20,19 +22,11 @@ enum RunCommand: CLICommand {
         ])
 
     static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32 {
-        guard let directory = arguments.value("--plugins") else {
-            throw UsageError(message: "missing '--plugins <dir>'", command: spec.name)
-        }
-        let host = PluginHost(configuration: .init(pluginsDirectory: directory))
-        host.declareStandardExtensionPoints()
-        let records: [PluginRecord]
-        do {
-            records = try host.loadAll()
-        } catch {
-            Terminal.error("\(error.description) [\(error.code)]")
-            return ExitStatus.failure
-        }
+        let directory = try PluginsOption.directory(arguments, command: spec.name)
+        guard let (host, records) = PluginsOption.loadHost(PluginsOption.configuration(arguments, pluginsDirectory: directory))
+        else { return ExitStatus.failure }
         defer { host.shutdown() }
+        PluginsOption.reportDiagnostics(host)
         for record in records where record.status == .rejected || record.status == .failed {
             Terminal.writeErr(Terminal.style("warning:", .yellow, stderr: true) + " \(record.error?.message ?? record.path) [\(record.code ?? "")]\n")
         }

@@ -17,17 +17,15 @@ enum DemoCommand: CLICommand {
         the plugins directory cannot be read, 2 on wrong usage.
         """,
         options: [
-            .init(long: "--plugins", short: "-p", valueName: "dir", help: "Directory holding the plugin .so files (required)."),
-            .init(long: "--config", short: "-c", valueName: "file", help: "Host configuration (JSON): toggles, denied services, overrides."),
-            .init(long: "--data", valueName: "dir", help: "Data directory for plugin storage (default: .plugboard-data)."),
+            PluginsOption.option,
+            PluginsOption.config,
+            PluginsOption.data,
             .init(long: "--screen", valueName: "file", help: "Screen document to compose (JSON with a sections array)."),
             CommandSpec.json,
         ])
 
     static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32 {
-        guard let directory = arguments.value("--plugins") else {
-            throw UsageError(message: "missing '--plugins <dir>'", command: spec.name)
-        }
+        let directory = try PluginsOption.directory(arguments, command: spec.name)
         var screen: Data?
         if let path = arguments.value("--screen") {
             guard let data = FileManager.default.contents(atPath: path) else {
@@ -35,23 +33,13 @@ enum DemoCommand: CLICommand {
             }
             screen = data
         }
-        let settings = arguments.value("--config").map(HostConfiguration.load(from:)) ?? HostConfiguration()
         let json = arguments.flag("--json")
-        let host = PluginHost(configuration: .init(
-            pluginsDirectory: directory, settings: settings,
-            dataDirectory: arguments.value("--data") ?? ".plugboard-data",
-            logSink: LogSink { record in
-                // In JSON mode stdout is for the document only.
-                Terminal.writeErr(Terminal.style("  log \(record.level) [\(record.label)] ", .dim, stderr: true) + record.message + "\n")
-            }))
-        host.declareStandardExtensionPoints()
-        let records: [PluginRecord]
-        do {
-            records = try host.loadAll()
-        } catch {
-            Terminal.error("\(error.description) [\(error.code)]")
-            return ExitStatus.failure
+        var configuration = PluginsOption.configuration(arguments, pluginsDirectory: directory)
+        configuration.logSink = LogSink { record in
+            // In JSON mode stdout is for the document only.
+            Terminal.writeErr(Terminal.style("  log \(record.level) [\(record.label)] ", .dim, stderr: true) + record.message + "\n")
         }
+        guard let (host, records) = PluginsOption.loadHost(configuration) else { return ExitStatus.failure }
         defer { host.shutdown() }
         let report = DemoScript(host: host, screen: screen, screenSource: arguments.value("--screen") ?? "").run(records: records)
         if json {

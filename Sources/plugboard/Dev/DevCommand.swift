@@ -19,9 +19,9 @@ enum DevCommand: CLICommand {
         """,
         options: [
             .init(long: "--plugins", short: "-p", valueName: "dir", help: "Other plugins to load beside it."),
-            .init(long: "--config", short: "-c", valueName: "file", help: "Host configuration (JSON)."),
+            PluginsOption.config,
             .init(long: "--data", valueName: "dir", help: "Data directory for plugin storage (default: PACKAGE/.build/plugboard-data)."),
-            .init(long: "--run", valueName: "command", help: "Command (with arguments) to run after each load, e.g. \"greet Ada\"; default: the plugin's first command."),
+            .init(long: "--run", valueName: "command", help: "Command and arguments (split on spaces) to run after each load, e.g. \"greet Ada\"; default: the plugin's first command."),
             .init(long: "--poll", help: "Poll for changes instead of using inotify."),
             CommandSpec.json,
         ],

@@ -12,6 +12,7 @@ final class DevSession: @unchecked Sendable {
     let command: [String]?
     let watcher: SourceWatcher
     let verifier: ChildVerifier
+    let verifyData: String
     var pluginID: String?
     var generation = 0
     private var signalSources: [any DispatchSourceSignal] = []
@@ -28,6 +29,7 @@ final class DevSession: @unchecked Sendable {
         watcher = SourceWatcher(root: builder.packageDirectory, polling: polling)
         // The child runs the same tool: load the build once, in a throwaway data directory.
         let scratch = FileManager.default.temporaryDirectory.path + "/plugboard-verify-\(getpid())"
+        verifyData = scratch
         verifier = ChildVerifier(
             executable: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path,
             arguments: ["inspect", "--json", "--data", scratch] + (configFile.map { ["--config", $0] } ?? []))
@@ -73,6 +75,7 @@ final class DevSession: @unchecked Sendable {
         } while true
         info("stopping")
         host.shutdown()
+        try? FileManager.default.removeItem(atPath: verifyData)
         return ExitStatus.success
     }
 

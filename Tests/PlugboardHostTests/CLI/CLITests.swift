@@ -108,3 +108,22 @@ import Testing
         #expect((object["sdk"] as? [String: String])?["abi"] == "1.0")
     }
 }
+
+/// `plugboard new`: the scaffold builds and loads as is.
+@Suite struct NewCommandTests {
+    @Test func aScaffoldedPluginBuildsAndLoads() throws {
+        let dir = try TemporaryDirectory("plugboard-new")
+        let sdk = Fixtures.repository.appendingPathComponent("SDK").path
+        let created = try runProcess(Fixtures.executable("plugboard"), ["new", "Hello", "--dir", dir.path, "--sdk", sdk])
+        #expect(created.status == 0, "\(created.stderr)")
+        let package = dir.file("Hello")
+        let build = try runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["swift", "build", "--package-path", package])
+        #expect(build.status == 0, "\(build.stdout)\(build.stderr)")
+        let plugins = try TemporaryDirectory()
+        try plugins.copy(URL(fileURLWithPath: package + "/.build/debug/libHello.so"), as: "libHello.so")
+        let run = try runProcess(Fixtures.executable("plugboard"), ["run", "hello", "--plugins", plugins.path, "--", "Ada"])
+        #expect(run.stdout == "Hello from Hello, Ada!\n", "\(run.stderr)")
+        #expect(try runProcess(Fixtures.executable("plugboard"), ["new", "Hello", "--dir", dir.path, "--sdk", sdk]).status == 1)
+        #expect(try runProcess(Fixtures.executable("plugboard"), ["new", "9lives", "--sdk", sdk]).status == 2)
+    }
+}

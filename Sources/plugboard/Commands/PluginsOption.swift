@@ -1,0 +1,49 @@
+import PlugboardHost
+
+/// `--plugins DIR`, shared by every command that runs a host on a directory.
+enum PluginsOption {
+    static let option = CommandSpec.Option(
+        long: "--plugins", short: "-p", valueName: "dir", help: "Directory holding the plugin .so files (required).")
+
+    static let config = CommandSpec.Option(
+        long: "--config", short: "-c", valueName: "file", help: "Host configuration (JSON): toggles, denied services, overrides.")
+    static let data = CommandSpec.Option(
+        long: "--data", valueName: "dir", help: "Data directory for plugin storage (default: .plugboard-data).")
+
+    /// The host configuration from `--config` and `--data`.
+    static func configuration(_ arguments: ParsedArguments, pluginsDirectory: String?, defaultData: String? = ".plugboard-data") -> PluginHost.Configuration {
+        PluginHost.Configuration(
+            pluginsDirectory: pluginsDirectory,
+            settings: arguments.value(config.long).map(HostConfiguration.load(from:)) ?? HostConfiguration(),
+            dataDirectory: arguments.value(data.long) ?? defaultData)
+    }
+
+    /// Prints the host's diagnostics (configuration problems...) on stderr.
+    static func reportDiagnostics(_ host: PluginHost) {
+        for diagnostic in host.diagnostics {
+            let style: Terminal.Style = diagnostic.severity == .error ? .red : .yellow
+            Terminal.writeErr(Terminal.style("\(diagnostic.severity.rawValue):", style, stderr: true) + " \(diagnostic)\n")
+        }
+    }
+
+    /// The directory given with `--plugins`; a usage error without one.
+    static func directory(_ arguments: ParsedArguments, command: String) throws(UsageError) -> String {
+        guard let directory = arguments.value(option.long) else {
+            throw UsageError(message: "missing '--plugins <dir>'", command: command)
+        }
+        return directory
+    }
+
+    /// A host on `directory` declaring the SDK's extension points, with
+    /// everything loaded; nil (the error printed) if the directory cannot be read.
+    static func loadHost(_ configuration: PluginHost.Configuration) -> (PluginHost, [PluginRecord])? {
+        let host = PluginHost(configuration: configuration)
+        host.declareStandardExtensionPoints()
+        do {
+            return (host, try host.loadAll())
+        } catch {
+            Terminal.error("\(error.description) [\(error.code)]")
+            return nil
+        }
+    }
+}

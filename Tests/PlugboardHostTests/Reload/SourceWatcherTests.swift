@@ -1,0 +1,85 @@
+import Foundation
+import PlugboardHost
+import Testing
+
+/// The dev loop's watcher, inotify and polling, on real files.
+@Suite struct SourceWatcherTests {
+    /// Waits for the next change on a background thread while `act` runs.
+    func change(_ watcher: SourceWatcher, after act: () throws -> Void) rethrows -> SourceWatcher.Change? {
+        final class Box: @unchecked Sendable {
+            // @unchecked: written by the watcher thread before `done` is signalled, read after.
+            var change: SourceWatcher.Change?
+        }
+        let box = Box(), done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            box.change = watcher.waitForChange()
+            done.signal()
+        }
+        usleep(100_000)  // let the watcher take its snapshot / start polling
+        try act()
+        if done.wait(timeout: .now() + 10) == .timedOut {
+            watcher.stop()
+            done.wait()
+        }
+        return box.change
+    }
+
+    func package() throws -> TemporaryDirectory {
+        let dir = try TemporaryDirectory("plugboard-watch")
+        try FileManager.default.createDirectory(atPath: dir.file("Sources/Plugin"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: dir.file(".build/debug"), withIntermediateDirectories: true)
+        try dir.write(Data("let a = 1\n".utf8), as: "Sources/Plugin/Plugin.swift")
+        return dir
+    }
+
+    /// An editor save: write a hidden temporary file in several chunks, rename it
+    /// over the source, touch it again.
+    func editorSave(_ dir: TemporaryDirectory) throws {
+        let temporary = dir.file("Sources/Plugin/.Plugin.swift.swp")
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: dir.file("Sources/Plugin/Plugin.swift")))
+        try handle.close()
+        _ = FileManager.default.createFile(atPath: temporary, contents: Data("let a = ".utf8))
+        let writer = try FileHandle(forWritingTo: URL(fileURLWithPath: temporary))
+        try writer.seekToEnd()
+        try writer.write(contentsOf: Data("2\n".utf8))
+        try writer.close()
+        _ = rename(temporary, dir.file("Sources/Plugin/Plugin.swift"))
+        _ = FileManager.default.createFile(atPath: dir.file("Sources/Plugin/Plugin.swift~"), contents: Data())
+    }
+
+    @Test(arguments: [false, true])
+    func oneEditorSaveIsOneChange(polling: Bool) throws {
+        let dir = try package()
+        let watcher = SourceWatcher(root: dir.path, polling: polling)
+        #expect(watcher.mode == (polling ? "polling" : "inotify"))
+        let first = try change(watcher) { try editorSave(dir) }
+        #expect(first?.paths == ["Sources/Plugin/Plugin.swift"])
+        #expect((first?.detectMilliseconds ?? 0) >= 0)
+        // Nothing else is pending from that save: the next change is the next edit.
+        let second = try change(watcher) { try dir.write(Data("let b = 3\n".utf8), as: "Sources/Plugin/Other.swift") }
+        #expect(second?.paths == ["Sources/Plugin/Other.swift"])
+    }
+
+    @Test(arguments: [false, true])
+    func buildOutputIsNotAChange(polling: Bool) throws {
+        let dir = try package()
+        let watcher = SourceWatcher(root: dir.path, quiet: 0.1, polling: polling)
+        let seen = try change(watcher) {
+            try dir.write(Data("object".utf8), as: ".build/debug/Plugin.o")
+            usleep(400_000)
+            try dir.write(Data("let c = 4\n".utf8), as: "Sources/Plugin/Plugin.swift")
+        }
+        #expect(seen?.paths == ["Sources/Plugin/Plugin.swift"])
+    }
+
+    @Test func aNewDirectoryIsWatchedToo() throws {
+        let dir = try package()
+        let watcher = SourceWatcher(root: dir.path)
+        let seen = try change(watcher) {
+            try FileManager.default.createDirectory(atPath: dir.file("Sources/Plugin/Sub"), withIntermediateDirectories: false)
+            usleep(200_000)
+            try dir.write(Data("let d = 5\n".utf8), as: "Sources/Plugin/Sub/New.swift")
+        }
+        #expect(seen?.paths.contains("Sources/Plugin/Sub/New.swift") == true)
+    }
+}
