@@ -107,7 +107,7 @@ extension ELFImage {
     /// touching the vanished pages raises SIGBUS; plugin directories are
     /// expected not to be rewritten in place (replace by rename instead).
     static func read(
-        path: String, expectedMachine: UInt16 = ELFImage.hostMachine
+        path: String, expectedMachine: UInt16 = ELFImage.hostMachine, symbols: Bool = true
     ) throws(ReadError) -> ELFImage {
         // O_NONBLOCK: opening a fifo for reading would otherwise block until a
         // writer appears; it has no effect on regular files.
@@ -132,7 +132,7 @@ extension ELFImage {
         defer { munmap(map, size) }
         // parse copies everything out into Swift values, so nothing refers to
         // the mapping after munmap.
-        return try parse(UnsafeRawBufferPointer(start: map, count: size), expectedMachine: expectedMachine)
+        return try parse(UnsafeRawBufferPointer(start: map, count: size), expectedMachine: expectedMachine, symbols: symbols)
     }
 }
 
@@ -153,8 +153,10 @@ extension ELFImage {
     private static let shnXindex: UInt16 = 0xffff
 
     /// Parses an in-memory image. `bytes` is only read during the call.
+    /// `symbols: false` skips the dynamic symbol table (most of the work for
+    /// a large library such as the Swift runtime).
     static func parse(
-        _ bytes: UnsafeRawBufferPointer, expectedMachine: UInt16 = ELFImage.hostMachine
+        _ bytes: UnsafeRawBufferPointer, expectedMachine: UInt16 = ELFImage.hostMachine, symbols: Bool = true
     ) throws(ReadError) -> ELFImage {
         let file = Bytes(raw: bytes)
         guard bytes.count > 0 else { throw .empty }
@@ -179,7 +181,7 @@ extension ELFImage {
         // Section contents are validated lazily, only for the sections we use:
         // a bogus offset in some debug section must not reject a usable plugin.
         var dynamicSymbols: [Symbol] = []
-        if let dynsym = sections.first(where: { $0.type == shtDynsym }) {
+        if symbols, let dynsym = sections.first(where: { $0.type == shtDynsym }) {
             dynamicSymbols = try readSymbols(file, dynsym, sections)
         }
 
