@@ -63,8 +63,10 @@ public final class PluginHost: Sendable {
     public let configuration: Configuration
     let environment = HostEnvironment.current
     let state = Mutex(State())
-    /// Serialises reloads (see ``reload(_:from:verifier:)``).
-    let reloads = Mutex(())
+    /// Serialises loads, reloads and shutdown: each sees the live set the
+    /// previous one left. (Plugin code runs under it: a plugin must not call
+    /// back into its host's lifecycle.)
+    let lifecycle = Mutex(())
     let generationFiles: GenerationFiles
 
     struct State {
@@ -129,8 +131,15 @@ public final class PluginHost: Sendable {
     public func load(reloadable file: String) -> PluginRecord {
         let absolute = PluginDirectory.absolutePath(file)
         var candidate = PluginDirectory.candidate(at: absolute)
-        if candidate.problem == nil, let copy = try? generationFiles.copy(absolute, pluginID: "plugin", generation: 1) {
-            candidate = PluginCandidate(path: absolute, resolvedPath: copy, problem: nil)
+        if candidate.problem == nil {
+            do {
+                let copy = try generationFiles.copy(absolute, pluginID: "plugin", generation: 1)
+                candidate = PluginCandidate(path: absolute, resolvedPath: copy, problem: nil)
+            } catch {
+                // Never fall back to loading `file` itself: a rebuild would overwrite the mapped image.
+                candidate = PluginCandidate(path: absolute, resolvedPath: nil, problem: .unreadable(
+                    path: absolute, reason: "cannot copy it for reloading into \(generationFiles.directory): \(error)"))
+            }
         }
         return load([candidate])[0]
     }
@@ -146,6 +155,10 @@ public final class PluginHost: Sendable {
     /// publishes their providers in one registry update.
     @discardableResult
     public func load(_ candidates: [PluginCandidate]) -> [PluginRecord] {
+        lifecycle.withLock { _ in loadLocked(candidates) }
+    }
+
+    private func loadLocked(_ candidates: [PluginCandidate]) -> [PluginRecord] {
         var records: [PluginRecord] = []
         var images: [Int: LoadedImage] = [:]
         for candidate in candidates {
@@ -192,6 +205,10 @@ public final class PluginHost: Sendable {
     /// Deactivates every plugin in reverse activation order and empties the
     /// registry. Images stay mapped (they can never be unloaded).
     public func shutdown() {
+        lifecycle.withLock { _ in shutdownLocked() }
+    }
+
+    private func shutdownLocked() {
         let live = state.withLock { state in
             defer { state.live.removeAll() }
             return state.live

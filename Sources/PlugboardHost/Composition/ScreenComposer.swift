@@ -50,7 +50,7 @@ extension PluginHost {
             guard let renderer = registration.provider as? any SectionRenderer else { continue }
             for type in renderer.sectionTypes {
                 if let owner = renderers[type] {
-                    // Same rule as routes: the first (by plugin id) keeps it.
+                    // The first provider in registry order (by plugin id) keeps it.
                     if owner.plugin != registration.pluginID {
                         problems.append(HostDiagnostic(.warning, code: "section-type-conflict",
                             message: "plugins \(owner.plugin) and \(registration.pluginID) both render '\(type)'; \(owner.plugin) (first by id) renders it",

@@ -4,8 +4,8 @@
 /// where a plugin author's code first runs.
 enum Activation {
     /// Creates and activates the plugin in `image`, then collects and checks
-    /// its providers. On any failure the instance (if created) is deactivated
-    /// and released, and the error says what happened.
+    /// its providers. On failure the instance is released (and deactivated if
+    /// it had activated), and the error says what happened.
     static func start(
         _ image: LoadedImage, path: String, generation: Int, context: PluginContext,
         registry: ExtensionRegistry, beforeActivate: (any Plugin) -> Void = { _ in }

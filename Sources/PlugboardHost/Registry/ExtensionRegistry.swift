@@ -62,17 +62,16 @@ public final class ExtensionRegistry: Sendable {
 
     /// Replaces every provider of `pluginID` with `providers`, in one step.
     func replaceProviders(of pluginIDs: Set<String>, with providers: [RegisteredProvider]) {
-        let declared = points.withLock { $0 }
+        // Points are read inside the update, so a concurrent declare() is never lost.
         cell.update { old in
             let kept = old.byInterface.values.joined().filter { !pluginIDs.contains($0.pluginID) }
-            return RegistrySnapshot(providers: Array(kept) + providers, points: declared)
+            return RegistrySnapshot(providers: Array(kept) + providers, points: points.withLock { $0 })
         }
     }
 
     private func rebuild() {
-        let declared = points.withLock { $0 }
         cell.update { old in
-            RegistrySnapshot(providers: Array(old.byInterface.values.joined()), points: declared)
+            RegistrySnapshot(providers: Array(old.byInterface.values.joined()), points: points.withLock { $0 })
         }
     }
 }

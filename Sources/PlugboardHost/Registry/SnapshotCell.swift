@@ -33,10 +33,13 @@ final class SnapshotCell: Sendable {
     init(_ snapshot: RegistrySnapshot) {
         current = Locked((snapshot, 0))
         // The destructor releases a thread's cached snapshot when the thread exits.
-        pthread_key_create(&key) { raw in
+        let created = pthread_key_create(&key) { raw in
             guard let raw else { return }
             Unmanaged<AnyObject>.fromOpaque(raw).release()
         }
+        // Without a key of our own the cache would read another library's
+        // thread-local values: stop rather than corrupt memory.
+        precondition(created == 0, "pthread_key_create failed (\(created)): too many registries in this process")
     }
 
     deinit {

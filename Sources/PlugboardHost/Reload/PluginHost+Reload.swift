@@ -16,11 +16,14 @@ extension PluginHost {
     /// generation adds ``ReloadOutcome/addedMemory``.
     ///
     /// Calls already running on the old generation finish there; calls that
-    /// read the registry after the switch reach the new one. `deactivate()` of
-    /// the old generation runs right after the switch, so it must not break
-    /// what an in-flight call may still use. Reloads are serialised.
+    /// read the registry after the switch reach the new one; events and routes
+    /// reach the new generation only from the switch on. `deactivate()` of the
+    /// old generation runs right after the switch, so it must not break what
+    /// an in-flight call may still use. The old state is saved before the new
+    /// generation is created: what the old one changes after that is lost.
+    /// Loads, reloads and shutdown are serialised.
     public func reload(_ pluginID: String, from file: String, verifier: ChildVerifier? = nil) -> ReloadOutcome {
-        reloads.withLock { _ in reloadLocked(pluginID, from: PluginDirectory.absolutePath(file), verifier: verifier) }
+        lifecycle.withLock { _ in reloadLocked(pluginID, from: PluginDirectory.absolutePath(file), verifier: verifier) }
     }
 
     private func reloadLocked(_ id: String, from file: String, verifier: ChildVerifier?) -> ReloadOutcome {
@@ -41,16 +44,9 @@ extension PluginHost {
                           timings: timings, stateNote: note, addedMemory: memory)
         }
 
-        // Verify.
+        // Copy, then verify the copy: what is checked is exactly what is loaded.
         let candidate = PluginDirectory.candidate(at: file)
         if let problem = candidate.problem { return outcome(.rejected(problem)) }
-        if let verifier, let crash = verifier.verify(file) {
-            timings.verify = lap()
-            return outcome(.rejected(.verificationCrashed(path: file, detail: crash)))
-        }
-        timings.verify = lap()
-
-        // Load.
         let next = old.generation + 1
         let copy: String
         do {
@@ -58,6 +54,13 @@ extension PluginHost {
         } catch {
             return outcome(.rejected(.unreadable(path: file, reason: "cannot copy it for loading: \(error)")))
         }
+        if let verifier, let crash = verifier.verify(copy) {
+            timings.verify = lap()
+            return outcome(.rejected(.verificationCrashed(path: file, detail: crash)))
+        }
+        timings.verify = lap()
+
+        // Load.
         var record = PluginRecord(path: file, resolvedPath: copy)
         guard let image = PluginLoader.load(PluginCandidate(path: file, resolvedPath: copy, problem: nil), into: &record, environment: environment) else {
             return outcome(.rejected(record.error!))
@@ -77,10 +80,10 @@ extension PluginHost {
                 note = "state not saved by the old generation (\(error)); the new one starts fresh"
             }
         }
-        // Until the switch, events go to the old generation only.
+        // Until the switch, events and routes reach the old generation only.
         let staged = ServiceOwner(pluginID: id, generation: next)
-        services.events.stage(staged)
-        defer { services.events.unstage(staged) }
+        services.stage(staged)
+        defer { services.unstage(staged) }
         let context = services.context(for: image.descriptor, defaults: image.factory.defaultConfiguration, generation: next)
         let started = Activation.start(
             image, path: file, generation: next, context: context, registry: registry,
@@ -107,9 +110,10 @@ extension PluginHost {
         }
         timings.load = lap()
 
-        // Switch: one registry update, then retire the old generation.
+        // Switch: one registry update, then events and routes move over in
+        // one step each, then the old generation is retired.
         registry.replaceProviders(of: [id], with: live.providers)
-        services.events.unstage(staged)
+        services.switchOver(from: ServiceOwner(pluginID: id, generation: old.generation), to: staged)
         state.withLock { state in
             if let index = state.live.firstIndex(where: { $0.id == id }) { state.live[index] = live }
             if let index = state.records.lastIndex(where: { $0.id == id && $0.status == .active }) {
@@ -119,7 +123,6 @@ extension PluginHost {
             }
         }
         old.instance.deactivate()
-        services.retire(id, generation: old.generation)
         timings.switch = lap()
         return outcome(.reloaded, generation: next, note: note, memory: memory)
     }

@@ -19,12 +19,10 @@ final class EventHub: Sendable {
         let handler: @Sendable (EventPayload) throws -> Void
     }
 
-    /// Subscribers by event name, in subscription order.
-    private let subscribers = Mutex<(next: Int, byEvent: [String: [Subscriber]])>((0, [:]))
+    /// Subscribers by event name, in subscription order, and the generations
+    /// a reload is staging (subscribed, not delivered to until it commits).
+    private let subscribers = Mutex<(next: Int, byEvent: [String: [Subscriber]], staged: Set<ServiceOwner>)>((0, [:], []))
     private let report: @Sendable (HostDiagnostic) -> Void
-    /// Generations being staged by a reload: subscribed, but not delivered
-    /// to until the reload commits.
-    private let staged = Mutex<Set<ServiceOwner>>([])
 
     @TaskLocal private static var chain: [String] = []
 
@@ -44,10 +42,18 @@ final class EventHub: Sendable {
     }
 
     /// Holds back delivery to `owner` (a generation a reload is starting).
-    func stage(_ owner: ServiceOwner) { staged.withLock { _ = $0.insert(owner) } }
+    func stage(_ owner: ServiceOwner) { subscribers.withLock { _ = $0.staged.insert(owner) } }
 
     /// Delivers to `owner` from now on (the reload committed or rolled back).
-    func unstage(_ owner: ServiceOwner) { staged.withLock { _ = $0.remove(owner) } }
+    func unstage(_ owner: ServiceOwner) { subscribers.withLock { _ = $0.staged.remove(owner) } }
+
+    /// In one step: `old` stops receiving, staged `new` starts.
+    func switchOver(from old: ServiceOwner, to new: ServiceOwner) {
+        subscribers.withLock { state in
+            for event in state.byEvent.keys { state.byEvent[event]!.removeAll { $0.owner == old } }
+            state.staged.remove(new)
+        }
+    }
 
     /// Drops every subscription of one generation of a plugin (when it is deactivated).
     func removeAll(owner: ServiceOwner) {
@@ -66,8 +72,9 @@ final class EventHub: Sendable {
                 plugin: publisher.pluginID))
             return EventDelivery(event: event, delivered: 0, failures: [], cycle: cycle)
         }
-        let held = staged.withLock { $0 }
-        let targets = subscribers.withLock { $0.byEvent[event] ?? [] }.filter { held.isEmpty || !held.contains($0.owner) }
+        let targets = subscribers.withLock { state in
+            (state.byEvent[event] ?? []).filter { state.staged.isEmpty || !state.staged.contains($0.owner) }
+        }
         var delivered = 0
         var failures: [String] = []
         Self.$chain.withValue(chain + [event]) {

@@ -70,6 +70,23 @@ final class HostServices: Sendable {
             granted: granted, denied: denied)
     }
 
+    /// Holds back events and routes of a generation a reload is starting.
+    func stage(_ owner: ServiceOwner) {
+        events.stage(owner)
+        routes.stage(owner)
+    }
+
+    func unstage(_ owner: ServiceOwner) {
+        events.unstage(owner)
+        routes.unstage(owner)
+    }
+
+    /// Commits a reload: `new` receives events and routes, `old` nothing more.
+    func switchOver(from old: ServiceOwner, to new: ServiceOwner) {
+        events.switchOver(from: old, to: new)
+        routes.switchOver(from: old, to: new)
+    }
+
     /// Ends the subscriptions and routes of one generation of a plugin.
     func retire(_ pluginID: String, generation: Int = 1) {
         let owner = ServiceOwner(pluginID: pluginID, generation: generation)

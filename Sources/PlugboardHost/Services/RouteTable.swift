@@ -25,6 +25,19 @@ final class RouteTable: Sendable {
     }
 
     private let root = Mutex(Node())
+    /// Generations a reload is staging: their routes wait for the commit.
+    private let staged = Mutex<Set<ServiceOwner>>([])
+
+    func stage(_ owner: ServiceOwner) { staged.withLock { _ = $0.insert(owner) } }
+    func unstage(_ owner: ServiceOwner) { staged.withLock { _ = $0.remove(owner) } }
+
+    /// In one step: routes of `old` go, those of staged `new` answer.
+    func switchOver(from old: ServiceOwner, to new: ServiceOwner) {
+        root.withLock { root in
+            Self.remove(old, from: root)
+            staged.withLock { _ = $0.remove(new) }
+        }
+    }
 
     func register(_ pattern: String, owner: ServiceOwner, handler: @escaping @Sendable (RouteMatch) throws -> RenderedSection) throws(RouteError) {
         let segments = try Self.segments(of: pattern)
@@ -61,7 +74,8 @@ final class RouteTable: Sendable {
         let segments = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         return root.withLock { root in
             var captures: [String] = []
-            guard let route = Self.find(segments[...], in: root, &captures) else { return nil }
+            let held = staged.withLock { $0 }
+            guard let route = Self.find(segments[...], in: root, skipping: held, &captures) else { return nil }
             let parameters = Dictionary(zip(route.captureNames, captures), uniquingKeysWith: { $1 })
             return (route, RouteMatch(path: path, pattern: route.pattern, parameters: parameters))
         }
@@ -89,14 +103,16 @@ final class RouteTable: Sendable {
         }
     }
 
-    private static func find(_ segments: ArraySlice<String>, in node: Node, _ captures: inout [String]) -> Route? {
-        guard let segment = segments.first else { return node.routes.last }
-        if let next = node.literals[segment], let route = find(segments.dropFirst(), in: next, &captures) {
+    private static func find(
+        _ segments: ArraySlice<String>, in node: Node, skipping staged: Set<ServiceOwner>, _ captures: inout [String]
+    ) -> Route? {
+        guard let segment = segments.first else { return node.routes.last { !staged.contains($0.owner) } }
+        if let next = node.literals[segment], let route = find(segments.dropFirst(), in: next, skipping: staged, &captures) {
             return route
         }
         if let capture = node.capture {
             captures.append(segment)
-            if let route = find(segments.dropFirst(), in: capture, &captures) { return route }
+            if let route = find(segments.dropFirst(), in: capture, skipping: staged, &captures) { return route }
             captures.removeLast()
         }
         return nil
