@@ -38,7 +38,7 @@ extension PluginHost {
             drop("screen-malformed", "not valid JSON: \(error.message); nothing to render", nil)
             return ComposedScreen(title: nil, sections: [], diagnostics: problems)
         }
-        guard case let .value(.object(root)) = parsed, case let .array(items)? = root["sections"] else {
+        guard case let .object(root) = parsed, case let .array(items)? = root["sections"] else {
             drop("screen-malformed", "a screen is an object with a \"sections\" array", nil)
             return ComposedScreen(title: nil, sections: [], diagnostics: problems)
         }

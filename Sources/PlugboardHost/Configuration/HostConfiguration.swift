@@ -60,7 +60,7 @@ public struct HostConfiguration: Sendable {
             configuration.report(.error, "config-malformed", "not valid JSON: \(error.message); nothing in it was applied")
             return configuration
         }
-        guard case let .value(.object(root)) = document else {
+        guard case let .object(root) = document else {
             configuration.report(.error, "config-invalid-type", "the top level must be an object with a \"plugins\" key")
             return configuration
         }
@@ -78,7 +78,7 @@ public struct HostConfiguration: Sendable {
         return configuration
     }
 
-    private mutating func settings(_ id: String, _ entry: ConfigValue) -> PluginSettings {
+    private mutating func settings(_ id: String, _ entry: JSONValue) -> PluginSettings {
         var settings = PluginSettings()
         let path = "plugins.\(id)"
         guard case let .object(fields) = entry else {
@@ -98,9 +98,15 @@ public struct HostConfiguration: Sendable {
                     settings.deniedServices.insert(service)
                 }
             case let ("config", .object(overrides)):
-                settings.overrides = overrides
+                for (key, value) in overrides.sorted(by: { $0.key < $1.key }) {
+                    guard let value = value.configValue else {
+                        report(.error, "config-invalid-type", "null is not a setting value; the default is kept", keyPath: "\(path).config.\(key)")
+                        continue
+                    }
+                    settings.overrides[key] = value
+                }
             case ("enabled", _):
-                report(.error, "config-invalid-type", "must be a boolean, found \(value.typeName) \(value); the plugin stays enabled", keyPath: "\(path).enabled")
+                report(.error, "config-invalid-type", "must be a boolean, found \(value.typeName)\(value.configValue.map { " \($0)" } ?? ""); the plugin stays enabled", keyPath: "\(path).enabled")
             case ("deniedServices", _), ("config", _):
                 report(.error, "config-invalid-type", "must be \(key == "config" ? "an object" : "an array of service ids"), found \(value.typeName)", keyPath: "\(path).\(key)")
             default:

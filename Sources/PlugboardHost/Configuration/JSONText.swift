@@ -1,16 +1,17 @@
 import Plugboard
 
-/// Writes a ``ConfigValue`` back to JSON text: how each section of a composed
+/// Writes a ``JSONValue`` back to JSON text: how each section of a composed
 /// screen reaches its plugin as the raw JSON of that section only.
 enum JSONText {
-    static func bytes(_ value: ConfigValue) -> [UInt8] {
+    static func bytes(_ value: JSONValue) -> [UInt8] {
         var out = ""
         write(value, to: &out)
         return Array(out.utf8)
     }
 
-    private static func write(_ value: ConfigValue, to out: inout String) {
+    private static func write(_ value: JSONValue, to out: inout String) {
         switch value {
+        case .null: out += "null"
         case let .bool(flag): out += flag ? "true" : "false"
         case let .int(number): out += String(number)
         case let .double(number): out += number.isFinite ? "\(number)" : "null"

@@ -35,9 +35,10 @@ public struct PackageBuilder: Sendable {
         guard FileManager.default.fileExists(atPath: directory + "/Package.swift") else { throw .notAPackage(directory) }
         self.packageDirectory = directory
         self.swift = swift
-        let dump = Self.run(swift, ["package", "--package-path", directory, "dump-package"])
+        // stdout only: warnings on stderr must not spoil the JSON.
+        let dump = Self.run(swift, ["package", "--package-path", directory, "dump-package"], mergingErrors: false)
         guard dump.status == 0, let json = try? JSONSerialization.jsonObject(with: Data(dump.output.utf8)) as? [String: Any] else {
-            throw .swiftFailed(dump.output.split(separator: "\n").suffix(3).joined(separator: " | "))
+            throw .swiftFailed((dump.errors + dump.output).split(separator: "\n").suffix(3).joined(separator: " | "))
         }
         let products = json["products"] as? [[String: Any]] ?? []
         let dynamic = products.first { product in
@@ -68,16 +69,41 @@ public struct PackageBuilder: Sendable {
             milliseconds: Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
     }
 
-    static func run(_ executable: String, _ arguments: [String]) -> (status: Int32, output: String) {
+    /// Runs `executable` through env; stderr goes with stdout unless `mergingErrors` is false.
+    static func run(_ executable: String, _ arguments: [String], mergingErrors: Bool = true) -> (status: Int32, output: String, errors: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [executable] + arguments
-        let pipe = Pipe()
+        // Default signal dispositions in the child: a dev session ignores
+        // SIGINT/SIGTERM itself, and ignored signals survive exec.
+        process.arguments = ["--default-signal=INT,TERM", executable] + arguments
+        let pipe = Pipe(), errorPipe = Pipe()
         process.standardOutput = pipe
-        process.standardError = pipe
-        do { try process.run() } catch { return (127, "\(error)") }
+        process.standardError = mergingErrors ? pipe : errorPipe
+        running.withLock { $0 = process }
+        defer { running.withLock { $0 = nil } }
+        do { try process.run() } catch { return (127, "\(error)", "") }
+        let errors = Locked(Data())
+        let drained = DispatchSemaphore(value: 0)
+        if !mergingErrors {
+            DispatchQueue.global().async {
+                let data = errorPipe.fileHandleForReading.readDataToEndOfFile()
+                errors.withLock { $0 = data }
+                drained.signal()
+            }
+        }
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        if !mergingErrors { drained.wait() }
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self), String(decoding: errors.withLock { $0 }, as: UTF8.self))
+    }
+
+    /// The `swift` process running now, if any (one build at a time).
+    private static let running = Locked<Process?>(nil)
+
+    /// Stops a running build (for Ctrl-C in a dev session).
+    public static func cancelRunningBuild() {
+        running.withLock { process in
+            if let process, process.isRunning { process.terminate() }
+        }
     }
 }

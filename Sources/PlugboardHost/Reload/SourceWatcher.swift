@@ -30,6 +30,9 @@ public final class SourceWatcher: Sendable {
     private let inotify: Int32
     private let watches = Mutex<[Int32: String]>([:])
     private let stopped = Atomic<Bool>(false)
+    /// Polling: the state last seen, kept across calls so saves made while
+    /// the caller was busy (building) are still seen.
+    private let lastSnapshot = Locked<[String: Stamp]?>(nil)
 
     public init(root: String, ignoring: Set<String> = [".build", ".swiftpm", ".git"], quiet: Double = 0.15, polling: Bool = false) {
         self.root = PluginDirectory.absolutePath(root)
@@ -43,6 +46,7 @@ public final class SourceWatcher: Sendable {
         inotify = fd
         mode = fd >= 0 ? "inotify" : "polling"
         if fd >= 0 { for directory in directories() { addWatch(directory) } }
+        if fd < 0 { lastSnapshot.withLock { $0 = snapshot() } }
     }
 
     deinit {
@@ -51,6 +55,9 @@ public final class SourceWatcher: Sendable {
 
     /// Makes ``waitForChange()`` return nil soon (from any thread or a signal handler's queue).
     public func stop() { stopped.store(true, ordering: .relaxed) }
+
+    /// Whether ``stop()`` was called.
+    public var isStopped: Bool { stopped.load(ordering: .relaxed) }
 
     /// Blocks until a change settles; nil once ``stop()`` was called.
     public func waitForChange() -> Change? {
@@ -76,7 +83,10 @@ public final class SourceWatcher: Sendable {
             let timeout = first == nil ? 200 : Int32(quiet * 1000)
             let ready = poll(&descriptor, 1, timeout)
             if ready == 0 {
-                if let first, !changed.isEmpty { return Change(paths: changed.sorted(), detectMilliseconds: milliseconds(since: first)) }
+                if let start = first {
+                    if !changed.isEmpty { return Change(paths: changed.sorted(), detectMilliseconds: milliseconds(since: start)) }
+                    first = nil  // only irrelevant events (editor scratch files)
+                }
                 continue
             }
             if ready < 0 { if errno == EINTR { continue } else { return nil } }
@@ -84,6 +94,7 @@ public final class SourceWatcher: Sendable {
             guard count > 0 else { continue }
             var offset = 0
             while offset + 16 <= count {
+                if first == nil { first = .now }
                 let (wd, mask, length) = buffer.withUnsafeBytes { bytes in
                     (bytes.loadUnaligned(fromByteOffset: offset, as: Int32.self),
                      bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
@@ -92,20 +103,33 @@ public final class SourceWatcher: Sendable {
                 let nameBytes = buffer[(offset + 16)..<min(count, offset + 16 + length)].prefix { $0 != 0 }
                 let name = String(decoding: nameBytes, as: UTF8.self)
                 offset += 16 + length
-                guard let directory = watches.withLock({ $0[wd] }) else { continue }
-                let path = "\(directory)/\(name)"
                 #if os(Linux)
-                if mask & UInt32(IN_ISDIR) != 0 {
-                    if mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0, !ignoring.contains(name) {
-                        addWatch(path)
-                        for sub in directories(under: path) { addWatch(sub) }
-                    }
+                if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                    // Events were lost: treat it as a change of everything.
+                    changed.insert("(inotify queue overflowed)")
                     continue
                 }
                 #endif
+                guard let directory = watches.withLock({ $0[wd] }) else { continue }
+                let path = "\(directory)/\(name)"
                 guard isRelevant(name) else { continue }
+                #if os(Linux)
+                if mask & UInt32(IN_ISDIR) != 0 {
+                    // A directory moved in or created: watch it, and count what
+                    // it already holds (written before the watch existed).
+                    if mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
+                        for sub in directories(under: path) {
+                            addWatch(sub)
+                            for file in (try? FileManager.default.contentsOfDirectory(atPath: sub)) ?? [] where isRelevant(file) {
+                                changed.insert(relative("\(sub)/\(file)"))
+                            }
+                        }
+                    }
+                    changed.insert(relative(path))
+                    continue
+                }
+                #endif
                 changed.insert(relative(path))
-                if first == nil { first = .now }
             }
         }
         return nil
@@ -114,12 +138,13 @@ public final class SourceWatcher: Sendable {
     // MARK: - Polling
 
     private func waitByPolling() -> Change? {
-        var before = snapshot()
+        var before = lastSnapshot.withLock { $0 } ?? snapshot()
+        defer { lastSnapshot.withLock { $0 = before } }
         var changed: Set<String> = []
         var first: ContinuousClock.Instant?
         var lastChange = ContinuousClock.now
         while !stopped.load(ordering: .relaxed) {
-            usleep(first == nil ? 300_000 : UInt32(quiet * 500_000))
+            if first == nil { usleep(300_000) } else { usleep(UInt32(quiet * 500_000)) }
             let now = snapshot()
             let differing = Set(now.keys).union(before.keys).filter { now[$0] != before[$0] }
             before = now
@@ -134,7 +159,7 @@ public final class SourceWatcher: Sendable {
         return nil
     }
 
-    private struct Stamp: Equatable {
+    struct Stamp: Equatable, Sendable {
         let modified: Int
         let size: Int
     }

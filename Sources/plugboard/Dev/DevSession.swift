@@ -56,6 +56,7 @@ final class DevSession: @unchecked Sendable {
             if let detect { started.ms = ["detect": detect] }
             emit(started)
             let build = builder.build()
+            if watcher.isStopped { break }
             var ms = ["build": build.milliseconds]
             if let detect { ms["detect"] = detect }
             if !build.succeeded {
@@ -162,7 +163,10 @@ final class DevSession: @unchecked Sendable {
         for number in [SIGINT, SIGTERM] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [watcher] in watcher.stop() }
+            source.setEventHandler { [watcher] in
+                watcher.stop()
+                PackageBuilder.cancelRunningBuild()
+            }
             source.resume()
             signalSources.append(source)
         }

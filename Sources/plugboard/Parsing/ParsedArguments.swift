@@ -34,8 +34,12 @@ struct ParsedArguments: Sendable {
                 continue
             }
             if let inline {
+                guard !inline.isEmpty else {
+                    throw UsageError(message: "empty value for '\(option.long) <\(option.valueName!)>'", command: spec.name)
+                }
                 result.values[option.long] = inline
-            } else if index < arguments.count {
+            } else if index < arguments.count, !arguments[index].hasPrefix("-") || arguments[index] == "-" {
+                // A value that starts with '-' must be given as --option=value.
                 result.values[option.long] = arguments[index]
                 index += 1
             } else {

@@ -64,6 +64,8 @@ import Testing
         .init(arguments: ["lsit"], message: "did you mean 'list'?"),
         .init(arguments: ["list", "--json=yes", "--plugins", "x"], message: "'--json' takes no value"),
         .init(arguments: [], message: "USAGE"),
+        .init(arguments: ["list", "--plugins="], message: "empty value for '--plugins <dir>'"),
+        .init(arguments: ["list", "--plugins", "--json"], message: "missing value for '--plugins <dir>'"),
     ]
 
     @Test(arguments: usageCases)

@@ -47,10 +47,10 @@ import Testing
     @Test func anUnknownSectionTypeIsDroppedWithADiagnostic() throws {
         let (host, dir) = try host()
         defer { withExtendedLifetime(dir) {} }
-        let screen = compose(host, #"{ "sections": [ { "type": "loyalty-banner" }, \#(Self.header), { "kind": "x" } ] }"#)
+        let screen = compose(host, #"{ "sections": [ { "type": "loyalty-banner" }, \#(Self.header), { "kind": "x" }, null, { "type": "nope" } ] }"#)
         #expect(screen.sections.map(\.type) == ["restaurant-header"])
-        #expect(screen.diagnostics.map(\.code) == ["section-unknown-type", "section-malformed"])
-        #expect(screen.diagnostics.map(\.keyPath) == ["sections[0]", "sections[2]"])
+        #expect(screen.diagnostics.map(\.code) == ["section-unknown-type", "section-malformed", "section-malformed", "section-unknown-type"])
+        #expect(screen.diagnostics.map(\.keyPath) == ["sections[0]", "sections[2]", "sections[3]", "sections[4]"])
     }
 
     @Test(arguments: [#"{ "sections": [ "#, "[]", #"{ "sections": 3 }"#, ""])

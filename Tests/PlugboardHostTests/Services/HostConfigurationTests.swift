@@ -41,6 +41,15 @@ import Testing
         #expect(config.plugins["a.two"]?.deniedServices == ["plugboard.storage"])
     }
 
+    @Test func nullsAreReportedNotSkipped() throws {
+        let (config, _) = try load(#"{ "plugins": { "a.one": { "enabled": null, "deniedServices": [null], "config": { "limit": null } } } }"#)
+        let byPath = Dictionary(config.diagnostics.map { ($0.keyPath ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+        #expect(byPath["plugins.a.one.enabled"]?.message.contains("found null") == true)
+        #expect(byPath["plugins.a.one.deniedServices"]?.message.contains("found null") == true)
+        #expect(byPath["plugins.a.one.config.limit"]?.code == "config-invalid-type")
+        #expect(config.plugins["a.one"] == HostConfiguration.PluginSettings())
+    }
+
     @Test func overridesMergeKeyByKeyAndBadOnesKeepTheDefault() throws {
         let (config, path) = try load("""
         { "plugins": { "a.one": { "config": { "limit": "ten", "label": "custom", "ratio": 2, "missing": 1 } } } }
