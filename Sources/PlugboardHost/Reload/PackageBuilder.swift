@@ -100,10 +100,14 @@ public struct PackageBuilder: Sendable {
     /// The `swift` process running now, if any (one build at a time).
     private static let running = Locked<Process?>(nil)
 
-    /// Stops a running build (for Ctrl-C in a dev session).
+    /// Stops a running build (for Ctrl-C in a dev session): the whole
+    /// process group, since the compilers `swift build` started would
+    /// otherwise live on and keep its output pipe open.
     public static func cancelRunningBuild() {
         running.withLock { process in
-            if let process, process.isRunning { process.terminate() }
+            guard let process, process.isRunning else { return }
+            // Foundation starts each child as the leader of its own process group.
+            kill(-process.processIdentifier, SIGTERM)
         }
     }
 }
