@@ -24,18 +24,8 @@ indirect enum JSONValue: Decodable, Sendable, Equatable {
         self = .object(try container.decode([String: JSONValue].self))
     }
 
-    /// The JSON type name, for messages.
-    var typeName: String {
-        switch self {
-        case .null: "null"
-        case .bool: "boolean"
-        case .int: "integer"
-        case .double: "number"
-        case .string: "string"
-        case .array: "array"
-        case .object: "object"
-        }
-    }
+    /// The JSON type name, for messages (the same names as ``ConfigValue``).
+    var typeName: String { configValue?.typeName ?? "null" }
 
     /// As a configuration value; nil for `null` (nulls inside are dropped).
     var configValue: ConfigValue? {

@@ -32,7 +32,6 @@ enum ListCommand: CLICommand {
         guard let (host, records) = PluginsOption.loadHost(PluginsOption.configuration(arguments, pluginsDirectory: directory))
         else { return ExitStatus.failure }
         defer { host.shutdown() }
-        PluginsOption.reportDiagnostics(host)
         if arguments.flag("--json") {
             JSONOutput.print(Output(directory: PluginDirectory.absolutePath(directory), host: HostSummary(host), plugins: records))
         } else {

@@ -36,11 +36,14 @@ enum PluginsOption {
 
     /// A host on `directory` declaring the SDK's extension points, with
     /// everything loaded; nil (the error printed) if the directory cannot be read.
-    static func loadHost(_ configuration: PluginHost.Configuration) -> (PluginHost, [PluginRecord])? {
+    /// Host diagnostics go to stderr unless the command reports them itself.
+    static func loadHost(_ configuration: PluginHost.Configuration, printingDiagnostics: Bool = true) -> (PluginHost, [PluginRecord])? {
         let host = PluginHost(configuration: configuration)
         host.declareStandardExtensionPoints()
         do {
-            return (host, try host.loadAll())
+            let records = try host.loadAll()
+            if printingDiagnostics { reportDiagnostics(host) }
+            return (host, records)
         } catch {
             Terminal.error("\(error.description) [\(error.code)]")
             return nil

@@ -26,7 +26,6 @@ enum RunCommand: CLICommand {
         guard let (host, records) = PluginsOption.loadHost(PluginsOption.configuration(arguments, pluginsDirectory: directory))
         else { return ExitStatus.failure }
         defer { host.shutdown() }
-        PluginsOption.reportDiagnostics(host)
         for record in records where record.status == .rejected || record.status == .failed {
             Terminal.writeErr(Terminal.style("warning:", .yellow, stderr: true) + " \(record.error?.message ?? record.path) [\(record.code ?? "")]\n")
         }

@@ -39,7 +39,7 @@ enum DemoCommand: CLICommand {
             // In JSON mode stdout is for the document only.
             Terminal.writeErr(Terminal.style("  log \(record.level) [\(record.label)] ", .dim, stderr: true) + record.message + "\n")
         }
-        guard let (host, records) = PluginsOption.loadHost(configuration) else { return ExitStatus.failure }
+        guard let (host, records) = PluginsOption.loadHost(configuration, printingDiagnostics: false) else { return ExitStatus.failure }
         defer { host.shutdown() }
         let report = DemoScript(host: host, screen: screen, screenSource: arguments.value("--screen") ?? "").run(records: records)
         if json {
