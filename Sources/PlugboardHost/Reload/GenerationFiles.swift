@@ -50,19 +50,11 @@ struct GenerationFiles: Sendable {
         return total
     }
 
-    /// `/proc/self/maps`, read with plain read(2) until end of file: it is a
-    /// generated file whose size stat reports as 0.
+    /// `/proc/self/maps` (Foundation's file reading trusts stat's size, 0 here).
     static func procSelfMaps() -> String? {
         let fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 { if errno == EINTR { continue } else { return nil } }
-            if count == 0 { return String(decoding: bytes, as: UTF8.self) }
-            bytes += chunk[0..<count]
-        }
+        return readToEnd(fd).map { String(decoding: $0, as: UTF8.self) }
     }
 }

@@ -66,7 +66,7 @@ public struct PackageBuilder: Sendable {
         }
         return Build(
             succeeded: result.status == 0, diagnostics: diagnostics, output: result.output,
-            milliseconds: Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
+            milliseconds: elapsed.milliseconds)
     }
 
     /// Runs `executable` through env; stderr goes with stdout unless `mergingErrors` is false.

@@ -32,8 +32,7 @@ extension PluginHost {
         func lap() -> Double {
             let now = ContinuousClock.now
             defer { clock = now }
-            let elapsed = now - clock
-            return Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+            return (now - clock).milliseconds
         }
         guard let old = state.withLock({ $0.live.first { $0.id == id } }) else {
             return ReloadOutcome(pluginID: id, result: .rejected(.notLoaded(path: file, id: id)), generation: 0,

@@ -84,7 +84,7 @@ public final class SourceWatcher: Sendable {
             let ready = poll(&descriptor, 1, timeout)
             if ready == 0 {
                 if let start = first {
-                    if !changed.isEmpty { return Change(paths: changed.sorted(), detectMilliseconds: milliseconds(since: start)) }
+                    if !changed.isEmpty { return Change(paths: changed.sorted(), detectMilliseconds: start.millisecondsElapsed) }
                     first = nil  // only irrelevant events (editor scratch files)
                 }
                 continue
@@ -153,7 +153,7 @@ public final class SourceWatcher: Sendable {
                 lastChange = .now
                 if first == nil { first = .now }
             } else if let first, ContinuousClock.now - lastChange >= .milliseconds(Int(quiet * 1000)) {
-                return Change(paths: changed.sorted(), detectMilliseconds: milliseconds(since: first))
+                return Change(paths: changed.sorted(), detectMilliseconds: first.millisecondsElapsed)
             }
         }
         return nil
@@ -204,10 +204,5 @@ public final class SourceWatcher: Sendable {
 
     private func relative(_ path: String) -> String {
         path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
-    }
-
-    private func milliseconds(since start: ContinuousClock.Instant) -> Double {
-        let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
     }
 }

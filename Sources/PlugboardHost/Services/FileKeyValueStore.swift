@@ -25,17 +25,10 @@ struct FileKeyValueStore: KeyValueStore {
             throw .unreadable(path: path, reason: String(cString: strerror(errno)))
         }
         defer { close(fd) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .unreadable(path: path, reason: String(cString: strerror(errno)))
-            }
-            if count == 0 { return bytes }
-            bytes += buffer[0..<count]
+        guard let bytes = readToEnd(fd) else {
+            throw .unreadable(path: path, reason: String(cString: strerror(errno)))
         }
+        return bytes
     }
 
     func set(_ value: [UInt8], for key: String) throws(StorageError) {

@@ -86,7 +86,7 @@ final class DevSession: @unchecked Sendable {
         var ms = timings
         let start = ContinuousClock.now
         let record = host.load(reloadable: builder.libraryPath)
-        ms["load"] = milliseconds(since: start)
+        ms["load"] = start.millisecondsElapsed
         guard record.status == .active, let id = record.id else {
             var event = DevEvent(record.status == .failed ? "rolled-back" : "rejected", id: record.id)
             event.ms = ms
@@ -170,10 +170,5 @@ final class DevSession: @unchecked Sendable {
             source.resume()
             signalSources.append(source)
         }
-    }
-
-    private func milliseconds(since start: ContinuousClock.Instant) -> Double {
-        let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
     }
 }
