@@ -102,6 +102,13 @@ import Testing
         #expect((object["file"] as? [String: Any])?["sdkABI"] as? String == "1.1")
     }
 
+    @Test func devOnSomethingThatIsNotAPluginPackageExitsOne() throws {
+        let empty = try TemporaryDirectory()
+        let result = try plugboard("dev", empty.path)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("no Package.swift"))
+    }
+
     @Test func inspectOfAGoodPluginExitsZero() throws {
         let result = try plugboard("inspect", Fixtures.library("Alpha").path, "--json")
         #expect(result.status == 0)

@@ -74,6 +74,17 @@ import Testing
         #expect(throws: RouteError.notFound(path: "/restaurants/42")) { try host.navigate(to: "/restaurants/42") }
     }
 
+    @Test func twoPluginsRenderingOneSectionTypeAreReportedAndTheFirstByIDRenders() throws {
+        let (host, dir) = try host()
+        defer { withExtendedLifetime(dir) {} }
+        host.load(files: [try Fixtures.library("CouponRival").path])
+        let screen = compose(host, #"{ "sections": [ { "type": "coupon" } ] }"#)
+        #expect(screen.sections.map(\.plugin) == ["dev.plugboard.example.coupons"])
+        let conflict = try #require(screen.diagnostics.first)
+        #expect(conflict.code == "section-type-conflict")
+        #expect(conflict.plugin == "zz.fixture.coupon-rival")
+    }
+
     @Test func validationRunsOnAdoptersOnlyAndAggregates() throws {
         let (host, dir) = try host()
         defer { withExtendedLifetime(dir) {} }
