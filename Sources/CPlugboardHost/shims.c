@@ -8,3 +8,8 @@ const char *plugboard_image_path(const void *address) {
     if (address == NULL || dladdr(address, &info) == 0) return NULL;
     return info.dli_fname;
 }
+
+int plugboard_under_sanitizer(void) {
+    return dlsym(RTLD_DEFAULT, "__tsan_init") != NULL || dlsym(RTLD_DEFAULT, "__asan_init") != NULL
+        || dlsym(RTLD_DEFAULT, "__msan_init") != NULL;
+}

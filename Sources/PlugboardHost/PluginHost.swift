@@ -1,24 +1,29 @@
 @_spi(PlugboardHost) import Plugboard
 import Synchronization
 
-/// The facade a host author holds: declare extension points, load the
-/// plugins of a directory, read providers from ``registry``, shut down.
+/// The facade a host author holds: declare extension points, start on a
+/// plugins directory, read providers from ``registry``, shut down.
 ///
 /// ```swift
 /// let host = PluginHost(configuration: .init(pluginsDirectory: "/opt/app/plugins"))
 /// host.declare(Commands.self)
-/// let records = try host.loadAll()
+/// try host.start()
 /// for command in host.registry.providers(of: Commands.self) { print(command.name) }
 /// host.shutdown()
 /// ```
 ///
-/// A file that fails a check or whose code throws is recorded with its
-/// reason (see ``PluginRecord``) and the others carry on. Thread-safe;
-/// loading runs plugin code on the calling thread.
+/// No code of a plugin runs in the host before it is known to be safe and
+/// needed: a file is checked from its bytes, then loaded in a scanner
+/// process (see ``ScannerSettings``); what the scan learns is cached, so
+/// later starts open no plugin file. A compatible plugin is `available` until
+/// the first lookup of an extension point it provides or one of its
+/// activation triggers; only then is it loaded into the host, from a private
+/// copy of the bytes that were checked. A file that fails is recorded with
+/// its reason (see ``PluginRecord``) and the others carry on. Thread-safe.
 public final class PluginHost: Sendable {
     /// How the host loads plugins and what it offers them.
     public struct Configuration: Sendable {
-        /// Directory scanned by ``loadAll()``.
+        /// Directory scanned by ``start(rescan:)``, ``discover(rescan:)`` and ``loadAll()``.
         public var pluginsDirectory: String?
         /// Plugin ids kept out, with where that was decided (shown in `disabled` records).
         public var disabledPlugins: [String: String]
@@ -30,21 +35,35 @@ public final class PluginHost: Sendable {
         public var dataDirectory: String?
         /// Where plugin log messages go.
         public var logSink: LogSink
-        /// Where hot reload copies each generation (default: a per-process
-        /// directory under the system temp directory).
-        public var generationsDirectory: String?
+        /// Where the private copies of plugin files are written before they
+        /// are loaded (default: a new per-process directory under
+        /// `$XDG_RUNTIME_DIR` or the temp directory, removed at shutdown).
+        public var imagesDirectory: String?
+        /// Where the registry cache and the crash journal live (default:
+        /// `$XDG_CACHE_HOME/plugboard`, else `~/.cache/plugboard`).
+        public var cacheDirectory: String?
+        /// How plugin files are scanned in child processes.
+        public var scanner: ScannerSettings
+        /// A SIGINT/SIGTERM that stops the host while a plugin's init,
+        /// activate or journaled call has run this long counts as a hang:
+        /// the next start quarantines that plugin (see "Crash journal" in the README).
+        public var hangThreshold: Duration
 
         public init(
             pluginsDirectory: String? = nil, disabledPlugins: [String: String] = [:],
             settings: HostConfiguration = HostConfiguration(), dataDirectory: String? = nil,
-            logSink: LogSink = .standardError, generationsDirectory: String? = nil
+            logSink: LogSink = .standardError, imagesDirectory: String? = nil, cacheDirectory: String? = nil,
+            scanner: ScannerSettings = ScannerSettings(), hangThreshold: Duration = .seconds(5)
         ) {
             self.pluginsDirectory = pluginsDirectory
             self.disabledPlugins = disabledPlugins
             self.settings = settings
             self.dataDirectory = dataDirectory
             self.logSink = logSink
-            self.generationsDirectory = generationsDirectory
+            self.imagesDirectory = imagesDirectory
+            self.cacheDirectory = cacheDirectory
+            self.scanner = scanner
+            self.hangThreshold = hangThreshold
         }
 
         /// Every disabled id with its source: ``disabledPlugins`` and
@@ -63,29 +82,40 @@ public final class PluginHost: Sendable {
     public let configuration: Configuration
     let environment = HostEnvironment.current
     let state = Mutex(State())
-    /// Serialises loads, reloads and shutdown: each sees the live set the
-    /// previous one left. (Plugin code runs under it: a plugin must not call
-    /// back into its host's lifecycle.)
+    /// Serialises discovery, activation, reloads and shutdown: each sees the
+    /// live set the previous one left. (Plugin code runs under it: a plugin
+    /// must not call back into its host's lifecycle.)
     let lifecycle = Mutex(())
-    let generationFiles: GenerationFiles
+    let copies: PrivateCopies
+    let cache: RegistryCache
+    let journal: CrashJournal
+    let services: HostServices
 
     struct State {
         var records: [PluginRecord] = []
         /// In activation order.
         var live: [LivePlugin] = []
+        /// Compatible, admitted, not active yet; by plugin id.
+        var available: [String: AvailablePlugin] = [:]
+        /// Whether the journal's dead notes were read (once per host).
+        var recovered = false
     }
-
-    let services: HostServices
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        self.generationFiles = GenerationFiles(directory: configuration.generationsDirectory)
+        self.copies = PrivateCopies(directory: configuration.imagesDirectory)
+        let cacheDirectory = PluginDirectory.absolutePath(configuration.cacheDirectory ?? RegistryCache.defaultDirectory)
+        self.cache = RegistryCache(directory: cacheDirectory, environment: HostEnvironment.current)
+        self.journal = CrashJournal(directory: cacheDirectory + "/journal", hangThreshold: configuration.hangThreshold)
         self.services = HostServices(
             configuration: configuration.settings, dataDirectory: configuration.dataDirectory,
             logSink: configuration.logSink)
+        // Weak: the registry and services live inside the host.
+        registry.setActivator { [weak self] interfaceID in self?.activateProviders(of: interfaceID) }
+        services.triggers.setActivator { [weak self] pluginIDs in self?.activate(pluginIDs: pluginIDs) }
     }
 
-    /// Problems noticed outside loading: configuration, events, routes.
+    /// Problems noticed outside loading: cache, configuration, events, routes.
     /// (Storage errors are thrown to the plugin that hit them.)
     public var diagnostics: [HostDiagnostic] { services.allDiagnostics }
 
@@ -107,14 +137,24 @@ public final class PluginHost: Sendable {
     /// Ids of active plugins, in activation order.
     public var activePluginIDs: [String] { state.withLock { $0.live.map(\.id) } }
 
-    /// Scans ``Configuration/pluginsDirectory`` and loads every candidate.
+    /// Where the registry cache and crash journal are kept.
+    public var cacheDirectory: String { cache.directory }
+
+    // MARK: - Starting
+
+    /// Finds, checks and scans every candidate of
+    /// ``Configuration/pluginsDirectory`` without running any plugin code in
+    /// this process: compatible plugins become `available`.
     ///
+    /// - Parameter rescan: examine every file again, ignoring the cache and
+    ///   lifting quarantines (`plugboard list --rescan`).
     /// - Returns: one record per candidate file, in file-name order.
     /// - Throws: only when the directory itself cannot be read.
     @discardableResult
-    public func loadAll() throws(PluginDirectory.ScanError) -> [PluginRecord] {
+    public func discover(rescan: Bool = false) throws(PluginDirectory.ScanError) -> [PluginRecord] {
         guard let directory = configuration.pluginsDirectory else { return [] }
-        let records = load(try PluginDirectory.scan(directory))
+        let candidates = try PluginDirectory.scan(directory)
+        let records = lifecycle.withLock { _ in admitLocked(examineLocked(candidates, rescan: rescan)) }
         let known = Set(records.compactMap(\.id))
         for id in configuration.settings.plugins.keys.sorted() where !known.contains(id) {
             services.report(HostDiagnostic(.warning, code: "config-unknown-plugin",
@@ -124,146 +164,107 @@ public final class PluginHost: Sendable {
         return records
     }
 
-    /// Loads a plugin you intend to hot-reload: from a private copy (see
-    /// ``reload(_:from:verifier:)``), so rebuilding `file` never touches the
-    /// mapped image. The record shows `file` as its path.
+    /// ``discover(rescan:)``, then activates the plugins that declared the
+    /// `startup` trigger. The others activate when first needed.
     @discardableResult
-    public func load(reloadable file: String) -> PluginRecord {
-        let absolute = PluginDirectory.absolutePath(file)
-        var candidate = PluginDirectory.candidate(at: absolute)
-        if candidate.problem == nil {
-            do {
-                let copy = try generationFiles.copy(absolute, pluginID: "plugin", generation: 1)
-                candidate = PluginCandidate(path: absolute, resolvedPath: copy, problem: nil)
-            } catch {
-                // Never fall back to loading `file` itself: a rebuild would overwrite the mapped image.
-                candidate = PluginCandidate(path: absolute, resolvedPath: nil, problem: .unreadable(
-                    path: absolute, reason: "cannot copy it for reloading into \(generationFiles.directory): \(error)"))
-            }
+    public func start(rescan: Bool = false) throws(PluginDirectory.ScanError) -> [PluginRecord] {
+        let records = try discover(rescan: rescan)
+        let startup = state.withLock { state in
+            Set(state.available.values.filter { $0.plugin.activation.contains("startup") }.map(\.plugin.id))
         }
-        return load([candidate])[0]
+        activate(pluginIDs: startup)
+        return current(records)
     }
 
-    /// Loads specific files (absolute or relative paths).
+    /// ``discover(rescan:)``, then activates every available plugin now
+    /// (for hosts that want everything loaded up front).
+    @discardableResult
+    public func loadAll() throws(PluginDirectory.ScanError) -> [PluginRecord] {
+        let records = try discover()
+        activateAll()
+        return current(records)
+    }
+
+    /// Examines specific files (absolute or relative paths) like
+    /// ``discover(rescan:)``: compatible ones become `available`.
+    @discardableResult
+    public func examine(files: [String], rescan: Bool = false) -> [PluginRecord] {
+        let candidates = PluginDirectory.candidates(at: files)
+        return lifecycle.withLock { _ in admitLocked(examineLocked(candidates, rescan: rescan)) }
+    }
+
+    /// Examines specific files and activates the compatible ones.
     @discardableResult
     public func load(files: [String]) -> [PluginRecord] {
-        load(files.map(PluginDirectory.candidate(at:)))
+        let records = examine(files: files)
+        activate(pluginIDs: Set(records.filter { $0.status == .available }.compactMap(\.id)))
+        return current(records)
     }
 
-    /// Loads candidates: checks and maps every file, settles duplicate ids,
-    /// then creates and activates the survivors in file-name order and
-    /// publishes their providers in one registry update.
-    @discardableResult
-    public func load(_ candidates: [PluginCandidate]) -> [PluginRecord] {
-        lifecycle.withLock { _ in loadLocked(candidates) }
+    /// Activates every available plugin.
+    public func activateAll() {
+        activate(pluginIDs: state.withLock { Set($0.available.keys) })
     }
 
-    private func loadLocked(_ candidates: [PluginCandidate]) -> [PluginRecord] {
-        var records: [PluginRecord] = []
-        var images: [Int: LoadedImage] = [:]
-        for candidate in candidates {
-            var record = PluginRecord(path: candidate.path, resolvedPath: candidate.resolvedPath)
-            if let image = PluginLoader.load(candidate, into: &record, environment: environment),
-               checkInterfaces(image.descriptor, &record) {
-                images[records.count] = image
-            }
-            records.append(record)
-        }
-        settleDuplicates(&records, &images)
+    /// Activates the given plugins if they are available (others are ignored).
+    public func activate(pluginIDs: Set<String>) {
+        guard !pluginIDs.isEmpty, !ExtensionRegistry.isActivating else { return }
+        lifecycle.withLock { _ in activateLocked(pluginIDs) }
+    }
 
-        var started: [LivePlugin] = []
-        let disabled = configuration.allDisabled
-        for index in records.indices {
-            guard let image = images[index] else { continue }
-            let id = image.descriptor.id
-            if let source = disabled[id] {
-                records[index].fail(.disabled(path: records[index].path, id: id, source: source))
-                continue
+    /// Activates the available plugins that provide `interfaceID`.
+    func activateProviders(of interfaceID: String) {
+        guard !ExtensionRegistry.isActivating else { return }
+        lifecycle.withLock { _ in
+            let ids = state.withLock { state in
+                Set(state.available.values.filter { $0.plugin.provides.contains { $0.interface == interfaceID } }.map(\.plugin.id))
             }
-            switch Activation.start(
-                image, path: records[index].path, generation: 1,
-                context: services.context(for: image.descriptor, defaults: image.factory.defaultConfiguration),
-                registry: registry)
-            {
-            case let .success(live):
-                records[index].status = .active
-                records[index].generation = 1
-                started.append(live)
-            case let .failure(error):
-                records[index].fail(error)
-                services.retire(id)
-            }
+            activateLocked(ids)
+            // Nothing available provides it any more (activated or failed).
+            registry.replaceProviders(of: [], with: [], pending: pendingInterfaces())
         }
-        registry.replaceProviders(of: Set(started.map(\.id)), with: started.flatMap(\.providers))
-        state.withLock { state in
-            state.records.append(contentsOf: records)
-            state.live.append(contentsOf: started)
-        }
-        return records
+    }
+
+    /// Runs `body`, a call into plugin `pluginID`'s code, with a crash-journal
+    /// note: if the process dies inside, the next start quarantines the
+    /// plugin (phase `call`). For calls a crash of which must not repeat on
+    /// every start, such as a command the user runs; not for hot paths.
+    public func journaled<Result, Failure: Error>(call pluginID: String, _ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        let path = state.withLock { state in state.live.first { $0.id == pluginID }?.path }
+        guard let path else { return try body() }
+        let note = CrashJournal.Note(
+            pluginID: pluginID, path: path, identity: FileIdentity.of(path: path), phase: .call, date: Quarantine.now())
+        return try journal.record(note, body)
+    }
+
+    /// The latest record of each of `records`' files.
+    func current(_ records: [PluginRecord]) -> [PluginRecord] {
+        let all = state.withLock { $0.records }
+        return records.map { record in all.last { $0.path == record.path } ?? record }
     }
 
     /// Deactivates every plugin in reverse activation order and empties the
-    /// registry. Images stay mapped (they can never be unloaded).
+    /// registry. Images stay mapped (they can never be unloaded). Clears this
+    /// process's crash-journal note.
     public func shutdown() {
         lifecycle.withLock { _ in shutdownLocked() }
     }
 
     private func shutdownLocked() {
         let live = state.withLock { state in
-            defer { state.live.removeAll() }
+            defer {
+                state.live.removeAll()
+                state.available.removeAll()
+            }
             return state.live
         }
-        registry.replaceProviders(of: Set(live.map(\.id)), with: [])
+        registry.replaceProviders(of: Set(live.map(\.id)), with: [], pending: [])
         for plugin in live.reversed() {
             plugin.instance.deactivate()
             services.retire(plugin.id, generation: plugin.generation)
         }
-        generationFiles.removeIfPrivate()
-    }
-
-    // MARK: - Steps
-
-    /// Rejects a plugin that provides a declared interface at an incompatible
-    /// version; warns about interfaces the host does not declare.
-    func checkInterfaces(_ descriptor: Descriptor, _ record: inout PluginRecord) -> Bool {
-        for interface in descriptor.provides {
-            guard let point = registry.declaredPoint(for: interface.id) else {
-                record.warnings.append("provides \(interface), which this host does not declare; ignored")
-                continue
-            }
-            if !InterfaceCompatibility.accepts(host: point.interface.version, provided: interface.version) {
-                record.fail(.interfaceVersion(
-                    path: record.path, interface: interface.id, provided: interface.version, host: point.interface.version))
-                return false
-            }
-        }
-        return true
-    }
-
-    /// One plugin per id: the highest version wins, ties go to the first file
-    /// by name; a plugin already active in this host always wins.
-    private func settleDuplicates(_ records: inout [PluginRecord], _ images: inout [Int: LoadedImage]) {
-        let active = state.withLock { Dictionary($0.live.map { ($0.id, $0.path) }, uniquingKeysWith: { first, _ in first }) }
-        var winner: [String: Int] = [:]
-        for index in images.keys.sorted() {
-            let id = images[index]!.descriptor.id
-            if let kept = active[id] {
-                records[index].fail(.duplicateID(path: records[index].path, id: id, kept: kept))
-                images[index] = nil
-                continue
-            }
-            guard let current = winner[id] else { winner[id] = index; continue }
-            let loser: Int
-            if images[index]!.descriptor.version > images[current]!.descriptor.version {
-                winner[id] = index
-                loser = current
-            } else {
-                loser = index
-            }
-            let kept = records[winner[id]!].path
-            records[loser].fail(.duplicateID(path: records[loser].path, id: id, kept: kept))
-            images[loser] = nil
-        }
+        journal.close()
+        copies.removeIfPrivate()
     }
 }
 

@@ -33,11 +33,13 @@ public enum PluginExport {
     ///   - provides: the interfaces the plugin provides; use each extension
     ///     point's `interface` so its compiled version is recorded.
     ///   - services: ids of the host services the plugin needs (``ServiceKey/id``).
+    ///   - activation: when the host activates the plugin besides the first
+    ///     lookup of an interface in `provides` (see ``ActivationTrigger``).
     /// - Returns: a pointer to a descriptor that lives as long as the process.
     @_alwaysEmitIntoClient
     public static func descriptor<P: Plugin>(
         for plugin: P.Type, id: String, version: String,
-        provides: [Interface], services: [String] = []
+        provides: [Interface], services: [String] = [], activation: [ActivationTrigger] = []
     ) -> UnsafeRawPointer {
         let interfaces = UnsafeMutablePointer<plugboard_interface>.allocate(capacity: max(1, provides.count))
         for (index, interface) in provides.enumerated() {
@@ -52,6 +54,13 @@ public enum PluginExport {
         for (index, service) in services.enumerated() {
             (serviceIDs + index).initialize(to: UnsafePointer(strdup(service)))
         }
+        let triggers = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: max(1, activation.count))
+        for (index, trigger) in activation.enumerated() {
+            (triggers + index).initialize(to: UnsafePointer(strdup(trigger.encoded)))
+        }
+        let activationList = UnsafeMutablePointer<plugboard_activation>.allocate(capacity: 1)
+        activationList.initialize(to: plugboard_activation(
+            count: UInt32(clamping: activation.count), reserved: 0, triggers: UnsafePointer(triggers)))
         let factory = PluginFactory(makePlugin: { context in try P(context: context) }, defaults: { P.defaultConfiguration })
         let descriptor = UnsafeMutablePointer<plugboard_descriptor>.allocate(capacity: 1)
         descriptor.initialize(to: plugboard_descriptor(
@@ -69,7 +78,8 @@ public enum PluginExport {
             services: UnsafePointer(serviceIDs),
             factory: Unmanaged.passRetained(factory as AnyObject).toOpaque(),
             sdk_marker: plugboard_sdk_abi_marker(),
-            reserved: (nil, nil, nil, nil)))
+            activation: UnsafePointer(activationList),
+            reserved: (nil, nil, nil)))
         return UnsafeRawPointer(descriptor)
     }
 }

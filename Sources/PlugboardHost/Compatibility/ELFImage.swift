@@ -44,6 +44,21 @@ struct ELFImage: Sendable {
         let isWeak: Bool
         /// STT_FUNC or STT_GNU_IFUNC.
         let isFunction: Bool
+        /// `st_value`: for a defined symbol of a shared object, its address
+        /// relative to the load base.
+        var value: UInt64 = 0
+    }
+
+    /// A `PT_LOAD` program header: what the loader maps, and how.
+    struct Segment: Sendable, Hashable {
+        let virtualAddress: UInt64
+        let memorySize: UInt64
+        /// `PF_X`: mapped executable.
+        let isExecutable: Bool
+
+        func contains(_ address: UInt64) -> Bool {
+            address >= virtualAddress && address - virtualAddress < memorySize
+        }
     }
 
     struct Note: Sendable, Hashable {
@@ -70,6 +85,10 @@ struct ELFImage: Sendable {
     let dynamicSymbols: [Symbol]
     /// All notes of all SHT_NOTE sections, in section order.
     let notes: [Note]
+    /// The `PT_LOAD` segments.
+    var segments: [Segment] = []
+    /// Size of each named section (the first of a name wins).
+    var sectionSizes: [String: UInt64] = [:]
 
     /// `e_machine` of the running process: plugins must match it to load.
     static var hostMachine: UInt16 {
@@ -84,6 +103,16 @@ struct ELFImage: Sendable {
 
     func defines(_ symbol: String) -> Bool {
         dynamicSymbols.contains { $0.isDefined && $0.name == symbol }
+    }
+
+    /// The defined dynamic symbol called `name`.
+    func definition(of name: String) -> Symbol? {
+        dynamicSymbols.first { $0.isDefined && $0.name == name }
+    }
+
+    /// Whether `address` lies in a segment mapped executable.
+    func isExecutable(_ address: UInt64) -> Bool {
+        segments.contains { $0.isExecutable && $0.contains(address) }
     }
 
     /// Names of symbols the plugin expects someone else to provide.
@@ -103,10 +132,10 @@ struct ELFImage: Sendable {
 extension ELFImage {
     /// Maps `path` read-only and parses it. Nothing from the file is executed.
     ///
-    /// Caveat: if another process truncates the file while it is mapped,
-    /// touching the vanished pages raises SIGBUS; plugin directories are
-    /// expected not to be rewritten in place (replace by rename instead).
-    static func read(
+    /// For the host's own, trusted images only (the Swift runtime): if another
+    /// process truncates a mapped file, touching the vanished pages raises
+    /// SIGBUS. Plugin files are read with ``PluginFile/read(path:)`` instead.
+    static func readMapped(
         path: String, expectedMachine: UInt16 = ELFImage.hostMachine, symbols: Bool = true
     ) throws(ReadError) -> ELFImage {
         // O_NONBLOCK: opening a fifo for reading would otherwise block until a
@@ -224,9 +253,40 @@ extension ELFImage {
             comment = file.raw[data].split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
         }
 
+        var sizes: [String: UInt64] = [:]
+        for section in sections where !section.name.isEmpty && sizes[section.name] == nil {
+            sizes[section.name] = section.type == shtNobits ? 0 : section.size
+        }
         return ELFImage(
             fileSize: bytes.count, machine: machine, comment: comment, needed: needed, soname: soname,
-            runpath: searchPath, dynamicSymbols: dynamicSymbols, notes: notes)
+            runpath: searchPath, dynamicSymbols: dynamicSymbols, notes: notes,
+            segments: try readLoadSegments(file), sectionSizes: sizes)
+    }
+
+    // MARK: Program headers
+
+    private static let programHeaderSize = 56
+
+    /// The `PT_LOAD` entries of the program header table.
+    private static func readLoadSegments(_ file: Bytes) throws(ReadError) -> [Segment] {
+        let phoff = try file.u64(32)
+        let phentsize = try file.u16(54)
+        let phnum = UInt64(try file.u16(56))
+        guard phoff != 0, phnum > 0 else { throw .malformed("no program header table: the loader cannot map it") }
+        guard Int(phentsize) == programHeaderSize else {
+            throw .malformed("e_phentsize \(phentsize), expected \(programHeaderSize)")
+        }
+        let table = try file.range(phoff, phnum * UInt64(programHeaderSize), "program header table")
+        var segments: [Segment] = []
+        for index in 0..<Int(phnum) {
+            let base = table.lowerBound + index * programHeaderSize
+            guard try file.u32(base) == 1 else { continue }  // PT_LOAD
+            let flags = try file.u32(base + 4)
+            segments.append(Segment(
+                virtualAddress: try file.u64(base + 16), memorySize: try file.u64(base + 40),
+                isExecutable: flags & 1 != 0))  // PF_X
+        }
+        return segments
     }
 
     // MARK: Section headers
@@ -339,6 +399,7 @@ extension ELFImage {
             let nameOffset = try file.u32(base)
             let info = try file.u8(base + 4)
             let shndx = try file.u16(base + 6)
+            let value = try file.u64(base + 8)
             let binding = info >> 4
             // STB_GLOBAL 1, STB_WEAK 2, STB_GNU_UNIQUE 10: visible to other objects.
             guard binding == 1 || binding == 2 || binding == 10 else { continue }
@@ -349,7 +410,7 @@ extension ELFImage {
             symbols.append(
                 Symbol(
                     name: name, isDefined: shndx != 0, isWeak: binding == 2,
-                    isFunction: kind == 2 || kind == 10))  // STT_FUNC, STT_GNU_IFUNC
+                    isFunction: kind == 2 || kind == 10, value: value))  // STT_FUNC, STT_GNU_IFUNC
         }
         return symbols
     }

@@ -11,14 +11,9 @@ enum FileCompatibility {
     /// The `Plugin` protocol descriptor: only a copy of the SDK defines it.
     static let sdkProtocolSymbol = "$s9Plugboard6PluginMp"
 
-    /// Reads the ELF facts of `path`; errors name the file as `display`.
-    static func read(path: String, reportedAs display: String) -> Result<ELFImage, PluginLoadError> {
-        do {
-            return .success(try ELFImage.read(path: path))
-        } catch {
-            return .failure(map(error, display))
-        }
-    }
+    /// A section only Swift code has: every plugin defines at least its
+    /// `Plugin` type, so this section is never empty in one.
+    static let swiftTypeSection = "swift5_type_metadata"
 
     /// The SDK ABI a plugin file was compiled against, from the ABI marker it references.
     static func compiledABI(of image: ELFImage) -> ABIVersion? {
@@ -26,9 +21,19 @@ enum FileCompatibility {
     }
 
     /// The first reason `image` must not be loaded into this host, if any.
+    /// Cheapest and most telling first; all from the file's bytes, so a
+    /// file refused here runs no code anywhere.
     static func problem(in image: ELFImage, _ path: String, _ environment: HostEnvironment) -> PluginLoadError? {
-        guard image.defines(entrySymbol) else { return .noEntrySymbol(path: path) }
+        guard let entry = image.definition(of: entrySymbol) else { return .noEntrySymbol(path: path) }
+        guard entry.isFunction else {
+            return .entryNotFunction(path: path, detail: "it is a data object, not a function")
+        }
+        guard image.isExecutable(entry.value) else {
+            return .entryNotFunction(path: path, detail: "its address 0x\(String(entry.value, radix: 16)) is outside every executable segment")
+        }
         if image.defines(sdkProtocolSymbol) { return .sdkEmbedded(path: path) }
+        guard (image.sectionSizes[swiftTypeSection] ?? 0) > 0 else { return .notSwiftPlugin(path: path) }
+        guard compiledABI(of: image) != nil else { return .noSDKMarker(path: path) }
         if let host = environment.sdkEmbeddedIn, image.needed.contains(HostEnvironment.sdkSoname) {
             return .sdkDuplicated(
                 path: path, pluginSDK: "\(HostEnvironment.sdkSoname) (a dynamic library, as it should)",
@@ -59,7 +64,7 @@ enum FileCompatibility {
         return nil
     }
 
-    private static func map(_ error: ELFImage.ReadError, _ path: String) -> PluginLoadError {
+    static func map(_ error: ELFImage.ReadError, _ path: String) -> PluginLoadError {
         switch error {
         case let .cannotOpen(code): .unreadable(path: path, reason: String(cString: strerror(code)))
         case .notRegularFile: .notAFile(path: path, kind: "special file")

@@ -42,7 +42,7 @@ struct HostEnvironment: Sendable {
         sdkEmbeddedIn = isSharedSDK ? nil : (sdkFile ?? "the host executable")
         let runtime = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "swift_retain")
             .flatMap { DynamicLibrary.imagePath(containing: $0) }
-        runtimeToolchain = runtime.flatMap { try? ELFImage.read(path: $0, symbols: false).toolchainComment }
+        runtimeToolchain = runtime.flatMap { try? ELFImage.readMapped(path: $0, symbols: false).toolchainComment }
     }
 
     /// Human label for the SDK: "1.0.0 (ABI 1.0)".

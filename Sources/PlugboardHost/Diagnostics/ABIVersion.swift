@@ -1,6 +1,6 @@
 /// An SDK ABI version: `MAJOR.MINOR`, compared by the rule in the README
 /// ("Compatibility rules"): equal majors, plugin minor <= host minor.
-public struct ABIVersion: Sendable, Hashable, Encodable, CustomStringConvertible {
+public struct ABIVersion: Sendable, Hashable, Codable, CustomStringConvertible {
     public var major: UInt32
     public var minor: UInt32
 
@@ -10,6 +10,21 @@ public struct ABIVersion: Sendable, Hashable, Encodable, CustomStringConvertible
     }
 
     public var description: String { "\(major).\(minor)" }
+
+    /// Parses `"MAJOR.MINOR"`.
+    public init?(_ text: String) {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, let major = UInt32(parts[0]), let minor = UInt32(parts[1]) else { return nil }
+        self.init(major: major, minor: minor)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let version = ABIVersion(text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not MAJOR.MINOR: \(text)"))
+        }
+        self = version
+    }
 
     /// Encoded as `"MAJOR.MINOR"`, like every version in the CLI's JSON.
     public func encode(to encoder: any Encoder) throws {

@@ -16,6 +16,10 @@ public enum PluginLoadError: Error, Sendable, Equatable {
     case notSharedObject(path: String, elfType: UInt16)
     case malformed(path: String, detail: String)
     case noEntrySymbol(path: String)
+    case entryNotFunction(path: String, detail: String)
+    case notSwiftPlugin(path: String)
+    case noSDKMarker(path: String)
+    case fileChanged(path: String, detail: String)
     case toolchainMismatch(path: String, plugin: String, host: String)
     case sdkEmbedded(path: String)
     case sdkABIMismatch(path: String, plugin: ABIVersion, host: ABIVersion)
@@ -41,12 +45,19 @@ public enum PluginLoadError: Error, Sendable, Equatable {
     case verificationCrashed(path: String, detail: String)
     case reloadIDMismatch(path: String, expected: String, found: String)
     case notLoaded(path: String, id: String)
+    // Scanning and crash containment.
+    case quarantined(path: String, quarantine: Quarantine)
+    case scannerUnavailable(path: String, detail: String)
+    /// Found by the scanner process or remembered by the registry cache: the
+    /// code and reason as they were first reported.
+    case reported(path: String, code: String, reason: String)
 
     /// The status a plugin with this error gets.
     public var status: PluginStatus {
         switch self {
         case .initFailed, .activateFailed, .providerTypeMismatch, .missingProvider: .failed
         case .disabled: .disabled
+        case .quarantined: .quarantined
         default: .rejected
         }
     }
@@ -62,6 +73,10 @@ public enum PluginLoadError: Error, Sendable, Equatable {
         case .notSharedObject: "not-shared-object"
         case .malformed: "malformed-elf"
         case .noEntrySymbol: "no-entry-symbol"
+        case .entryNotFunction: "entry-not-function"
+        case .notSwiftPlugin: "not-swift-plugin"
+        case .noSDKMarker: "no-sdk-marker"
+        case .fileChanged: "file-changed"
         case .toolchainMismatch: "toolchain-mismatch"
         case .sdkEmbedded: "sdk-embedded"
         case .sdkABIMismatch: "sdk-abi-mismatch"
@@ -84,6 +99,9 @@ public enum PluginLoadError: Error, Sendable, Equatable {
         case .verificationCrashed: "verify-crashed"
         case .reloadIDMismatch: "reload-id-mismatch"
         case .notLoaded: "not-loaded"
+        case let .quarantined(_, quarantine): quarantine.code
+        case .scannerUnavailable: "scanner-unavailable"
+        case let .reported(_, code, _): code
         }
     }
 
@@ -92,7 +110,9 @@ public enum PluginLoadError: Error, Sendable, Equatable {
         switch self {
         case let .unreadable(path, _), let .notAFile(path, _), let .emptyFile(path), let .notELF(path),
              let .wrongArchitecture(path, _, _), let .notSharedObject(path, _), let .malformed(path, _),
-             let .noEntrySymbol(path), let .toolchainMismatch(path, _, _), let .sdkEmbedded(path),
+             let .noEntrySymbol(path), let .entryNotFunction(path, _), let .notSwiftPlugin(path), let .noSDKMarker(path),
+             let .fileChanged(path, _), let .quarantined(path, _), let .scannerUnavailable(path, _), let .reported(path, _, _),
+             let .toolchainMismatch(path, _, _), let .sdkEmbedded(path),
              let .sdkABIMismatch(path, _, _), let .sdkTooNew(path, _, _), let .missingSDKSymbols(path, _, _, _),
              let .duplicateFile(path, _), let .loadFailed(path, _), let .nullDescriptor(path),
              let .badMagic(path, _), let .unsupportedLayout(path, _, _), let .invalidDescriptor(path, _),
@@ -123,6 +143,20 @@ public enum PluginLoadError: Error, Sendable, Equatable {
             "a damaged ELF file (\(detail)); the copy is probably truncated: rebuild or copy it again"
         case .noEntrySymbol:
             "no `plugboard_entry` symbol: this library is not a Plugboard plugin; export the entry point with `@_cdecl(\"plugboard_entry\")` as the plugin guide shows"
+        case let .entryNotFunction(_, detail):
+            "`plugboard_entry` is not code (\(detail)); export it with `@_cdecl(\"plugboard_entry\")` on a function returning `PluginExport.descriptor(...)`"
+        case .notSwiftPlugin:
+            "has no Swift type metadata, so it was not built from a Swift plugin package; build the plugin with SwiftPM from Swift sources that depend on the Plugboard SDK"
+        case .noSDKMarker:
+            "does not reference the SDK's ABI marker (plugboard_sdk_abi_*), so it was not built against the Plugboard SDK; depend on `.product(name: \"Plugboard\", package: \"SDK\")` and return `PluginExport.descriptor(...)` from `plugboard_entry`"
+        case let .fileChanged(_, detail):
+            "changed while Plugboard was reading it (\(detail)); install plugins by copying to a temporary name in the same directory and renaming it into place (`cp lib.so DIR/.lib.so.tmp && mv DIR/.lib.so.tmp DIR/lib.so`), then start the host again"
+        case let .quarantined(_, quarantine):
+            quarantine.reason
+        case let .reported(_, _, reason):
+            reason
+        case let .scannerUnavailable(_, detail):
+            "not scanned, so not loaded: the scanner process could not run (\(detail)); a host executable must link PlugboardHost (its scanner hook runs before main), or set `PluginHost.Configuration.scanner` to an executable that does, such as `plugboard`"
         case let .toolchainMismatch(_, plugin, host):
             "built with another Swift toolchain (plugin: \(plugin); host: \(host)); Swift has no stable ABI on Linux, rebuild the plugin with the host's toolchain"
         case .sdkEmbedded:

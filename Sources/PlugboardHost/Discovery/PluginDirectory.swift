@@ -71,7 +71,7 @@ public enum PluginDirectory {
             if name.hasPrefix(".") || !name.hasSuffix(librarySuffix) { continue }
             names.append(name)
         }
-        var seen: [FileIdentity: String] = [:]
+        var seen: [FileKey: String] = [:]
         return names.sorted().map { name in
             candidate(at: absolute == "/" ? "/\(name)" : "\(absolute)/\(name)", seen: &seen)
         }
@@ -79,16 +79,22 @@ public enum PluginDirectory {
 
     /// A single file given by path (`plugboard inspect FILE`).
     public static func candidate(at path: String) -> PluginCandidate {
-        var seen: [FileIdentity: String] = [:]
+        var seen: [FileKey: String] = [:]
         return candidate(at: absolutePath(path), seen: &seen)
     }
 
-    private struct FileIdentity: Hashable {
+    /// Files given by path; the same file twice is a `duplicate-file`.
+    public static func candidates(at paths: [String]) -> [PluginCandidate] {
+        var seen: [FileKey: String] = [:]
+        return paths.map { candidate(at: absolutePath($0), seen: &seen) }
+    }
+
+    private struct FileKey: Hashable {
         let device: UInt64
         let inode: UInt64
     }
 
-    private static func candidate(at path: String, seen: inout [FileIdentity: String]) -> PluginCandidate {
+    private static func candidate(at path: String, seen: inout [FileKey: String]) -> PluginCandidate {
         var link = stat()
         guard lstat(path, &link) == 0 else {
             return PluginCandidate(path: path, resolvedPath: nil, problem: .unreadable(path: path, reason: String(cString: strerror(errno))))
@@ -113,7 +119,7 @@ public enum PluginDirectory {
         if access(path, R_OK) != 0 {
             return PluginCandidate(path: path, resolvedPath: resolved, problem: .unreadable(path: path, reason: String(cString: strerror(errno))))
         }
-        let identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        let identity = FileKey(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
         if let original = seen[identity] {
             return PluginCandidate(path: path, resolvedPath: resolved, problem: .duplicateFile(path: path, original: original))
         }

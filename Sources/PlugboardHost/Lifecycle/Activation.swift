@@ -6,20 +6,22 @@ enum Activation {
     /// Creates and activates the plugin in `image`, then collects and checks
     /// its providers. On failure the instance is released (and deactivated if
     /// it had activated), and the error says what happened.
+    /// `journal` gets a note from `note` around init and around activate.
     static func start(
         _ image: LoadedImage, path: String, generation: Int, context: PluginContext,
-        registry: ExtensionRegistry, beforeActivate: (any Plugin) -> Void = { _ in }
+        registry: ExtensionRegistry, journal: CrashJournal, note: (Quarantine.Phase) -> CrashJournal.Note,
+        beforeActivate: (any Plugin) -> Void = { _ in }
     ) -> Result<LivePlugin, PluginLoadError> {
         let descriptor = image.descriptor
         let instance: any Plugin
         do {
-            instance = try image.factory.make(context: context)
+            instance = try journal.record(note(.`init`)) { () throws(any Error) in try image.factory.make(context: context) }
         } catch {
             return .failure(.initFailed(path: path, id: descriptor.id, error: describe(error)))
         }
         beforeActivate(instance)
         do {
-            try instance.activate()
+            try journal.record(note(.activate)) { () throws(any Error) in try instance.activate() }
         } catch {
             return .failure(.activateFailed(path: path, id: descriptor.id, error: describe(error)))
         }

@@ -6,7 +6,7 @@ import Plugboard
 extension PluginRecord: Encodable {
     private enum Key: String, CodingKey {
         case path, resolvedPath, status, id, version, provides, services, reason, code, warnings
-        case generation, sdk, file
+        case generation, sdk, file, activation, quarantine
     }
 
     private struct Provided: Encodable {
@@ -31,10 +31,12 @@ extension PluginRecord: Encodable {
             try container.encode(provides.map { Provided(interface: $0.id, version: $0.version.description) }, forKey: .provides)
             try container.encode(services, forKey: .services)
             try container.encode(SDK(abi: sdkABI?.description, version: sdkVersion, toolchain: toolchain), forKey: .sdk)
+            try container.encode(activation, forKey: .activation)
         }
         try container.encodeIfPresent(reason, forKey: .reason)
         try container.encodeIfPresent(code, forKey: .code)
         if !warnings.isEmpty { try container.encode(warnings, forKey: .warnings) }
+        try container.encodeIfPresent(quarantine, forKey: .quarantine)
         try container.encodeIfPresent(generation, forKey: .generation)
         try container.encodeIfPresent(file, forKey: .file)
     }

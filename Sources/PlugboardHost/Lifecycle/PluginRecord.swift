@@ -21,6 +21,9 @@ public struct PluginRecord: Sendable {
     public var sdkABI: ABIVersion?
     public var sdkVersion: String?
     public var toolchain: String?
+    /// Activation triggers from the descriptor (`startup`, `route:<prefix>`,
+    /// `event:<name>`), besides the first lookup of a provided interface.
+    public var activation: [String] = []
     /// 1 for the first load, +1 per hot reload.
     public var generation: Int?
 
@@ -28,7 +31,7 @@ public struct PluginRecord: Sendable {
     public var file: FileDetails?
 
     /// Facts read from the file without loading it.
-    public struct FileDetails: Sendable, Encodable {
+    public struct FileDetails: Sendable, Codable, Equatable {
         public var size: Int
         public var architecture: String
         /// The toolchain line of the file's `.comment`.
@@ -55,4 +58,9 @@ public struct PluginRecord: Sendable {
     public var reason: String? { error?.reason }
     /// The stable code, when not active.
     public var code: String? { error?.code }
+    /// Why it is quarantined, when it is.
+    public var quarantine: Quarantine? {
+        if case let .quarantined(_, quarantine) = error { return quarantine }
+        return nil
+    }
 }

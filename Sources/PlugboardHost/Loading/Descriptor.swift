@@ -21,6 +21,8 @@ struct Descriptor: Sendable {
     let version: SemanticVersion
     let provides: [Interface]
     let services: [String]
+    /// Activation triggers: `startup`, `route:<prefix>`, `event:<name>`.
+    let activation: [String]
     /// Bit patterns of the descriptor's pointers (raw pointers are not Sendable).
     let factoryBits: UInt
     let markerBits: UInt
@@ -91,10 +93,23 @@ struct Descriptor: Sendable {
                     services.append(try text(list[index], "services[\(index)]").get())
                 }
             }
+            var activation: [String] = []
+            if let list = c.activation?.pointee, list.count > 0 {
+                guard Int(list.count) <= maxInterfaces, let triggers = list.triggers else {
+                    return .failure(.invalidDescriptor(path: path, detail: "activation list is null or longer than \(maxInterfaces)"))
+                }
+                for index in 0..<Int(list.count) {
+                    let trigger = try text(triggers[index], "activation[\(index)]").get()
+                    guard ActivationTriggers.isValid(trigger) else {
+                        return .failure(.invalidDescriptor(path: path, detail: "activation trigger '\(trigger)' is not startup, route:/PREFIX or event:NAME"))
+                    }
+                    activation.append(trigger)
+                }
+            }
             guard let factory = c.factory else { return .failure(.invalidDescriptor(path: path, detail: "factory is null")) }
             return .success(Descriptor(
                 sdkABI: abi, sdkVersion: sdkVersion, toolchain: toolchain, id: id, version: version,
-                provides: provides, services: services,
+                provides: provides, services: services, activation: activation,
                 factoryBits: UInt(bitPattern: factory), markerBits: UInt(bitPattern: c.sdk_marker)))
         } catch {
             return .failure(error)

@@ -10,15 +10,15 @@ struct DeclaredExtensionPoint: Sendable {
     /// Whether a provider has the point's provider type (one dynamic cast).
     let accepts: @Sendable (any Sendable) -> Bool
     /// Builds the typed array readers get, so reads need no casts.
-    let makeTypedProviders: @Sendable ([any Sendable]) -> any TypedProviderList
+    let makeTypedProviders: @Sendable ([any Sendable], _ pending: Bool) -> any TypedProviderList
 
     init<Point: ExtensionPoint>(_ point: Point.Type) {
         interface = Point.interface
         providerTypeName = String(reflecting: Point.Provider.self)
         pointType = ObjectIdentifier(point)
         accepts = { $0 is Point.Provider }
-        makeTypedProviders = { providers in
-            TypedProviders<Point.Provider>(providers.compactMap { $0 as? Point.Provider })
+        makeTypedProviders = { providers, pending in
+            TypedProviders<Point.Provider>(providers.compactMap { $0 as? Point.Provider }, pending: pending)
         }
     }
 }
@@ -29,5 +29,11 @@ protocol TypedProviderList: AnyObject, Sendable {}
 /// The providers of one extension point, already cast to its provider type.
 final class TypedProviders<Provider: Sendable>: TypedProviderList {
     let items: [Provider]
-    init(_ items: [Provider]) { self.items = items }
+    /// Available plugins provide this point but are not active yet: the
+    /// first reader activates them (one load and branch on the read path).
+    let pending: Bool
+    init(_ items: [Provider], pending: Bool) {
+        self.items = items
+        self.pending = pending
+    }
 }

@@ -16,6 +16,12 @@ import Synchronization
 public final class ExtensionRegistry: Sendable {
     private let points = Locked<[DeclaredExtensionPoint]>([])
     private let cell = SnapshotCell(.empty)
+    /// Activates the available plugins providing an interface (set by the host).
+    private let activator = Mutex<(@Sendable (String) -> Void)?>(nil)
+
+    /// Set while the host runs plugin code under its lifecycle lock: a lookup
+    /// from there must not wait for an activation (that would deadlock).
+    @TaskLocal static var isActivating = false
 
     init() {}
 
@@ -23,10 +29,35 @@ public final class ExtensionRegistry: Sendable {
 
     /// Every provider of `point`, ordered by plugin id. Empty if the point was
     /// never declared or nobody provides it.
+    ///
+    /// The first lookup of a point that available plugins provide activates
+    /// them (once, however many threads ask at the same time); later lookups
+    /// read the snapshot only.
     public func providers<Point: ExtensionPoint>(of point: Point.Type) -> [Point.Provider] {
         guard let list = cell.read().typed[ObjectIdentifier(point)] else { return [] }
         // The list for this key was built by DeclaredExtensionPoint<Point>.
+        let typed = unsafeDowncast(list, to: TypedProviders<Point.Provider>.self)
+        if typed.pending { return activatingProviders(of: point, typed) }
+        return typed.items
+    }
+
+    @inline(never)
+    private func activatingProviders<Point: ExtensionPoint>(of point: Point.Type, _ current: TypedProviders<Point.Provider>) -> [Point.Provider] {
+        guard activate(Point.interface.id), let list = cell.read().typed[ObjectIdentifier(point)] else { return current.items }
         return unsafeDowncast(list, to: TypedProviders<Point.Provider>.self).items
+    }
+
+    /// Asks the host to activate the providers of `interfaceID`; false when
+    /// that cannot happen here (no host, or called from plugin code the host
+    /// is running under its lifecycle lock).
+    private func activate(_ interfaceID: String) -> Bool {
+        guard !Self.isActivating, let activator = activator.withLock({ $0 }) else { return false }
+        activator(interfaceID)
+        return true
+    }
+
+    func setActivator(_ activate: @escaping @Sendable (String) -> Void) {
+        activator.withLock { $0 = activate }
     }
 
     /// The first provider of `point` for which `matching` is true.
@@ -38,7 +69,11 @@ public final class ExtensionRegistry: Sendable {
 
     /// Every provider registered for an interface id, with the plugin it came from.
     public func registrations(for interfaceID: String) -> [RegisteredProvider] {
-        cell.read().byInterface[interfaceID] ?? []
+        let snapshot = cell.read()
+        if snapshot.pending.contains(interfaceID), activate(interfaceID) {
+            return cell.read().byInterface[interfaceID] ?? []
+        }
+        return snapshot.byInterface[interfaceID] ?? []
     }
 
     /// The interfaces the host declared.
@@ -60,18 +95,19 @@ public final class ExtensionRegistry: Sendable {
         points.withLock { $0.first { $0.interface.id == interfaceID } }
     }
 
-    /// Replaces every provider of `pluginID` with `providers`, in one step.
-    func replaceProviders(of pluginIDs: Set<String>, with providers: [RegisteredProvider]) {
+    /// Replaces every provider of `pluginIDs` with `providers`, in one step;
+    /// `pending` (when given) replaces the interfaces available plugins provide.
+    func replaceProviders(of pluginIDs: Set<String>, with providers: [RegisteredProvider], pending: Set<String>? = nil) {
         // Points are read inside the update, so a concurrent declare() is never lost.
         cell.update { old in
             let kept = old.byInterface.values.joined().filter { !pluginIDs.contains($0.pluginID) }
-            return RegistrySnapshot(providers: Array(kept) + providers, points: points.withLock { $0 })
+            return RegistrySnapshot(providers: Array(kept) + providers, points: points.withLock { $0 }, pending: pending ?? old.pending)
         }
     }
 
     private func rebuild() {
         cell.update { old in
-            RegistrySnapshot(providers: Array(old.byInterface.values.joined()), points: points.withLock { $0 })
+            RegistrySnapshot(providers: Array(old.byInterface.values.joined()), points: points.withLock { $0 }, pending: old.pending)
         }
     }
 }

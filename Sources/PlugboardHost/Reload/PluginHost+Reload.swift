@@ -2,6 +2,14 @@ import Foundation
 @_spi(PlugboardHost) import Plugboard
 
 extension PluginHost {
+    /// Loads a plugin you intend to hot-reload (see ``reload(_:from:verifier:)``).
+    /// Like every load, it runs from a private copy, so rebuilding `file`
+    /// never touches the mapped image.
+    @discardableResult
+    public func load(reloadable file: String) -> PluginRecord {
+        load(files: [file])[0]
+    }
+
     /// Replaces a live plugin with a new build of it, without restarting.
     ///
     /// Steps, timed in the outcome: **verify** (optionally run the build in a
@@ -43,13 +51,22 @@ extension PluginHost {
                           timings: timings, stateNote: note, addedMemory: memory)
         }
 
-        // Copy, then verify the copy: what is checked is exactly what is loaded.
+        // Read once, check, copy, then verify and load the copy: what is
+        // checked is exactly what is loaded.
         let candidate = PluginDirectory.candidate(at: file)
         if let problem = candidate.problem { return outcome(.rejected(problem)) }
         let next = old.generation + 1
+        let build: PluginFile
+        switch PluginFile.read(candidate.resolvedPath ?? file, reportedAs: file) {
+        case let .success(read): build = read
+        case let .failure(error): return outcome(.rejected(error))
+        }
+        var record = PluginRecord(path: file, resolvedPath: candidate.resolvedPath)
+        record.file = PluginLoader.details(of: build.image)
+        if let problem = FileCompatibility.problem(in: build.image, file, environment) { return outcome(.rejected(problem)) }
         let copy: String
         do {
-            copy = try generationFiles.copy(file, pluginID: id, generation: next)
+            copy = try copies.write(build.bytes, label: "\(id)-gen\(next).so")
         } catch {
             return outcome(.rejected(.unreadable(path: file, reason: "cannot copy it for loading: \(error)")))
         }
@@ -60,15 +77,21 @@ extension PluginHost {
         timings.verify = lap()
 
         // Load.
-        var record = PluginRecord(path: file, resolvedPath: copy)
-        guard let image = PluginLoader.load(PluginCandidate(path: file, resolvedPath: copy, problem: nil), into: &record, environment: environment) else {
-            return outcome(.rejected(record.error!))
+        let journalNote = { (phase: Quarantine.Phase) in
+            CrashJournal.Note(pluginID: id, path: file, identity: build.identity, phase: phase, date: Quarantine.now())
+        }
+        let image: LoadedImage
+        switch journal.record(journalNote(.`init`), { PluginLoader.load(copy, reportedAs: file, environment: environment) }) {
+        case let .success(loaded): image = loaded
+        case let .failure(error): return outcome(.rejected(error))
         }
         guard image.descriptor.id == id else {
             return outcome(.rejected(.reloadIDMismatch(path: file, expected: id, found: image.descriptor.id)))
         }
-        guard checkInterfaces(image.descriptor, &record) else { return outcome(.rejected(record.error!)) }
-        let memory = GenerationFiles.mappedBytes(of: copy)
+        let scanned = ScannedPlugin(image.descriptor)
+        record.describe(scanned)
+        guard checkInterfaces(scanned, &record) else { return outcome(.rejected(record.error!)) }
+        let memory = PrivateCopies.mappedBytes(of: copy)
 
         var saved: [UInt8]?
         var note: String?
@@ -83,9 +106,11 @@ extension PluginHost {
         let staged = ServiceOwner(pluginID: id, generation: next)
         services.stage(staged)
         defer { services.unstage(staged) }
-        let context = services.context(for: image.descriptor, defaults: image.factory.defaultConfiguration, generation: next)
-        let started = Activation.start(
-            image, path: file, generation: next, context: context, registry: registry,
+        let defaults = journal.record(journalNote(.`init`)) { image.factory.defaultConfiguration }
+        let context = services.context(for: image.descriptor, defaults: defaults, generation: next)
+        let started = ExtensionRegistry.$isActivating.withValue(true) {
+            Activation.start(
+            image, path: file, generation: next, context: context, registry: registry, journal: journal, note: journalNote,
             beforeActivate: { instance in
                 guard let saved else { return }
                 guard let stateful = instance as? any ReloadableState else {
@@ -99,6 +124,7 @@ extension PluginHost {
                     note = "state not restored: the new code cannot decode the old state (\(error)); it starts fresh"
                 }
             })
+        }
         let live: LivePlugin
         switch started {
         case let .success(started): live = started

@@ -23,11 +23,13 @@ final class EventHub: Sendable {
     /// a reload is staging (subscribed, not delivered to until it commits).
     private let subscribers = Mutex<(next: Int, byEvent: [String: [Subscriber]], staged: Set<ServiceOwner>)>((0, [:], []))
     private let report: @Sendable (HostDiagnostic) -> Void
+    private let triggers: ActivationTriggers
 
     @TaskLocal private static var chain: [String] = []
 
-    init(report: @escaping @Sendable (HostDiagnostic) -> Void) {
+    init(report: @escaping @Sendable (HostDiagnostic) -> Void, triggers: ActivationTriggers = ActivationTriggers()) {
         self.report = report
+        self.triggers = triggers
     }
 
     func subscribe(owner: ServiceOwner, event: String, handler: @escaping @Sendable (EventPayload) throws -> Void) -> EventSubscription {
@@ -72,6 +74,8 @@ final class EventHub: Sendable {
                 plugin: publisher.pluginID))
             return EventDelivery(event: event, delivered: 0, failures: [], cycle: cycle)
         }
+        // Plugins activated by this event subscribe before it is delivered.
+        triggers.beforeEvent(event)
         let targets = subscribers.withLock { state in
             (state.byEvent[event] ?? []).filter { state.staged.isEmpty || !state.staged.contains($0.owner) }
         }

@@ -5,7 +5,9 @@ import Synchronization
 /// that go into each ``PluginContext``. Also collects the host's diagnostics.
 final class HostServices: Sendable {
     let events: EventHub
-    let routes = RouteTable()
+    let routes: RouteTable
+    /// Event and route triggers of plugins not yet active.
+    let triggers = ActivationTriggers()
     let logSink: LogSink
     let dataDirectory: String?
     let configuration: HostConfiguration
@@ -18,7 +20,8 @@ final class HostServices: Sendable {
         self.configuration = configuration
         self.dataDirectory = dataDirectory.map(PluginDirectory.absolutePath)
         self.logSink = logSink
-        self.events = EventHub(report: diagnostics.append)
+        self.events = EventHub(report: diagnostics.append, triggers: triggers)
+        self.routes = RouteTable(triggers: triggers)
     }
 
     func report(_ diagnostic: HostDiagnostic) { diagnostics.append(diagnostic) }

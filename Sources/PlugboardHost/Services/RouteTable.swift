@@ -25,6 +25,11 @@ final class RouteTable: Sendable {
     }
 
     private let root = Mutex(Node())
+    private let triggers: ActivationTriggers
+
+    init(triggers: ActivationTriggers = ActivationTriggers()) {
+        self.triggers = triggers
+    }
     /// Generations a reload is staging: their routes wait for the commit.
     private let staged = Mutex<Set<ServiceOwner>>([])
 
@@ -71,6 +76,8 @@ final class RouteTable: Sendable {
 
     /// The route for `path` and its captures, without running the handler.
     func match(_ path: String) -> (Route, RouteMatch)? {
+        // Plugins activated by this path register their routes first.
+        triggers.beforeRoute(path)
         let segments = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         return root.withLock { root in
             var captures: [String] = []

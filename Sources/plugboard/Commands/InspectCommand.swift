@@ -7,21 +7,33 @@ enum InspectCommand: CLICommand {
         name: "inspect",
         abstract: "Show everything known about one plugin file, including exactly why it was rejected.",
         discussion: """
-        Runs the same checks and loading as `list` on one file: what the file says before it is \
-        loaded (architecture, toolchain, SDK ABI, linked libraries), what its descriptor says, and \
-        the outcome. Exits 0 if the plugin loads and activates, 1 if not, 2 on wrong usage.
+        Runs the same checks and scan as `list` on one file: what the file says before it is \
+        loaded (architecture, toolchain, SDK ABI, linked libraries), what its descriptor says \
+        (read in a scanner process), and the outcome. No plugin code runs in this process unless \
+        --activate is given (the dev loop's verifier uses it, in a child process). Exits 0 if the \
+        plugin is available (with --activate: active), 1 if not, 2 on wrong usage.
         """,
         options: [
             CommandSpec.json,
             PluginsOption.config,
             PluginsOption.data,
+            PluginsOption.cache,
+            PluginsOption.rescan,
+            .init(long: "--activate", help: "Also load, create and activate the plugin in this process."),
         ],
         positionals: [.init(name: "file", help: "The plugin .so file.")])
 
     static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32 {
         let host = PluginHost(configuration: PluginsOption.configuration(arguments, pluginsDirectory: nil))
         host.declareStandardExtensionPoints()
-        let record = host.load(files: [arguments.positionals[0]])[0]
+        let file = [arguments.positionals[0]]
+        let activate = arguments.flag("--activate")
+        let rescan = arguments.flag(PluginsOption.rescan.long)
+        var record = host.examine(files: file, rescan: rescan)[0]
+        if activate, let id = record.id, record.status == .available {
+            host.activate(pluginIDs: [id])
+            record = host.records.last { $0.path == record.path } ?? record
+        }
         if !arguments.flag("--json") { PluginsOption.reportDiagnostics(host) }
         defer { host.shutdown() }
         if arguments.flag("--json") {
@@ -29,6 +41,6 @@ enum InspectCommand: CLICommand {
         } else {
             Terminal.write(RecordText.detail(record, host: host) + "\n")
         }
-        return record.status == .active ? ExitStatus.success : ExitStatus.failure
+        return record.status == (activate ? .active : .available) ? ExitStatus.success : ExitStatus.failure
     }
 }

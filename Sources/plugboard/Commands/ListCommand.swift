@@ -7,18 +7,24 @@ enum ListCommand: CLICommand {
         name: "list",
         abstract: "List every candidate plugin file of a directory with its status.",
         discussion: """
-        Loads each *.so file of DIR into a host that declares the SDK's standard extension \
-        points, and shows its id, version, what it provides, and its status (active, rejected, \
-        failed, disabled) with the reason and a stable code. Exits 0 when the scan ran, even if \
-        files were rejected; 1 with --strict if any file was rejected or failed, or if DIR \
+        Examines each *.so file of DIR for a host that declares the SDK's standard extension \
+        points and shows its id, version, what it provides, its activation triggers and its \
+        status (available, active, rejected, quarantined, failed, disabled) with the reason and a \
+        stable code. No plugin code runs in this process: new or changed files are loaded in \
+        scanner processes, and what they learn is kept in the registry cache, so a second list \
+        opens no plugin file. A file that crashes, exits or hangs while scanned is quarantined \
+        until it changes or --rescan is given. Exits 0 when the scan ran, even if files were \
+        rejected; 1 with --strict if any file was rejected, quarantined or failed, or if DIR \
         cannot be read; 2 on wrong usage.
         """,
         options: [
             PluginsOption.option,
             PluginsOption.config,
             PluginsOption.data,
+            PluginsOption.cache,
+            PluginsOption.rescan,
             CommandSpec.json,
-            .init(long: "--strict", help: "Exit 1 if any file was rejected or failed."),
+            .init(long: "--strict", help: "Exit 1 if any file was rejected, quarantined or failed."),
         ])
 
     struct Output: Encodable {
@@ -29,7 +35,9 @@ enum ListCommand: CLICommand {
 
     static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32 {
         let directory = try PluginsOption.directory(arguments, command: spec.name)
-        guard let (host, records) = PluginsOption.loadHost(PluginsOption.configuration(arguments, pluginsDirectory: directory))
+        guard let (host, records) = PluginsOption.loadHost(
+            PluginsOption.configuration(arguments, pluginsDirectory: directory), start: .discover,
+            rescan: arguments.flag(PluginsOption.rescan.long))
         else { return ExitStatus.failure }
         defer { host.shutdown() }
         if arguments.flag("--json") {
@@ -37,7 +45,7 @@ enum ListCommand: CLICommand {
         } else {
             Terminal.write(RecordText.list(records, directory: PluginDirectory.absolutePath(directory)) + "\n")
         }
-        let problems = records.contains { $0.status == .rejected || $0.status == .failed }
+        let problems = records.contains { [.rejected, .failed, .quarantined].contains($0.status) }
         return arguments.flag("--strict") && problems ? ExitStatus.failure : ExitStatus.success
     }
 }
@@ -47,12 +55,14 @@ struct HostSummary: Encodable {
     let sdkVersion: String
     let sdkABI: String
     let toolchain: String
+    let cacheDirectory: String
     let interfaces: [[String: String]]
 
     init(_ host: PluginHost) {
         sdkVersion = host.sdkVersion
         sdkABI = host.sdkABI.description
         toolchain = host.toolchain
+        cacheDirectory = host.cacheDirectory
         interfaces = host.registry.declaredInterfaces.map { ["interface": $0.id, "version": $0.version.description] }
     }
 }

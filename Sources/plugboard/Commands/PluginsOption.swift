@@ -9,13 +9,29 @@ enum PluginsOption {
         long: "--config", short: "-c", valueName: "file", help: "Host configuration (JSON): toggles, denied services, overrides.")
     static let data = CommandSpec.Option(
         long: "--data", valueName: "dir", help: "Data directory for plugin storage (default: .plugboard-data).")
+    static let cache = CommandSpec.Option(
+        long: "--cache", valueName: "dir",
+        help: "Registry cache and crash journal (default: $XDG_CACHE_HOME/plugboard or ~/.cache/plugboard).")
+    static let rescan = CommandSpec.Option(
+        long: "--rescan", help: "Examine every file again: ignore the registry cache and retry quarantined files.")
 
     /// The host configuration from `--config` and `--data`.
     static func configuration(_ arguments: ParsedArguments, pluginsDirectory: String?, defaultData: String? = ".plugboard-data") -> PluginHost.Configuration {
         PluginHost.Configuration(
             pluginsDirectory: pluginsDirectory,
             settings: arguments.value(config.long).map(HostConfiguration.load(from:)) ?? HostConfiguration(),
-            dataDirectory: arguments.value(data.long) ?? defaultData)
+            dataDirectory: arguments.value(data.long) ?? defaultData,
+            cacheDirectory: arguments.value(cache.long))
+    }
+
+    /// How far `loadHost` takes the plugins.
+    enum Start {
+        /// Discover only: no plugin code runs in this process.
+        case discover
+        /// Discover, then activate `startup` plugins; the rest when first used.
+        case lazily
+        /// Discover, then activate everything.
+        case everything
     }
 
     /// Prints the host's diagnostics (configuration problems...) on stderr.
@@ -37,11 +53,20 @@ enum PluginsOption {
     /// A host on `directory` declaring the SDK's extension points, with
     /// everything loaded; nil (the error printed) if the directory cannot be read.
     /// Host diagnostics go to stderr unless the command reports them itself.
-    static func loadHost(_ configuration: PluginHost.Configuration, printingDiagnostics: Bool = true) -> (PluginHost, [PluginRecord])? {
+    static func loadHost(
+        _ configuration: PluginHost.Configuration, start: Start, rescan: Bool = false, printingDiagnostics: Bool = true
+    ) -> (PluginHost, [PluginRecord])? {
         let host = PluginHost(configuration: configuration)
         host.declareStandardExtensionPoints()
         do {
-            let records = try host.loadAll()
+            let records: [PluginRecord]
+            switch start {
+            case .discover: records = try host.discover(rescan: rescan)
+            case .lazily: records = try host.start(rescan: rescan)
+            case .everything:
+                _ = try host.discover(rescan: rescan)
+                records = try host.loadAll()
+            }
             if printingDiagnostics { reportDiagnostics(host) }
             return (host, records)
         } catch {

@@ -7,14 +7,17 @@ enum RunCommand: CLICommand {
         name: "run",
         abstract: "Run a command a plugin provides (the plugboard.command extension point).",
         discussion: """
-        Loads the plugins of DIR, finds the command by name and prints its output. Plugins that \
-        are not active are reported on stderr. Exits 0 if the command ran, 1 if it threw or no \
-        plugin provides it, 2 on wrong usage.
+        Examines the plugins of DIR, activates those that provide commands (plugboard.command), \
+        finds the command by name and prints its output. Plugins that were rejected, quarantined \
+        or failed are reported on stderr. The command runs with a crash-journal note: if it \
+        crashes the process, the next start quarantines its plugin. Exits 0 if the command ran, 1 \
+        if it threw or no plugin provides it, 2 on wrong usage.
         """,
         options: [
             PluginsOption.option,
             PluginsOption.config,
             PluginsOption.data,
+            PluginsOption.cache,
         ],
         positionals: [
             .init(name: "command", help: "Name of the command, e.g. greet."),
@@ -23,21 +26,29 @@ enum RunCommand: CLICommand {
 
     static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32 {
         let directory = try PluginsOption.directory(arguments, command: spec.name)
-        guard let (host, records) = PluginsOption.loadHost(PluginsOption.configuration(arguments, pluginsDirectory: directory))
+        guard let (host, _) = PluginsOption.loadHost(
+            PluginsOption.configuration(arguments, pluginsDirectory: directory), start: .lazily)
         else { return ExitStatus.failure }
         defer { host.shutdown() }
-        for record in records where record.status == .rejected || record.status == .failed {
+        // The lookup activates the plugins that provide commands.
+        let registrations = host.registry.registrations(for: Commands.interface.id)
+        for record in host.records where [.rejected, .failed, .quarantined].contains(record.status) {
             Terminal.writeErr(Terminal.style("warning:", .yellow, stderr: true) + " \(record.error?.message ?? record.path) [\(record.code ?? "")]\n")
         }
         let name = arguments.positionals[0]
-        let commands = host.registry.providers(of: Commands.self)
-        guard let command = commands.first(where: { $0.name == name }) else {
-            let known = commands.map(\.name).sorted()
+        let commands = registrations.compactMap { registration in
+            (registration.provider as? any Command).map { (registration.pluginID, $0) }
+        }
+        guard let (pluginID, command) = commands.first(where: { $0.1.name == name }) else {
+            let known = commands.map(\.1.name).sorted()
             Terminal.error("no plugin provides command '\(name)'; available: \(known.isEmpty ? "none" : known.joined(separator: ", "))")
             return ExitStatus.failure
         }
         do {
-            Terminal.write(try command.run(arguments: Array(arguments.positionals.dropFirst())) + "\n")
+            let output = try host.journaled(call: pluginID) {
+                try command.run(arguments: Array(arguments.positionals.dropFirst()))
+            }
+            Terminal.write(output + "\n")
             return ExitStatus.success
         } catch {
             Terminal.error("command '\(name)' failed: \(error)")

@@ -20,6 +20,7 @@ enum DemoCommand: CLICommand {
             PluginsOption.option,
             PluginsOption.config,
             PluginsOption.data,
+            PluginsOption.cache,
             .init(long: "--screen", valueName: "file", help: "Screen document to compose (JSON with a sections array)."),
             CommandSpec.json,
         ])
@@ -39,7 +40,7 @@ enum DemoCommand: CLICommand {
             // In JSON mode stdout is for the document only.
             Terminal.writeErr(Terminal.style("  log \(record.level) [\(record.label)] ", .dim, stderr: true) + record.message + "\n")
         }
-        guard let (host, records) = PluginsOption.loadHost(configuration, printingDiagnostics: false) else { return ExitStatus.failure }
+        guard let (host, records) = PluginsOption.loadHost(configuration, start: .everything, printingDiagnostics: false) else { return ExitStatus.failure }
         defer { host.shutdown() }
         let report = DemoScript(host: host, screen: screen, screenSource: arguments.value("--screen") ?? "").run(records: records)
         if json {

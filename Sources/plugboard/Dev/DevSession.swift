@@ -32,7 +32,8 @@ final class DevSession: @unchecked Sendable {
         verifyData = scratch
         verifier = ChildVerifier(
             executable: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path,
-            arguments: ["inspect", "--json", "--data", scratch] + (configFile.map { ["--config", $0] } ?? []))
+            arguments: ["inspect", "--activate", "--json", "--data", scratch, "--cache", scratch + "/cache"]
+                + (configFile.map { ["--config", $0] } ?? []))
     }
 
     func run() -> Int32 {

@@ -6,7 +6,8 @@ enum RecordText {
     static func statusStyle(_ status: PluginStatus) -> Terminal.Style {
         switch status {
         case .active: .green
-        case .rejected: .red
+        case .available: .cyan
+        case .rejected, .quarantined: .red
         case .failed: .yellow
         case .disabled: .dim
         }
@@ -68,6 +69,11 @@ enum RecordText {
             rows.append(("services", record.services.isEmpty ? "-" : record.services.joined(separator: ", ")))
             rows.append(("SDK (descriptor)", "\(record.sdkVersion ?? "?") (ABI \(record.sdkABI?.description ?? "?"))"))
             rows.append(("toolchain", record.toolchain ?? "-"))
+            rows.append(("activation", (["first lookup of a provided interface"] + record.activation).joined(separator: ", ")))
+        }
+        if let quarantine = record.quarantine {
+            rows.append(("quarantine", "\(quarantine.code), phase \(quarantine.phase.rawValue), \(quarantine.date)"))
+            for line in quarantine.stderrTail { rows.append(("  stderr", line)) }
         }
         if let file = record.file {
             rows.append(("size", "\(file.size) bytes"))

@@ -40,6 +40,16 @@ typedef struct plugboard_interface {
     uint32_t reserved;
 } plugboard_interface;
 
+/// When the host activates a plugin beyond the first lookup of an interface it
+/// provides. Each trigger is a string: "startup", "route:<path prefix>" or
+/// "event:<event name>". Read by the host's scanner process and cached, so
+/// the host knows them without running the plugin.
+typedef struct plugboard_activation {
+    uint32_t count;
+    uint32_t reserved;
+    const char *_Nullable const *_Nullable triggers;
+} plugboard_activation;
+
 /// What `plugboard_entry` returns. Lives as long as the process.
 typedef struct plugboard_descriptor {
     uint32_t magic;           // PLUGBOARD_DESCRIPTOR_MAGIC
@@ -58,7 +68,10 @@ typedef struct plugboard_descriptor {
     void *_Nullable factory;
     /// `plugboard_sdk_abi_marker()` as bound in the plugin: which SDK image it uses.
     const void *_Nullable sdk_marker;
-    void *_Nullable reserved[4];
+    /// Activation triggers (was the first reserved slot: a plugin built before
+    /// it existed leaves it null, which means "no triggers").
+    const plugboard_activation *_Nullable activation;
+    void *_Nullable reserved[3];
 } plugboard_descriptor;
 
 /// ABI markers. The SDK library defines one symbol per ABI version it

@@ -1,0 +1,75 @@
+// The scanner child's entry and the host's way of starting one.
+//
+// Any executable that links PlugboardHost can be its own scanner: the host
+// starts /proc/self/exe with PLUGBOARD_SCANNER=1 and this constructor takes
+// over before the program's main runs, so no host code (and no hook a host
+// author could forget) is involved. Shared libraries, the Swift runtime and
+// the SDK are initialised before an executable's constructors run.
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "plugboard_host.h"
+
+// Defined in Swift (Scanning/ScannerChild.swift); never returns.
+extern void plugboard_scanner_main(int channel) __attribute__((noreturn));
+
+__attribute__((constructor)) static void plugboard_scanner_hook(void) {
+    const char *mode = getenv(PLUGBOARD_SCANNER_VARIABLE);
+    if (mode == NULL || strcmp(mode, PLUGBOARD_SCANNER_PROTOCOL) != 0) return;
+    // Not inherited by anything a plugin starts.
+    unsetenv(PLUGBOARD_SCANNER_VARIABLE);
+    // Die with the host; nothing but the channel and stdio stays open.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    closefrom(PLUGBOARD_SCANNER_CHANNEL_FD + 1);
+    fcntl(PLUGBOARD_SCANNER_CHANNEL_FD, F_SETFD, FD_CLOEXEC);
+    plugboard_scanner_main(PLUGBOARD_SCANNER_CHANNEL_FD);
+}
+
+int plugboard_spawn_scanner(const char *path, char *const argv[], char *const envp[], int *channel, int *errors,
+                            pid_t *pid) {
+    int sockets[2], pipes[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) return errno;
+    if (pipe2(pipes, O_CLOEXEC) != 0) {
+        int saved = errno;
+        close(sockets[0]);
+        close(sockets[1]);
+        return saved;
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attributes);
+    // dup2 onto a new number clears close-on-exec there: only these survive.
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, pipes[1], 1);
+    posix_spawn_file_actions_adddup2(&actions, pipes[1], 2);
+    posix_spawn_file_actions_adddup2(&actions, sockets[1], PLUGBOARD_SCANNER_CHANNEL_FD);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attributes, &none);
+    posix_spawnattr_setsigdefault(&attributes, &all);
+    // Its own process group: a timeout kills whatever the plugin started too.
+    posix_spawnattr_setpgroup(&attributes, 0);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+    int result = posix_spawn(pid, path, &actions, &attributes, argv, envp);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    close(sockets[1]);
+    close(pipes[1]);
+    if (result != 0) {
+        close(sockets[0]);
+        close(pipes[0]);
+        return result;
+    }
+    *channel = sockets[0];
+    *errors = pipes[0];
+    return 0;
+}

@@ -1,0 +1,141 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The registry cache on disk: what every plugin file examined so far turned
+/// out to be, keyed by path and file identity, so a warm start `stat`s the
+/// files and opens none of them.
+///
+/// One JSON file per host kind (SDK ABI and toolchain), so debug, release
+/// and test hosts keep their own entries. Written whole to a temporary file
+/// and renamed into place: readers see the old file or the new one, never a
+/// torn one, and two hosts writing at once leave one valid file (the last
+/// rename wins; the loser's new entries are simply examined again later).
+/// A file that cannot be decoded, or was written by another format or
+/// host, is ignored with one warning and rebuilt.
+struct RegistryCache: Sendable {
+    static let format = 1
+
+    struct HostKey: Sendable, Codable, Equatable {
+        let sdkABI: String
+        let toolchain: String
+    }
+
+    struct Contents: Codable {
+        let format: Int
+        let host: HostKey
+        var entries: [String: CacheEntry]
+    }
+
+    let directory: String
+    let host: HostKey
+
+    init(directory: String, environment: HostEnvironment) {
+        self.directory = directory
+        host = HostKey(sdkABI: environment.sdkABI.description, toolchain: environment.runtimeToolchain ?? environment.compiledToolchain)
+    }
+
+    /// `registry-<hash of the host key>.json`.
+    var file: String {
+        let key = Array("\(host.sdkABI)\n\(host.toolchain)".utf8)
+        let hash = key.withUnsafeBytes(ContentHash.of)
+        return "\(directory)/registry-\(ContentHash.text(hash)).json"
+    }
+
+    /// The entries on disk, and a warning if the file was there but unusable.
+    func load() -> (entries: [String: CacheEntry], warning: HostDiagnostic?) {
+        let fd = open(file, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return ([:], nil) }  // no cache yet
+        defer { close(fd) }
+        guard let bytes = readToEnd(fd) else {
+            return ([:], warning("cannot be read (\(String(cString: strerror(errno))))"))
+        }
+        let contents: Contents
+        do {
+            contents = try JSONDecoder().decode(Contents.self, from: Data(bytes))
+        } catch {
+            return ([:], warning("is damaged or truncated (\(Self.describe(error)))"))
+        }
+        guard contents.format == Self.format else {
+            return ([:], warning("has format \(contents.format), this host reads format \(Self.format)"))
+        }
+        guard contents.host == host else {
+            return ([:], warning("belongs to another host (SDK ABI \(contents.host.sdkABI), \(contents.host.toolchain))"))
+        }
+        return (contents.entries, nil)
+    }
+
+    /// Writes `entries` atomically; a warning when it could not.
+    func save(_ entries: [String: CacheEntry]) -> HostDiagnostic? {
+        let data: Data
+        do {
+            data = try JSONEncoder().encode(Contents(format: Self.format, host: host, entries: entries))
+        } catch {
+            return failure("cannot be encoded (\(error))")
+        }
+        guard Self.makeDirectory(directory) else { return failure("cannot create \(directory) (\(String(cString: strerror(errno))))") }
+        let temporary = "\(file).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return failure("cannot be written (\(String(cString: strerror(errno))))") }
+        let written = data.withUnsafeBytes { buffer -> Bool in
+            var offset = 0
+            while offset < buffer.count {
+                let count = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return false }
+                offset += count
+            }
+            return true
+        }
+        // Durable before it replaces the old file: a crash leaves one or the other.
+        let synced = written && fsync(fd) == 0
+        close(fd)
+        guard synced, rename(temporary, file) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            return failure("cannot be written (\(reason))")
+        }
+        return nil
+    }
+
+    private func warning(_ problem: String) -> HostDiagnostic {
+        HostDiagnostic(.warning, code: "cache-ignored",
+            message: "registry cache \(file) \(problem); ignored, every plugin file is examined again and the cache rebuilt",
+            file: file)
+    }
+
+    private func failure(_ problem: String) -> HostDiagnostic {
+        HostDiagnostic(.warning, code: "cache-unwritable",
+            message: "registry cache \(file) \(problem); the next start examines the files again. Set a writable cache directory (PluginHost.Configuration.cacheDirectory, `--cache DIR`)",
+            file: file)
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted(let context): context.debugDescription
+        case DecodingError.keyNotFound(let key, _): "missing \(key.stringValue)"
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+            "\(context.codingPath.map(\.stringValue).joined(separator: ".")): \(context.debugDescription)"
+        default: "\(error)"
+        }
+    }
+
+    /// Creates `path` and its parents (mode 0700 for new ones).
+    static func makeDirectory(_ path: String) -> Bool {
+        var info = stat()
+        if stat(path, &info) == 0 { return (info.st_mode & S_IFMT) == S_IFDIR }
+        let parent = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        if !parent.isEmpty && !makeDirectory(parent) { return false }
+        return mkdir(path, 0o700) == 0 || errno == EEXIST
+    }
+
+    /// The default cache directory: `$XDG_CACHE_HOME/plugboard`, else
+    /// `$HOME/.cache/plugboard`, else `/tmp/plugboard-cache-<uid>`.
+    static var defaultDirectory: String {
+        let environment = ProcessInfo.processInfo.environment
+        if let base = environment["XDG_CACHE_HOME"], base.hasPrefix("/") { return "\(base)/plugboard" }
+        if let home = environment["HOME"], home.hasPrefix("/") { return "\(home)/.cache/plugboard" }
+        return "/tmp/plugboard-cache-\(getuid())"
+    }
+}

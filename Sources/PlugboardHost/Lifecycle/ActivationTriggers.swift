@@ -1,0 +1,81 @@
+import Synchronization
+
+/// The event and route triggers of plugins that are available but not yet
+/// active, and the hook that activates them. Checked before every publish
+/// and route lookup, so the check costs one atomic load while none is
+/// pending.
+final class ActivationTriggers: Sendable {
+    private struct Pending {
+        var events: [String: Set<String>] = [:]
+        /// Route prefixes, split into segments, with the plugins waiting on them.
+        var routes: [(segments: [Substring], pluginID: String)] = []
+    }
+
+    private let pending = Mutex(Pending())
+    private let count = Atomic<Int>(0)
+    private let activate = Mutex<(@Sendable (Set<String>) -> Void)?>(nil)
+
+    /// Whether `trigger` is one the host understands.
+    static func isValid(_ trigger: String) -> Bool {
+        if trigger == "startup" { return true }
+        if trigger.hasPrefix("route:/") { return true }
+        if trigger.hasPrefix("event:") { return trigger.count > "event:".count }
+        return false
+    }
+
+    func setActivator(_ activator: @escaping @Sendable (Set<String>) -> Void) {
+        activate.withLock { $0 = activator }
+    }
+
+    /// Adds the event and route triggers of an available plugin.
+    func add(_ triggers: [String], for pluginID: String) {
+        pending.withLock { pending in
+            for trigger in triggers {
+                if trigger.hasPrefix("event:") {
+                    pending.events[String(trigger.dropFirst("event:".count)), default: []].insert(pluginID)
+                } else if trigger.hasPrefix("route:") {
+                    pending.routes.append((Self.segments(trigger.dropFirst("route:".count)), pluginID))
+                }
+            }
+            count.store(pending.events.count + pending.routes.count, ordering: .releasing)
+        }
+    }
+
+    /// Drops every trigger of plugins that are no longer available.
+    func remove(_ pluginIDs: Set<String>) {
+        pending.withLock { pending in
+            for name in pending.events.keys {
+                pending.events[name]!.subtract(pluginIDs)
+                if pending.events[name]!.isEmpty { pending.events[name] = nil }
+            }
+            pending.routes.removeAll { pluginIDs.contains($0.pluginID) }
+            count.store(pending.events.count + pending.routes.count, ordering: .releasing)
+        }
+    }
+
+    /// Activates the plugins waiting for event `name`, before it is delivered.
+    @inline(__always)
+    func beforeEvent(_ name: String) {
+        guard count.load(ordering: .acquiring) > 0 else { return }
+        fire(pending.withLock { $0.events[name] ?? [] })
+    }
+
+    /// Activates the plugins waiting for a prefix of `path`, before it is routed.
+    @inline(__always)
+    func beforeRoute(_ path: String) {
+        guard count.load(ordering: .acquiring) > 0 else { return }
+        let segments = Self.segments(Substring(path))
+        fire(pending.withLock { pending in
+            Set(pending.routes.filter { segments.starts(with: $0.segments) }.map(\.pluginID))
+        })
+    }
+
+    private func fire(_ pluginIDs: Set<String>) {
+        guard !pluginIDs.isEmpty, let activate = activate.withLock({ $0 }) else { return }
+        activate(pluginIDs)
+    }
+
+    private static func segments(_ path: Substring) -> [Substring] {
+        path.split(separator: "/", omittingEmptySubsequences: true)
+    }
+}

@@ -1,0 +1,249 @@
+import Plugboard
+
+extension PluginHost {
+    /// A record of one candidate, and what is needed to activate it if it is compatible.
+    struct Examined {
+        var record: PluginRecord
+        var available: AvailablePlugin?
+    }
+
+    /// Takes candidates to records without running plugin code in the host:
+    /// the cache answers for files it knows; the others are read once,
+    /// checked from their bytes, copied, and scanned in child processes.
+    func examineLocked(_ candidates: [PluginCandidate], rescan: Bool) -> [Examined] {
+        var (entries, warning) = cache.load()
+        if let warning { services.report(warning) }
+        let before = entries
+        applyJournal(to: &entries)
+
+        var examined: [Examined] = []
+        var jobs: [(index: Int, file: PluginFile, copy: String, resolved: String)] = []
+        for candidate in candidates {
+            var record = PluginRecord(path: candidate.path, resolvedPath: candidate.resolvedPath)
+            if let problem = candidate.problem {
+                record.fail(problem)
+                examined.append(Examined(record: record))
+                continue
+            }
+            guard let resolved = candidate.resolvedPath, let identity = FileIdentity.of(path: resolved) else {
+                record.fail(.unreadable(path: candidate.path, reason: "cannot resolve or stat it"))
+                examined.append(Examined(record: record))
+                continue
+            }
+            if !rescan, let entry = entries[candidate.path], entry.identity == identity {
+                examined.append(apply(entry, to: record, resolved: resolved, copy: nil))
+                continue
+            }
+            switch PluginFile.read(resolved, reportedAs: candidate.path) {
+            case let .failure(error):
+                record.fail(error)
+                if Self.isAboutContents(error) {
+                    entries[candidate.path] = CacheEntry(identity: identity, hash: nil, result: .rejected(code: error.code, reason: error.reason), details: nil)
+                }
+                examined.append(Examined(record: record))
+            case let .success(file):
+                record.file = PluginLoader.details(of: file.image)
+                if let problem = FileCompatibility.problem(in: file.image, candidate.path, environment) {
+                    record.fail(problem)
+                    entries[candidate.path] = CacheEntry(
+                        identity: file.identity, hash: ContentHash.text(file.hash),
+                        result: .rejected(code: problem.code, reason: problem.reason), details: record.file)
+                    examined.append(Examined(record: record))
+                    continue
+                }
+                do {
+                    let copy = try copies.write(file.bytes, label: Self.fileName(candidate.path))
+                    jobs.append((examined.count, file, copy, resolved))
+                } catch {
+                    record.fail(.unreadable(path: candidate.path, reason: "cannot copy it for loading: \(error)"))
+                }
+                examined.append(Examined(record: record))
+            }
+        }
+
+        let scanner = PluginScanner(settings: configuration.scanner)
+        let outcomes = scanner.scan(jobs.map { PluginScanner.Job(file: $0.copy) })
+        for (job, outcome) in zip(jobs, outcomes) {
+            let record = examined[job.index].record
+            let path = record.path
+            let result: CacheEntry.Result
+            switch outcome {
+            case let .plugin(plugin): result = .plugin(plugin)
+            case let .rejected(code, reason): result = .rejected(code: code, reason: reason)
+            case let .quarantined(quarantine): result = .quarantined(quarantine)
+            case let .unavailable(detail):
+                // Not cached: nothing was learned about the file.
+                examined[job.index].record.fail(.scannerUnavailable(path: path, detail: detail))
+                continue
+            }
+            let entry = CacheEntry(identity: job.file.identity, hash: ContentHash.text(job.file.hash), result: result, details: record.file)
+            entries[path] = entry
+            examined[job.index] = apply(entry, to: record, resolved: job.resolved, copy: job.copy)
+        }
+
+        // Drop entries of files that are gone (other directories' files stay).
+        for path in entries.keys where FileIdentity.of(path: path) == nil { entries[path] = nil }
+        if entries != before, let problem = cache.save(entries) { services.report(problem) }
+        return examined
+    }
+
+    /// What a cache entry (fresh or remembered) means for a record.
+    private func apply(_ entry: CacheEntry, to record: PluginRecord, resolved: String, copy: String?) -> Examined {
+        var record = record
+        record.file = entry.details ?? record.file
+        switch entry.result {
+        case let .plugin(plugin):
+            record.describe(plugin)
+            record.status = .available
+            return Examined(record: record, available: AvailablePlugin(
+                plugin: plugin, path: record.path, resolvedPath: resolved, identity: entry.identity, hash: entry.hash, copy: copy))
+        case let .rejected(code, reason):
+            record.fail(.reported(path: record.path, code: code, reason: reason))
+        case let .quarantined(quarantine):
+            record.fail(.quarantined(path: record.path, quarantine: quarantine))
+        }
+        return Examined(record: record)
+    }
+
+    /// Quarantines, in the cache, the plugins a dead host was running
+    /// (read once per host; the notes are removed as they are read).
+    private func applyJournal(to entries: inout [String: CacheEntry]) {
+        let first = state.withLock { state in
+            defer { state.recovered = true }
+            return !state.recovered
+        }
+        guard first else { return }
+        for recovered in journal.recoverDeadNotes() {
+            let note = recovered.note
+            guard let identity = note.identity ?? FileIdentity.of(path: note.path) else { continue }
+            var quarantine = Quarantine(
+                phase: note.phase, ending: .hostDied, signal: nil, exitStatus: nil, milliseconds: nil,
+                stderrTail: [], date: note.date)
+            if let interruption = recovered.interruption {
+                quarantine.ending = .hostInterrupted
+                quarantine.signal = ScannerSignals.name(interruption.signal)
+                quarantine.milliseconds = interruption.milliseconds
+            }
+            let old = entries[note.path]
+            entries[note.path] = CacheEntry(
+                identity: identity, hash: old?.identity == identity ? old?.hash : nil,
+                result: .quarantined(quarantine), details: old?.details)
+            services.report(HostDiagnostic(.error, code: quarantine.code,
+                message: "\(note.path): plugin \(note.pluginID) \(quarantine.reason)", plugin: note.pluginID))
+        }
+    }
+
+    /// Whether a read failure says something lasting about the file's
+    /// contents (worth caching), rather than about this moment.
+    private static func isAboutContents(_ error: PluginLoadError) -> Bool {
+        switch error {
+        case .unreadable, .fileChanged, .notAFile: false
+        default: true
+        }
+    }
+
+    static func fileName(_ path: String) -> String {
+        String(path.split(separator: "/").last ?? "plugin.so")
+    }
+
+    /// Admits examined candidates: interface versions, duplicate ids and
+    /// disabled plugins settled; the rest become `available`.
+    func admitLocked(_ examined: [Examined]) -> [PluginRecord] {
+        var examined = examined
+        for index in examined.indices where examined[index].available != nil {
+            if !checkInterfaces(examined[index].available!.plugin, &examined[index].record) {
+                examined[index].available = nil
+            }
+        }
+        settleDuplicates(&examined)
+        let disabled = configuration.allDisabled
+        for index in examined.indices {
+            guard let available = examined[index].available, let source = disabled[available.plugin.id] else { continue }
+            examined[index].record.fail(.disabled(path: examined[index].record.path, id: available.plugin.id, source: source))
+            examined[index].available = nil
+        }
+        let admitted = examined.compactMap(\.available)
+        for plugin in admitted { services.triggers.add(plugin.plugin.activation, for: plugin.plugin.id) }
+        let records = examined.map(\.record)
+        state.withLock { state in
+            state.records.append(contentsOf: records)
+            for plugin in admitted { state.available[plugin.plugin.id] = plugin }
+        }
+        registry.replaceProviders(of: [], with: [], pending: pendingInterfaces())
+        return records
+    }
+
+    /// The interfaces available plugins provide.
+    func pendingInterfaces() -> Set<String> {
+        state.withLock { Set($0.available.values.flatMap { $0.plugin.provides.map(\.interface) }) }
+    }
+
+    /// Rejects a plugin that provides a declared interface at an incompatible
+    /// version; warns about interfaces the host does not declare.
+    func checkInterfaces(_ plugin: ScannedPlugin, _ record: inout PluginRecord) -> Bool {
+        for interface in plugin.interfaces {
+            guard let point = registry.declaredPoint(for: interface.id) else {
+                record.warnings.append("provides \(interface), which this host does not declare; ignored")
+                continue
+            }
+            if !InterfaceCompatibility.accepts(host: point.interface.version, provided: interface.version) {
+                record.fail(.interfaceVersion(
+                    path: record.path, interface: interface.id, provided: interface.version, host: point.interface.version))
+                return false
+            }
+        }
+        return true
+    }
+
+    /// One plugin per id: the highest version wins, ties go to the first file
+    /// by name; a plugin already active or available in this host always wins.
+    private func settleDuplicates(_ examined: inout [Examined]) {
+        let known = state.withLock { state in
+            Dictionary(state.live.map { ($0.id, $0.path) } + state.available.values.map { ($0.plugin.id, $0.path) },
+                       uniquingKeysWith: { first, _ in first })
+        }
+        var winner: [String: Int] = [:]
+        for index in examined.indices {
+            guard let plugin = examined[index].available?.plugin else { continue }
+            let id = plugin.id
+            if let kept = known[id] {
+                examined[index].record.fail(.duplicateID(path: examined[index].record.path, id: id, kept: kept))
+                examined[index].available = nil
+                continue
+            }
+            guard let current = winner[id] else { winner[id] = index; continue }
+            let loser: Int
+            if plugin.semanticVersion > examined[current].available!.plugin.semanticVersion {
+                winner[id] = index
+                loser = current
+            } else {
+                loser = index
+            }
+            let kept = examined[winner[id]!].record.path
+            examined[loser].record.fail(.duplicateID(path: examined[loser].record.path, id: id, kept: kept))
+            examined[loser].available = nil
+        }
+    }
+}
+
+extension ScannedPlugin {
+    var semanticVersion: SemanticVersion { SemanticVersion(version) ?? SemanticVersion(0, 0, 0) }
+
+    var interfaces: [Interface] {
+        provides.map { Interface(id: $0.interface, version: SemanticVersion($0.version) ?? SemanticVersion(0, 0, 0)) }
+    }
+}
+
+extension PluginRecord {
+    /// Fills in what the scan learned.
+    mutating func describe(_ plugin: ScannedPlugin) {
+        id = plugin.id
+        version = plugin.semanticVersion
+        provides = plugin.interfaces
+        services = plugin.services
+        sdkABI = ABIVersion(plugin.sdkABI)
+        sdkVersion = plugin.sdkVersion
+        toolchain = plugin.toolchain
+        activation = plugin.activation
+    }
+}

@@ -1,0 +1,69 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One plugin file read once, whole, into memory: the bytes every check
+/// looks at, their hash, and the file's identity when they were read.
+///
+/// Read with `pread`, never mapped: a file truncated or rewritten while it is
+/// read yields `file-changed`, not a SIGBUS in the host. The bytes are what a
+/// private copy is written from, so what is checked is what is loaded.
+struct PluginFile: Sendable {
+    /// The path reported in messages (as found in the plugins directory).
+    let path: String
+    let identity: FileIdentity
+    let bytes: [UInt8]
+    let hash: UInt64
+    let image: ELFImage
+
+    /// Larger files are refused before reading: no plugin is this big.
+    static let maximumSize = 1 << 30
+
+    /// Reads and parses `file`; errors name it as `path`.
+    static func read(_ file: String, reportedAs path: String) -> Result<PluginFile, PluginLoadError> {
+        // O_NONBLOCK: a fifo must not block the open; O_NOCTTY: a terminal must
+        // not become our controlling tty. Neither matters for regular files.
+        let fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        guard fd >= 0 else { return .failure(.unreadable(path: path, reason: String(cString: strerror(errno)))) }
+        defer { close(fd) }
+        var before = stat()
+        guard fstat(fd, &before) == 0 else { return .failure(.unreadable(path: path, reason: String(cString: strerror(errno)))) }
+        guard (before.st_mode & S_IFMT) == S_IFREG else { return .failure(.notAFile(path: path, kind: "special file")) }
+        guard before.st_size > 0 else { return .failure(.emptyFile(path: path)) }
+        guard before.st_size <= maximumSize else {
+            return .failure(.malformed(path: path, detail: "\(before.st_size) bytes, more than any plugin (limit \(maximumSize))"))
+        }
+        let size = Int(before.st_size)
+        var bytes = [UInt8](repeating: 0, count: size)
+        var done = 0
+        var failure: PluginLoadError?
+        bytes.withUnsafeMutableBytes { buffer in
+            while done < size {
+                let count = pread(fd, buffer.baseAddress! + done, size - done, off_t(done))
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    failure = .unreadable(path: path, reason: String(cString: strerror(errno)))
+                    return
+                }
+                if count == 0 {
+                    failure = .fileChanged(path: path, detail: "it shrank from \(size) to \(done) bytes while being read")
+                    return
+                }
+                done += count
+            }
+        }
+        if let failure { return .failure(failure) }
+        var after = stat()
+        guard fstat(fd, &after) == 0 else { return .failure(.unreadable(path: path, reason: String(cString: strerror(errno)))) }
+        let identity = FileIdentity(before)
+        guard FileIdentity(after) == identity else {
+            return .failure(.fileChanged(path: path, detail: "it was written to while being read"))
+        }
+        let hash = bytes.withUnsafeBytes(ContentHash.of)
+        let parsed = bytes.withUnsafeBytes { buffer in Result { () throws(ELFImage.ReadError) in try ELFImage.parse(buffer) } }
+        switch parsed {
+        case let .success(image): return .success(PluginFile(path: path, identity: identity, bytes: bytes, hash: hash, image: image))
+        case let .failure(error): return .failure(FileCompatibility.map(error, path))
+        }
+    }
+}

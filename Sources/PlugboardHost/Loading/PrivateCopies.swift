@@ -1,0 +1,89 @@
+import Foundation
+import Synchronization
+
+/// Where the host writes the bytes it checked before loading them: one file
+/// per load, under a directory of its own, with a name never used before.
+///
+/// Why copies: `dlopen` of the installed path could load a file swapped in
+/// after the checks; `cp` over an installed file rewrites a mapped image
+/// under running code; and the dynamic loader caches images by name and
+/// inode, so a name or a `/proc/self/fd/N` reused would return an old image.
+/// A private copy written from the very bytes that were checked answers all
+/// three. Images stay mapped for the life of the process (Swift images
+/// cannot be unloaded); the copies of the default per-process directory are
+/// unlinked at shutdown, which leaves the mappings intact.
+struct PrivateCopies: Sendable {
+    let directory: String
+    /// Whether the directory is this process's own (default), removed at shutdown.
+    let isPrivate: Bool
+    private static let counter = Atomic<Int>(0)
+
+    init(directory: String? = nil) {
+        isPrivate = directory == nil
+        let base = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? FileManager.default.temporaryDirectory.path
+        let own = "\(base)/plugboard-images-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        // Normalised: /proc/self/maps names files by their exact path.
+        self.directory = PluginDirectory.absolutePath(directory ?? own)
+    }
+
+    /// Writes `bytes` to a new file named after `label`; returns its path.
+    func write(_ bytes: [UInt8], label: String) throws(CopyError) -> String {
+        guard RegistryCache.makeDirectory(directory) else { throw CopyError(reason: "cannot create \(directory): \(String(cString: strerror(errno)))") }
+        let number = Self.counter.wrappingAdd(1, ordering: .relaxed).newValue
+        let safe = String(label.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? $0 : "_" })
+        let target = "\(directory)/\(number)-\(UInt32.random(in: 0...UInt32.max))-\(safe)"
+        // O_EXCL: never reuse or follow anything already there.
+        let fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o500)
+        guard fd >= 0 else { throw CopyError(reason: "cannot create \(target): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        let ok = bytes.withUnsafeBytes { buffer -> Bool in
+            var offset = 0
+            while offset < buffer.count {
+                let count = Foundation.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return false }
+                offset += count
+            }
+            return true
+        }
+        guard ok else {
+            let reason = String(cString: strerror(errno))
+            unlink(target)
+            throw CopyError(reason: "cannot write \(target): \(reason)")
+        }
+        return target
+    }
+
+    struct CopyError: Error, Sendable, CustomStringConvertible {
+        let reason: String
+        var description: String { reason }
+    }
+
+    /// Removes the copies of a private directory. Safe while their images are
+    /// mapped: unlinking a file never unmaps it.
+    func removeIfPrivate() {
+        if isPrivate { try? FileManager.default.removeItem(atPath: directory) }
+    }
+
+    /// Bytes of address space mapped from `path` (what loading it added).
+    static func mappedBytes(of path: String) -> Int {
+        guard let maps = procSelfMaps() else { return 0 }
+        var total = 0
+        for line in maps.split(separator: "\n") where line.hasSuffix(path) {
+            let range = line.prefix { $0 != " " }.split(separator: "-")
+            if range.count == 2, let start = Int(range[0], radix: 16), let end = Int(range[1], radix: 16) {
+                total += end - start
+            }
+        }
+        return total
+    }
+
+    /// `/proc/self/maps` (Foundation's file reading trusts stat's size, 0 here).
+    static func procSelfMaps() -> String? {
+        let fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        return readToEnd(fd).map { String(decoding: $0, as: UTF8.self) }
+    }
+}

@@ -1,0 +1,314 @@
+import CPlugboardHost
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Examines plugin files in scanner processes, never in the host.
+///
+/// A pool of children (one per core by default) is fed file after file over
+/// a socket, like GStreamer's `gst-plugin-scanner`. A child that crashes,
+/// exits or runs past the time limit costs only the file it was on: that
+/// file is quarantined with the phase, the signal or status, the time it
+/// ran and its last stderr lines, and a fresh child takes the rest. Each
+/// child runs in its own process group, killed whole when it is done, so
+/// nothing a plugin forks outlives its scan.
+struct PluginScanner: Sendable {
+    struct Job: Sendable {
+        /// The private copy to load.
+        let file: String
+    }
+
+    enum Outcome: Sendable {
+        case plugin(ScannedPlugin)
+        case rejected(code: String, reason: String)
+        case quarantined(Quarantine)
+        /// The scanner itself could not run; nothing is known about the file.
+        case unavailable(String)
+    }
+
+    let settings: ScannerSettings
+
+    /// Scans `jobs`, in parallel; outcomes in job order.
+    func scan(_ jobs: [Job]) -> [Outcome] {
+        guard !jobs.isEmpty else { return [] }
+        var pool = Pool(settings: settings, jobs: jobs)
+        pool.run()
+        return pool.outcomes.map { $0 ?? .unavailable("the scan ended without an answer") }
+    }
+}
+
+/// One scanner child as the host sees it.
+private final class ScannerProcess {
+    let pid: pid_t
+    let channel: Int32
+    var errors: Int32
+    var ready = false
+    var job: Int?
+    var phase: Quarantine.Phase?
+    var started = ContinuousClock.now
+    var deadline: ContinuousClock.Instant
+    var input: [UInt8] = []
+    /// stderr since the current job started (capped).
+    var stderr: [UInt8] = []
+    var served = 0
+    var finished = false
+
+    init(pid: pid_t, channel: Int32, errors: Int32, deadline: ContinuousClock.Instant) {
+        self.pid = pid
+        self.channel = channel
+        self.errors = errors
+        self.deadline = deadline
+    }
+}
+
+private struct Pool {
+    let settings: ScannerSettings
+    let jobs: [PluginScanner.Job]
+    var outcomes: [PluginScanner.Outcome?]
+    var queue: [Int]
+    var children: [ScannerProcess] = []
+    var unavailable: String?
+    let executable: String
+    let parallelism: Int
+
+    static let stderrCap = 16 * 1024
+
+    init(settings: ScannerSettings, jobs: [PluginScanner.Job]) {
+        self.settings = settings
+        self.jobs = jobs
+        outcomes = Array(repeating: nil, count: jobs.count)
+        queue = Array(jobs.indices.reversed())
+        executable = settings.executable ?? "/proc/self/exe"
+        parallelism = max(1, settings.parallelism ?? ProcessInfo.processInfo.activeProcessorCount)
+    }
+
+    mutating func run() {
+        while outcomes.contains(where: { $0 == nil }) {
+            if let reason = unavailable {
+                for index in queue { outcomes[index] = .unavailable(reason) }
+                queue.removeAll()
+                if children.isEmpty { break }
+            }
+            spawnAsNeeded()
+            dispatch()
+            if children.isEmpty { continue }
+            waitForActivity()
+        }
+        for child in children { retire(child) }
+        children.removeAll()
+    }
+
+    private mutating func spawnAsNeeded() {
+        guard unavailable == nil else { return }
+        let busy = children.filter { $0.job != nil }.count
+        let wanted = min(parallelism, queue.count + busy)
+        while children.count < wanted {
+            guard let child = spawn() else { return }
+            children.append(child)
+        }
+    }
+
+    private mutating func spawn() -> ScannerProcess? {
+        var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(executable), nil]
+        var environment = ProcessInfo.processInfo.environment
+        environment[PLUGBOARD_SCANNER_VARIABLE] = PLUGBOARD_SCANNER_PROTOCOL
+        var entries: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            arguments.forEach { free($0) }
+            entries.forEach { free($0) }
+        }
+        var channel: Int32 = -1, errors: Int32 = -1
+        var pid: pid_t = 0
+        let result = plugboard_spawn_scanner(executable, &arguments, &entries, &channel, &errors, &pid)
+        guard result == 0 else {
+            unavailable = "cannot start \(executable): \(String(cString: strerror(result)))"
+            return nil
+        }
+        _ = fcntl(errors, F_SETFL, fcntl(errors, F_GETFL) | O_NONBLOCK)
+        return ScannerProcess(pid: pid, channel: channel, errors: errors, deadline: .now + settings.timeout)
+    }
+
+    private mutating func dispatch() {
+        for child in children where child.ready && child.job == nil {
+            if child.served >= settings.filesPerProcess {
+                retire(child)
+                children.removeAll { $0 === child }
+                continue
+            }
+            guard let index = queue.popLast() else { continue }
+            let seconds = Int((Double(settings.timeout.components.seconds) + 0.999).rounded(.down))
+            let request = ScanRequest(request: index, file: jobs[index].file, cpuSeconds: seconds)
+            child.job = index
+            child.phase = nil
+            child.stderr.removeAll()
+            child.started = .now
+            child.deadline = .now + settings.timeout
+            let line: [UInt8] = (try? JSONEncoder().encode(request)).map { [UInt8]($0) + [0x0A] } ?? []
+            // A child that died meanwhile shows up as end-of-stream below.
+            _ = LineChannel(fd: child.channel).write(line)
+        }
+    }
+
+    private mutating func waitForActivity() {
+        var descriptors: [pollfd] = []
+        for child in children {
+            descriptors.append(pollfd(fd: child.channel, events: Int16(POLLIN), revents: 0))
+            descriptors.append(pollfd(fd: child.errors, events: Int16(POLLIN), revents: 0))
+        }
+        let now = ContinuousClock.now
+        let nearest = children.map(\.deadline).min()!
+        let wait = max(0, (nearest - now).milliseconds)
+        let ready = poll(&descriptors, nfds_t(descriptors.count), Int32(min(wait.rounded(.up), 60_000)))
+        if ready < 0 && errno != EINTR { return }
+        for (position, child) in children.enumerated() {
+            let errorsEvent = descriptors[position * 2 + 1].revents
+            if errorsEvent != 0 { drainErrors(child) }
+            let channelEvent = descriptors[position * 2].revents
+            if channelEvent & Int16(POLLIN) != 0 || channelEvent & Int16(POLLHUP | POLLERR) != 0 {
+                if !readMessages(child) {
+                    ended(child, timedOut: false)
+                    continue
+                }
+            }
+            if ContinuousClock.now >= child.deadline && (child.job != nil || !child.ready) {
+                kill(-child.pid, SIGKILL)
+                ended(child, timedOut: true)
+            }
+        }
+        children.removeAll { $0.finished }
+    }
+
+    /// Reads what is there; false at end of stream (the child is gone).
+    private mutating func readMessages(_ child: ScannerProcess) -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 8192)
+        let count = chunk.withUnsafeMutableBytes { recv(child.channel, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        if count < 0 { return errno == EAGAIN || errno == EINTR }
+        if count == 0 { return false }
+        child.input += chunk[0..<count]
+        while let newline = child.input.firstIndex(of: 0x0A) {
+            let line = Array(child.input[..<newline])
+            child.input.removeSubrange(...newline)
+            guard let message = try? JSONDecoder().decode(ScannerMessage.self, from: Data(line)) else { continue }
+            handle(message, from: child)
+        }
+        return true
+    }
+
+    private mutating func handle(_ message: ScannerMessage, from child: ScannerProcess) {
+        switch message.kind {
+        case .hello:
+            child.ready = message.protocolVersion == ScannerMessage.protocolVersion
+        case .phase:
+            if message.request == child.job { child.phase = message.phase }
+        case .result:
+            guard let index = child.job, message.request == index else { return }
+            if let plugin = message.plugin {
+                outcomes[index] = .plugin(plugin)
+            } else if let rejection = message.rejection {
+                outcomes[index] = .rejected(code: rejection.code, reason: rejection.reason)
+            }
+            child.job = nil
+            child.served += 1
+            child.deadline = .now + .seconds(3600)
+        }
+    }
+
+    private func drainErrors(_ child: ScannerProcess) {
+        guard child.errors >= 0 else { return }
+        var chunk = [UInt8](repeating: 0, count: 8192)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(child.errors, $0.baseAddress, $0.count) }
+            if count > 0 {
+                child.stderr += chunk[0..<count]
+                if child.stderr.count > Self.stderrCap { child.stderr.removeFirst(child.stderr.count - Self.stderrCap) }
+                continue
+            }
+            if count == 0 {
+                // Closed: every writer (the child, anything it forked) is gone.
+                close(child.errors)
+                child.errors = -1
+            }
+            return
+        }
+    }
+
+    /// The child is gone (or was killed): reap it and settle its job.
+    private mutating func ended(_ child: ScannerProcess, timedOut: Bool) {
+        var status: Int32 = 0
+        while waitpid(child.pid, &status, 0) < 0 && errno == EINTR {}
+        // Whatever the plugin started in the child's group goes too.
+        kill(-child.pid, SIGKILL)
+        drainErrors(child)
+        let ran = (ContinuousClock.now - child.started).milliseconds
+        let tail = Self.lastLines(child.stderr)
+        if !child.ready {
+            let how = timedOut ? "did not answer within \(settings.timeout)" : Self.describe(status)
+            unavailable = "\(executable) \(how) before saying hello\(tail.isEmpty ? "" : ": \(tail.joined(separator: " | "))")"
+            if let index = child.job { outcomes[index] = .unavailable(unavailable!) }
+        } else if let index = child.job {
+            var quarantine = Quarantine(
+                phase: child.phase ?? .dlopen, ending: .exit, signal: nil, exitStatus: nil,
+                milliseconds: ran, stderrTail: tail, date: Quarantine.now())
+            if timedOut {
+                quarantine.ending = .timeout
+            } else if Self.signaled(status) {
+                quarantine.ending = .signal
+                quarantine.signal = ScannerSignals.name(status & 0x7f)
+            } else {
+                quarantine.exitStatus = (status >> 8) & 0xff
+            }
+            outcomes[index] = .quarantined(quarantine)
+        }
+        close(child.channel)
+        if child.errors >= 0 { close(child.errors) }
+        child.errors = -1
+        child.job = nil
+        child.finished = true
+    }
+
+    /// A finished child: end-of-stream on its channel makes it exit.
+    private func retire(_ child: ScannerProcess) {
+        shutdown(child.channel, Int32(SHUT_WR))
+        var status: Int32 = 0
+        while waitpid(child.pid, &status, 0) < 0 && errno == EINTR {}
+        kill(-child.pid, SIGKILL)
+        close(child.channel)
+        if child.errors >= 0 { close(child.errors) }
+    }
+
+    static func lastLines(_ bytes: [UInt8], count: Int = 5) -> [String] {
+        String(decoding: bytes, as: UTF8.self).split(separator: "\n").suffix(count).map {
+            String($0.prefix(300))
+        }
+    }
+
+    static func signaled(_ status: Int32) -> Bool { (status & 0x7f) != 0 && (status & 0x7f) != 0x7f }
+
+    static func describe(_ status: Int32) -> String {
+        signaled(status) ? "was killed by \(ScannerSignals.name(status & 0x7f))" : "exited with status \((status >> 8) & 0xff)"
+    }
+
+}
+
+/// Signal names for messages.
+enum ScannerSignals {
+    static func name(_ signal: Int32) -> String {
+        switch signal {
+        case SIGABRT: "SIGABRT"
+        case SIGSEGV: "SIGSEGV"
+        case SIGBUS: "SIGBUS"
+        case SIGILL: "SIGILL"
+        case SIGTRAP: "SIGTRAP"
+        case SIGFPE: "SIGFPE"
+        case SIGKILL: "SIGKILL"
+        case SIGTERM: "SIGTERM"
+        case SIGINT: "SIGINT"
+        case SIGXCPU: "SIGXCPU (CPU time limit)"
+        case SIGPIPE: "SIGPIPE"
+        case SIGSYS: "SIGSYS"
+        default: "signal \(signal)"
+        }
+    }
+
+}

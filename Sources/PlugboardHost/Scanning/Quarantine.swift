@@ -1,0 +1,104 @@
+import Foundation
+
+/// Why a plugin file is kept out: its code crashed, exited or hung while
+/// being scanned, or the host died while running it. Listed with the file
+/// until the file changes or a rescan is asked for.
+public struct Quarantine: Sendable, Equatable, Codable {
+    /// Where the plugin's code was when it went wrong.
+    public enum Phase: String, Sendable, Codable {
+        /// The scanner's `dlopen`: the file's ELF constructors (C/C++
+        /// `__attribute__((constructor))`, Swift metadata registration).
+        case dlopen
+        /// The scanner's call of `plugboard_entry`.
+        case entry
+        /// The scanner reading the descriptor the entry returned.
+        case descriptor
+        /// In the host: loading it and `init(context:)`.
+        case `init`
+        /// In the host: `activate()`.
+        case activate
+        /// In the host: a call the host journals (a command run by the CLI).
+        case call
+
+        /// How the phase reads in a reason.
+        var label: String {
+            switch self {
+            case .dlopen: "constructor/dlopen"
+            case .entry: "entry (plugboard_entry)"
+            case .descriptor: "descriptor"
+            case .`init`: "init"
+            case .activate: "activate"
+            case .call: "call"
+            }
+        }
+    }
+
+    /// How it ended.
+    public enum Ending: String, Sendable, Codable {
+        /// Killed by a signal (``Quarantine/signal``).
+        case signal
+        /// Exited (``Quarantine/exitStatus``).
+        case exit
+        /// Ran past the scan's time limit and was killed.
+        case timeout
+        /// The host process died while the journal held a note for it;
+        /// how it died cannot be known from the next start.
+        case hostDied = "host-died"
+        /// The host was stopped by a signal after the call had run past the
+        /// hang threshold (``Quarantine/signal``): most likely a hang.
+        case hostInterrupted = "host-interrupted"
+    }
+
+    public var phase: Phase
+    public var ending: Ending
+    /// Signal name, e.g. `SIGABRT`.
+    public var signal: String?
+    public var exitStatus: Int32?
+    /// How long its code ran, in milliseconds (nil when unknown).
+    public var milliseconds: Double?
+    /// The last lines it wrote to stderr while being scanned.
+    public var stderrTail: [String]
+    /// When it happened (ISO 8601, UTC).
+    public var date: String
+
+    /// Stable code: `scan-crashed`, `scan-exited`, `scan-timeout`,
+    /// `host-crashed`, `host-hung`.
+    public var code: String {
+        switch ending {
+        case .signal: "scan-crashed"
+        case .exit: "scan-exited"
+        case .timeout: "scan-timeout"
+        case .hostDied: "host-crashed"
+        case .hostInterrupted: "host-hung"
+        }
+    }
+
+    /// What happened, when, and what to do.
+    public var reason: String {
+        let duration = milliseconds.map { " after \(Self.format($0))" } ?? ""
+        let what: String
+        switch ending {
+        case .signal:
+            what = "crashed with \(signal ?? "a signal") in phase \(phase.label) while being scanned\(duration)"
+        case .exit:
+            what = "exited with status \(exitStatus ?? -1) in phase \(phase.label) while being scanned\(duration) (plugin code must not call exit)"
+        case .timeout:
+            what = "did not finish phase \(phase.label) within the scan's time limit and was killed\(duration)"
+        case .hostDied:
+            what = "the host process died during this plugin's \(phase.label) (noted \(date); exit status unknown: a process cannot record its own end), so the next start went on without it"
+        case .hostInterrupted:
+            what = "the host was stopped by \(signal ?? "a signal") while this plugin's \(phase.label) had run\(duration) (noted \(date)): it probably hangs"
+        }
+        let output = stderrTail.isEmpty ? "" : "; its last output: \(stderrTail.joined(separator: " | "))"
+        return "quarantined: \(what)\(output); fix the plugin and replace the file (a changed file is scanned again), or retry with `plugboard list --rescan`"
+    }
+
+    /// Now, as ``date`` spells it.
+    static func now() -> String {
+        Date().formatted(.iso8601)
+    }
+
+    static func format(_ milliseconds: Double) -> String {
+        milliseconds >= 1000 ? "\((milliseconds / 100).rounded() / 10) s" : "\(Int(milliseconds.rounded())) ms"
+    }
+}

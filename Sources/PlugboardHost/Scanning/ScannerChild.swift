@@ -1,0 +1,108 @@
+import CPlugboardHost
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The scanner process: loads each file the host sends, reports the phase
+/// it is in before each step, and answers with the descriptor's contents or
+/// why the file was refused. If a plugin crashes, exits or hangs here, only
+/// this process is lost; the host quarantines the file and starts another.
+///
+/// Entered from the C constructor in `scanner.c`, before the executable's
+/// `main`, when the host started it with `PLUGBOARD_SCANNER=1`.
+@_cdecl("plugboard_scanner_main")
+@usableFromInline
+func plugboardScannerMain(_ channel: Int32) -> Never {
+    var noCore = rlimit(rlim_cur: 0, rlim_max: 0)
+    setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &noCore)
+    if plugboard_under_sanitizer() == 0 {
+        // Far above what loading a plugin needs, far below what a runaway
+        // allocation loop reaches before the time limit.
+        var space = rlimit(rlim_cur: ScannerChild.addressSpaceLimit, rlim_max: ScannerChild.addressSpaceLimit)
+        setrlimit(__rlimit_resource_t(RLIMIT_AS.rawValue), &space)
+    }
+    let connection = LineChannel(fd: channel)
+    let child = ScannerChild(connection: connection)
+    child.send(ScannerMessage(kind: .hello, protocolVersion: ScannerMessage.protocolVersion))
+    while let line = connection.readLine() {
+        guard let request = try? JSONDecoder().decode(ScanRequest.self, from: Data(line)) else { break }
+        child.scan(request)
+    }
+    _exit(0)
+}
+
+struct ScannerChild {
+    static let addressSpaceLimit: rlim_t = 16 << 30
+
+    let connection: LineChannel
+    let environment = HostEnvironment.current
+
+    func send(_ message: ScannerMessage) {
+        guard let data = try? JSONEncoder().encode(message) else { return }
+        connection.write(Array(data) + [0x0A])
+    }
+
+    func scan(_ request: ScanRequest) {
+        limitCPU(to: request.cpuSeconds)
+        let result = PluginLoader.load(request.file, reportedAs: request.file, environment: environment) { phase in
+            send(ScannerMessage(kind: .phase, request: request.request, phase: phase))
+        }
+        var message = ScannerMessage(kind: .result, request: request.request)
+        switch result {
+        case let .success(image): message.plugin = ScannedPlugin(image.descriptor)
+        case let .failure(error): message.rejection = .init(code: error.code, reason: error.reason)
+        }
+        send(message)
+    }
+
+    /// RLIMIT_CPU counts the whole process: allow `seconds` more than used so far.
+    private func limitCPU(to seconds: Int) {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        let used = Int(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + 1
+        var current = rlimit()
+        getrlimit(__rlimit_resource_t(RLIMIT_CPU.rawValue), &current)
+        let wanted = rlim_t(used + max(1, seconds))
+        var limit = rlimit(rlim_cur: min(wanted, current.rlim_max), rlim_max: current.rlim_max)
+        setrlimit(__rlimit_resource_t(RLIMIT_CPU.rawValue), &limit)
+    }
+}
+
+/// Newline-delimited messages over a socket, written with `MSG_NOSIGNAL`
+/// so a closed peer is an error, never a SIGPIPE.
+final class LineChannel {
+    let fd: Int32
+    private var buffer: [UInt8] = []
+
+    init(fd: Int32) { self.fd = fd }
+
+    /// The next line without its newline; nil at end of stream or on error.
+    func readLine() -> [UInt8]? {
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let line = Array(buffer[..<newline])
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return nil }
+            buffer += chunk[0..<count]
+        }
+    }
+
+    /// Whether every byte was written.
+    @discardableResult
+    func write(_ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return false }
+            offset += count
+        }
+        return true
+    }
+}
