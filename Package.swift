@@ -27,6 +27,8 @@ let package = Package(
         .executableTarget(name: "plugboard", dependencies: ["PlugboardHost", sdk], swiftSettings: strict),
         // `make bench`: benchmarks against baselines measured in the same run.
         .executableTarget(name: "plugboard-bench", dependencies: ["PlugboardHost", sdk], swiftSettings: strict),
+        // Test support: a host that is not `plugboard` (its own scanner, crash journal).
+        .executableTarget(name: "plugboard-test-host", dependencies: ["PlugboardHost", sdk], swiftSettings: strict),
         // Test support: a process the storage tests kill mid-write.
         .executableTarget(name: "plugboard-storage-writer", dependencies: ["PlugboardHost"], swiftSettings: strict),
         .testTarget(

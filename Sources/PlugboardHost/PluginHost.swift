@@ -99,6 +99,7 @@ public final class PluginHost: Sendable {
         var available: [String: AvailablePlugin] = [:]
         /// Whether the journal's dead notes were read (once per host).
         var recovered = false
+        var lastDiscovery = DiscoveryStatistics()
     }
 
     public init(configuration: Configuration = Configuration()) {
@@ -136,6 +137,10 @@ public final class PluginHost: Sendable {
 
     /// Ids of active plugins, in activation order.
     public var activePluginIDs: [String] { state.withLock { $0.live.map(\.id) } }
+
+    /// What the last discovery or examination did (how many files the cache
+    /// answered for, how many were opened and scanned).
+    public var lastDiscovery: DiscoveryStatistics { state.withLock { $0.lastDiscovery } }
 
     /// Where the registry cache and crash journal are kept.
     public var cacheDirectory: String { cache.directory }

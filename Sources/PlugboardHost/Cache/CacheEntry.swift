@@ -17,4 +17,7 @@ struct CacheEntry: Sendable, Codable, Equatable {
     let hash: String?
     let result: Result
     let details: PluginRecord.FileDetails?
+    /// For a plugin quarantined after a good scan (the host died in its
+    /// init, say): what the scan had learned, so it is still named.
+    var plugin: ScannedPlugin? = nil
 }

@@ -16,6 +16,7 @@ extension PluginHost {
         let before = entries
         applyJournal(to: &entries)
 
+        var statistics = DiscoveryStatistics()
         var examined: [Examined] = []
         var jobs: [(index: Int, file: PluginFile, copy: String, resolved: String)] = []
         for candidate in candidates {
@@ -31,9 +32,11 @@ extension PluginHost {
                 continue
             }
             if !rescan, let entry = entries[candidate.path], entry.identity == identity {
+                statistics.cacheHits += 1
                 examined.append(apply(entry, to: record, resolved: resolved, copy: nil))
                 continue
             }
+            statistics.filesRead += 1
             switch PluginFile.read(resolved, reportedAs: candidate.path) {
             case let .failure(error):
                 record.fail(error)
@@ -62,7 +65,10 @@ extension PluginHost {
         }
 
         let scanner = PluginScanner(settings: configuration.scanner)
-        let outcomes = scanner.scan(jobs.map { PluginScanner.Job(file: $0.copy) })
+        let (outcomes, processes) = scanner.scan(jobs.map { PluginScanner.Job(file: $0.copy) })
+        statistics.filesScanned = jobs.count
+        statistics.scannerProcesses = processes
+        state.withLock { $0.lastDiscovery = statistics }
         for (job, outcome) in zip(jobs, outcomes) {
             let record = examined[job.index].record
             let path = record.path
@@ -100,6 +106,7 @@ extension PluginHost {
         case let .rejected(code, reason):
             record.fail(.reported(path: record.path, code: code, reason: reason))
         case let .quarantined(quarantine):
+            if let plugin = entry.plugin { record.describe(plugin) }
             record.fail(.quarantined(path: record.path, quarantine: quarantine))
         }
         return Examined(record: record)
@@ -125,11 +132,13 @@ extension PluginHost {
                 quarantine.milliseconds = interruption.milliseconds
             }
             let old = entries[note.path]
+            var plugin: ScannedPlugin?
+            if case let .plugin(scanned)? = old?.result { plugin = scanned }
             entries[note.path] = CacheEntry(
                 identity: identity, hash: old?.identity == identity ? old?.hash : nil,
-                result: .quarantined(quarantine), details: old?.details)
+                result: .quarantined(quarantine), details: old?.details, plugin: plugin ?? old?.plugin)
             services.report(HostDiagnostic(.error, code: quarantine.code,
-                message: "\(note.path): plugin \(note.pluginID) \(quarantine.reason)", plugin: note.pluginID))
+                message: "\(note.path): \(quarantine.reason)", plugin: note.pluginID))
         }
     }
 

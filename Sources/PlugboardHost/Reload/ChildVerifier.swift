@@ -6,7 +6,7 @@ import Foundation
 ///
 /// The child is any command that loads the file given as its last argument
 /// and exits 0 or 1 when the load ran (the plugin may still be rejected or
-/// fail: the host finds that out itself); `plugboard inspect --data DIR FILE`
+/// fail: the host finds that out itself); `plugboard inspect --activate --data DIR FILE`
 /// is one. A signal, a timeout or any other status fails verification.
 public struct ChildVerifier: Sendable {
     public let executable: String

@@ -29,12 +29,13 @@ struct PluginScanner: Sendable {
 
     let settings: ScannerSettings
 
-    /// Scans `jobs`, in parallel; outcomes in job order.
-    func scan(_ jobs: [Job]) -> [Outcome] {
-        guard !jobs.isEmpty else { return [] }
+    /// Scans `jobs`, in parallel; outcomes in job order, and how many
+    /// scanner processes were started.
+    func scan(_ jobs: [Job]) -> (outcomes: [Outcome], processes: Int) {
+        guard !jobs.isEmpty else { return ([], 0) }
         var pool = Pool(settings: settings, jobs: jobs)
         pool.run()
-        return pool.outcomes.map { $0 ?? .unavailable("the scan ended without an answer") }
+        return (pool.outcomes.map { $0 ?? .unavailable("the scan ended without an answer") }, pool.spawned)
     }
 }
 
@@ -69,6 +70,7 @@ private struct Pool {
     var queue: [Int]
     var children: [ScannerProcess] = []
     var unavailable: String?
+    var spawned = 0
     let executable: String
     let parallelism: Int
 
@@ -113,6 +115,9 @@ private struct Pool {
         var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(executable), nil]
         var environment = ProcessInfo.processInfo.environment
         environment[PLUGBOARD_SCANNER_VARIABLE] = PLUGBOARD_SCANNER_PROTOCOL
+        // The runtime's crash report would push the plugin's own last words
+        // out of the stderr tail; the signal and phase say where it died.
+        environment["SWIFT_BACKTRACE"] = "enable=no"
         var entries: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
             arguments.forEach { free($0) }
@@ -126,6 +131,7 @@ private struct Pool {
             return nil
         }
         _ = fcntl(errors, F_SETFL, fcntl(errors, F_GETFL) | O_NONBLOCK)
+        spawned += 1
         return ScannerProcess(pid: pid, channel: channel, errors: errors, deadline: .now + settings.timeout)
     }
 

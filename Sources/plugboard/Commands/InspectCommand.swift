@@ -18,13 +18,14 @@ enum InspectCommand: CLICommand {
             PluginsOption.config,
             PluginsOption.data,
             PluginsOption.cache,
+            PluginsOption.scanTimeout,
             PluginsOption.rescan,
             .init(long: "--activate", help: "Also load, create and activate the plugin in this process."),
         ],
         positionals: [.init(name: "file", help: "The plugin .so file.")])
 
     static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32 {
-        let host = PluginHost(configuration: PluginsOption.configuration(arguments, pluginsDirectory: nil))
+        let host = PluginHost(configuration: try PluginsOption.configuration(arguments, pluginsDirectory: nil, command: spec.name))
         host.declareStandardExtensionPoints()
         let file = [arguments.positionals[0]]
         let activate = arguments.flag("--activate")

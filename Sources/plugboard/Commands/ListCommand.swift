@@ -22,6 +22,7 @@ enum ListCommand: CLICommand {
             PluginsOption.config,
             PluginsOption.data,
             PluginsOption.cache,
+            PluginsOption.scanTimeout,
             PluginsOption.rescan,
             CommandSpec.json,
             .init(long: "--strict", help: "Exit 1 if any file was rejected, quarantined or failed."),
@@ -36,7 +37,7 @@ enum ListCommand: CLICommand {
     static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32 {
         let directory = try PluginsOption.directory(arguments, command: spec.name)
         guard let (host, records) = PluginsOption.loadHost(
-            PluginsOption.configuration(arguments, pluginsDirectory: directory), start: .discover,
+            try PluginsOption.configuration(arguments, pluginsDirectory: directory, command: spec.name), start: .discover,
             rescan: arguments.flag(PluginsOption.rescan.long))
         else { return ExitStatus.failure }
         defer { host.shutdown() }

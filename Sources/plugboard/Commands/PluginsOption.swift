@@ -12,16 +12,25 @@ enum PluginsOption {
     static let cache = CommandSpec.Option(
         long: "--cache", valueName: "dir",
         help: "Registry cache and crash journal (default: $XDG_CACHE_HOME/plugboard or ~/.cache/plugboard).")
+    static let scanTimeout = CommandSpec.Option(
+        long: "--scan-timeout", valueName: "seconds", help: "Time limit for scanning one plugin file (default 10).")
     static let rescan = CommandSpec.Option(
         long: "--rescan", help: "Examine every file again: ignore the registry cache and retry quarantined files.")
 
     /// The host configuration from `--config` and `--data`.
-    static func configuration(_ arguments: ParsedArguments, pluginsDirectory: String?, defaultData: String? = ".plugboard-data") -> PluginHost.Configuration {
-        PluginHost.Configuration(
+    static func configuration(_ arguments: ParsedArguments, pluginsDirectory: String?, command: String, defaultData: String? = ".plugboard-data") throws(UsageError) -> PluginHost.Configuration {
+        var scanner = ScannerSettings()
+        if let text = arguments.value(scanTimeout.long) {
+            guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {
+                throw UsageError(message: "'--scan-timeout' takes seconds between 0 and 3600, got '\(text)'", command: command)
+            }
+            scanner.timeout = .milliseconds(Int(seconds * 1000))
+        }
+        return PluginHost.Configuration(
             pluginsDirectory: pluginsDirectory,
             settings: arguments.value(config.long).map(HostConfiguration.load(from:)) ?? HostConfiguration(),
             dataDirectory: arguments.value(data.long) ?? defaultData,
-            cacheDirectory: arguments.value(cache.long))
+            cacheDirectory: arguments.value(cache.long), scanner: scanner)
     }
 
     /// How far `loadHost` takes the plugins.

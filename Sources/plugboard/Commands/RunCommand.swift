@@ -18,6 +18,7 @@ enum RunCommand: CLICommand {
             PluginsOption.config,
             PluginsOption.data,
             PluginsOption.cache,
+            PluginsOption.scanTimeout,
         ],
         positionals: [
             .init(name: "command", help: "Name of the command, e.g. greet."),
@@ -27,7 +28,7 @@ enum RunCommand: CLICommand {
     static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32 {
         let directory = try PluginsOption.directory(arguments, command: spec.name)
         guard let (host, _) = PluginsOption.loadHost(
-            PluginsOption.configuration(arguments, pluginsDirectory: directory), start: .lazily)
+            try PluginsOption.configuration(arguments, pluginsDirectory: directory, command: spec.name), start: .lazily)
         else { return ExitStatus.failure }
         defer { host.shutdown() }
         // The lookup activates the plugins that provide commands.

@@ -35,7 +35,7 @@ enum DemoCommand: CLICommand {
             screen = data
         }
         let json = arguments.flag("--json")
-        var configuration = PluginsOption.configuration(arguments, pluginsDirectory: directory)
+        var configuration = try PluginsOption.configuration(arguments, pluginsDirectory: directory, command: spec.name)
         configuration.logSink = LogSink { record in
             // In JSON mode stdout is for the document only.
             Terminal.writeErr(Terminal.style("  log \(record.level) [\(record.label)] ", .dim, stderr: true) + record.message + "\n")

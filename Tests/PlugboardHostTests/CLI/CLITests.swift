@@ -23,7 +23,7 @@ import Testing
         #expect(plugins.count == 2)
         let good = plugins[0], bad = plugins[1]
         #expect(good["path"] as? String == dir.file("a.so"))
-        #expect(good["status"] as? String == "active")
+        #expect(good["status"] as? String == "available")
         #expect(good["id"] as? String == "fixture.alpha")
         #expect(good["version"] as? String == "1.0.0")
         let provides = try #require(good["provides"] as? [[String: String]])
@@ -45,7 +45,7 @@ import Testing
     @Test func humanListShowsStatusIDAndReasonWithCode() throws {
         let dir = try directoryWithOneGoodAndOneBad()
         let out = try plugboard("list", "--plugins", dir.path).stdout
-        #expect(out.contains("active    fixture.alpha  1.0.0"))
+        #expect(out.contains("available  fixture.alpha  1.0.0"))
         #expect(out.contains("b.so: [not-elf] not an ELF shared object"))
     }
 
@@ -113,8 +113,14 @@ import Testing
         let result = try plugboard("inspect", Fixtures.library("Alpha").path, "--json")
         #expect(result.status == 0)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
-        #expect(object["status"] as? String == "active")
+        #expect(object["status"] as? String == "available")
         #expect((object["sdk"] as? [String: String])?["abi"] == "1.0")
+        let activated = try plugboard("inspect", "--activate", Fixtures.library("Alpha").path, "--json")
+        #expect(activated.status == 0)
+        let active = try #require(try JSONSerialization.jsonObject(with: Data(activated.stdout.utf8)) as? [String: Any])
+        #expect(active["status"] as? String == "active")
+        let failing = try plugboard("inspect", "--activate", Fixtures.library("InitThrows").path, "--json")
+        #expect(failing.status == 1)
     }
 }
 

@@ -8,7 +8,7 @@ import Testing
 @Suite struct ReloadTests {
     func host() throws -> (PluginHost, TemporaryDirectory) {
         let dir = try TemporaryDirectory()
-        let host = PluginHost(configuration: .init(generationsDirectory: dir.file("generations")))
+        let host = PluginHost(configuration: .init(imagesDirectory: dir.file("generations")))
         host.declareStandardExtensionPoints()
         let record = host.load(reloadable: try Fixtures.library("ReloadV1").path)
         #expect(record.status == .active)
@@ -67,7 +67,7 @@ import Testing
     @Test func aBuildThatCrashesIsCaughtByTheChildVerifierAndTheHostLivesOn() throws {
         let (host, dir) = try host()
         defer { withExtendedLifetime(dir) {} }
-        let verifier = ChildVerifier(executable: try Fixtures.executable("plugboard").path, arguments: ["inspect", "--json"])
+        let verifier = ChildVerifier(executable: try Fixtures.executable("plugboard").path, arguments: ["inspect", "--activate", "--json"])
         let outcome = host.reload("fixture.reloadable", from: try Fixtures.library("ReloadCrash").path, verifier: verifier)
         #expect(outcome.error?.code == "verify-crashed")
         #expect(outcome.error?.reason.contains("signal") == true, "\(outcome.error?.reason ?? "")")
@@ -85,7 +85,7 @@ import Testing
 @Suite struct ReloadStressTests {
     @Test func callsDuringManyReloadsAreNeverLostOrTorn() throws {
         let dir = try TemporaryDirectory()
-        let host = PluginHost(configuration: .init(generationsDirectory: dir.file("generations")))
+        let host = PluginHost(configuration: .init(imagesDirectory: dir.file("generations")))
         host.declareStandardExtensionPoints()
         #expect(host.load(reloadable: try Fixtures.library("ReloadV1").path).status == .active)
         let builds = [try Fixtures.library("ReloadV2").path, try Fixtures.library("ReloadV1").path]

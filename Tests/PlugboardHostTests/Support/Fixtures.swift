@@ -50,12 +50,22 @@ enum Fixtures {
     struct FixtureMissing: Error { let path: String }
 }
 
+/// The test process keeps registry caches and crash journals (and so do the
+/// processes it starts, which inherit the variable) in a folder of its own,
+/// never in the user's `~/.cache`. Set before the first directory is made.
+let isolatedCacheHome: String = {
+    let path = FileManager.default.temporaryDirectory.path + "/plugboard-test-cache-\(getpid())"
+    setenv("XDG_CACHE_HOME", path, 1)
+    return path
+}()
+
 /// A fresh directory under the system temp dir, removed when the value is deinitialised.
 final class TemporaryDirectory {
     let url: URL
     var path: String { url.path }
 
     init(_ label: String = "plugboard-test") throws {
+        _ = isolatedCacheHome
         url = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }

@@ -187,3 +187,8 @@ public final class ReshapedState: Plugin, ReloadableState {
 public func reloadableDescriptor<P: Plugin>(_ type: P.Type) -> UnsafeRawPointer {
     PluginExport.descriptor(for: type, id: "fixture.reloadable", version: "1.0.0", provides: [Commands.interface])
 }
+
+/// Writes `text` to stderr (fd 2) directly.
+public func writeError(_ text: String) {
+    _ = text.withCString { write(2, $0, strlen($0)) }
+}

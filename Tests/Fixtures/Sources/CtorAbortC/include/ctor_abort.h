@@ -1,0 +1,1 @@
+int plugboard_fixture_ctor_abort_linked(void);

@@ -1,0 +1,1 @@
+// Nothing to import: the symbol is what matters.
