@@ -63,6 +63,8 @@ test-tsan: fixtures
 	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter "ReloadStressTests|ExtensionRegistryTests"
 
 # Good plugins with distinct ids: the loading benchmark loads all of them.
+# (The startup benchmark makes its own: up to 200 copies of libBenchPlugin.so,
+# each with a distinct id written into it.)
 BENCH_PLUGINS = $(addprefix Tests/Fixtures/.build/debug/lib,$(addsuffix .so,Alpha Beta Gamma ProbeA ProbeB RouteOwnerA RouteOwnerB Undeclared)) \
 	$(addprefix $(PLUGINS_DIR)/lib,$(addsuffix .so,$(EXAMPLES)))
 
@@ -73,6 +75,7 @@ bench: fixtures examples
 	.build/release/plugboard-bench --baseline .build/dlopen-baseline \
 		--reload $(CURDIR)/.build/release/plugboard $(CURDIR)/Tests/Fixtures/.build/debug/libReloadV1.so \
 		$(CURDIR)/Tests/Fixtures/.build/debug/libReloadV2.so $(CURDIR)/Plugins/Greeter $(CURDIR)/SDK \
+		--startup $(CURDIR)/.build/release/plugboard $(CURDIR)/Tests/Fixtures/.build/debug/libBenchPlugin.so .build/dlopen-baseline \
 		--plugins $(BENCH_PLUGINS)
 
 clean:

@@ -7,7 +7,7 @@ struct BenchSuite {
     let baseline: URL
     let plugins: [String]
     let reload: ReloadBench?
-
+    let startup: StartupBench?
 
     func run() {
         print("plugboard-bench (release build; ratios are against baselines measured in this run)")
@@ -16,6 +16,7 @@ struct BenchSuite {
         events()
         routing()
         reload?.run()
+        startup?.run()
     }
 
     // MARK: - Loading

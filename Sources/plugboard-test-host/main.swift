@@ -48,4 +48,7 @@ for record in host.records {
     print(record.status.rawValue, record.code ?? "-", record.id ?? "-", String(record.path.split(separator: "/").last ?? ""))
 }
 if let output { print(output) }
+for diagnostic in host.diagnostics {
+    FileHandle.standardError.write(Data("\(diagnostic.severity.rawValue): \(diagnostic)\n".utf8))
+}
 host.shutdown()

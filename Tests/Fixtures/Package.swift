@@ -49,6 +49,7 @@ let package = Package(
         .library(name: "LazyRoute", type: .dynamic, targets: ["LazyRoute"]),
         .library(name: "LazyStartup", type: .dynamic, targets: ["LazyStartup"]),
         .library(name: "Chatty", type: .dynamic, targets: ["Chatty"]),
+        .library(name: "BenchPlugin", type: .dynamic, targets: ["BenchPlugin"]),
         .library(name: "EntryData", type: .dynamic, targets: ["EntryData"]),
         .library(name: "CMarker", type: .dynamic, targets: ["CMarker"]),
     ],
@@ -94,6 +95,8 @@ let package = Package(
         .target(name: "LazyRoute", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),
         .target(name: "LazyStartup", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),
         .target(name: "Chatty", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),
+        // Copied and given a distinct id per copy by the startup benchmark.
+        .target(name: "BenchPlugin", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),
         // C halves: a constructor that aborts, an entry point that is data.
         .target(name: "CtorAbortC"),
         .target(name: "EntryDataC"),

@@ -150,7 +150,7 @@ public enum PluginLoadError: Error, Sendable, Equatable {
         case .noSDKMarker:
             "does not reference the SDK's ABI marker (plugboard_sdk_abi_*), so it was not built against the Plugboard SDK; depend on `.product(name: \"Plugboard\", package: \"SDK\")` and return `PluginExport.descriptor(...)` from `plugboard_entry`"
         case let .fileChanged(_, detail):
-            "changed while Plugboard was reading it (\(detail)); install plugins by copying to a temporary name in the same directory and renaming it into place (`cp lib.so DIR/.lib.so.tmp && mv DIR/.lib.so.tmp DIR/lib.so`), then start the host again"
+            "changed while Plugboard was reading it (\(detail)); install plugins by copying to a temporary name in the same directory and renaming it into place (`cp lib.so DIR/.lib.so.tmp && mv DIR/.lib.so.tmp DIR/lib.so`), then start the host again (a changed file is examined again)"
         case let .quarantined(_, quarantine):
             quarantine.reason
         case let .reported(_, _, reason):

@@ -34,6 +34,13 @@ extension PluginHost {
         registry.replaceProviders(of: Set(started.map(\.id)), with: started.flatMap(\.providers), pending: pendingInterfaces())
     }
 
+    /// Drops what the cache says about `path`, so the next start examines it.
+    private func forgetCacheEntry(_ path: String) {
+        var (entries, _) = cache.load()
+        guard entries.removeValue(forKey: path) != nil else { return }
+        if let problem = cache.save(entries) { services.report(problem) }
+    }
+
     /// Loads the checked bytes of one available plugin, creates and activates it.
     private func start(_ plugin: AvailablePlugin) -> Result<LivePlugin, PluginLoadError> {
         let path = plugin.path
@@ -46,6 +53,7 @@ extension PluginHost {
             case let .failure(error): return .failure(error)
             case let .success(file):
                 guard file.identity == plugin.identity, ContentHash.text(file.hash) == plugin.hash else {
+                    forgetCacheEntry(path)
                     return .failure(.fileChanged(path: path, detail: "it is not the file that was scanned: it changed since"))
                 }
                 do {

@@ -31,6 +31,8 @@ enum ListCommand: CLICommand {
     struct Output: Encodable {
         let directory: String
         let host: HostSummary
+        /// What the registry cache saved: files answered from it, opened, scanned.
+        let discovery: DiscoveryStatistics
         let plugins: [PluginRecord]
     }
 
@@ -42,7 +44,9 @@ enum ListCommand: CLICommand {
         else { return ExitStatus.failure }
         defer { host.shutdown() }
         if arguments.flag("--json") {
-            JSONOutput.print(Output(directory: PluginDirectory.absolutePath(directory), host: HostSummary(host), plugins: records))
+            JSONOutput.print(Output(
+                directory: PluginDirectory.absolutePath(directory), host: HostSummary(host), discovery: host.lastDiscovery,
+                plugins: records))
         } else {
             Terminal.write(RecordText.list(records, directory: PluginDirectory.absolutePath(directory)) + "\n")
         }

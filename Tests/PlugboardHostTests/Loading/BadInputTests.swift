@@ -37,6 +37,13 @@ import Testing
         fixture("InterfaceNewer", code: "interface-version", mentions: "plugboard.command 1.1.0, the host offers plugboard.command 1.0.0"),
         fixture("WrongProvider", code: "provider-type-mismatch", status: .failed, mentions: "the host expects Plugboard.Command"),
         fixture("MissingProvider", code: "missing-provider", status: .failed, mentions: "no provider"),
+        // Refused from the file's bytes: no code of theirs runs anywhere.
+        fixture("EntryData", code: "entry-not-function", mentions: "data object"),
+        Case(name: "C library with entry symbol, ABI marker and a constructor", code: "not-swift-plugin", status: .rejected,
+             mentions: "no Swift type metadata") { dir in
+            setenv("PLUGBOARD_FIXTURE_MARKER", dir.file("constructor-ran"), 1)
+            try dir.copy(Fixtures.library("CMarker"), as: "bad.so")
+        },
         // Built against a "future" SDK (ABI 1.1 with extra API).
         Case(name: "FutureAPI", code: "missing-sdk-symbols", status: .rejected,
              mentions: "Plugboard.futureOnlyAPI(Swift.Int) -> Swift.Int (plugin built against SDK ABI 1.1, host has SDK 1.0.0 (ABI 1.0))") {
@@ -111,6 +118,7 @@ import Testing
         #expect(records.filter { $0.status == .active }.compactMap(\.id).sorted() == ["fixture.alpha", "fixture.beta"])
         #expect(host.registry.providers(of: Commands.self).map(\.name) == ["alpha", "beta"])
         #expect(try host.registry.providers(of: Commands.self)[1].run(arguments: ["ok"]) == "beta ok")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("constructor-ran")), "a refused file's constructor ran")
     }
 }
 

@@ -87,8 +87,9 @@ import Testing
         try dir.copy(Fixtures.library("InitThrows"), as: "c.so")
         let log = dir.file("lifecycle.log")
         // In a child process: the fixtures log through an environment variable.
+        // `run` activates the command providers (InitThrows provides none).
         let result = try runProcess(
-            Fixtures.executable("plugboard"), ["list", "--plugins", dir.path], environment: ["PLUGBOARD_FIXTURE_LOG": log])
+            Fixtures.executable("plugboard"), ["run", "alpha", "--plugins", dir.path], environment: ["PLUGBOARD_FIXTURE_LOG": log])
         #expect(result.status == 0)
         let events = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
         #expect(events == ["init alpha", "activate alpha", "init beta", "activate beta", "deactivate beta", "deactivate alpha"])

@@ -60,7 +60,7 @@ let isolatedCacheHome: String = {
 }()
 
 /// A fresh directory under the system temp dir, removed when the value is deinitialised.
-final class TemporaryDirectory {
+final class TemporaryDirectory: Sendable {
     let url: URL
     var path: String { url.path }
 
@@ -133,3 +133,48 @@ func patchBytes(at path: String, replacing pattern: [UInt8], with replacement: [
 }
 
 struct PatternNotFound: Error {}
+
+/// A process started as a shell starts one: no blocked signals, default
+/// dispositions. (Foundation's `Process` passes on the calling thread's
+/// signal mask, and test threads block SIGINT and SIGTERM.)
+struct ShellProcess {
+    let pid: pid_t
+
+    init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t(), all = sigset_t()
+        sigemptyset(&none)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable.path] + arguments).map { strdup($0) } + [nil]
+        let merged = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let envp: [UnsafeMutablePointer<CChar>?] = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, executable.path, &actions, &attributes, argv, envp)
+        guard result == 0 else { throw SpawnFailed(errno: result) }
+        self.pid = pid
+    }
+
+    struct SpawnFailed: Error { let errno: Int32 }
+
+    /// Waits for the end; the signal that ended it, or nil if it exited.
+    func waitForSignal() -> Int32? {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let signal = status & 0x7f
+        return signal != 0 && signal != 0x7f ? signal : nil
+    }
+}

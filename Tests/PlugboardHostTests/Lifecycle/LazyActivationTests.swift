@@ -1,0 +1,119 @@
+import Foundation
+import Plugboard
+import PlugboardHost
+import Synchronization
+import Testing
+
+/// A compatible plugin stays `available` until it is needed: the first
+/// lookup of an extension point it provides, or a trigger it declared.
+@Suite struct LazyActivationTests {
+    func host(_ names: [String]) throws -> (PluginHost, TemporaryDirectory) {
+        let dir = try TemporaryDirectory()
+        for name in names { try dir.copy(Fixtures.library(name), as: "lib\(name).so") }
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, dataDirectory: dir.file("data")))
+        host.declareStandardExtensionPoints()
+        return (host, dir)
+    }
+
+    @Test func pluginsActivateOnTheFirstLookupOfWhatTheyProvide() throws {
+        let (host, dir) = try host(["Alpha", "Beta", "LazyStartup", "LazyEvent"])
+        defer { host.shutdown(); withExtendedLifetime(dir) {} }
+        let records = try host.start()
+        #expect(records.map(\.status) == [.available, .available, .available, .active])
+        #expect(host.activePluginIDs == ["fixture.startup"])
+        #expect(records.first { $0.id == "fixture.lazy-event" }?.activation == ["event:fixture.ping"])
+
+        #expect(host.registry.providers(of: Commands.self).map(\.name) == ["alpha", "beta", "startup"])
+        #expect(Set(host.activePluginIDs) == ["fixture.startup", "fixture.alpha", "fixture.beta"])
+        // The event-triggered one provides no command: still waiting.
+        #expect(host.records.first { $0.id == "fixture.lazy-event" }?.status == .available)
+        // Read path after activation: the snapshot only, same answer.
+        #expect(host.registry.providers(of: Commands.self).map(\.name) == ["alpha", "beta", "startup"])
+    }
+
+    @Test func anEventTriggerActivatesThePluginBeforeTheEventIsDelivered() throws {
+        let (host, dir) = try host(["LazyEvent"])
+        defer { host.shutdown(); withExtendedLifetime(dir) {} }
+        try host.start()
+        let pongs = Atomic<Int>(0)
+        let subscription = host.events.subscribe(to: "fixture.pong") { _ in pongs.add(1, ordering: .relaxed) }
+        defer { subscription.cancel() }
+        #expect(host.events.publish(EventPayload(name: "other", json: Array("{}".utf8))).delivered == 0)
+        #expect(host.activePluginIDs.isEmpty)
+        let delivery = host.events.publish(EventPayload(name: "fixture.ping", json: Array("{}".utf8)))
+        #expect(delivery.delivered == 1)
+        #expect(pongs.load(ordering: .relaxed) == 1)
+        #expect(host.activePluginIDs == ["fixture.lazy-event"])
+    }
+
+    @Test func aRouteTriggerActivatesThePluginBeforeThePathIsRouted() throws {
+        let (host, dir) = try host(["LazyRoute"])
+        defer { host.shutdown(); withExtendedLifetime(dir) {} }
+        try host.start()
+        #expect(throws: RouteError.notFound(path: "/lazyness/1")) { try host.navigate(to: "/lazyness/1") }
+        #expect(host.activePluginIDs.isEmpty)
+        #expect(try host.navigate(to: "/lazy/7").lines == ["7"])
+        #expect(host.activePluginIDs == ["fixture.lazy-route"])
+    }
+
+    /// Many threads ask at the same instant: one activation, every thread
+    /// sees the activated providers.
+    @Test func activationHappensOnceWhenManyThreadsAskAtOnce() throws {
+        for round in 0..<10 {
+            let (host, dir) = try host(["Alpha", "Beta"])
+            try host.start()
+            let threads = 8
+            let barrier = Barrier(count: threads)
+            let seen = Mutex<[[String]]>([])
+            let group = DispatchGroup()
+            for _ in 0..<threads {
+                group.enter()
+                Thread.detachNewThread {
+                    barrier.arriveAndWait()
+                    let names = host.registry.providers(of: Commands.self).map(\.name)
+                    seen.withLock { $0.append(names) }
+                    group.leave()
+                }
+            }
+            group.wait()
+            #expect(seen.withLock { $0 }.allSatisfy { $0 == ["alpha", "beta"] }, "round \(round): \(seen.withLock { $0 })")
+            #expect(host.activePluginIDs.sorted() == ["fixture.alpha", "fixture.beta"], "round \(round)")
+            #expect(host.records.filter { $0.status == .active }.count == 2)
+            host.shutdown()
+            withExtendedLifetime(dir) {}
+        }
+    }
+
+    @Test func listAndInspectNeverRunPluginCodeInTheirOwnProcess() throws {
+        let dir = try TemporaryDirectory()
+        let plugin = "-plugin-under-test.so"
+        try dir.copy(Fixtures.library("Alpha"), as: "x\(plugin)")
+        // The dynamic loader reports every initializer it calls, one log file per process.
+        for command in [["list", "--plugins", dir.path], ["inspect", dir.file("x\(plugin)")]] {
+            let cache = try TemporaryDirectory(), logs = try TemporaryDirectory()
+            let process = Process()
+            process.executableURL = try Fixtures.executable("plugboard")
+            process.arguments = command + ["--cache", cache.path]
+            process.environment = ProcessInfo.processInfo.environment.merging(
+                ["LD_DEBUG": "files", "LD_DEBUG_OUTPUT": logs.file("ld")]) { $1 }
+            process.standardError = FileHandle.nullDevice
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+            // Its id comes from the descriptor: a scanner process loaded it.
+            #expect(text.contains("fixture.alpha") && text.contains("available"), "\(text)")
+            var inits: [Int32: [String]] = [:]
+            for name in try FileManager.default.contentsOfDirectory(atPath: logs.path) {
+                guard let pid = Int32(name.dropFirst("ld.".count)) else { continue }
+                inits[pid] = try String(contentsOfFile: logs.file(name), encoding: .utf8)
+                    .split(separator: "\n").filter { $0.contains("calling init:") }.map(String.init)
+            }
+            let own = inits[process.processIdentifier] ?? []
+            #expect(!own.isEmpty, "LD_DEBUG must report the host's own initializers")
+            #expect(!own.contains { $0.hasSuffix(plugin) }, "\(command[0]) ran plugin code: \(own.filter { $0.hasSuffix(plugin) })")
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import Plugboard
+import PlugboardHost
+import Synchronization
+import Testing
+
+/// What is checked is what is loaded: files swapped, rewritten or truncated
+/// while the host works load nothing unchecked and never crash it.
+@Suite struct CheckedBytesTests {
+    /// A thread keeps swapping the installed file (by rename) between a good
+    /// plugin and a C library whose constructor writes a marker, while the
+    /// host examines and activates it. The marker must never appear: the
+    /// library is refused from its bytes, and only checked bytes are loaded.
+    @Test func aFileSwappedBetweenCheckAndLoadNeverRunsUncheckedCode() throws {
+        let dir = try TemporaryDirectory(), work = try TemporaryDirectory()
+        let marker = work.file("constructor-ran")
+        setenv("PLUGBOARD_FIXTURE_MARKER", marker, 1)
+        let good = try work.copy(Fixtures.library("Alpha"), as: "good.so")
+        let evil = try work.copy(Fixtures.library("CMarker"), as: "evil.so")
+        let target = dir.file("plugin.so")
+        try FileManager.default.copyItem(atPath: good, toPath: target)
+        let stop = Atomic<Bool>(false)
+        let started = Barrier(count: 2)
+        let swapper = DispatchGroup()
+        swapper.enter()
+        Thread.detachNewThread {
+            started.arriveAndWait()
+            var flip = false
+            while !stop.load(ordering: .relaxed) {
+                let source = flip ? good : evil
+                let staged = work.file("staged-\(flip)")
+                unlink(staged)
+                link(source, staged)
+                rename(staged, target)
+                flip.toggle()
+            }
+            swapper.leave()
+        }
+        started.arriveAndWait()
+        var outcomes: [String: Int] = [:]
+        for _ in 0..<60 {
+            let cache = try TemporaryDirectory()
+            let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+            host.declareStandardExtensionPoints()
+            let record = try host.loadAll()[0]
+            outcomes[record.code ?? record.status.rawValue, default: 0] += 1
+            if record.status == .active {
+                #expect(try host.registry.providers(of: Commands.self).map { try $0.run(arguments: []) } == ["alpha"])
+            }
+            host.shutdown()
+        }
+        stop.store(true, ordering: .relaxed)
+        swapper.wait()
+        #expect(!FileManager.default.fileExists(atPath: marker), "the C library's constructor ran")
+        #expect(Set(outcomes.keys).isSubset(of: ["active", "not-swift-plugin", "file-changed"]), "\(outcomes)")
+        #expect(outcomes["active", default: 0] > 0 && outcomes["not-swift-plugin", default: 0] > 0, "both files were seen: \(outcomes)")
+    }
+
+    /// A thread rewrites and truncates the file in place while the host reads
+    /// it again and again: every result is a record with a reason.
+    @Test func aFileRewrittenOrTruncatedDuringAScanIsRejectedNeverACrash() throws {
+        let dir = try TemporaryDirectory()
+        let bytes = try Data(contentsOf: Fixtures.library("Alpha"))
+        let target = dir.file("plugin.so")
+        try bytes.write(to: URL(fileURLWithPath: target))
+        let stop = Atomic<Bool>(false)
+        let started = Barrier(count: 2)
+        let writer = DispatchGroup()
+        writer.enter()
+        Thread.detachNewThread {
+            started.arriveAndWait()
+            var length = bytes.count
+            while !stop.load(ordering: .relaxed) {
+                let fd = open(target, O_WRONLY)
+                if fd >= 0 {
+                    length = length > 4096 ? length / 2 : bytes.count
+                    ftruncate(fd, off_t(length))
+                    _ = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, length, 0) }
+                    close(fd)
+                }
+            }
+            writer.leave()
+        }
+        started.arriveAndWait()
+        let cache = try TemporaryDirectory()
+        let host = PluginHost(configuration: .init(cacheDirectory: cache.path))
+        var codes: Set<String> = []
+        for _ in 0..<100 {
+            let record = host.examine(files: [target], rescan: true)[0]
+            codes.insert(record.code ?? record.status.rawValue)
+        }
+        stop.store(true, ordering: .relaxed)
+        writer.wait()
+        let expected: Set<String> = ["available", "file-changed", "malformed-elf", "empty-file", "not-elf", "duplicate-id", "scan-crashed", "no-entry-symbol", "load-failed"]
+        #expect(codes.isSubset(of: expected), "\(codes)")
+        #expect(codes.contains("file-changed") || codes.contains("malformed-elf"), "the rewrites were noticed: \(codes)")
+        host.shutdown()
+    }
+
+    /// `cp` over an installed plugin rewrites its inode in place. The host
+    /// runs a private copy, so the plugin it is calling is untouched; the
+    /// next start examines the changed file.
+    @Test func copyingOverAnActivePluginDoesNotTouchTheRunningCode() throws {
+        let dir = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        let installed = try dir.copy(Fixtures.library("Alpha"), as: "plugin.so")
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        host.declareStandardExtensionPoints()
+        try host.loadAll()
+        let command = try #require(host.registry.providers(of: Commands.self).first)
+        #expect(try command.run(arguments: ["before"]) == "alpha before")
+
+        let replacement = try Data(contentsOf: Fixtures.library("Beta"))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: installed))  // same inode, like cp
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: replacement)
+        try handle.close()
+
+        #expect(try command.run(arguments: ["after"]) == "alpha after")
+        #expect(try host.registry.providers(of: Commands.self).map { try $0.run(arguments: []) } == ["alpha"])
+        host.shutdown()
+
+        let next = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        #expect(try next.discover().first?.id == "fixture.beta")
+        #expect(next.lastDiscovery.filesScanned == 1)
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import Plugboard
+import PlugboardHost
+import Testing
+
+/// Plugin code that crashes, exits or hangs while loading is met in a scanner
+/// process: the file is quarantined with the phase, the signal or time limit
+/// and its last output, and the good plugins beside it load as if it were
+/// not there.
+@Suite struct ScannerTests {
+    struct Case: Sendable, CustomStringConvertible {
+        let fixture: String
+        let code: String
+        let phase: Quarantine.Phase
+        let signal: String?
+        /// Text its stderr tail must contain.
+        let output: String
+        var description: String { fixture }
+    }
+
+    static let cases: [Case] = [
+        Case(fixture: "CtorAbort", code: "scan-crashed", phase: .dlopen, signal: "SIGABRT", output: "constructor of CtorAbort"),
+        Case(fixture: "EntryAbort", code: "scan-crashed", phase: .entry, signal: "SIGABRT", output: "entry of EntryAbort"),
+        Case(fixture: "EntryHang", code: "scan-timeout", phase: .entry, signal: nil, output: "entry of EntryHang: never returning"),
+        Case(fixture: "Chatty", code: "scan-crashed", phase: .entry, signal: "SIGSEGV", output: "chatty line 200"),
+    ]
+
+    static func host(_ dir: TemporaryDirectory, cache: String) -> PluginHost {
+        let host = PluginHost(configuration: .init(
+            pluginsDirectory: dir.path, cacheDirectory: cache, scanner: ScannerSettings(timeout: .seconds(2))))
+        host.declareStandardExtensionPoints()
+        return host
+    }
+
+    @Test(arguments: cases)
+    func aPluginThatDiesWhileScannedIsQuarantinedAndTheOthersLoad(_ testCase: Case) throws {
+        let dir = try TemporaryDirectory()
+        let cache = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Alpha"), as: "a.so")
+        try dir.copy(Fixtures.library("Beta"), as: "c.so")
+        let bad = try dir.copy(Fixtures.library(testCase.fixture), as: "b.so")
+
+        let host = Self.host(dir, cache: cache.path)
+        let records = try host.loadAll()
+        defer { host.shutdown() }
+        let record = try #require(records.first { $0.path == bad })
+        #expect(record.status == .quarantined)
+        #expect(record.code == testCase.code, "\(record.reason ?? "")")
+        let quarantine = try #require(record.quarantine)
+        #expect(quarantine.phase == testCase.phase)
+        #expect(quarantine.signal == testCase.signal)
+        #expect(quarantine.milliseconds != nil)
+        #expect(quarantine.stderrTail.joined(separator: "\n").contains(testCase.output), "\(quarantine.stderrTail)")
+        #expect(quarantine.stderrTail.count <= 5)
+        #expect(record.reason?.contains("phase \(testCase.phase == .dlopen ? "constructor/dlopen" : "entry")") == true)
+        #expect(record.reason?.contains("--rescan") == true)
+        // The good ones load and serve as if it were not there.
+        #expect(records.filter { $0.status == .active }.compactMap(\.id).sorted() == ["fixture.alpha", "fixture.beta"])
+        #expect(try host.registry.providers(of: Commands.self).map { try $0.run(arguments: ["ok"]) } == ["alpha ok", "beta ok"])
+    }
+
+    @Test func aQuarantineLastsUntilTheFileChangesOrARescanIsAsked() throws {
+        let dir = try TemporaryDirectory()
+        let cache = try TemporaryDirectory()
+        let bad = try dir.copy(Fixtures.library("EntryAbort"), as: "bad.so")
+        let first = try #require(Self.host(dir, cache: cache.path).discover().first)
+        #expect(first.code == "scan-crashed")
+
+        // Remembered: the next start does not scan it again.
+        let second = Self.host(dir, cache: cache.path)
+        #expect(try second.discover().first?.quarantine == first.quarantine)
+        #expect(second.lastDiscovery.filesScanned == 0)
+        #expect(second.lastDiscovery.cacheHits == 1)
+
+        // Asked for: scanned again (and quarantined again, with a new scan).
+        let retry = Self.host(dir, cache: cache.path)
+        #expect(try retry.discover(rescan: true).first?.code == "scan-crashed")
+        #expect(retry.lastDiscovery.filesScanned == 1)
+
+        // The file replaced by a fixed build: scanned, available.
+        try FileManager.default.removeItem(atPath: bad)
+        try dir.copy(Fixtures.library("Alpha"), as: "bad.so")
+        let fixed = Self.host(dir, cache: cache.path)
+        #expect(try fixed.discover().first?.status == .available)
+        #expect(fixed.lastDiscovery.filesScanned == 1)
+    }
+
+    @Test func filesAreScannedInParallelOnAColdStart() throws {
+        let dir = try TemporaryDirectory()
+        let cache = try TemporaryDirectory()
+        for name in ["Alpha", "Beta", "Gamma", "ProbeA", "ProbeB", "Undeclared"] {
+            try dir.copy(Fixtures.library(name), as: "lib\(name).so")
+        }
+        let host = PluginHost(configuration: .init(
+            pluginsDirectory: dir.path, cacheDirectory: cache.path, scanner: ScannerSettings(parallelism: 2)))
+        host.declareStandardExtensionPoints()
+        let records = try host.discover()
+        #expect(records.allSatisfy { $0.status == .available }, "\(records.map(\.message))")
+        #expect(host.lastDiscovery.filesScanned == 6)
+        #expect(host.lastDiscovery.scannerProcesses == 2)
+    }
+
+    @Test func aScannerThatCannotStartLeavesFilesUnloadedWithTheFix() throws {
+        let dir = try TemporaryDirectory()
+        let cache = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Alpha"), as: "a.so")
+        let host = PluginHost(configuration: .init(
+            pluginsDirectory: dir.path, cacheDirectory: cache.path, scanner: ScannerSettings(executable: "/bin/true")))
+        host.declareStandardExtensionPoints()
+        let record = try #require(try host.loadAll().first)
+        #expect(record.code == "scanner-unavailable")
+        #expect(record.reason?.contains("/bin/true exited with status 0 before saying hello") == true, "\(record.reason ?? "")")
+        #expect(record.reason?.contains("ScannerSettings") == true || record.reason?.contains("Configuration.scanner") == true)
+        #expect(host.activePluginIDs.isEmpty)
+        // Nothing learned, nothing cached: a working scanner examines it next time.
+        let next = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        #expect(try next.discover().first?.status == .available)
+    }
+
+    /// A host that is not `plugboard` scans in copies of itself.
+    @Test func anyHostExecutableIsItsOwnScanner() throws {
+        let dir = try TemporaryDirectory()
+        let cache = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Alpha"), as: "a.so")
+        try dir.copy(Fixtures.library("CtorAbort"), as: "b.so")
+        try dir.copy(Fixtures.library("EntryAbort"), as: "c.so")
+        let result = try runProcess(Fixtures.executable("plugboard-test-host"), [dir.path, cache.path, "--run", "alpha"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == """
+            active - fixture.alpha a.so
+            quarantined scan-crashed - b.so
+            quarantined scan-crashed - c.so
+            alpha
+
+            """)
+    }
+}
