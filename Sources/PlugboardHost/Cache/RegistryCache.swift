@@ -7,8 +7,8 @@ import Glibc
 /// out to be, keyed by path and file identity, so a warm start `stat`s the
 /// files and opens none of them.
 ///
-/// One JSON file per host kind (SDK ABI and toolchain), so debug, release
-/// and test hosts keep their own entries. Written whole to a temporary file
+/// One JSON file per host kind (SDK ABI, toolchain and SDK image), so debug,
+/// release and test hosts keep their own entries. Written whole to a temporary file
 /// and renamed into place: readers see the old file or the new one, never a
 /// torn one, and two hosts writing at once leave one valid file (the last
 /// rename wins; the loser's new entries are simply examined again later).
@@ -17,9 +17,14 @@ import Glibc
 struct RegistryCache: Sendable {
     static let format = 1
 
+    /// What the outcome of examining a file depends on besides the file.
     struct HostKey: Sendable, Codable, Equatable {
         let sdkABI: String
         let toolchain: String
+        /// The SDK image the host runs with (`libPlugboard.so`, or the host's
+        /// own executable when it embeds the SDK by mistake): the SDK-copy
+        /// and missing-symbol checks depend on it.
+        let sdkImage: String
     }
 
     struct Contents: Codable {
@@ -33,12 +38,15 @@ struct RegistryCache: Sendable {
 
     init(directory: String, environment: HostEnvironment) {
         self.directory = directory
-        host = HostKey(sdkABI: environment.sdkABI.description, toolchain: environment.runtimeToolchain ?? environment.compiledToolchain)
+        let image = environment.sdkImagePath.map { PluginDirectory.realPath($0) ?? $0 } ?? ""
+        host = HostKey(
+            sdkABI: environment.sdkABI.description, toolchain: environment.runtimeToolchain ?? environment.compiledToolchain,
+            sdkImage: image)
     }
 
     /// `registry-<hash of the host key>.json`.
     var file: String {
-        let key = Array("\(host.sdkABI)\n\(host.toolchain)".utf8)
+        let key = Array("\(host.sdkABI)\n\(host.toolchain)\n\(host.sdkImage)".utf8)
         let hash = key.withUnsafeBytes(ContentHash.of)
         return "\(directory)/registry-\(ContentHash.text(hash)).json"
     }
@@ -61,7 +69,7 @@ struct RegistryCache: Sendable {
             return ([:], warning("has format \(contents.format), this host reads format \(Self.format)"))
         }
         guard contents.host == host else {
-            return ([:], warning("belongs to another host (SDK ABI \(contents.host.sdkABI), \(contents.host.toolchain))"))
+            return ([:], warning("belongs to another host (SDK ABI \(contents.host.sdkABI), \(contents.host.toolchain), SDK image \(contents.host.sdkImage))"))
         }
         return (contents.entries, nil)
     }

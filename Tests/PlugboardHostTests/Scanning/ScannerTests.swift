@@ -13,6 +13,7 @@ import Testing
         let code: String
         let phase: Quarantine.Phase
         let signal: String?
+        var exitStatus: Int32? = nil
         /// Text its stderr tail must contain.
         let output: String
         var description: String { fixture }
@@ -21,6 +22,7 @@ import Testing
     static let cases: [Case] = [
         Case(fixture: "CtorAbort", code: "scan-crashed", phase: .dlopen, signal: "SIGABRT", output: "constructor of CtorAbort"),
         Case(fixture: "EntryAbort", code: "scan-crashed", phase: .entry, signal: "SIGABRT", output: "entry of EntryAbort"),
+        Case(fixture: "EntryExit", code: "scan-exited", phase: .entry, signal: nil, exitStatus: 7, output: "exiting with status 7"),
         Case(fixture: "EntryHang", code: "scan-timeout", phase: .entry, signal: nil, output: "entry of EntryHang: never returning"),
         Case(fixture: "Chatty", code: "scan-crashed", phase: .entry, signal: "SIGSEGV", output: "chatty line 200"),
     ]
@@ -49,6 +51,7 @@ import Testing
         let quarantine = try #require(record.quarantine)
         #expect(quarantine.phase == testCase.phase)
         #expect(quarantine.signal == testCase.signal)
+        #expect(quarantine.exitStatus == testCase.exitStatus)
         #expect(quarantine.milliseconds != nil)
         #expect(quarantine.stderrTail.joined(separator: "\n").contains(testCase.output), "\(quarantine.stderrTail)")
         #expect(quarantine.stderrTail.count <= 5)
