@@ -7,7 +7,7 @@ import Glibc
 /// out to be, keyed by path and file identity, so a warm start `stat`s the
 /// files and opens none of them.
 ///
-/// One JSON file per host kind (SDK ABI, toolchain and SDK image), so debug,
+/// One file per host kind (SDK ABI, toolchain and SDK image), so debug,
 /// release and test hosts keep their own entries. Written whole to a temporary file
 /// and renamed into place: readers see the old file or the new one, never a
 /// torn one, and two hosts writing at once leave one valid file (the last
@@ -15,7 +15,8 @@ import Glibc
 /// A file that cannot be decoded, or was written by another format or
 /// host, is ignored with one warning and rebuilt.
 struct RegistryCache: Sendable {
-    static let format = 1
+    /// 2: the compact binary coding (1 was JSON).
+    static let format = 2
 
     /// What the outcome of examining a file depends on besides the file.
     struct HostKey: Sendable, Codable, Equatable {
@@ -44,11 +45,11 @@ struct RegistryCache: Sendable {
             sdkImage: image)
     }
 
-    /// `registry-<hash of the host key>.json`.
+    /// `registry-<hash of the host key>.cache`.
     var file: String {
         let key = Array("\(host.sdkABI)\n\(host.toolchain)\n\(host.sdkImage)".utf8)
         let hash = key.withUnsafeBytes(ContentHash.of)
-        return "\(directory)/registry-\(ContentHash.text(hash)).json"
+        return "\(directory)/registry-\(ContentHash.text(hash)).cache"
     }
 
     /// The entries on disk, and a warning if the file was there but unusable.
@@ -61,7 +62,7 @@ struct RegistryCache: Sendable {
         }
         let contents: Contents
         do {
-            contents = try JSONDecoder().decode(Contents.self, from: Data(bytes))
+            contents = try CompactDecoder().decode(Contents.self, from: bytes)
         } catch {
             return ([:], warning("is damaged or truncated (\(Self.describe(error)))"))
         }
@@ -76,9 +77,9 @@ struct RegistryCache: Sendable {
 
     /// Writes `entries` atomically; a warning when it could not.
     func save(_ entries: [String: CacheEntry]) -> HostDiagnostic? {
-        let data: Data
+        let data: [UInt8]
         do {
-            data = try JSONEncoder().encode(Contents(format: Self.format, host: host, entries: entries))
+            data = try CompactEncoder().encode(Contents(format: Self.format, host: host, entries: entries))
         } catch {
             return failure("cannot be encoded (\(error))")
         }

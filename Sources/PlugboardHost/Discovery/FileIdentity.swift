@@ -31,6 +31,26 @@ public struct FileIdentity: Sendable, Hashable, Codable {
         changed = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
     }
 
+    /// Encoded as `[device, inode, size, modified, changed]`: one of these per
+    /// cache entry, read on every warm start.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.unkeyedContainer()
+        try container.encode(device)
+        try container.encode(inode)
+        try container.encode(size)
+        try container.encode(modified)
+        try container.encode(changed)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        var container = try decoder.unkeyedContainer()
+        device = try container.decode(UInt64.self)
+        inode = try container.decode(UInt64.self)
+        size = try container.decode(Int64.self)
+        modified = try container.decode(Int64.self)
+        changed = try container.decode(Int64.self)
+    }
+
     /// The identity of the file at `path` (symlinks followed), or nil.
     static func of(path: String) -> FileIdentity? {
         var info = stat()

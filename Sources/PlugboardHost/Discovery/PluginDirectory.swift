@@ -8,10 +8,13 @@ import Darwin
 public struct PluginCandidate: Sendable, Equatable {
     /// Absolute path as found in the directory (a symlink stays a symlink).
     public let path: String
-    /// The real file, after following symlinks; nil if it cannot be resolved.
+    /// The file itself: the path, or for a symlink entry the real file it
+    /// leads to; nil if it cannot be resolved.
     public let resolvedPath: String?
     /// Why it cannot be a plugin, if that is already clear from the directory entry.
     public let problem: PluginLoadError?
+    /// The resolved file's identity, from the `stat` the walk made anyway.
+    var identity: FileIdentity? = nil
 }
 
 /// Finds plugin candidates in a directory.
@@ -105,7 +108,9 @@ public enum PluginDirectory {
                 ? "broken symlink to \(readLink(path) ?? "?")" : String(cString: strerror(errno))
             return PluginCandidate(path: path, resolvedPath: nil, problem: .unreadable(path: path, reason: reason))
         }
-        let resolved = realPath(path)
+        // Only a symlink needs resolving (its target's directories may be
+        // links too); a plain file in a normalised absolute path is itself.
+        let resolved = (link.st_mode & S_IFMT) == S_IFLNK ? realPath(path) : path
         switch info.st_mode & S_IFMT {
         case S_IFREG: break
         case S_IFDIR: return PluginCandidate(path: path, resolvedPath: resolved, problem: .notAFile(path: path, kind: "directory"))
@@ -124,7 +129,7 @@ public enum PluginDirectory {
             return PluginCandidate(path: path, resolvedPath: resolved, problem: .duplicateFile(path: path, original: original))
         }
         seen[identity] = path
-        return PluginCandidate(path: path, resolvedPath: resolved, problem: nil)
+        return PluginCandidate(path: path, resolvedPath: resolved, problem: nil, identity: FileIdentity(info))
     }
 
     /// `path` made absolute against the working directory, without resolving symlinks.

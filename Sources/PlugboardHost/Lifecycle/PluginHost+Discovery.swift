@@ -13,8 +13,7 @@ extension PluginHost {
     func examineLocked(_ candidates: [PluginCandidate], rescan: Bool) -> [Examined] {
         var (entries, warning) = cache.load()
         if let warning { services.report(warning) }
-        let before = entries
-        applyJournal(to: &entries)
+        var changed = applyJournal(to: &entries) || warning != nil
 
         var statistics = DiscoveryStatistics()
         var examined: [Examined] = []
@@ -26,7 +25,7 @@ extension PluginHost {
                 examined.append(Examined(record: record))
                 continue
             }
-            guard let resolved = candidate.resolvedPath, let identity = FileIdentity.of(path: resolved) else {
+            guard let resolved = candidate.resolvedPath, let identity = candidate.identity ?? FileIdentity.of(path: resolved) else {
                 record.fail(.unreadable(path: candidate.path, reason: "cannot resolve or stat it"))
                 examined.append(Examined(record: record))
                 continue
@@ -41,6 +40,7 @@ extension PluginHost {
             case let .failure(error):
                 record.fail(error)
                 if Self.isAboutContents(error) {
+                    changed = true
                     entries[candidate.path] = CacheEntry(identity: identity, hash: nil, result: .rejected(code: error.code, reason: error.reason), details: nil)
                 }
                 examined.append(Examined(record: record))
@@ -48,6 +48,7 @@ extension PluginHost {
                 record.file = PluginLoader.details(of: file.image)
                 if let problem = FileCompatibility.problem(in: file.image, candidate.path, environment) {
                     record.fail(problem)
+                    changed = true
                     entries[candidate.path] = CacheEntry(
                         identity: file.identity, hash: ContentHash.text(file.hash),
                         result: .rejected(code: problem.code, reason: problem.reason), details: record.file)
@@ -84,12 +85,18 @@ extension PluginHost {
             }
             let entry = CacheEntry(identity: job.file.identity, hash: ContentHash.text(job.file.hash), result: result, details: record.file)
             entries[path] = entry
+            changed = true
             examined[job.index] = apply(entry, to: record, resolved: job.resolved, copy: job.copy)
         }
 
-        // Drop entries of files that are gone (other directories' files stay).
-        for path in entries.keys where FileIdentity.of(path: path) == nil { entries[path] = nil }
-        if entries != before, let problem = cache.save(entries) { services.report(problem) }
+        // Drop entries of files that are gone (other directories' files stay);
+        // the candidates were just stat'ed.
+        let current = Set(candidates.map(\.path))
+        for path in entries.keys where !current.contains(path) && FileIdentity.of(path: path) == nil {
+            entries[path] = nil
+            changed = true
+        }
+        if changed, let problem = cache.save(entries) { services.report(problem) }
         return examined
     }
 
@@ -114,13 +121,15 @@ extension PluginHost {
 
     /// Quarantines, in the cache, the plugins a dead host was running
     /// (read once per host; the notes are removed as they are read).
-    private func applyJournal(to entries: inout [String: CacheEntry]) {
+    /// Whether it changed anything.
+    private func applyJournal(to entries: inout [String: CacheEntry]) -> Bool {
         let first = state.withLock { state in
             defer { state.recovered = true }
             return !state.recovered
         }
-        guard first else { return }
-        for recovered in journal.recoverDeadNotes() {
+        guard first else { return false }
+        let recoveredNotes = journal.recoverDeadNotes()
+        for recovered in recoveredNotes {
             let note = recovered.note
             guard let identity = note.identity ?? FileIdentity.of(path: note.path) else { continue }
             var quarantine = Quarantine(
@@ -140,6 +149,7 @@ extension PluginHost {
             services.report(HostDiagnostic(.error, code: quarantine.code,
                 message: "\(note.path): \(quarantine.reason)", plugin: note.pluginID))
         }
+        return !recoveredNotes.isEmpty
     }
 
     /// Whether a read failure says something lasting about the file's

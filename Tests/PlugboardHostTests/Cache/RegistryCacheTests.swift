@@ -23,7 +23,7 @@ import Testing
     }
 
     func cacheFile(_ cache: TemporaryDirectory) throws -> String {
-        let names = try FileManager.default.contentsOfDirectory(atPath: cache.path).filter { $0.hasPrefix("registry-") && $0.hasSuffix(".json") }
+        let names = try FileManager.default.contentsOfDirectory(atPath: cache.path).filter { $0.hasPrefix("registry-") && $0.hasSuffix(".cache") }
         #expect(names.count == 1, "\(names)")
         return cache.file(try #require(names.first))
     }
@@ -58,17 +58,29 @@ import Testing
         let dir = try installed(), cache = try TemporaryDirectory()
         _ = try host(dir, cache).discover()
         let file = try cacheFile(cache)
-        let text = try String(contentsOfFile: file, encoding: .utf8)
-        let damaged: String
-        switch damage {
-        case .garbage: damaged = "\u{0}\u{7f}not json at all"
-        case .truncated: damaged = String(text.prefix(text.count / 2))
-        case .otherFormat: damaged = text.replacingOccurrences(of: "\"format\":1", with: "\"format\":99")
-        case .otherSDKABI: damaged = text.replacingOccurrences(of: "\"sdkABI\":\"1.0\"", with: "\"sdkABI\":\"2.0\"")
-        case .otherToolchain: damaged = text.replacingOccurrences(of: "\"toolchain\":\"clang", with: "\"toolchain\":\"other clang")
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+        // A keyed field as the cache's coding writes it: key, tag, payload.
+        func field(_ key: String, tag: UInt8, _ payload: [UInt8]) -> [UInt8] {
+            withUnsafeBytes(of: UInt32(key.utf8.count).littleEndian, Array.init) + Array(key.utf8) + [tag] + payload
         }
-        #expect(damaged != text, "the damage must change the file")
-        try damaged.write(toFile: file, atomically: false, encoding: .utf8)
+        func string(_ text: String) -> [UInt8] {
+            withUnsafeBytes(of: UInt32(text.utf8.count).littleEndian, Array.init) + Array(text.utf8)
+        }
+        let integer: (Int64) -> [UInt8] = { value in withUnsafeBytes(of: value.littleEndian, Array.init) }
+        switch damage {
+        case .garbage:
+            try Data("\u{0}\u{7f}not a cache at all".utf8).write(to: URL(fileURLWithPath: file))
+        case .truncated:
+            try Data(bytes.prefix(bytes.count / 2)).write(to: URL(fileURLWithPath: file))
+        case .otherFormat:
+            // The header comes first: the first match is the cache's own field.
+            try patchBytes(at: file, replacing: field("format", tag: 2, integer(2)), with: field("format", tag: 2, integer(99)))
+        case .otherSDKABI:
+            try patchBytes(at: file, replacing: field("sdkABI", tag: 5, string("1.0")), with: field("sdkABI", tag: 5, string("2.0")))
+        case .otherToolchain:
+            try patchBytes(at: file, replacing: Array("clang version 21.".utf8), with: Array("clang version 99.".utf8))
+        }
+        #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: file))) != bytes, "the damage must change the file")
 
         let next = host(dir, cache)
         let records = try next.discover()
@@ -121,7 +133,7 @@ import Testing
         _ = try host(dir, cache).discover()
         try FileManager.default.removeItem(atPath: dir.file("libBeta.so"))
         _ = try host(dir, cache).discover()
-        let text = try String(contentsOfFile: try cacheFile(cache), encoding: .utf8)
+        let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: try cacheFile(cache))), as: UTF8.self)
         #expect(!text.contains("libBeta.so"))
         #expect(text.contains("libAlpha.so"))
     }
@@ -132,56 +144,16 @@ import Testing
         let dir = try installed()
         for round in 0..<8 {
             let cache = try TemporaryDirectory()
-            let hosts = 4
-            let barrier = Barrier(count: hosts)
             let results = Mutex<[[PluginStatus]]>([])
-            let group = DispatchGroup()
-            for _ in 0..<hosts {
-                group.enter()
-                Thread.detachNewThread {
-                    let host = self.host(dir, cache)
-                    barrier.arriveAndWait()
-                    let statuses = (try? host.discover().map(\.status)) ?? []
-                    results.withLock { $0.append(statuses) }
-                    group.leave()
-                }
+            concurrently(4, prepare: { self.host(dir, cache) }) { host in
+                let statuses = (try? host.discover().map(\.status)) ?? []
+                results.withLock { $0.append(statuses) }
             }
-            group.wait()
             #expect(results.withLock { $0 }.allSatisfy { $0 == [.available, .available, .available] }, "round \(round)")
             let after = host(dir, cache)
             _ = try after.discover()
             #expect(after.lastDiscovery.cacheHits == 3, "round \(round)")
             #expect(after.diagnostics.isEmpty, "round \(round): \(after.diagnostics)")
         }
-    }
-}
-
-/// Releases every waiting thread at once, when the last one arrives.
-final class Barrier: Sendable {
-    private let state: Mutex<(waiting: Int, generation: Int)>
-    private let count: Int
-    private let condition = NSCondition()
-
-    init(count: Int) {
-        self.count = count
-        state = Mutex((0, 0))
-    }
-
-    func arriveAndWait() {
-        condition.lock()
-        defer { condition.unlock() }
-        let (last, generation) = state.withLock { state -> (Bool, Int) in
-            state.waiting += 1
-            return (state.waiting == count, state.generation)
-        }
-        if last {
-            state.withLock { state in
-                state.waiting = 0
-                state.generation += 1
-            }
-            condition.broadcast()
-            return
-        }
-        while state.withLock({ $0.generation }) == generation { condition.wait() }
     }
 }

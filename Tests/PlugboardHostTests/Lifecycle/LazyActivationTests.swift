@@ -62,20 +62,11 @@ import Testing
         for round in 0..<10 {
             let (host, dir) = try host(["Alpha", "Beta"])
             try host.start()
-            let threads = 8
-            let barrier = Barrier(count: threads)
             let seen = Mutex<[[String]]>([])
-            let group = DispatchGroup()
-            for _ in 0..<threads {
-                group.enter()
-                Thread.detachNewThread {
-                    barrier.arriveAndWait()
-                    let names = host.registry.providers(of: Commands.self).map(\.name)
-                    seen.withLock { $0.append(names) }
-                    group.leave()
-                }
+            concurrently(8) {
+                let names = host.registry.providers(of: Commands.self).map(\.name)
+                seen.withLock { $0.append(names) }
             }
-            group.wait()
             #expect(seen.withLock { $0 }.allSatisfy { $0 == ["alpha", "beta"] }, "round \(round): \(seen.withLock { $0 })")
             #expect(host.activePluginIDs.sorted() == ["fixture.alpha", "fixture.beta"], "round \(round)")
             #expect(host.records.filter { $0.status == .active }.count == 2)

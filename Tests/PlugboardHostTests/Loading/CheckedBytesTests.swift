@@ -19,24 +19,15 @@ import Testing
         let evil = try work.copy(Fixtures.library("CMarker"), as: "evil.so")
         let target = dir.file("plugin.so")
         try FileManager.default.copyItem(atPath: good, toPath: target)
-        let stop = Atomic<Bool>(false)
-        let started = Barrier(count: 2)
-        let swapper = DispatchGroup()
-        swapper.enter()
-        Thread.detachNewThread {
-            started.arriveAndWait()
-            var flip = false
-            while !stop.load(ordering: .relaxed) {
-                let source = flip ? good : evil
-                let staged = work.file("staged-\(flip)")
-                unlink(staged)
-                link(source, staged)
-                rename(staged, target)
-                flip.toggle()
-            }
-            swapper.leave()
+        let flip = Atomic<Bool>(false)
+        let swapper = BackgroundLoop {
+            let next = !flip.load(ordering: .relaxed)
+            flip.store(next, ordering: .relaxed)
+            let staged = work.file("staged-\(next)")
+            unlink(staged)
+            link(next ? good : evil, staged)
+            rename(staged, target)
         }
-        started.arriveAndWait()
         var outcomes: [String: Int] = [:]
         for _ in 0..<60 {
             let cache = try TemporaryDirectory()
@@ -49,8 +40,7 @@ import Testing
             }
             host.shutdown()
         }
-        stop.store(true, ordering: .relaxed)
-        swapper.wait()
+        swapper.stop()
         #expect(!FileManager.default.fileExists(atPath: marker), "the C library's constructor ran")
         #expect(Set(outcomes.keys).isSubset(of: ["active", "not-swift-plugin", "file-changed"]), "\(outcomes)")
         #expect(outcomes["active", default: 0] > 0 && outcomes["not-swift-plugin", default: 0] > 0, "both files were seen: \(outcomes)")
@@ -63,25 +53,17 @@ import Testing
         let bytes = try Data(contentsOf: Fixtures.library("Alpha"))
         let target = dir.file("plugin.so")
         try bytes.write(to: URL(fileURLWithPath: target))
-        let stop = Atomic<Bool>(false)
-        let started = Barrier(count: 2)
-        let writer = DispatchGroup()
-        writer.enter()
-        Thread.detachNewThread {
-            started.arriveAndWait()
-            var length = bytes.count
-            while !stop.load(ordering: .relaxed) {
-                let fd = open(target, O_WRONLY)
-                if fd >= 0 {
-                    length = length > 4096 ? length / 2 : bytes.count
-                    ftruncate(fd, off_t(length))
-                    _ = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, length, 0) }
-                    close(fd)
-                }
-            }
-            writer.leave()
+        let length = Atomic<Int>(bytes.count)
+        let writer = BackgroundLoop {
+            let fd = open(target, O_WRONLY)
+            guard fd >= 0 else { return }
+            let current = length.load(ordering: .relaxed)
+            let next = current > 4096 ? current / 2 : bytes.count
+            length.store(next, ordering: .relaxed)
+            ftruncate(fd, off_t(next))
+            _ = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, next, 0) }
+            close(fd)
         }
-        started.arriveAndWait()
         let cache = try TemporaryDirectory()
         let host = PluginHost(configuration: .init(cacheDirectory: cache.path))
         var codes: Set<String> = []
@@ -89,8 +71,7 @@ import Testing
             let record = host.examine(files: [target], rescan: true)[0]
             codes.insert(record.code ?? record.status.rawValue)
         }
-        stop.store(true, ordering: .relaxed)
-        writer.wait()
+        writer.stop()
         let expected: Set<String> = ["available", "file-changed", "malformed-elf", "empty-file", "not-elf", "duplicate-id", "scan-crashed", "no-entry-symbol", "load-failed"]
         #expect(codes.isSubset(of: expected), "\(codes)")
         #expect(codes.contains("file-changed") || codes.contains("malformed-elf"), "the rewrites were noticed: \(codes)")

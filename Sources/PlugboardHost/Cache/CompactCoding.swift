@@ -1,0 +1,456 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A small self-describing binary format for `Codable` values, for the
+/// registry cache: a warm start decodes one entry per installed plugin, and
+/// Foundation's JSON decoder spends about 30 µs on each (keyed-container
+/// lookups over a parsed document), most of a warm start's per-plugin cost.
+///
+/// Every value is a tag byte and a payload; containers carry their byte
+/// length and element count, so a keyed container is indexed in one pass and
+/// keys can be read in any order. All integers are 8 bytes little-endian.
+/// Decoding is bounds-checked: damage gives `DecodingError`, never a trap.
+enum CompactCoding {
+    enum Tag: UInt8 {
+        case null = 0, bool, int, uint, double, string, keyed, unkeyed
+    }
+}
+
+// MARK: - Encoding
+
+/// Encodes to the compact format.
+struct CompactEncoder {
+    func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+        let root = CompactNode()
+        try value.encode(to: CompactEncoding(node: root, codingPath: []))
+        var out: [UInt8] = []
+        root.write(to: &out)
+        return out
+    }
+}
+
+/// A value being encoded; containers fill it in place.
+private final class CompactNode {
+    enum Content {
+        case empty
+        case scalar(CompactCoding.Tag, [UInt8])
+        case keyed([(String, CompactNode)])
+        case unkeyed([CompactNode])
+    }
+    var content: Content = .empty
+
+    func write(to out: inout [UInt8]) {
+        switch content {
+        case .empty:
+            out.append(CompactCoding.Tag.null.rawValue)
+        case let .scalar(tag, payload):
+            out.append(tag.rawValue)
+            out += payload
+        case let .keyed(entries):
+            var body: [UInt8] = []
+            for (key, node) in entries {
+                CompactNode.appendString(key, to: &body)
+                node.write(to: &body)
+            }
+            CompactNode.appendContainer(.keyed, count: entries.count, body: body, to: &out)
+        case let .unkeyed(items):
+            var body: [UInt8] = []
+            for node in items { node.write(to: &body) }
+            CompactNode.appendContainer(.unkeyed, count: items.count, body: body, to: &out)
+        }
+    }
+
+    static func appendContainer(_ tag: CompactCoding.Tag, count: Int, body: [UInt8], to out: inout [UInt8]) {
+        out.append(tag.rawValue)
+        appendUInt32(UInt32(body.count + 4), to: &out)
+        appendUInt32(UInt32(count), to: &out)
+        out += body
+    }
+
+    static func appendUInt32(_ value: UInt32, to out: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { out += $0 }
+    }
+
+    static func appendString(_ value: String, to out: inout [UInt8]) {
+        let utf8 = Array(value.utf8)
+        appendUInt32(UInt32(utf8.count), to: &out)
+        out += utf8
+    }
+
+    func set(_ tag: CompactCoding.Tag, _ payload: [UInt8]) { content = .scalar(tag, payload) }
+    func setInteger<T: FixedWidthInteger>(_ value: T) {
+        if T.isSigned {
+            set(.int, withUnsafeBytes(of: Int64(value).littleEndian, Array.init))
+        } else {
+            set(.uint, withUnsafeBytes(of: UInt64(value).littleEndian, Array.init))
+        }
+    }
+    func setString(_ value: String) {
+        var payload: [UInt8] = []
+        CompactNode.appendString(value, to: &payload)
+        set(.string, payload)
+    }
+}
+
+private struct CompactEncoding: Encoder {
+    let node: CompactNode
+    let codingPath: [any CodingKey]
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        if case .keyed = node.content {} else { node.content = .keyed([]) }
+        return KeyedEncodingContainer(KeyedWriter<Key>(node: node, codingPath: codingPath))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        if case .unkeyed = node.content {} else { node.content = .unkeyed([]) }
+        return UnkeyedWriter(node: node, codingPath: codingPath)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer { SingleWriter(node: node, codingPath: codingPath) }
+}
+
+private struct SingleWriter: SingleValueEncodingContainer {
+    let node: CompactNode
+    let codingPath: [any CodingKey]
+
+    mutating func encodeNil() throws { node.content = .empty }
+    mutating func encode(_ value: Bool) throws { node.set(.bool, [value ? 1 : 0]) }
+    mutating func encode(_ value: String) throws { node.setString(value) }
+    mutating func encode(_ value: Double) throws { node.set(.double, withUnsafeBytes(of: value.bitPattern.littleEndian, Array.init)) }
+    mutating func encode(_ value: Float) throws { try encode(Double(value)) }
+    mutating func encode(_ value: Int) throws { node.setInteger(value) }
+    mutating func encode(_ value: Int8) throws { node.setInteger(value) }
+    mutating func encode(_ value: Int16) throws { node.setInteger(value) }
+    mutating func encode(_ value: Int32) throws { node.setInteger(value) }
+    mutating func encode(_ value: Int64) throws { node.setInteger(value) }
+    mutating func encode(_ value: UInt) throws { node.setInteger(value) }
+    mutating func encode(_ value: UInt8) throws { node.setInteger(value) }
+    mutating func encode(_ value: UInt16) throws { node.setInteger(value) }
+    mutating func encode(_ value: UInt32) throws { node.setInteger(value) }
+    mutating func encode(_ value: UInt64) throws { node.setInteger(value) }
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        try value.encode(to: CompactEncoding(node: node, codingPath: codingPath))
+    }
+}
+
+private struct KeyedWriter<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let node: CompactNode
+    let codingPath: [any CodingKey]
+
+    private func child(_ key: Key) -> CompactNode {
+        let child = CompactNode()
+        if case var .keyed(entries) = node.content {
+            entries.append((key.stringValue, child))
+            node.content = .keyed(entries)
+        }
+        return child
+    }
+
+    mutating func encodeNil(forKey key: Key) throws { _ = child(key) }
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        var single = SingleWriter(node: child(key), codingPath: codingPath + [key])
+        try single.encode(value)
+    }
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        CompactEncoding(node: child(key), codingPath: codingPath + [key]).container(keyedBy: keyType)
+    }
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        CompactEncoding(node: child(key), codingPath: codingPath + [key]).unkeyedContainer()
+    }
+    mutating func superEncoder() -> any Encoder { CompactEncoding(node: child(Key(stringValue: "super")!), codingPath: codingPath) }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { CompactEncoding(node: child(key), codingPath: codingPath + [key]) }
+}
+
+private struct UnkeyedWriter: UnkeyedEncodingContainer {
+    let node: CompactNode
+    let codingPath: [any CodingKey]
+    var count: Int {
+        if case let .unkeyed(items) = node.content { return items.count }
+        return 0
+    }
+
+    private func child() -> CompactNode {
+        let child = CompactNode()
+        if case var .unkeyed(items) = node.content {
+            items.append(child)
+            node.content = .unkeyed(items)
+        }
+        return child
+    }
+
+    mutating func encodeNil() throws { _ = child() }
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        var single = SingleWriter(node: child(), codingPath: codingPath)
+        try single.encode(value)
+    }
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        CompactEncoding(node: child(), codingPath: codingPath).container(keyedBy: keyType)
+    }
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+        CompactEncoding(node: child(), codingPath: codingPath).unkeyedContainer()
+    }
+    mutating func superEncoder() -> any Encoder { CompactEncoding(node: child(), codingPath: codingPath) }
+}
+
+// MARK: - Decoding
+
+/// Decodes the compact format.
+struct CompactDecoder {
+    func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        try bytes.withUnsafeBytes { buffer in
+            let input = CompactInput(bytes: buffer)
+            var position = 0
+            let value = try input.value(at: &position, codingPath: [])
+            guard position == buffer.count else { throw input.corrupt("\(buffer.count - position) bytes after the value", []) }
+            return try T(from: CompactDecoding(input: input, value: value, codingPath: []))
+        }
+    }
+}
+
+/// The bytes being decoded; only valid during ``CompactDecoder/decode(_:from:)``.
+private struct CompactInput {
+    let bytes: UnsafeRawBufferPointer
+
+    /// Where one value is: its tag and payload range.
+    struct Value {
+        let tag: CompactCoding.Tag
+        let start: Int
+        let end: Int
+    }
+
+    func corrupt(_ what: String, _ path: [any CodingKey]) -> DecodingError {
+        .dataCorrupted(.init(codingPath: path, debugDescription: "damaged cache: \(what)"))
+    }
+
+    func uint32(at position: Int, _ path: [any CodingKey]) throws -> Int {
+        guard position >= 0, position + 4 <= bytes.count else { throw corrupt("truncated", path) }
+        return Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt32.self)))
+    }
+
+    func uint64(at position: Int, _ path: [any CodingKey]) throws -> UInt64 {
+        guard position >= 0, position + 8 <= bytes.count else { throw corrupt("truncated", path) }
+        return UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+    }
+
+    /// The value at `position`; moves `position` past it.
+    func value(at position: inout Int, codingPath: [any CodingKey]) throws -> Value {
+        guard position < bytes.count, let tag = CompactCoding.Tag(rawValue: bytes[position]) else {
+            throw corrupt("bad tag at \(position)", codingPath)
+        }
+        let start = position + 1
+        let length: Int
+        switch tag {
+        case .null: length = 0
+        case .bool: length = 1
+        case .int, .uint, .double: length = 8
+        case .string: length = 4 + (try uint32(at: start, codingPath))
+        case .keyed, .unkeyed: length = 4 + (try uint32(at: start, codingPath))
+        }
+        let end = start + length
+        guard end <= bytes.count else { throw corrupt("truncated value at \(position)", codingPath) }
+        position = end
+        return Value(tag: tag, start: start, end: end)
+    }
+
+    func string(_ start: Int, _ path: [any CodingKey]) throws -> (String, Int) {
+        let length = try uint32(at: start, path)
+        let from = start + 4
+        guard from + length <= bytes.count else { throw corrupt("truncated string", path) }
+        return (String(decoding: UnsafeRawBufferPointer(rebasing: bytes[from..<(from + length)]), as: UTF8.self), from + length)
+    }
+
+    /// One element of a container: where its key's bytes are (empty for
+    /// unkeyed containers) and its value. Keys stay bytes until compared.
+    struct Element {
+        let key: Range<Int>
+        let value: Value
+    }
+
+    /// The elements of a container value.
+    func elements(of value: Value, _ path: [any CodingKey]) throws -> [Element] {
+        let count = try uint32(at: value.start + 4, path)
+        var position = value.start + 8
+        var elements: [Element] = []
+        elements.reserveCapacity(min(count, 1 << 16))
+        for _ in 0..<count {
+            var key = position..<position
+            if value.tag == .keyed {
+                let length = try uint32(at: position, path)
+                key = (position + 4)..<(position + 4 + length)
+                guard key.upperBound <= value.end else { throw corrupt("key past its container", path) }
+                position = key.upperBound
+            }
+            let element = try self.value(at: &position, codingPath: path)
+            guard position <= value.end else { throw corrupt("element past its container", path) }
+            elements.append(Element(key: key, value: element))
+        }
+        guard position == value.end else { throw corrupt("container length", path) }
+        return elements
+    }
+
+    func keyString(_ range: Range<Int>) -> String {
+        String(decoding: UnsafeRawBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+    }
+
+    /// Whether the key bytes at `range` spell `name`.
+    func key(_ range: Range<Int>, equals name: String) -> Bool {
+        var name = name
+        return name.withUTF8 { utf8 in
+            utf8.count == range.count
+                && (utf8.isEmpty || memcmp(utf8.baseAddress!, bytes.baseAddress! + range.lowerBound, range.count) == 0)
+        }
+    }
+}
+
+private struct CompactDecoding: Decoder {
+    let input: CompactInput
+    let value: CompactInput.Value
+    let codingPath: [any CodingKey]
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        guard value.tag == .keyed else { throw DecodingError.typeMismatch([String: Any].self, .init(codingPath: codingPath, debugDescription: "not a keyed container")) }
+        return KeyedDecodingContainer(try KeyedReader<Key>(input: input, value: value, codingPath: codingPath))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        guard value.tag == .unkeyed else { throw DecodingError.typeMismatch([Any].self, .init(codingPath: codingPath, debugDescription: "not an unkeyed container")) }
+        return UnkeyedReader(input: input, elements: try input.elements(of: value, codingPath).map(\.value), codingPath: codingPath)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { SingleReader(input: input, value: value, codingPath: codingPath) }
+}
+
+private struct SingleReader: SingleValueDecodingContainer {
+    let input: CompactInput
+    let value: CompactInput.Value
+    let codingPath: [any CodingKey]
+
+    private func mismatch<T>(_ type: T.Type) -> DecodingError {
+        .typeMismatch(type, .init(codingPath: codingPath, debugDescription: "found \(value.tag)"))
+    }
+
+    func decodeNil() -> Bool { value.tag == .null }
+    func decode(_ type: Bool.Type) throws -> Bool {
+        guard value.tag == .bool else { throw mismatch(type) }
+        return input.bytes[value.start] != 0
+    }
+    func decode(_ type: String.Type) throws -> String {
+        guard value.tag == .string else { throw mismatch(type) }
+        return try input.string(value.start, codingPath).0
+    }
+    func decode(_ type: Double.Type) throws -> Double {
+        guard value.tag == .double else { throw mismatch(type) }
+        return Double(bitPattern: try input.uint64(at: value.start, codingPath))
+    }
+    func decode(_ type: Float.Type) throws -> Float { Float(try decode(Double.self)) }
+    private func integer<T: FixedWidthInteger>(_ type: T.Type) throws -> T {
+        let bits = try input.uint64(at: value.start, codingPath)
+        let converted: T?
+        switch value.tag {
+        case .int: converted = T(exactly: Int64(bitPattern: bits))
+        case .uint: converted = T(exactly: bits)
+        default: throw mismatch(type)
+        }
+        guard let converted else { throw input.corrupt("\(bits) does not fit \(T.self)", codingPath) }
+        return converted
+    }
+    func decode(_ type: Int.Type) throws -> Int { try integer(type) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try integer(type) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try integer(type) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try integer(type) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try integer(type) }
+    func decode(_ type: UInt.Type) throws -> UInt { try integer(type) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try integer(type) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try integer(type) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try integer(type) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try integer(type) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try T(from: CompactDecoding(input: input, value: value, codingPath: codingPath))
+    }
+}
+
+private struct KeyedReader<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let input: CompactInput
+    let codingPath: [any CodingKey]
+    let entries: [CompactInput.Element]
+
+    init(input: CompactInput, value: CompactInput.Value, codingPath: [any CodingKey]) throws {
+        self.input = input
+        self.codingPath = codingPath
+        entries = try input.elements(of: value, codingPath)
+    }
+
+    var allKeys: [Key] { entries.compactMap { Key(stringValue: input.keyString($0.key)) } }
+    func contains(_ key: Key) -> Bool { find(key) != nil }
+
+    private func find(_ key: Key) -> CompactInput.Value? {
+        let name = key.stringValue
+        return entries.first { input.key($0.key, equals: name) }?.value
+    }
+
+    private func require(_ key: Key) throws -> CompactInput.Value {
+        guard let value = find(key) else {
+            throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "no \(key.stringValue)"))
+        }
+        return value
+    }
+
+    func decodeNil(forKey key: Key) throws -> Bool { try require(key).tag == .null }
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        try SingleReader(input: input, value: try require(key), codingPath: codingPath + [key]).decode(type)
+    }
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard let value = find(key), value.tag != .null else { return nil }
+        return try SingleReader(input: input, value: value, codingPath: codingPath + [key]).decode(type)
+    }
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+        try CompactDecoding(input: input, value: try require(key), codingPath: codingPath + [key]).container(keyedBy: type)
+    }
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        try CompactDecoding(input: input, value: try require(key), codingPath: codingPath + [key]).unkeyedContainer()
+    }
+    func superDecoder() throws -> any Decoder {
+        CompactDecoding(input: input, value: try require(Key(stringValue: "super")!), codingPath: codingPath)
+    }
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        CompactDecoding(input: input, value: try require(key), codingPath: codingPath + [key])
+    }
+}
+
+private struct UnkeyedReader: UnkeyedDecodingContainer {
+    let input: CompactInput
+    let elements: [CompactInput.Value]
+    let codingPath: [any CodingKey]
+    var currentIndex = 0
+    var count: Int? { elements.count }
+    var isAtEnd: Bool { currentIndex >= elements.count }
+
+    private mutating func next() throws -> CompactInput.Value {
+        guard !isAtEnd else {
+            throw DecodingError.valueNotFound(Any.self, .init(codingPath: codingPath, debugDescription: "no element \(currentIndex)"))
+        }
+        defer { currentIndex += 1 }
+        return elements[currentIndex]
+    }
+
+    mutating func decodeNil() throws -> Bool {
+        guard !isAtEnd, elements[currentIndex].tag == .null else { return false }
+        currentIndex += 1
+        return true
+    }
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try SingleReader(input: input, value: try next(), codingPath: codingPath).decode(type)
+    }
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        try CompactDecoding(input: input, value: try next(), codingPath: codingPath).container(keyedBy: type)
+    }
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        try CompactDecoding(input: input, value: try next(), codingPath: codingPath).unkeyedContainer()
+    }
+    mutating func superDecoder() throws -> any Decoder {
+        CompactDecoding(input: input, value: try next(), codingPath: codingPath)
+    }
+}
