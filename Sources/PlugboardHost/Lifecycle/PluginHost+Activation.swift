@@ -63,8 +63,9 @@ extension PluginHost {
                 }
             }
         }
+        let date = Quarantine.now()
         let note = { (phase: Quarantine.Phase) in
-            CrashJournal.Note(pluginID: plugin.plugin.id, path: path, identity: plugin.identity, phase: phase, date: Quarantine.now())
+            CrashJournal.Note(pluginID: plugin.plugin.id, path: path, identity: plugin.identity, phase: phase, date: date)
         }
         let loaded = journal.record(note(.`init`)) { PluginLoader.load(copy, reportedAs: path, environment: environment) }
         let image: LoadedImage
