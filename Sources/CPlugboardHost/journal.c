@@ -9,13 +9,14 @@
 
 static _Atomic int note_fd = -1;
 static _Atomic int64_t call_started = 0;
+static _Atomic int hang_applies = 1;
 static int64_t hang_threshold = 0;
 
 void plugboard_journal_set_note(int fd) { atomic_store(&note_fd, fd); }
-void plugboard_journal_call_started(int64_t ns) {
+void plugboard_journal_call_started(int64_t ns, int applies) {
     int64_t expected = 0;
     // Keep the oldest running call's start.
-    atomic_compare_exchange_strong(&call_started, &expected, ns);
+    if (atomic_compare_exchange_strong(&call_started, &expected, ns)) atomic_store(&hang_applies, applies);
 }
 void plugboard_journal_call_ended(void) { atomic_store(&call_started, 0); }
 
@@ -42,7 +43,7 @@ static void on_termination(int signo) {
     int64_t started = atomic_load(&call_started);
     if (fd >= 0 && started != 0) {
         int64_t elapsed = plugboard_monotonic_ns() - started;
-        if (elapsed < hang_threshold) {
+        if (!atomic_load(&hang_applies) || elapsed < hang_threshold) {
             ftruncate(fd, 0);
         } else {
             char line[80] = "\ninterrupted ";

@@ -184,8 +184,8 @@ public final class PluginHost: Sendable {
     /// ``discover(rescan:)``, then activates every available plugin now
     /// (for hosts that want everything loaded up front).
     @discardableResult
-    public func loadAll() throws(PluginDirectory.ScanError) -> [PluginRecord] {
-        let records = try discover()
+    public func loadAll(rescan: Bool = false) throws(PluginDirectory.ScanError) -> [PluginRecord] {
+        let records = try discover(rescan: rescan)
         activateAll()
         return current(records)
     }
@@ -235,10 +235,12 @@ public final class PluginHost: Sendable {
     /// plugin (phase `call`). For calls a crash of which must not repeat on
     /// every start, such as a command the user runs; not for hot paths.
     public func journaled<Result, Failure: Error>(call pluginID: String, _ body: () throws(Failure) -> Result) throws(Failure) -> Result {
-        let path = state.withLock { state in state.live.first { $0.id == pluginID }?.path }
-        guard let path else { return try body() }
+        let live = state.withLock { state in state.live.first { $0.id == pluginID } }
+        guard let live else { return try body() }
+        // The identity of the file the running code came from, not of
+        // whatever is installed now: a fixed build must not be blamed.
         let note = CrashJournal.Note(
-            pluginID: pluginID, path: path, identity: FileIdentity.of(path: path), phase: .call, date: Quarantine.now())
+            pluginID: pluginID, path: live.path, identity: live.identity, phase: .call, date: Quarantine.now())
         return try journal.record(note, body)
     }
 
@@ -264,9 +266,13 @@ public final class PluginHost: Sendable {
             return state.live
         }
         registry.replaceProviders(of: Set(live.map(\.id)), with: [], pending: [])
-        for plugin in live.reversed() {
-            plugin.instance.deactivate()
-            services.retire(plugin.id, generation: plugin.generation)
+        services.triggers.removeAll()
+        // Plugin code under the lifecycle lock must not activate anything.
+        ExtensionRegistry.$isActivating.withValue(true) {
+            for plugin in live.reversed() {
+                plugin.instance.deactivate()
+                services.retire(plugin.id, generation: plugin.generation)
+            }
         }
         journal.close()
         copies.removeIfPrivate()

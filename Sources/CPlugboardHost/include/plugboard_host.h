@@ -38,7 +38,9 @@ int plugboard_under_sanitizer(void);
 /// started (CLOCK_MONOTONIC nanoseconds, 0 when none). Read by the signal
 /// handler; written by the host.
 void plugboard_journal_set_note(int fd);
-void plugboard_journal_call_started(int64_t monotonic_ns);
+/// `hang_applies` is 0 for a call (a command may run long on purpose: a
+/// SIGINT/SIGTERM then always clears its note), 1 for init and activate.
+void plugboard_journal_call_started(int64_t monotonic_ns, int hang_applies);
 void plugboard_journal_call_ended(void);
 /// Handle SIGINT and SIGTERM where they still have their default action:
 /// a call running for less than `threshold_ns` is not the plugin's fault, so

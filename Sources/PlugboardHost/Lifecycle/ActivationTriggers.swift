@@ -53,6 +53,14 @@ final class ActivationTriggers: Sendable {
         }
     }
 
+    /// Drops every trigger (the host shut down).
+    func removeAll() {
+        pending.withLock { pending in
+            pending = Pending()
+            count.store(0, ordering: .releasing)
+        }
+    }
+
     /// Activates the plugins waiting for event `name`, before it is delivered.
     @inline(__always)
     func beforeEvent(_ name: String) {

@@ -21,7 +21,12 @@ import Glibc
 /// end; the next start says "exit status unknown"). What it cannot catch: a
 /// hang, since nothing dies. A host stopped by SIGINT/SIGTERM while a call
 /// has run past the hang threshold keeps the note, marked with the signal
-/// and the time, so the next start quarantines the plugin as `host-hung`.
+/// and the time, so the next start quarantines the plugin as `host-hung`
+/// (init and activate only: a command may run long on purpose).
+///
+/// The signal handler's state is the process's: with several hosts in one
+/// process, the note of the host that last opened its journal is the one a
+/// signal handles.
 final class CrashJournal: Sendable {
     struct Note: Sendable, Codable, Equatable {
         let pluginID: String
@@ -67,7 +72,9 @@ final class CrashJournal: Sendable {
             guard open(&state) else { return nil }
             state.next += 1
             state.running[state.next] = line
-            if state.running.count == 1 { plugboard_journal_call_started(plugboard_monotonic_ns()) }
+            if state.running.count == 1 {
+                plugboard_journal_call_started(plugboard_monotonic_ns(), note.phase == .call ? 0 : 1)
+            }
             write(state)
             return state.next
         }
@@ -151,7 +158,10 @@ final class CrashJournal: Sendable {
                     }
                 }
             }
-            recovered += notes.map { Recovered(note: $0, interruption: interruption) }
+            // Notes are written oldest first; when calls nest (a journaled
+            // call activating another plugin), the newest is the code that
+            // was running: blame that one only.
+            if let innermost = notes.last { recovered.append(Recovered(note: innermost, interruption: interruption)) }
         }
         return recovered
     }

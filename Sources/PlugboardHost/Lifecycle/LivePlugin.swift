@@ -9,4 +9,6 @@ struct LivePlugin: Sendable {
     let image: LoadedImage
     /// Its providers, as registered.
     let providers: [RegisteredProvider]
+    /// The identity of the file its code was read from (for journal notes).
+    var identity: FileIdentity? = nil
 }

@@ -25,7 +25,9 @@ extension PluginHost {
                     }
                 }
                 switch result {
-                case let .success(live): started.append(live)
+                case var .success(live):
+                    live.identity = plugin.identity
+                    started.append(live)
                 case .failure: services.retire(plugin.plugin.id)
                 }
             }

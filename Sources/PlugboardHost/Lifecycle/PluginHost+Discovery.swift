@@ -76,6 +76,11 @@ extension PluginHost {
             let result: CacheEntry.Result
             switch outcome {
             case let .plugin(plugin): result = .plugin(plugin)
+            case let .rejected(code, reason) where code == "load-failed":
+                // Depends on the machine (a library it needs, memory), not
+                // only on the file: reported, not remembered.
+                examined[job.index].record.fail(.reported(path: path, code: code, reason: reason))
+                continue
             case let .rejected(code, reason): result = .rejected(code: code, reason: reason)
             case let .quarantined(quarantine): result = .quarantined(quarantine)
             case let .unavailable(detail):
@@ -168,7 +173,17 @@ extension PluginHost {
     /// Admits examined candidates: interface versions, duplicate ids and
     /// disabled plugins settled; the rest become `available`.
     func admitLocked(_ examined: [Examined]) -> [PluginRecord] {
+        // A file this host already has (available or active) stays as it is:
+        // discovering twice must not make a plugin its own duplicate.
+        let (known, records) = state.withLock { state in
+            (Set(state.live.map(\.path) + state.available.values.map(\.path)), state.records)
+        }
+        var reused: [Int: PluginRecord] = [:]
+        for (index, item) in examined.enumerated() where item.available != nil && known.contains(item.record.path) {
+            reused[index] = records.last { $0.path == item.record.path }
+        }
         var examined = examined
+        for index in reused.keys { examined[index].available = nil }
         for index in examined.indices where examined[index].available != nil {
             if !checkInterfaces(examined[index].available!.plugin, &examined[index].record) {
                 examined[index].available = nil
@@ -183,13 +198,13 @@ extension PluginHost {
         }
         let admitted = examined.compactMap(\.available)
         for plugin in admitted { services.triggers.add(plugin.plugin.activation, for: plugin.plugin.id) }
-        let records = examined.map(\.record)
+        let fresh = examined.enumerated().filter { reused[$0.offset] == nil }.map(\.element.record)
         state.withLock { state in
-            state.records.append(contentsOf: records)
+            state.records.append(contentsOf: fresh)
             for plugin in admitted { state.available[plugin.plugin.id] = plugin }
         }
         registry.replaceProviders(of: [], with: [], pending: pendingInterfaces())
-        return records
+        return examined.enumerated().map { reused[$0.offset] ?? $0.element.record }
     }
 
     /// The interfaces available plugins provide.

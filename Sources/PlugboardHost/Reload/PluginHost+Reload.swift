@@ -12,8 +12,9 @@ extension PluginHost {
 
     /// Replaces a live plugin with a new build of it, without restarting.
     ///
-    /// Steps, timed in the outcome: **verify** (optionally run the build in a
-    /// child process: a crash there costs nothing), **load** (copy to a unique
+    /// Steps, timed in the outcome: **verify** (load the build in a child
+    /// process first, with `verifier`, or else in a scanner process: a crash
+    /// there costs nothing), **load** (copy to a unique
     /// file, every check of a first load, create the new generation with the
     /// old one's state, activate it), **switch** (publish its providers in
     /// one registry update, then deactivate and release the old generation).
@@ -70,9 +71,29 @@ extension PluginHost {
         } catch {
             return outcome(.rejected(.unreadable(path: file, reason: "cannot copy it for loading: \(error)")))
         }
-        if let verifier, let crash = verifier.verify(copy) {
-            timings.verify = lap()
-            return outcome(.rejected(.verificationCrashed(path: file, detail: crash)))
+        if let verifier {
+            if let crash = verifier.verify(copy) {
+                timings.verify = lap()
+                return outcome(.rejected(.verificationCrashed(path: file, detail: crash)))
+            }
+        } else {
+            // No verifier given: the scanner protocol, like any new file, so
+            // no build runs in the host before a child loaded it.
+            let (outcomes, _) = PluginScanner(settings: configuration.scanner).scan([PluginScanner.Job(file: copy)])
+            switch outcomes.first {
+            case .plugin?: break
+            case let .rejected(code, reason)?:
+                timings.verify = lap()
+                return outcome(.rejected(.reported(path: file, code: code, reason: reason)))
+            case let .quarantined(quarantine)?:
+                timings.verify = lap()
+                return outcome(.rejected(.verificationCrashed(path: file, detail: quarantine.reason)))
+            case let .unavailable(detail)?:
+                timings.verify = lap()
+                return outcome(.rejected(.scannerUnavailable(path: file, detail: detail)))
+            case nil:
+                break
+            }
         }
         timings.verify = lap()
 
@@ -97,7 +118,7 @@ extension PluginHost {
         var note: String?
         if let stateful = old.instance as? any ReloadableState {
             do {
-                saved = try stateful.encodedState()
+                saved = try ExtensionRegistry.$isActivating.withValue(true) { try stateful.encodedState() }
             } catch {
                 note = "state not saved by the old generation (\(error)); the new one starts fresh"
             }
@@ -127,7 +148,9 @@ extension PluginHost {
         }
         let live: LivePlugin
         switch started {
-        case let .success(started): live = started
+        case var .success(started):
+            started.identity = build.identity
+            live = started
         case let .failure(error):
             services.retire(id, generation: next)
             timings.load = lap()
@@ -147,7 +170,7 @@ extension PluginHost {
                 state.records[index] = record
             }
         }
-        old.instance.deactivate()
+        ExtensionRegistry.$isActivating.withValue(true) { old.instance.deactivate() }
         timings.switch = lap()
         return outcome(.reloaded, generation: next, note: note, memory: memory)
     }

@@ -52,7 +52,12 @@ private final class ScannerProcess {
     var input: [UInt8] = []
     /// stderr since the current job started (capped).
     var stderr: [UInt8] = []
-    var served = 0
+    /// Jobs it answered, in order.
+    var served: [Int] = []
+    /// Scans one file only (a re-scan after a crash), then is retired.
+    var isolated = false
+    /// Told to exit (end of stream on its channel).
+    var retiring = false
     var finished = false
 
     init(pid: pid_t, channel: Int32, errors: Int32, deadline: ContinuousClock.Instant) {
@@ -63,11 +68,22 @@ private final class ScannerProcess {
     }
 }
 
+/// The scanning loop: one thread, `poll` over every child's channel and
+/// stderr, deadlines per file.
+///
+/// Blame: a child that dies on its first file (or a child that scans one
+/// file only) convicts that file. A child that had already answered for
+/// other files might be dying of one of them (a thread its constructor
+/// started, say), so that file and the earlier ones are scanned again, each
+/// alone in a fresh child, before anyone is quarantined. A child that ends
+/// abnormally after answering is treated the same way.
 private struct Pool {
     let settings: ScannerSettings
     let jobs: [PluginScanner.Job]
     var outcomes: [PluginScanner.Outcome?]
     var queue: [Int]
+    /// Jobs to scan again, each alone in a fresh child.
+    var isolatedQueue: [Int] = []
     var children: [ScannerProcess] = []
     var unavailable: String?
     var spawned = 0
@@ -75,6 +91,9 @@ private struct Pool {
     let parallelism: Int
 
     static let stderrCap = 16 * 1024
+    /// How often a child is checked with `waitpid` even when its channel is
+    /// quiet: something it forked may hold the channel open after it died.
+    static let reapInterval: Double = 100
 
     init(settings: ScannerSettings, jobs: [PluginScanner.Job]) {
         self.settings = settings
@@ -86,28 +105,39 @@ private struct Pool {
     }
 
     mutating func run() {
-        while outcomes.contains(where: { $0 == nil }) {
+        while outcomes.contains(where: { $0 == nil }) || !children.isEmpty {
             if let reason = unavailable {
-                for index in queue { outcomes[index] = .unavailable(reason) }
+                for index in queue + isolatedQueue { outcomes[index] = .unavailable(reason) }
                 queue.removeAll()
-                if children.isEmpty { break }
+                isolatedQueue.removeAll()
+            }
+            if children.isEmpty && queue.isEmpty && isolatedQueue.isEmpty {
+                // Nothing left to run for the unanswered ones (cannot happen
+                // unless a child vanished unseen); never loop forever.
+                for index in outcomes.indices where outcomes[index] == nil {
+                    outcomes[index] = .unavailable("the scan ended without an answer")
+                }
+                break
             }
             spawnAsNeeded()
             dispatch()
             if children.isEmpty { continue }
             waitForActivity()
         }
-        for child in children { retire(child) }
-        children.removeAll()
     }
+
+    private var waiting: Int { queue.count + isolatedQueue.count }
 
     private mutating func spawnAsNeeded() {
         guard unavailable == nil else { return }
-        let busy = children.filter { $0.job != nil }.count
-        let wanted = min(parallelism, queue.count + busy)
-        while children.count < wanted {
+        let working = children.filter { !$0.retiring }.count
+        let busy = children.filter { !$0.retiring && $0.job != nil }.count
+        let wanted = min(parallelism, waiting + busy)
+        var count = working
+        while count < wanted {
             guard let child = spawn() else { return }
             children.append(child)
+            count += 1
         }
     }
 
@@ -136,14 +166,23 @@ private struct Pool {
     }
 
     private mutating func dispatch() {
-        for child in children where child.ready && child.job == nil {
-            if child.served >= settings.filesPerProcess {
+        for child in children where child.ready && child.job == nil && !child.retiring {
+            let index: Int
+            if child.isolated || child.served.count >= settings.filesPerProcess {
                 retire(child)
-                children.removeAll { $0 === child }
+                continue
+            } else if child.served.isEmpty, let next = isolatedQueue.popLast() {
+                child.isolated = true
+                index = next
+            } else if let next = queue.popLast() {
+                index = next
+            } else {
+                // Idle with nothing for it (isolated work needs a fresh child).
+                retire(child)
                 continue
             }
-            guard let index = queue.popLast() else { continue }
-            let seconds = Int((Double(settings.timeout.components.seconds) + 0.999).rounded(.down))
+            let timeout = settings.timeout.components
+            let seconds = Int(timeout.seconds) + (timeout.attoseconds > 0 ? 1 : 0)
             let request = ScanRequest(request: index, file: jobs[index].file, cpuSeconds: seconds)
             child.job = index
             child.phase = nil
@@ -156,30 +195,39 @@ private struct Pool {
         }
     }
 
+    /// End of stream on its channel makes a child exit; seen as such below.
+    private func retire(_ child: ScannerProcess) {
+        child.retiring = true
+        child.deadline = .now + settings.timeout
+        shutdown(child.channel, Int32(SHUT_WR))
+    }
+
     private mutating func waitForActivity() {
         var descriptors: [pollfd] = []
         for child in children {
             descriptors.append(pollfd(fd: child.channel, events: Int16(POLLIN), revents: 0))
             descriptors.append(pollfd(fd: child.errors, events: Int16(POLLIN), revents: 0))
         }
-        let now = ContinuousClock.now
         let nearest = children.map(\.deadline).min()!
-        let wait = max(0, (nearest - now).milliseconds)
-        let ready = poll(&descriptors, nfds_t(descriptors.count), Int32(min(wait.rounded(.up), 60_000)))
+        let wait = min(Self.reapInterval, max(0, (nearest - .now).milliseconds))
+        let ready = poll(&descriptors, nfds_t(descriptors.count), Int32(wait.rounded(.up)))
         if ready < 0 && errno != EINTR { return }
         for (position, child) in children.enumerated() {
-            let errorsEvent = descriptors[position * 2 + 1].revents
-            if errorsEvent != 0 { drainErrors(child) }
+            if descriptors[position * 2 + 1].revents != 0 { drainErrors(child) }
             let channelEvent = descriptors[position * 2].revents
-            if channelEvent & Int16(POLLIN) != 0 || channelEvent & Int16(POLLHUP | POLLERR) != 0 {
-                if !readMessages(child) {
-                    ended(child, timedOut: false)
-                    continue
-                }
+            if channelEvent != 0 && !readMessages(child) {
+                ended(child, timedOut: false)
+                continue
             }
-            if ContinuousClock.now >= child.deadline && (child.job != nil || !child.ready) {
-                kill(-child.pid, SIGKILL)
-                ended(child, timedOut: true)
+            var status: Int32 = 0
+            if waitpid(child.pid, &status, WNOHANG) == child.pid {
+                // Gone, though its channel may be held open by what it forked.
+                _ = readMessages(child)
+                ended(child, timedOut: false, status: status)
+                continue
+            }
+            if ContinuousClock.now >= child.deadline {
+                ended(child, timedOut: !child.retiring || child.job != nil)
             }
         }
         children.removeAll { $0.finished }
@@ -215,7 +263,7 @@ private struct Pool {
                 outcomes[index] = .rejected(code: rejection.code, reason: rejection.reason)
             }
             child.job = nil
-            child.served += 1
+            child.served.append(index)
             child.deadline = .now + .seconds(3600)
         }
     }
@@ -239,22 +287,22 @@ private struct Pool {
         }
     }
 
-    /// The child is gone (or was killed): reap it and settle its job.
-    private mutating func ended(_ child: ScannerProcess, timedOut: Bool) {
-        var status: Int32 = 0
-        while waitpid(child.pid, &status, 0) < 0 && errno == EINTR {}
-        // Whatever the plugin started in the child's group goes too.
+    /// The child is gone, or is killed now: reap it and settle its jobs.
+    private mutating func ended(_ child: ScannerProcess, timedOut: Bool, status known: Int32? = nil) {
+        var status: Int32 = known ?? 0
+        // Killed before waiting, so a child that closed its channel but lives
+        // on can never block the host; a child already dead keeps its status.
         kill(-child.pid, SIGKILL)
+        if known == nil {
+            while waitpid(child.pid, &status, 0) < 0 && errno == EINTR {}
+        }
         drainErrors(child)
         let ran = (ContinuousClock.now - child.started).milliseconds
         let tail = Self.lastLines(child.stderr)
-        if !child.ready {
-            let how = timedOut ? "did not answer within \(settings.timeout)" : Self.describe(status)
-            unavailable = "\(executable) \(how) before saying hello\(tail.isEmpty ? "" : ": \(tail.joined(separator: " | "))")"
-            if let index = child.job { outcomes[index] = .unavailable(unavailable!) }
-        } else if let index = child.job {
+        let abnormal = timedOut || Self.signaled(status) || (status >> 8) & 0xff != 0
+        func quarantine(_ index: Int, phase: Quarantine.Phase?) {
             var quarantine = Quarantine(
-                phase: child.phase ?? .dlopen, ending: .exit, signal: nil, exitStatus: nil,
+                phase: phase ?? .dlopen, ending: .exit, signal: nil, exitStatus: nil,
                 milliseconds: ran, stderrTail: tail, date: Quarantine.now())
             if timedOut {
                 quarantine.ending = .timeout
@@ -266,21 +314,35 @@ private struct Pool {
             }
             outcomes[index] = .quarantined(quarantine)
         }
+        func rescanAlone(_ indices: [Int]) {
+            for index in indices {
+                outcomes[index] = nil
+                isolatedQueue.append(index)
+            }
+        }
+        if !child.ready {
+            let how = timedOut ? "did not answer within \(settings.timeout)" : Self.describe(status)
+            unavailable = "\(executable) \(how) before saying hello\(tail.isEmpty ? "" : ": \(tail.joined(separator: " | "))")"
+            if let index = child.job { outcomes[index] = .unavailable(unavailable!) }
+        } else if let index = child.job {
+            if child.isolated || child.served.isEmpty {
+                quarantine(index, phase: child.phase)
+            } else {
+                rescanAlone(child.served + [index])
+            }
+        } else if abnormal && !child.served.isEmpty {
+            if child.isolated {
+                // It answered, then died: something it left running killed it.
+                quarantine(child.served[0], phase: .descriptor)
+            } else {
+                rescanAlone(child.served)
+            }
+        }
         close(child.channel)
         if child.errors >= 0 { close(child.errors) }
         child.errors = -1
         child.job = nil
         child.finished = true
-    }
-
-    /// A finished child: end-of-stream on its channel makes it exit.
-    private func retire(_ child: ScannerProcess) {
-        shutdown(child.channel, Int32(SHUT_WR))
-        var status: Int32 = 0
-        while waitpid(child.pid, &status, 0) < 0 && errno == EINTR {}
-        kill(-child.pid, SIGKILL)
-        close(child.channel)
-        if child.errors >= 0 { close(child.errors) }
     }
 
     static func lastLines(_ bytes: [UInt8], count: Int = 5) -> [String] {
@@ -294,7 +356,6 @@ private struct Pool {
     static func describe(_ status: Int32) -> String {
         signaled(status) ? "was killed by \(ScannerSignals.name(status & 0x7f))" : "exited with status \((status >> 8) & 0xff)"
     }
-
 }
 
 /// Signal names for messages.

@@ -72,9 +72,7 @@ enum PluginsOption {
             switch start {
             case .discover: records = try host.discover(rescan: rescan)
             case .lazily: records = try host.start(rescan: rescan)
-            case .everything:
-                _ = try host.discover(rescan: rescan)
-                records = try host.loadAll()
+            case .everything: records = try host.loadAll(rescan: rescan)
             }
             if printingDiagnostics { reportDiagnostics(host) }
             return (host, records)

@@ -31,6 +31,16 @@ import Testing
         #expect(host.registry.providers(of: Commands.self).map(\.name) == ["alpha", "beta", "startup"])
     }
 
+    @Test func discoveringAgainKeepsOnePluginPerFile() throws {
+        let (host, dir) = try host(["Alpha", "Beta"])
+        defer { host.shutdown(); withExtendedLifetime(dir) {} }
+        #expect(try host.discover().map(\.status) == [.available, .available])
+        #expect(try host.start().map(\.status) == [.available, .available])
+        #expect(try host.loadAll().map(\.status) == [.active, .active])
+        #expect(try host.discover().map(\.status) == [.active, .active])
+        #expect(host.records.count == 2, "\(host.records.map(\.message))")
+    }
+
     @Test func anEventTriggerActivatesThePluginBeforeTheEventIsDelivered() throws {
         let (host, dir) = try host(["LazyEvent"])
         defer { host.shutdown(); withExtendedLifetime(dir) {} }

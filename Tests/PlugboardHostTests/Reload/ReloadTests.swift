@@ -64,6 +64,15 @@ import Testing
         #expect(try call(host) == "reshaped fresh")
     }
 
+    @Test func withoutAVerifierANewBuildIsScannedBeforeItRunsInTheHost() throws {
+        let (host, dir) = try host()
+        defer { withExtendedLifetime(dir) {} }
+        let outcome = host.reload("fixture.reloadable", from: try Fixtures.library("EntryAbort").path)
+        #expect(outcome.error?.code == "verify-crashed")
+        #expect(outcome.error?.reason.contains("SIGABRT in phase entry") == true, "\(outcome.error?.reason ?? "")")
+        #expect(try call(host) == "v1 call 1")
+    }
+
     @Test func aBuildThatCrashesIsCaughtByTheChildVerifierAndTheHostLivesOn() throws {
         let (host, dir) = try host()
         defer { withExtendedLifetime(dir) {} }

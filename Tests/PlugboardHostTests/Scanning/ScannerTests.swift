@@ -103,6 +103,24 @@ import Testing
         #expect(host.lastDiscovery.scannerProcesses == 2)
     }
 
+    /// A scanner that dies after answering for other files might be dying of
+    /// one of them: each is scanned again alone before anyone is blamed.
+    @Test func aCrashAfterOtherFilesIsPinnedDownInFreshScanners() throws {
+        let dir = try TemporaryDirectory()
+        let cache = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Alpha"), as: "a.so")
+        try dir.copy(Fixtures.library("Beta"), as: "b.so")
+        let bad = try dir.copy(Fixtures.library("EntryAbort"), as: "c.so")
+        let host = PluginHost(configuration: .init(
+            pluginsDirectory: dir.path, cacheDirectory: cache.path, scanner: ScannerSettings(parallelism: 1)))
+        host.declareStandardExtensionPoints()
+        let records = try host.discover()
+        #expect(records.map(\.status) == [.available, .available, .quarantined])
+        #expect(records.first { $0.path == bad }?.quarantine?.phase == .entry)
+        // One scanner for all three, then one fresh scanner per file.
+        #expect(host.lastDiscovery.scannerProcesses == 4)
+    }
+
     @Test func aScannerThatCannotStartLeavesFilesUnloadedWithTheFix() throws {
         let dir = try TemporaryDirectory()
         let cache = try TemporaryDirectory()
