@@ -87,7 +87,8 @@ public struct Quarantine: Sendable, Equatable, Codable {
         case .hostDied:
             what = "the host process died during this plugin's \(phase.label) (noted \(date); exit status unknown: a process cannot record its own end), so the next start went on without it"
         case .hostInterrupted:
-            what = "the host was stopped by \(signal ?? "a signal") while this plugin's \(phase.label) had run\(duration) (noted \(date)): it probably hangs"
+            let ran = milliseconds.map { " for \(Self.format($0))" } ?? ""
+            what = "the host was stopped by \(signal ?? "a signal") after this plugin's \(phase.label) had run\(ran) (noted \(date)): it probably hangs"
         }
         let output = stderrTail.isEmpty ? "" : "; its last output: \(stderrTail.joined(separator: " | "))"
         return "quarantined: \(what)\(output); fix the plugin and replace the file (a changed file is scanned again), or retry with `plugboard list --rescan`"

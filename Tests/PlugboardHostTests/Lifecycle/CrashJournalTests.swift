@@ -51,18 +51,20 @@ import Testing
         #expect(line(third.stdout, "bad.so")?.hasPrefix("quarantined host-crashed") == true)
     }
 
-    /// Starts the host with ActivateHang, waits until the plugin says it is
-    /// in activate (a line through a FIFO), then sends `signal`.
-    func interruptHangingActivate(_ signal: Int32, threshold: String) throws -> (TemporaryDirectory, TemporaryDirectory) {
+    /// Starts the host with `fixture` (as hang.so), waits until the plugin
+    /// says it is stuck (a line through a FIFO), then sends `signal`.
+    func interruptHangingActivate(
+        _ signal: Int32, threshold: String, fixture: String = "ActivateHang", arguments: [String] = ["--activate-all"]
+    ) throws -> (TemporaryDirectory, TemporaryDirectory) {
         let dir = try TemporaryDirectory(), cache = try TemporaryDirectory()
         try dir.copy(Fixtures.library("Alpha"), as: "a.so")
-        try dir.copy(Fixtures.library("ActivateHang"), as: "hang.so")
+        try dir.copy(Fixtures.library(fixture), as: "hang.so")
         let fifo = cache.file("activating.fifo")
         #expect(mkfifo(fifo, 0o600) == 0)
         let reader = open(fifo, O_RDONLY | O_NONBLOCK)
         defer { close(reader) }
         let process = try ShellProcess(
-            Fixtures.executable("plugboard-test-host"), [dir.path, cache.path, "--activate-all", "--hang-threshold-ms", threshold],
+            Fixtures.executable("plugboard-test-host"), [dir.path, cache.path, "--hang-threshold-ms", threshold] + arguments,
             environment: ["PLUGBOARD_FIXTURE_FIFO": fifo])
         // The event, not a delay: wait (with a generous deadline) for the line.
         var descriptor = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
@@ -78,8 +80,16 @@ import Testing
         let next = try host(dir, cache, ["--activate-all"])
         #expect(next.status == 0, "\(next.stderr)")
         #expect(line(next.stdout, "hang.so") == "quarantined host-hung fixture.activate-hang hang.so")
-        #expect(next.stderr.contains("stopped by SIGTERM while this plugin's activate had run"), "\(next.stderr)")
+        #expect(next.stderr.contains("stopped by SIGTERM after this plugin's activate had run for"), "\(next.stderr)")
         #expect(line(next.stdout, "a.so") == "active - fixture.alpha a.so")
+    }
+
+    /// A command may run long on purpose: stopping it is not the plugin's fault.
+    @Test func stoppingALongCommandQuarantinesNothing() throws {
+        let (dir, cache) = try interruptHangingActivate(SIGINT, threshold: "0", fixture: "CommandLinger", arguments: ["--run", "linger"])
+        let next = try host(dir, cache)
+        #expect(line(next.stdout, "hang.so") == "available - fixture.command-linger hang.so")
+        #expect(!next.stderr.contains("quarantined"), "\(next.stderr)")
     }
 
     @Test func aPromptCtrlCQuarantinesNothing() throws {
