@@ -9,13 +9,7 @@ import Glibc
 final class ActivateHang: Plugin {
     init(context: PluginContext) throws {}
     func activate() throws {
-        if let fifo = getenv("PLUGBOARD_FIXTURE_FIFO") {
-            let fd = open(fifo, O_WRONLY)
-            if fd >= 0 {
-                _ = write(fd, "activating\n", 11)
-                close(fd)
-            }
-        }
+        signalTest("activating\n")
         while true { sleep(1) }
     }
     func contributions() -> [Contribution] { [] }

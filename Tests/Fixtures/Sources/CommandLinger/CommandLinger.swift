@@ -4,8 +4,8 @@ import Plugboard
 import Glibc
 #endif
 
-/// A command that runs long on purpose: it says so through the FIFO named by
-/// PLUGBOARD_FIXTURE_FIFO, then waits until the process is stopped.
+/// A command that runs long on purpose: it tells the test (through the FIFO
+/// named by PLUGBOARD_FIXTURE_FIFO), then waits until the process is stopped.
 final class CommandLinger: Plugin {
     init(context: PluginContext) throws {}
     func contributions() -> [Contribution] { [.provider(Linger(), for: Commands.self)] }
@@ -13,13 +13,7 @@ final class CommandLinger: Plugin {
         var name: String { "linger" }
         var summary: String { "runs until stopped" }
         func run(arguments: [String]) throws -> String {
-            if let fifo = getenv("PLUGBOARD_FIXTURE_FIFO") {
-                let fd = open(fifo, O_WRONLY)
-                if fd >= 0 {
-                    _ = write(fd, "lingering\n", 10)
-                    close(fd)
-                }
-            }
+            signalTest("lingering\n")
             while true { sleep(1) }
         }
     }

@@ -192,3 +192,13 @@ public func reloadableDescriptor<P: Plugin>(_ type: P.Type) -> UnsafeRawPointer 
 public func writeError(_ text: String) {
     _ = text.withCString { write(2, $0, strlen($0)) }
 }
+
+/// Writes `line` into the FIFO named by PLUGBOARD_FIXTURE_FIFO, if set: how a
+/// fixture tells a test it reached the point to interrupt (an event, not a delay).
+public func signalTest(_ line: String) {
+    guard let fifo = getenv("PLUGBOARD_FIXTURE_FIFO") else { return }
+    let fd = open(fifo, O_WRONLY)
+    guard fd >= 0 else { return }
+    _ = line.withCString { write(fd, $0, strlen($0)) }
+    close(fd)
+}
