@@ -33,6 +33,29 @@ import Testing
         #expect((bad["reason"] as? String)?.isEmpty == false)
     }
 
+    /// A second `list` answers from the registry cache: it opens no plugin
+    /// file (the host's counter, and where strace exists, the kernel's view).
+    @Test func aWarmListOpensNoPluginFile() throws {
+        let dir = try directoryWithOneGoodAndOneBad()
+        let cache = try TemporaryDirectory()
+        let cold = try plugboard("list", "--plugins", dir.path, "--cache", cache.path, "--json")
+        let coldJSON = try #require(try JSONSerialization.jsonObject(with: Data(cold.stdout.utf8)) as? [String: Any])
+        #expect((coldJSON["discovery"] as? [String: Int])?["filesRead"] == 2)
+        let warm = try plugboard("list", "--plugins", dir.path, "--cache", cache.path, "--json")
+        let warmJSON = try #require(try JSONSerialization.jsonObject(with: Data(warm.stdout.utf8)) as? [String: Any])
+        #expect((warmJSON["discovery"] as? [String: Int]) == ["cacheHits": 2, "filesRead": 0, "filesScanned": 0, "scannerProcesses": 0])
+        #expect((warmJSON["plugins"] as? [[String: Any]])?.map { $0["status"] as? String } == ["available", "rejected"])
+
+        let strace = URL(fileURLWithPath: "/usr/bin/strace")
+        guard FileManager.default.isExecutableFile(atPath: strace.path) else { return }
+        let log = cache.file("strace.log")
+        let traced = try runProcess(strace, ["-f", "-e", "trace=open,openat", "-o", log,
+                                             try Fixtures.executable("plugboard").path, "list", "--plugins", dir.path, "--cache", cache.path])
+        #expect(traced.status == 0)
+        let opens = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").filter { $0.contains(dir.path) }
+        #expect(opens.allSatisfy { $0.contains("O_DIRECTORY") }, "\(opens)")
+    }
+
     @Test func strictExitsOneWhenAFileWasRejected() throws {
         let dir = try directoryWithOneGoodAndOneBad()
         #expect(try plugboard("list", "--plugins", dir.path).status == 0)
