@@ -368,7 +368,27 @@ private struct SingleReader: SingleValueDecodingContainer {
     func decode(_ type: UInt32.Type) throws -> UInt32 { try integer(type) }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try integer(type) }
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try T(from: CompactDecoding(input: input, value: value, codingPath: codingPath))
+        // Leaf values decoded here directly: going through `T(from:)` would
+        // box a container for each string and number of every cache entry.
+        if T.self == String.self { return unsafeBitCast(try decode(String.self), to: T.self) }
+        if T.self == Int64.self { return unsafeBitCast(try decode(Int64.self), to: T.self) }
+        if T.self == UInt64.self { return unsafeBitCast(try decode(UInt64.self), to: T.self) }
+        if T.self == Int.self { return unsafeBitCast(try decode(Int.self), to: T.self) }
+        if T.self == Int32.self { return unsafeBitCast(try decode(Int32.self), to: T.self) }
+        if T.self == UInt32.self { return unsafeBitCast(try decode(UInt32.self), to: T.self) }
+        if T.self == Bool.self { return unsafeBitCast(try decode(Bool.self), to: T.self) }
+        if T.self == Double.self { return unsafeBitCast(try decode(Double.self), to: T.self) }
+        if T.self == [String].self { return unsafeBitCast(try strings(), to: T.self) }
+        return try T(from: CompactDecoding(input: input, value: value, codingPath: codingPath))
+    }
+
+    /// An array of strings, without a container per element.
+    private func strings() throws -> [String] {
+        guard value.tag == .unkeyed else { throw mismatch([String].self) }
+        return try input.elements(of: value, codingPath).map { element in
+            guard element.value.tag == .string else { throw mismatch(String.self) }
+            return try input.string(element.value.start, codingPath).0
+        }
     }
 }
 
