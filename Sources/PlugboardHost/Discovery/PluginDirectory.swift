@@ -102,8 +102,9 @@ public enum PluginDirectory {
         guard lstat(path, &link) == 0 else {
             return PluginCandidate(path: path, resolvedPath: nil, problem: .unreadable(path: path, reason: String(cString: strerror(errno))))
         }
-        var info = stat()
-        guard stat(path, &info) == 0 else {
+        // A plain entry is what lstat saw; only a symlink needs a second look.
+        var info = link
+        guard (link.st_mode & S_IFMT) != S_IFLNK || stat(path, &info) == 0 else {
             let reason = (link.st_mode & S_IFMT) == S_IFLNK
                 ? "broken symlink to \(readLink(path) ?? "?")" : String(cString: strerror(errno))
             return PluginCandidate(path: path, resolvedPath: nil, problem: .unreadable(path: path, reason: reason))
@@ -121,9 +122,8 @@ public enum PluginDirectory {
         if info.st_mode & (S_IRUSR | S_IRGRP | S_IROTH) == 0 {
             return PluginCandidate(path: path, resolvedPath: resolved, problem: .unreadable(path: path, reason: "no read permission (mode \(String(info.st_mode & 0o777, radix: 8)))"))
         }
-        if access(path, R_OK) != 0 {
-            return PluginCandidate(path: path, resolvedPath: resolved, problem: .unreadable(path: path, reason: String(cString: strerror(errno))))
-        }
+        // Other permission problems show when the file is read (a change of
+        // mode changes its ctime, so the cache never hides one).
         let identity = FileKey(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
         if let original = seen[identity] {
             return PluginCandidate(path: path, resolvedPath: resolved, problem: .duplicateFile(path: path, original: original))
