@@ -1,7 +1,5 @@
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// `plugboard`: load, inspect and develop Plugboard plugins.
@@ -19,13 +17,15 @@ OPTIONS:
 \(HelpText.row("-h, --help", "Show help; `plugboard <command> --help` for a command."))
 \(HelpText.row("--version", "Show the SDK version the tool was built with."))
 
-EXIT STATUS: 0 success; 1 the command ran and found a problem (see each command); 2 wrong usage.
+EXIT STATUS: 0 success; 1 the command ran and found a problem (see each command); 64 wrong usage.
 """
 
-func usageFailure(_ error: UsageError) -> Never {
+@MainActor func usageFailure(_ error: UsageError) -> Never {
     Terminal.error(error.message)
+    let spec = error.command.flatMap { name in commands.first { $0.spec.name == name }?.spec }
+    Terminal.writeErr((spec.map(HelpText.usage) ?? "USAGE: plugboard <command> [options]") + "\n")
     let hint = error.command.map { "plugboard \($0) --help" } ?? "plugboard --help"
-    Terminal.writeErr("Run '\(hint)' for usage.\n")
+    Terminal.writeErr("Run '\(hint)' for more.\n")
     exit(ExitStatus.usage)
 }
 

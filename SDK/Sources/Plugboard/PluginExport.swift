@@ -1,8 +1,6 @@
 import CPlugboard
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// Builds the descriptor a plugin's entry point returns.

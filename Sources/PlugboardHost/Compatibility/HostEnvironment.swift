@@ -1,8 +1,6 @@
 import CPlugboard
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// What this host process is: the SDK it was built with, the SDK image it

@@ -1,7 +1,5 @@
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 // The Swift runtime's demangler (exported by libswiftCore; stable C signature).

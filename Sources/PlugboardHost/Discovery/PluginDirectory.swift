@@ -1,7 +1,5 @@
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// One entry of a plugins directory that looks like a plugin (`*.so`).
@@ -28,11 +26,7 @@ public struct PluginCandidate: Sendable, Equatable {
 ///   directory); two entries that are the same file are one plugin, the
 ///   second is rejected as `duplicate-file`.
 public enum PluginDirectory {
-    #if os(macOS)
-    public static let librarySuffix = ".dylib"
-    #else
     public static let librarySuffix = ".so"
-    #endif
 
     /// Why a directory cannot be scanned at all.
     public enum ScanError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -2,8 +2,6 @@ import CPlugboard
 import Plugboard
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// The host's checked copy of a plugin's `plugboard_descriptor`.

@@ -1,8 +1,6 @@
 import CPlugboardHost
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// A `dlopen`ed image. Never closed: a Swift image registers its metadata

@@ -1,8 +1,6 @@
 import Synchronization
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// Holds the current ``RegistrySnapshot`` and hands it to readers without a

@@ -38,11 +38,7 @@ public final class SourceWatcher: Sendable {
         self.root = PluginDirectory.absolutePath(root)
         self.ignoring = ignoring
         self.quiet = quiet
-        #if os(Linux)
         let fd = polling ? -1 : inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        #else
-        let fd: Int32 = -1
-        #endif
         inotify = fd
         mode = fd >= 0 ? "inotify" : "polling"
         if fd >= 0 { for directory in directories() { addWatch(directory) } }
@@ -67,11 +63,9 @@ public final class SourceWatcher: Sendable {
     // MARK: - inotify
 
     private func addWatch(_ directory: String) {
-        #if os(Linux)
         let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_MODIFY)
         let wd = inotify_add_watch(inotify, directory, mask)
         if wd >= 0 { watches.withLock { $0[wd] = directory } }
-        #endif
     }
 
     private func waitWithInotify() -> Change? {
@@ -103,17 +97,14 @@ public final class SourceWatcher: Sendable {
                 let nameBytes = buffer[(offset + 16)..<min(count, offset + 16 + length)].prefix { $0 != 0 }
                 let name = String(decoding: nameBytes, as: UTF8.self)
                 offset += 16 + length
-                #if os(Linux)
                 if mask & UInt32(IN_Q_OVERFLOW) != 0 {
                     // Events were lost: treat it as a change of everything.
                     changed.insert("(inotify queue overflowed)")
                     continue
                 }
-                #endif
                 guard let directory = watches.withLock({ $0[wd] }) else { continue }
                 let path = "\(directory)/\(name)"
                 guard isRelevant(name) else { continue }
-                #if os(Linux)
                 if mask & UInt32(IN_ISDIR) != 0 {
                     // A directory moved in or created: watch it, and count what
                     // it already holds (written before the watch existed).
@@ -128,7 +119,6 @@ public final class SourceWatcher: Sendable {
                     changed.insert(relative(path))
                     continue
                 }
-                #endif
                 changed.insert(relative(path))
             }
         }

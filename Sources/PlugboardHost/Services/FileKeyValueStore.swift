@@ -1,8 +1,6 @@
 import Plugboard
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// A plugin's ``KeyValueStore``: one file per key in `<data dir>/<plugin id>/`.

@@ -1,8 +1,6 @@
 import Plugboard
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// One log message from a plugin.

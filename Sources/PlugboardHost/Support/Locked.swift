@@ -2,9 +2,11 @@ import Foundation
 
 /// A value behind a pthread mutex (NSLock).
 ///
-/// Used on the registry's paths instead of `Synchronization.Mutex`: on Linux
-/// that one is built on raw futexes, which ThreadSanitizer cannot see, so
-/// `swift test --sanitize=thread` would report every access as a race.
+/// The one exception to `Synchronization.Mutex`, kept where `make test-tsan`
+/// looks (the registry's read path, the dev loop's threads): on Linux `Mutex`
+/// is built on raw futexes, which ThreadSanitizer cannot see, so every access
+/// guarded by it is reported as a race (tried: 5 false reports in the
+/// registry stress test), and the sanitizer run would prove nothing.
 final class Locked<Value>: @unchecked Sendable {
     // @unchecked: `value` is only read or written inside `withLock`, which
     // holds `lock` for the whole access.

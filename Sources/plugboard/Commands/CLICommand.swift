@@ -11,6 +11,6 @@ enum ExitStatus {
     /// The work ran and found a problem (`--strict` rejections, inspect of a
     /// file that would not load), or could not run (unreadable directory).
     static let failure: Int32 = 1
-    /// Wrong command-line input.
-    static let usage: Int32 = 2
+    /// Wrong command-line input (EX_USAGE, as swift-argument-parser exits).
+    static let usage: Int32 = 64
 }

@@ -11,7 +11,7 @@ enum InspectCommand: CLICommand {
         loaded (architecture, toolchain, SDK ABI, linked libraries), what its descriptor says \
         (read in a scanner process), and the outcome. No plugin code runs in this process unless \
         --activate is given (the dev loop's verifier uses it, in a child process). Exits 0 if the \
-        plugin is available (with --activate: active), 1 if not, 2 on wrong usage.
+        plugin is available (with --activate: active), 1 if not, 64 on wrong usage.
         """,
         options: [
             CommandSpec.json,

@@ -15,7 +15,7 @@ enum ListCommand: CLICommand {
         opens no plugin file. A file that crashes, exits or hangs while scanned is quarantined \
         until it changes or --rescan is given. Exits 0 when the scan ran, even if files were \
         rejected; 1 with --strict if any file was rejected, quarantined or failed, or if DIR \
-        cannot be read; 2 on wrong usage.
+        cannot be read; 64 on wrong usage.
         """,
         options: [
             PluginsOption.option,

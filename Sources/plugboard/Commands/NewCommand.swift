@@ -8,7 +8,7 @@ enum NewCommand: CLICommand {
         discussion: """
         Writes DIR/NAME (default ./NAME): a SwiftPM package depending on the SDK by path, with one \
         .dynamic library product. Then: `plugboard dev DIR/NAME` builds it, loads it and reloads it \
-        on every save. Exits 0 when written, 1 if the directory exists or cannot be written, 2 on \
+        on every save. Exits 0 when written, 1 if the directory exists or cannot be written, 64 on \
         wrong usage.
         """,
         options: [

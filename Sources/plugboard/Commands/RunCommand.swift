@@ -11,7 +11,7 @@ enum RunCommand: CLICommand {
         finds the command by name and prints its output. Plugins that were rejected, quarantined \
         or failed are reported on stderr. The command runs with a crash-journal note: if it \
         crashes the process, the next start quarantines its plugin. Exits 0 if the command ran, 1 \
-        if it threw or no plugin provides it, 2 on wrong usage.
+        if it threw or no plugin provides it, 64 on wrong usage.
         """,
         options: [
             PluginsOption.option,

@@ -14,7 +14,7 @@ enum DemoCommand: CLICommand {
         navigation through the router, an event from the coupons plugin changing what the checkout \
         shows, a validation that fails and one that passes, and storage that persists between runs \
         (under --data). `make run` runs it on the example plugins. Exits 0 when the demo ran, 1 if \
-        the plugins directory cannot be read, 2 on wrong usage.
+        the plugins directory cannot be read, 64 on wrong usage.
         """,
         options: [
             PluginsOption.option,

@@ -77,9 +77,18 @@ enum DemoText {
 
         heading(6, "Host diagnostics")
         if report.diagnostics.isEmpty { out.append("   none") }
+        // The same problem met twice (an event cycle on every publish) is one line.
+        var seen: [String: Int] = [:]
+        var order: [(String, HostDiagnostic)] = []
         for diagnostic in report.diagnostics {
+            let text = "\(diagnostic)"
+            if seen[text] == nil { order.append((text, diagnostic)) }
+            seen[text, default: 0] += 1
+        }
+        for (text, diagnostic) in order {
             let style: Terminal.Style = diagnostic.severity == .error ? .red : .yellow
-            out.append("   " + Terminal.style(diagnostic.severity.rawValue, style) + " \(diagnostic)")
+            let times = seen[text]! > 1 ? " (\(seen[text]!) times)" : ""
+            out.append("   " + Terminal.style(diagnostic.severity.rawValue, style) + " \(text)\(times)")
         }
         let problems = report.plugins.filter { $0.error != nil }
         for record in problems {

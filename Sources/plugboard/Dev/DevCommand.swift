@@ -15,7 +15,7 @@ enum DevCommand: CLICommand {
         of each phase. A compile error, a rejected build, or a new generation that throws or crashes \
         never replaces the running version. With --json, one JSON object per line on stdout (event: \
         ready, build-started, build-failed, rejected, rolled-back, reloaded) and human lines on \
-        stderr. Stop with Ctrl-C. Exits 0 when stopped, 1 if the package cannot be used, 2 on wrong usage.
+        stderr. Stop with Ctrl-C. Exits 0 when stopped, 1 if the package cannot be used, 64 on wrong usage.
         """,
         options: [
             .init(long: "--plugins", short: "-p", valueName: "dir", help: "Other plugins to load beside it."),

@@ -3,11 +3,7 @@ enum HelpText {
     static func render(_ spec: CommandSpec) -> String {
         var lines = ["OVERVIEW: \(spec.abstract)", ""]
         if !spec.discussion.isEmpty { lines += [spec.discussion, ""] }
-        let optionPart = spec.options.isEmpty ? "" : " [options]"
-        let positionalPart = spec.positionals.map {
-            $0.variadic ? " [-- <\($0.name)> ...]" : $0.optional ? " [<\($0.name)>]" : " <\($0.name)>"
-        }.joined()
-        lines += ["USAGE: plugboard \(spec.name)\(positionalPart)\(optionPart)", ""]
+        lines += [usage(spec), ""]
         if !spec.positionals.isEmpty {
             lines.append("ARGUMENTS:")
             for positional in spec.positionals { lines.append(row("<\(positional.name)>", positional.help)) }
@@ -20,6 +16,15 @@ enum HelpText {
             lines.append(row(label, option.help))
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// `USAGE: plugboard <command> <arguments> [options]`, as `--help` and usage errors show it.
+    static func usage(_ spec: CommandSpec) -> String {
+        let optionPart = spec.options.isEmpty ? "" : " [options]"
+        let positionalPart = spec.positionals.map {
+            $0.variadic ? " [-- <\($0.name)> ...]" : $0.optional ? " [<\($0.name)>]" : " <\($0.name)>"
+        }.joined()
+        return "USAGE: plugboard \(spec.name)\(positionalPart)\(optionPart)"
     }
 
     static func row(_ label: String, _ help: String) -> String {

@@ -92,10 +92,11 @@ import Testing
     ]
 
     @Test(arguments: usageCases)
-    func usageErrorsExitTwoWithAMessage(_ testCase: UsageCase) throws {
+    func usageErrorsExit64WithAMessageAndTheUsageLine(_ testCase: UsageCase) throws {
         let result = try runProcess(Fixtures.executable("plugboard"), testCase.arguments, environment: ["NO_COLOR": "1"])
-        #expect(result.status == 2)
+        #expect(result.status == 64)
         #expect(result.stderr.contains(testCase.message), "\(result.stderr)")
+        #expect(result.stderr.contains("USAGE: plugboard"), "\(result.stderr)")
     }
 
     @Test(arguments: [["--help"], ["list", "--help"], ["inspect", "-h"], ["help"]])
@@ -162,6 +163,6 @@ import Testing
         let run = try runProcess(Fixtures.executable("plugboard"), ["run", "hello", "--plugins", plugins.path, "--", "Ada"])
         #expect(run.stdout == "Hello from Hello, Ada!\n", "\(run.stderr)")
         #expect(try runProcess(Fixtures.executable("plugboard"), ["new", "Hello", "--dir", dir.path, "--sdk", sdk]).status == 1)
-        #expect(try runProcess(Fixtures.executable("plugboard"), ["new", "9lives", "--sdk", sdk]).status == 2)
+        #expect(try runProcess(Fixtures.executable("plugboard"), ["new", "9lives", "--sdk", sdk]).status == 64)
     }
 }

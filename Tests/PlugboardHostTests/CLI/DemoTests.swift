@@ -31,4 +31,18 @@ import Testing
         let second = try run()
         #expect(((second["storage"] as? [[String: Any]])?[0]["output"] as? String) == "order #2 placed")
     }
+
+    /// The screen output names each problem once, however often it happened.
+    @Test func theDemoPrintsEachDiagnosticOnce() throws {
+        let plugins = try Fixtures.examplesDirectory()
+        let data = try TemporaryDirectory()
+        let demo = Fixtures.repository.appendingPathComponent("Demo")
+        let result = try runProcess(Fixtures.executable("plugboard"), [
+            "demo", "--plugins", plugins.path, "--config", demo.appendingPathComponent("host-config.json").path,
+            "--screen", demo.appendingPathComponent("checkout-screen.json").path, "--data", data.path,
+        ], environment: ["NO_COLOR": "1"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let cycles = result.stdout.split(separator: "\n").filter { $0.contains("event cycle stopped") }
+        #expect(cycles.count == 1, "\(cycles)")
+    }
 }
