@@ -9,6 +9,9 @@ PLUGINS_DIR  := .build/plugins
 EXAMPLES     := $(notdir $(wildcard Plugins/*))
 FUTURE_FLAGS := -Xcc -DPLUGBOARD_TESTING_FUTURE_SDK -Xswiftc -DPLUGBOARD_TESTING_FUTURE_SDK
 PLUGBOARD    := .build/$(CONFIG)/plugboard
+# Warnings are errors in every build here (not in the manifests: a package
+# required by version may not carry unsafe flags).
+STRICT       := -Xswiftc -warnings-as-errors
 
 .PHONY: all build sdk host examples run fixtures test test-tsan bench clean help
 
@@ -25,10 +28,10 @@ help:
 build: sdk host examples
 
 sdk:
-	$(SWIFT) build --package-path SDK -c $(CONFIG)
+	$(SWIFT) build --package-path SDK -c $(CONFIG) $(STRICT)
 
 host:
-	$(SWIFT) build -c $(CONFIG)
+	$(SWIFT) build -c $(CONFIG) $(STRICT)
 
 # Each example is its own package depending on SDK/ only, like an outside
 # author's. Their .so files are gathered into one plugins directory.
@@ -36,7 +39,7 @@ examples:
 	@mkdir -p $(PLUGINS_DIR)
 	@set -e; for example in $(EXAMPLES); do \
 		echo "== building example plugin $$example"; \
-		$(SWIFT) build --package-path Plugins/$$example -c $(CONFIG); \
+		$(SWIFT) build --package-path Plugins/$$example -c $(CONFIG) $(STRICT); \
 		cp Plugins/$$example/.build/$(CONFIG)/lib$$example.so $(PLUGINS_DIR)/lib$$example.so.tmp; \
 		mv -f $(PLUGINS_DIR)/lib$$example.so.tmp $(PLUGINS_DIR)/lib$$example.so; \
 	done
@@ -48,18 +51,18 @@ run: build
 # Plugins broken on purpose (one .dynamic product each), a "future" SDK
 # build, and a plugin plus a host packaged the wrong way.
 fixtures:
-	$(SWIFT) build --package-path Tests/Fixtures
-	$(SWIFT) build --package-path Tests/FutureFixtures $(FUTURE_FLAGS)
-	$(SWIFT) build --package-path Tests/EmbeddedFixture
+	$(SWIFT) build --package-path Tests/Fixtures $(STRICT)
+	$(SWIFT) build --package-path Tests/FutureFixtures $(FUTURE_FLAGS) $(STRICT)
+	$(SWIFT) build --package-path Tests/EmbeddedFixture $(STRICT)
 
 test: fixtures examples
-	$(SWIFT) build --build-tests
+	$(SWIFT) build --build-tests $(STRICT)
 	$(SWIFT) test --skip-build
 	$(MAKE) test-tsan
 
 # The registry and reload stress tests again, under ThreadSanitizer.
 test-tsan: fixtures
-	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan $(STRICT)
 	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter "ReloadStressTests|ExtensionRegistryTests"
 
 # Good plugins with distinct ids: the loading benchmark loads all of them.
@@ -69,7 +72,7 @@ BENCH_PLUGINS = $(addprefix Tests/Fixtures/.build/debug/lib,$(addsuffix .so,Alph
 	$(addprefix $(PLUGINS_DIR)/lib,$(addsuffix .so,$(EXAMPLES)))
 
 bench: fixtures examples
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release $(STRICT)
 	$(CC) -O2 -o .build/dlopen-baseline bench/dlopen_baseline.c -ldl \
 		-Wl,--no-as-needed -L.build/release -l:libPlugboard.so -Wl,-rpath,$(CURDIR)/.build/release
 	.build/release/plugboard-bench --baseline .build/dlopen-baseline \

@@ -9,7 +9,10 @@
 // "Packaging rules").
 import PackageDescription
 
-let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+// Every target: Swift 6 mode and `any` spelled out. Warnings are errors in
+// `make` (passed there, not here: a package required by version may not
+// carry unsafe flags).
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]
 let sdk: Target.Dependency = .product(name: "Plugboard", package: "SDK")
 
 let package = Package(

@@ -21,7 +21,7 @@ let package = Package(
         .target(
             name: "Plugboard",
             dependencies: ["CPlugboard"],
-            swiftSettings: [.swiftLanguageMode(.v6)]
+            swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]
         ),
     ]
 )

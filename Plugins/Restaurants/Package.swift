@@ -16,7 +16,7 @@ let package = Package(
         .target(
             name: "Restaurants",
             dependencies: [.product(name: "Plugboard", package: "SDK")],
-            swiftSettings: [.swiftLanguageMode(.v6)]
+            swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]
         )
     ]
 )

@@ -14,10 +14,10 @@ let package = Package(
     ],
     targets: [
         .target(name: "CPlugboard"),
-        .target(name: "Plugboard", dependencies: ["CPlugboard"], swiftSettings: [.swiftLanguageMode(.v6)]),
-        .target(name: "Embedded", dependencies: ["Plugboard"], swiftSettings: [.swiftLanguageMode(.v6)]),
+        .target(name: "Plugboard", dependencies: ["CPlugboard"], swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]),
+        .target(name: "Embedded", dependencies: ["Plugboard"], swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]),
         .target(name: "CPlugboardHost"),
-        .target(name: "PlugboardHost", dependencies: ["Plugboard", "CPlugboardHost"], swiftSettings: [.swiftLanguageMode(.v6)]),
-        .executableTarget(name: "mispackaged-host", dependencies: ["PlugboardHost", "Plugboard"], swiftSettings: [.swiftLanguageMode(.v6)]),
+        .target(name: "PlugboardHost", dependencies: ["Plugboard", "CPlugboardHost"], swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]),
+        .executableTarget(name: "mispackaged-host", dependencies: ["PlugboardHost", "Plugboard"], swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]),
     ]
 )

@@ -4,7 +4,7 @@
 // product only, like an outside plugin.
 import PackageDescription
 
-let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]
 let sdk: Target.Dependency = .product(name: "Plugboard", package: "SDK")
 
 let package = Package(

@@ -14,7 +14,7 @@ let package = Package(
     ],
     dependencies: [.package(path: "../../SDK")],
     targets: [
-        .target(name: "FutureAPI", dependencies: [sdk], swiftSettings: [.swiftLanguageMode(.v6)]),
-        .target(name: "FutureABI", dependencies: [sdk], swiftSettings: [.swiftLanguageMode(.v6)]),
+        .target(name: "FutureAPI", dependencies: [sdk], swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]),
+        .target(name: "FutureABI", dependencies: [sdk], swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]),
     ]
 )
