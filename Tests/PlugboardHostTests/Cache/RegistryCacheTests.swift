@@ -78,7 +78,7 @@ import Testing
         case .otherSDKABI:
             try patchBytes(at: file, replacing: field("sdkABI", tag: 5, string("1.0")), with: field("sdkABI", tag: 5, string("2.0")))
         case .otherToolchain:
-            try patchBytes(at: file, replacing: Array("clang version 21.".utf8), with: Array("clang version 99.".utf8))
+            try patchBytes(at: file, replacing: Fixtures.toolchainPatch.current, with: Fixtures.toolchainPatch.foreign)
         }
         #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: file))) != bytes, "the damage must change the file")
 
@@ -115,7 +115,7 @@ import Testing
         stat(path, &before)
         // Same size, different bytes (here: another toolchain's name), then
         // the old mtime put back as `touch -d` or an rsync would.
-        try patchBytes(at: path, replacing: Array("clang version 21.".utf8), with: Array("clang version 99.".utf8))
+        try patchBytes(at: path, replacing: Fixtures.toolchainPatch.current, with: Fixtures.toolchainPatch.foreign)
         var times = [before.st_atim, before.st_mtim]
         #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
         var after = stat()

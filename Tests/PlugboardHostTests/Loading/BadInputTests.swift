@@ -85,9 +85,9 @@ import Testing
             try handle.write(contentsOf: [183, 0])
             try handle.close()
         },
-        Case(name: "another toolchain (.comment)", code: "toolchain-mismatch", status: .rejected, mentions: "clang version 99.0.0") { dir in
+        Case(name: "another toolchain (.comment)", code: "toolchain-mismatch", status: .rejected, mentions: Fixtures.toolchainPatch.foreignText) { dir in
             let path = try dir.copy(Fixtures.library("Gamma"), as: "bad.so")
-            try patchBytes(at: path, replacing: Array("clang version 21.".utf8), with: Array("clang version 99.".utf8))
+            try patchBytes(at: path, replacing: Fixtures.toolchainPatch.current, with: Fixtures.toolchainPatch.foreign)
         },
         Case(name: "object file, not a shared object", code: "not-shared-object", status: .rejected, mentions: "type 1") { dir in
             let object = Fixtures.repository.appendingPathComponent("Tests/Fixtures/.build/debug/Gamma.build/Gamma.swift.o")

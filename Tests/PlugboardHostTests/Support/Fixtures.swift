@@ -1,4 +1,5 @@
 import Foundation
+import PlugboardHost
 import Testing
 
 /// Paths of things `make fixtures` builds, and temporary plugin directories.
@@ -48,6 +49,17 @@ enum Fixtures {
     }
 
     struct FixtureMissing: Error { let path: String }
+
+    /// The host's toolchain line as it starts ("clang version 21.") and the
+    /// same with another major of the same length ("clang version 99."): to
+    /// make a file look built by another toolchain, whatever this one is.
+    static let toolchainPatch: (current: [UInt8], foreign: [UInt8], foreignText: String) = {
+        let prefix = "clang version "
+        let line = PlugboardHost.PluginHost().toolchain
+        let major = String(line.dropFirst(prefix.count).prefix { $0.isNumber })
+        let other = String(repeating: major.allSatisfy { $0 == "9" } ? "8" : "9", count: max(1, major.count))
+        return (Array("\(prefix)\(major).".utf8), Array("\(prefix)\(other).".utf8), "\(prefix)\(other).")
+    }()
 }
 
 /// The test process keeps registry caches and crash journals (and so do the
