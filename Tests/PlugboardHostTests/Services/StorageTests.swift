@@ -59,26 +59,49 @@ import Testing
         #expect(try #require(PluginHost(configuration: .init(dataDirectory: data.path)).storage(for: "fixture.a")).string(for: "n") == "1")
     }
 
-    /// A real writer process killed at random points: the value is always
-    /// a whole old or new value, never torn.
+    /// A real writer process killed while it writes: the value is always a
+    /// whole old or new value, never torn. The kill follows the writer's own
+    /// "writing N" line (an event, not a delay), and the test checks that
+    /// some kills really landed mid-write (a temporary file was left behind).
     @Test func aWriterKilledMidWriteLeavesAWholeValue() throws {
         let data = try TemporaryDirectory()
         let writer = try Fixtures.executable("plugboard-storage-writer")
-        var seenValues = 0
+        var seenValues = 0, killedMidWrite = 0
         for round in 0..<12 {
             let process = Process()
             process.executableURL = writer
             process.arguments = [data.path]
+            let output = Pipe()
+            process.standardOutput = output
             try process.run()
-            usleep(UInt32(20_000 + (round * 7_919) % 60_000))
+            // Wait for write 2 + round % 3 to start, so earlier writes completed.
+            let target = "writing \(2 + round % 3)"
+            var received = ""
+            while !received.contains(target) {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                received += String(decoding: chunk, as: UTF8.self)
+            }
+            // Then the event that the write itself began: its temporary file.
+            let directory = data.file("fixture.writer")
+            let watch = inotify_init1(Int32(IN_CLOEXEC))
+            inotify_add_watch(watch, directory, UInt32(IN_CREATE))
+            let started = { ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).contains { $0.hasPrefix(".tmp-") } }
+            var descriptor = pollfd(fd: watch, events: Int16(POLLIN), revents: 0)
+            if !started() { _ = poll(&descriptor, 1, 10_000) }
+            close(watch)
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
+            let leftovers = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasPrefix(".tmp-") }
+            if !leftovers.isEmpty { killedMidWrite += 1 }
+            for name in leftovers { try? FileManager.default.removeItem(atPath: "\(directory)/\(name)") }
             let store = try #require(PluginHost(configuration: .init(dataDirectory: data.path)).storage(for: "fixture.writer"))
             guard let value = try store.value(for: "value") else { continue }
             seenValues += 1
             #expect(value.count == 1 << 20, "round \(round): torn length \(value.count)")
             #expect(value.allSatisfy { $0 == value[0] } && (value[0] == 65 || value[0] == 66), "round \(round): mixed bytes")
         }
-        #expect(seenValues > 0, "the writer never completed a write")
+        #expect(seenValues == 12, "every round completed a write before the kill")
+        #expect(killedMidWrite > 0, "no kill landed inside a write: the test proved nothing")
     }
 }
