@@ -19,6 +19,8 @@ let package = Package(
     name: "plugboard",
     products: [
         .library(name: "PlugboardHost", targets: ["PlugboardHost"]),
+        // The dev loop (building and watching a plugin package): for tools, not production hosts.
+        .library(name: "PlugboardDev", targets: ["PlugboardDev"]),
         .executable(name: "plugboard", targets: ["plugboard"]),
     ],
     dependencies: [
@@ -27,7 +29,8 @@ let package = Package(
     targets: [
         .target(name: "CPlugboardHost"),
         .target(name: "PlugboardHost", dependencies: [sdk, "CPlugboardHost"], swiftSettings: strict),
-        .executableTarget(name: "plugboard", dependencies: ["PlugboardHost", sdk], swiftSettings: strict),
+        .target(name: "PlugboardDev", dependencies: ["PlugboardHost"], swiftSettings: strict),
+        .executableTarget(name: "plugboard", dependencies: ["PlugboardHost", "PlugboardDev", sdk], swiftSettings: strict),
         // `make bench`: benchmarks against baselines measured in the same run.
         .executableTarget(name: "plugboard-bench", dependencies: ["PlugboardHost", sdk], swiftSettings: strict),
         // Test support: a host that is not `plugboard` (its own scanner, crash journal).
@@ -35,7 +38,7 @@ let package = Package(
         // Test support: a process the storage tests kill mid-write.
         .executableTarget(name: "plugboard-storage-writer", dependencies: ["PlugboardHost"], swiftSettings: strict),
         .testTarget(
-            name: "PlugboardHostTests", dependencies: ["PlugboardHost", sdk], path: "Tests/PlugboardHostTests",
+            name: "PlugboardHostTests", dependencies: ["PlugboardHost", "PlugboardDev", sdk], path: "Tests/PlugboardHostTests",
             swiftSettings: strict),
     ]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import Plugboard
+import PlugboardDev
 import PlugboardHost
 
 /// `plugboard dev PACKAGE_DIR`: the hot-reload dev loop.

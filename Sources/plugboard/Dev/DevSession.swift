@@ -1,5 +1,6 @@
 import Foundation
 import Plugboard
+import PlugboardDev
 import PlugboardHost
 
 /// One `plugboard dev` session: build, load, watch, rebuild, reload.

@@ -1,4 +1,5 @@
 import Foundation
+import PlugboardDev
 import PlugboardHost
 import Testing
 

@@ -1,4 +1,6 @@
 import Foundation
+import PlugboardHost
+import Synchronization
 
 /// Builds a plugin package with SwiftPM and finds the `.so` it produces.
 public struct PackageBuilder: Sendable {
@@ -82,7 +84,7 @@ public struct PackageBuilder: Sendable {
         running.withLock { $0 = process }
         defer { running.withLock { $0 = nil } }
         do { try process.run() } catch { return (127, "\(error)", "") }
-        let errors = Locked(Data())
+        let errors = Mutex(Data())
         let drained = DispatchSemaphore(value: 0)
         if !mergingErrors {
             DispatchQueue.global().async {
@@ -98,7 +100,7 @@ public struct PackageBuilder: Sendable {
     }
 
     /// The `swift` process running now, if any (one build at a time).
-    private static let running = Locked<Process?>(nil)
+    private static let running = Mutex<Process?>(nil)
 
     /// Stops a running build (for Ctrl-C in a dev session): the whole
     /// process group, since the compilers `swift build` started would

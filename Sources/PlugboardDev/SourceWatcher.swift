@@ -1,4 +1,5 @@
 import Foundation
+import PlugboardHost
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -32,7 +33,7 @@ public final class SourceWatcher: Sendable {
     private let stopped = Atomic<Bool>(false)
     /// Polling: the state last seen, kept across calls so saves made while
     /// the caller was busy (building) are still seen.
-    private let lastSnapshot = Locked<[String: Stamp]?>(nil)
+    private let lastSnapshot = Mutex<[String: Stamp]?>(nil)
 
     public init(root: String, ignoring: Set<String> = [".build", ".swiftpm", ".git"], quiet: Double = 0.15, polling: Bool = false) {
         self.root = PluginDirectory.absolutePath(root)
