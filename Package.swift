@@ -21,6 +21,8 @@ let package = Package(
         .library(name: "PlugboardHost", targets: ["PlugboardHost"]),
         // The dev loop (building and watching a plugin package): for tools, not production hosts.
         .library(name: "PlugboardDev", targets: ["PlugboardDev"]),
+        // The demo host's own parts (screen composition, validation report).
+        .library(name: "PlugboardDemo", targets: ["PlugboardDemo"]),
         .executable(name: "plugboard", targets: ["plugboard"]),
     ],
     dependencies: [
@@ -30,7 +32,8 @@ let package = Package(
         .target(name: "CPlugboardHost"),
         .target(name: "PlugboardHost", dependencies: [sdk, "CPlugboardHost"], swiftSettings: strict),
         .target(name: "PlugboardDev", dependencies: ["PlugboardHost"], swiftSettings: strict),
-        .executableTarget(name: "plugboard", dependencies: ["PlugboardHost", "PlugboardDev", sdk], swiftSettings: strict),
+        .target(name: "PlugboardDemo", dependencies: ["PlugboardHost", sdk], swiftSettings: strict),
+        .executableTarget(name: "plugboard", dependencies: ["PlugboardHost", "PlugboardDev", "PlugboardDemo", sdk], swiftSettings: strict),
         // `make bench`: benchmarks against baselines measured in the same run.
         .executableTarget(name: "plugboard-bench", dependencies: ["PlugboardHost", sdk], swiftSettings: strict),
         // Test support: a host that is not `plugboard` (its own scanner, crash journal).
@@ -38,7 +41,7 @@ let package = Package(
         // Test support: a process the storage tests kill mid-write.
         .executableTarget(name: "plugboard-storage-writer", dependencies: ["PlugboardHost"], swiftSettings: strict),
         .testTarget(
-            name: "PlugboardHostTests", dependencies: ["PlugboardHost", "PlugboardDev", sdk], path: "Tests/PlugboardHostTests",
+            name: "PlugboardHostTests", dependencies: ["PlugboardHost", "PlugboardDev", "PlugboardDemo", sdk], path: "Tests/PlugboardHostTests",
             swiftSettings: strict),
     ]
 )

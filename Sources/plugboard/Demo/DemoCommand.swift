@@ -1,5 +1,6 @@
 import Foundation
 import Plugboard
+import PlugboardDemo
 import PlugboardHost
 
 /// `plugboard demo`: the demo shell app. Loads the example plugins and shows,

@@ -1,5 +1,6 @@
 import Foundation
 import Plugboard
+import PlugboardDemo
 import PlugboardHost
 
 /// What the demo did, step by step: the same facts for people and for `--json`.

@@ -1,4 +1,5 @@
 import Plugboard
+import PlugboardDemo
 import PlugboardHost
 
 /// The demo report for a person: headings, aligned columns, colour on a TTY.

@@ -1,4 +1,5 @@
 import Plugboard
+import PlugboardHost
 
 /// The aggregated result of every provider that adopts ``Validating``.
 public struct ValidationReport: Sendable, Encodable {
@@ -27,30 +28,5 @@ extension PluginHost {
             }
         }
         return ValidationReport(results: results)
-    }
-
-    /// Navigates by path through the router plugins registered with.
-    public func navigate(to path: String) throws(RouteError) -> RenderedSection {
-        try services.routes.navigate(to: path)
-    }
-
-    /// Every registered route pattern with its plugin.
-    public var routes: [(pattern: String, plugin: String)] {
-        services.routes.routes.map { ($0.pattern, $0.owner) }
-    }
-
-    /// The event bus, for the host itself (publisher and subscriber id `host`).
-    public var events: any EventBus { PluginEventBus(hub: services.events, owner: .host) }
-
-    /// The router, for the host itself (routes it registers are owned by `host`).
-    public var router: any Router { PluginRouter(table: services.routes, owner: .host, report: services.report) }
-}
-
-extension PluginHost {
-    /// The storage the host gives plugin `pluginID` (nil without a data
-    /// directory): for hosts that inspect or seed plugin data.
-    public func storage(for pluginID: String) -> (any KeyValueStore)? {
-        guard Descriptor.isValidID(pluginID), let directory = services.dataDirectory else { return nil }
-        return FileKeyValueStore(directory: "\(directory)/\(pluginID)")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Plugboard
+import PlugboardHost
 
 /// A screen built from plugin sections.
 public struct ComposedScreen: Sendable, Encodable {
@@ -31,19 +32,20 @@ extension PluginHost {
         func drop(_ code: String, _ message: String, _ keyPath: String?, plugin: String? = nil) {
             problems.append(HostDiagnostic(.error, code: code, message: message, file: source, keyPath: keyPath, plugin: plugin))
         }
-        let parsed: JSONValue
+        // Foundation's parser: each section goes on as its own JSON, which the
+        // plugin that renders it decodes with its own types.
+        let parsed: Any
         do {
-            parsed = try JSONValue.parse(document)
+            parsed = try JSONSerialization.jsonObject(with: document, options: [.fragmentsAllowed])
         } catch {
-            drop("screen-malformed", "not valid JSON: \(error.message); nothing to render", nil)
+            drop("screen-malformed", "not valid JSON: \((error as NSError).userInfo[NSDebugDescriptionErrorKey] ?? error); nothing to render", nil)
             return ComposedScreen(title: nil, sections: [], diagnostics: problems)
         }
-        guard case let .object(root) = parsed, case let .array(items)? = root["sections"] else {
+        guard let root = parsed as? [String: Any], let items = root["sections"] as? [Any] else {
             drop("screen-malformed", "a screen is an object with a \"sections\" array", nil)
             return ComposedScreen(title: nil, sections: [], diagnostics: problems)
         }
-        var title: String?
-        if case let .string(text)? = root["title"] { title = text }
+        let title = root["title"] as? String
 
         var renderers: [String: (plugin: String, renderer: any SectionRenderer)] = [:]
         for registration in registry.registrations(for: ScreenSections.interface.id) {
@@ -65,7 +67,7 @@ extension PluginHost {
         var sections: [ComposedScreen.Section] = []
         for (index, item) in items.enumerated() {
             let keyPath = "sections[\(index)]"
-            guard case let .object(fields) = item, case let .string(type)? = fields["type"] else {
+            guard let fields = item as? [String: Any], let type = fields["type"] as? String else {
                 drop("section-malformed", "a section is an object with a string \"type\"", keyPath)
                 continue
             }
@@ -74,7 +76,8 @@ extension PluginHost {
                 continue
             }
             do {
-                let rendered = try renderer.render(type: type, json: JSONText.bytes(item))
+                let json = [UInt8](try JSONSerialization.data(withJSONObject: fields))
+                let rendered = try renderer.render(type: type, json: json)
                 sections.append(.init(type: type, plugin: plugin, rendered: rendered))
             } catch {
                 drop("section-decode-failed", "plugin \(plugin) could not render its '\(type)' section: \(describe(error)); section omitted", keyPath, plugin: plugin)
