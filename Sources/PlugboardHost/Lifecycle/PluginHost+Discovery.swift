@@ -41,7 +41,7 @@ extension PluginHost {
                 record.fail(error)
                 if Self.isAboutContents(error) {
                     changed = true
-                    entries[candidate.path] = CacheEntry(identity: identity, hash: nil, result: .rejected(code: error.code, reason: error.reason), details: nil)
+                    entries[candidate.path] = CacheEntry(identity: identity, hash: nil, result: .rejected(code: error.code.rawValue, reason: error.reason), details: nil)
                 }
                 examined.append(Examined(record: record))
             case let .success(file):
@@ -51,7 +51,7 @@ extension PluginHost {
                     changed = true
                     entries[candidate.path] = CacheEntry(
                         identity: file.identity, hash: ContentHash.text(file.hash),
-                        result: .rejected(code: problem.code, reason: problem.reason), details: record.file)
+                        result: .rejected(code: problem.code.rawValue, reason: problem.reason), details: record.file)
                     examined.append(Examined(record: record))
                     continue
                 }
@@ -160,10 +160,7 @@ extension PluginHost {
     /// Whether a read failure says something lasting about the file's
     /// contents (worth caching), rather than about this moment.
     private static func isAboutContents(_ error: PluginLoadError) -> Bool {
-        switch error {
-        case .unreadable, .fileChanged, .notAFile: false
-        default: true
-        }
+        ![PluginLoadError.Code.unreadable, .fileChanged, .notAFile].contains(error.code)
     }
 
     static func fileName(_ path: String) -> String {

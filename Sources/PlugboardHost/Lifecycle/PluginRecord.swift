@@ -57,10 +57,7 @@ public struct PluginRecord: Sendable {
     /// The human reason, when not active.
     public var reason: String? { error?.reason }
     /// The stable code, when not active.
-    public var code: String? { error?.code }
+    public var code: String? { error?.code.rawValue }
     /// Why it is quarantined, when it is.
-    public var quarantine: Quarantine? {
-        if case let .quarantined(_, quarantine) = error { return quarantine }
-        return nil
-    }
+    public var quarantine: Quarantine? { error?.quarantine }
 }

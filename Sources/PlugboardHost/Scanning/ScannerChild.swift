@@ -51,7 +51,7 @@ struct ScannerChild {
         var message = ScannerMessage(kind: .result, request: request.request)
         switch result {
         case let .success(image): message.plugin = ScannedPlugin(image.descriptor)
-        case let .failure(error): message.rejection = .init(code: error.code, reason: error.reason)
+        case let .failure(error): message.rejection = .init(code: error.code.rawValue, reason: error.reason)
         }
         send(message)
     }

@@ -120,11 +120,11 @@ final class DevSession: @unchecked Sendable {
             event.memoryBytes = outcome.addedMemory
         case let .rejected(error):
             event = DevEvent("rejected", id: id, generation: generation)
-            event.code = error.code
+            event.code = error.code.rawValue
             event.reason = error.reason
         case let .rolledBack(error):
             event = DevEvent("rolled-back", id: id, generation: generation)
-            event.code = error.code
+            event.code = error.code.rawValue
             event.reason = error.reason
         }
         event.ms = ms

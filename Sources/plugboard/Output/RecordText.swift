@@ -58,7 +58,7 @@ enum RecordText {
         if let resolved = record.resolvedPath, resolved != record.path { rows.append(("resolves to", resolved)) }
         rows.append(("status", Terminal.style(record.status.rawValue, statusStyle(record.status))))
         if let error = record.error {
-            rows.append(("code", error.code))
+            rows.append(("code", error.code.rawValue))
             rows.append(("reason", error.reason))
         }
         for warning in record.warnings { rows.append(("warning", warning)) }
