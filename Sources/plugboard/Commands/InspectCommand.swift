@@ -14,11 +14,8 @@ enum InspectCommand: CLICommand {
         plugin is available (with --activate: active), 1 if not, 64 on wrong usage.
         """,
         options: [
-            CommandSpec.json,
-            PluginsOption.config,
-            PluginsOption.data,
-            PluginsOption.cache,
-            PluginsOption.scanTimeout,
+            CommandSpec.json
+        ] + PluginsOption.host + [
             PluginsOption.rescan,
             .init(long: "--activate", help: "Also load, create and activate the plugin in this process."),
         ],

@@ -18,11 +18,8 @@ enum ListCommand: CLICommand {
         cannot be read; 64 on wrong usage.
         """,
         options: [
-            PluginsOption.option,
-            PluginsOption.config,
-            PluginsOption.data,
-            PluginsOption.cache,
-            PluginsOption.scanTimeout,
+            PluginsOption.option
+        ] + PluginsOption.host + [
             PluginsOption.rescan,
             CommandSpec.json,
             .init(long: "--strict", help: "Exit 1 if any file was rejected, quarantined or failed."),

@@ -17,6 +17,10 @@ enum PluginsOption {
     static let rescan = CommandSpec.Option(
         long: "--rescan", help: "Examine every file again: ignore the registry cache and retry quarantined files.")
 
+    /// What every command that starts a host accepts: configuration, data,
+    /// cache and scan limit.
+    static let host: [CommandSpec.Option] = [config, data, cache, scanTimeout]
+
     /// The host configuration from `--config` and `--data`.
     static func configuration(_ arguments: ParsedArguments, pluginsDirectory: String?, command: String, defaultData: String? = ".plugboard-data") throws(UsageError) -> PluginHost.Configuration {
         var scanner = ScannerSettings()

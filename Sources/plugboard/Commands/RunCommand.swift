@@ -14,12 +14,8 @@ enum RunCommand: CLICommand {
         if it threw or no plugin provides it, 64 on wrong usage.
         """,
         options: [
-            PluginsOption.option,
-            PluginsOption.config,
-            PluginsOption.data,
-            PluginsOption.cache,
-            PluginsOption.scanTimeout,
-        ],
+            PluginsOption.option
+        ] + PluginsOption.host,
         positionals: [
             .init(name: "command", help: "Name of the command, e.g. greet."),
             .init(name: "arguments", help: "Arguments passed to the command.", optional: true, variadic: true),
