@@ -28,8 +28,8 @@ public final class PluginHost: Sendable {
         /// Plugin ids kept out, with where that was decided (shown in `disabled` records).
         public var disabledPlugins: [String: String]
         /// The host configuration file's contents: toggles, denied services,
-        /// configuration overrides (see ``HostConfiguration/load(from:)``).
-        public var settings: HostConfiguration
+        /// configuration overrides (see ``HostSettings/load(from:)``).
+        public var settings: HostSettings
         /// Where the storage service keeps each plugin's data
         /// (`<dataDirectory>/<plugin id>/`). Without one, storage is denied.
         public var dataDirectory: String?
@@ -51,7 +51,7 @@ public final class PluginHost: Sendable {
 
         public init(
             pluginsDirectory: String? = nil, disabledPlugins: [String: String] = [:],
-            settings: HostConfiguration = HostConfiguration(), dataDirectory: String? = nil,
+            settings: HostSettings = HostSettings(), dataDirectory: String? = nil,
             logSink: LogSink = .standardError, imagesDirectory: String? = nil, cacheDirectory: String? = nil,
             scanner: ScannerSettings = ScannerSettings(), hangThreshold: Duration = .seconds(5)
         ) {

@@ -10,11 +10,11 @@ final class HostServices: Sendable {
     let triggers = ActivationTriggers()
     let logSink: LogSink
     let dataDirectory: String?
-    let configuration: HostConfiguration
+    let configuration: HostSettings
     private let custom = Mutex<[String: @Sendable (String) -> any Sendable]>([:])
     private let diagnostics: DiagnosticLog
 
-    init(configuration: HostConfiguration, dataDirectory: String?, logSink: LogSink) {
+    init(configuration: HostSettings, dataDirectory: String?, logSink: LogSink) {
         let diagnostics = DiagnosticLog(configuration.diagnostics)
         self.diagnostics = diagnostics
         self.configuration = configuration

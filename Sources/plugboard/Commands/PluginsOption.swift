@@ -32,7 +32,7 @@ enum PluginsOption {
         }
         return PluginHost.Configuration(
             pluginsDirectory: pluginsDirectory,
-            settings: arguments.value(config.long).map(HostConfiguration.load(from:)) ?? HostConfiguration(),
+            settings: arguments.value(config.long).map(HostSettings.load(from:)) ?? HostSettings(),
             dataDirectory: arguments.value(data.long) ?? defaultData,
             cacheDirectory: arguments.value(cache.long), scanner: scanner)
     }

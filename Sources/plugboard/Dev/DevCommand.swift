@@ -39,7 +39,7 @@ enum DevCommand: CLICommand {
         let session = DevSession(
             builder: builder, json: arguments.flag("--json"),
             pluginsDirectory: arguments.value("--plugins"),
-            settings: arguments.value("--config").map(HostConfiguration.load(from:)) ?? HostConfiguration(),
+            settings: arguments.value("--config").map(HostSettings.load(from:)) ?? HostSettings(),
             configFile: arguments.value("--config"),
             dataDirectory: arguments.value("--data") ?? builder.packageDirectory + "/.build/plugboard-data",
             command: arguments.value("--run").map { $0.split(separator: " ").map(String.init) },

@@ -18,7 +18,7 @@ final class DevSession: @unchecked Sendable {
     var generation = 0
     private var signalSources: [any DispatchSourceSignal] = []
 
-    init(builder: PackageBuilder, json: Bool, pluginsDirectory: String?, settings: HostConfiguration, configFile: String?,
+    init(builder: PackageBuilder, json: Bool, pluginsDirectory: String?, settings: HostSettings, configFile: String?,
          dataDirectory: String, command: [String]?, polling: Bool) {
         self.builder = builder
         self.json = json

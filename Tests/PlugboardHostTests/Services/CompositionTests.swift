@@ -6,7 +6,7 @@ import Testing
 
 /// Screens composed from the example plugins' sections.
 @Suite struct CompositionTests {
-    func host(_ settings: HostConfiguration = HostConfiguration()) throws -> (PluginHost, TemporaryDirectory) {
+    func host(_ settings: HostSettings = HostSettings()) throws -> (PluginHost, TemporaryDirectory) {
         let dir = try Fixtures.examplesDirectory()
         let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, settings: settings, dataDirectory: dir.file("data")))
         host.declareStandardExtensionPoints()
@@ -65,7 +65,7 @@ import Testing
     }
 
     @Test func aDisabledPluginDegradesGracefully() throws {
-        let settings = HostConfiguration(plugins: ["dev.plugboard.example.restaurants": .init(enabled: false)])
+        let settings = HostSettings(plugins: ["dev.plugboard.example.restaurants": .init(enabled: false)])
         let (host, dir) = try host(settings)
         defer { withExtendedLifetime(dir) {} }
         #expect(host.records.first { $0.id == "dev.plugboard.example.restaurants" }?.status == .disabled)

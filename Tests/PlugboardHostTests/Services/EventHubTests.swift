@@ -78,7 +78,7 @@ import Testing
 
     @Test func theExamplesCouponCycleIsStoppedAndTheCheckoutStillUpdates() throws {
         let dir = try Fixtures.examplesDirectory(["Checkout", "Coupons"])
-        let settings = HostConfiguration(plugins: ["dev.plugboard.example.coupons": .init(overrides: ["reapplyOnRefresh": .bool(true)])])
+        let settings = HostSettings(plugins: ["dev.plugboard.example.coupons": .init(overrides: ["reapplyOnRefresh": .bool(true)])])
         let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, settings: settings, dataDirectory: dir.file("data")))
         host.declareStandardExtensionPoints()
         try host.loadAll()

@@ -5,7 +5,7 @@ import Testing
 
 /// What a real plugin gets from its context, through the probe fixtures.
 @Suite struct ServiceAccessTests {
-    func host(_ settings: HostConfiguration = HostConfiguration(), data: String? = nil) throws -> (PluginHost, TemporaryDirectory) {
+    func host(_ settings: HostSettings = HostSettings(), data: String? = nil) throws -> (PluginHost, TemporaryDirectory) {
         let dir = try TemporaryDirectory()
         try dir.copy(Fixtures.library("ProbeA"), as: "a.so")
         try dir.copy(Fixtures.library("ProbeB"), as: "b.so")
@@ -26,7 +26,7 @@ import Testing
     }
 
     @Test func theHostConfigurationCanDenyAServiceToOnePlugin() throws {
-        let settings = HostConfiguration(plugins: ["fixture.probe-a": .init(deniedServices: ["plugboard.storage"])], file: "host.json")
+        let settings = HostSettings(plugins: ["fixture.probe-a": .init(deniedServices: ["plugboard.storage"])], file: "host.json")
         let (host, dir) = try host(settings)
         defer { withExtendedLifetime(dir) {} }
         #expect(try run(host, "probe-a") == "logging=ok storage=service-denied configuration=ok events=service-not-declared")
@@ -47,7 +47,7 @@ import Testing
     }
 
     @Test func eachPluginSeesItsDefaultsMergedWithItsOwnOverrides() throws {
-        let settings = HostConfiguration(plugins: ["fixture.probe-b": .init(overrides: ["label": .string("custom"), "ratio": .int(2)])])
+        let settings = HostSettings(plugins: ["fixture.probe-b": .init(overrides: ["label": .string("custom"), "ratio": .int(2)])])
         let (host, dir) = try host(settings)
         defer { withExtendedLifetime(dir) {} }
         #expect(try run(host, "probe-a", "config") == #"label="default" limit=10 ratio=0.5"#)
@@ -55,7 +55,7 @@ import Testing
     }
 
     @Test func aDisabledPluginIsListedAsDisabled() throws {
-        let settings = HostConfiguration(plugins: ["fixture.probe-b": .init(enabled: false)], file: "host.json")
+        let settings = HostSettings(plugins: ["fixture.probe-b": .init(enabled: false)], file: "host.json")
         let (host, dir) = try host(settings)
         defer { withExtendedLifetime(dir) {} }
         #expect(host.records.map(\.status) == [.active, .disabled])

@@ -3,11 +3,11 @@ import Plugboard
 @testable import PlugboardHost
 import Testing
 
-@Suite struct HostConfigurationTests {
-    func load(_ json: String) throws -> (HostConfiguration, String) {
+@Suite struct HostSettingsTests {
+    func load(_ json: String) throws -> (HostSettings, String) {
         let dir = try TemporaryDirectory()
         let path = try dir.write(Data(json.utf8), as: "host.json")
-        return (HostConfiguration.load(from: path), path)
+        return (HostSettings.load(from: path), path)
     }
 
     @Test func malformedJSONIsOneErrorNamingTheFileAndNothingApplies() throws {
@@ -47,7 +47,7 @@ import Testing
         #expect(byPath["plugins.a.one.enabled"]?.message.contains("found null") == true)
         #expect(byPath["plugins.a.one.deniedServices"]?.message.contains("found null") == true)
         #expect(byPath["plugins.a.one.config.limit"]?.code == "config-invalid-type")
-        #expect(config.plugins["a.one"] == HostConfiguration.PluginSettings())
+        #expect(config.plugins["a.one"] == HostSettings.PluginSettings())
     }
 
     @Test func overridesMergeKeyByKeyAndBadOnesKeepTheDefault() throws {

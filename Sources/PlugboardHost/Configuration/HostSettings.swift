@@ -1,8 +1,10 @@
 import Foundation
 import Plugboard
 
-/// The host's configuration file: per plugin, whether it is enabled, which
-/// services it is denied, and overrides of its configuration defaults.
+/// The host's settings file (`--config FILE`): per plugin, whether it is
+/// enabled, which services it is denied, and overrides of its configuration
+/// defaults. (Not ``PluginHost/Configuration``, which says how the host runs;
+/// not a plugin's own configuration, ``Services/Configuration``.)
 ///
 /// ```json
 /// {
@@ -19,7 +21,7 @@ import Plugboard
 /// Reading never fails as a whole: a malformed file, a wrong type or an
 /// unknown key becomes a ``HostDiagnostic`` naming the file and key path,
 /// and the rest of the file still applies.
-public struct HostConfiguration: Sendable {
+public struct HostSettings: Sendable {
     public struct PluginSettings: Sendable, Equatable {
         public var enabled = true
         public var deniedServices: Set<String> = []
@@ -47,8 +49,8 @@ public struct HostConfiguration: Sendable {
 
     /// Reads `path`. A missing or malformed file yields an empty configuration
     /// with an error diagnostic.
-    public static func load(from path: String) -> HostConfiguration {
-        var configuration = HostConfiguration(file: path)
+    public static func load(from path: String) -> HostSettings {
+        var configuration = HostSettings(file: path)
         guard let data = FileManager.default.contents(atPath: path) else {
             configuration.report(.error, "config-unreadable", "cannot read the configuration file; check the path and permissions")
             return configuration
