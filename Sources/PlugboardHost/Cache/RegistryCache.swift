@@ -83,20 +83,13 @@ struct RegistryCache: Sendable {
         } catch {
             return failure("cannot be encoded (\(error))")
         }
-        guard Self.makeDirectory(directory) else { return failure("cannot create \(directory) (\(String(cString: strerror(errno))))") }
+        if let failed = makeDirectories(directory) {
+            return failure("cannot create \(failed.path) (\(String(cString: strerror(failed.errno))))")
+        }
         let temporary = "\(file).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return failure("cannot be written (\(String(cString: strerror(errno))))") }
-        let written = data.withUnsafeBytes { buffer -> Bool in
-            var offset = 0
-            while offset < buffer.count {
-                let count = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { return false }
-                offset += count
-            }
-            return true
-        }
+        let written = data.withUnsafeBytes { writeAll(fd, $0) }
         // Durable before it replaces the old file: a crash leaves one or the other.
         let synced = written && fsync(fd) == 0
         close(fd)
@@ -128,15 +121,6 @@ struct RegistryCache: Sendable {
             "\(context.codingPath.map(\.stringValue).joined(separator: ".")): \(context.debugDescription)"
         default: "\(error)"
         }
-    }
-
-    /// Creates `path` and its parents (mode 0700 for new ones).
-    static func makeDirectory(_ path: String) -> Bool {
-        var info = stat()
-        if stat(path, &info) == 0 { return (info.st_mode & S_IFMT) == S_IFDIR }
-        let parent = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
-        if !parent.isEmpty && !makeDirectory(parent) { return false }
-        return mkdir(path, 0o700) == 0 || errno == EEXIST
     }
 
     /// The default cache directory: `$XDG_CACHE_HOME/plugboard`, else

@@ -93,7 +93,7 @@ final class CrashJournal: Sendable {
     /// then renamed, so nobody ever sees it unlocked.
     private func open(_ state: inout State) -> Bool {
         if state.fd >= 0 { return true }
-        guard RegistryCache.makeDirectory(directory) else { return false }
+        guard makeDirectories(directory) == nil else { return false }
         let name = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let temporary = "\(directory)/.\(name).tmp"
         let fd = Glibc.open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)

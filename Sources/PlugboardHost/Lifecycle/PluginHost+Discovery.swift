@@ -142,7 +142,7 @@ extension PluginHost {
                 stderrTail: [], date: note.date)
             if let interruption = recovered.interruption {
                 quarantine.ending = .hostInterrupted
-                quarantine.signal = ScannerSignals.name(interruption.signal)
+                quarantine.signal = Signals.name(interruption.signal)
                 quarantine.milliseconds = interruption.milliseconds
             }
             let old = entries[note.path]

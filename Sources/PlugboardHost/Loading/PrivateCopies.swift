@@ -29,7 +29,9 @@ struct PrivateCopies: Sendable {
 
     /// Writes `bytes` to a new file named after `label`; returns its path.
     func write(_ bytes: [UInt8], label: String) throws(CopyError) -> String {
-        guard RegistryCache.makeDirectory(directory) else { throw CopyError(reason: "cannot create \(directory): \(String(cString: strerror(errno)))") }
+        if let failed = makeDirectories(directory) {
+            throw CopyError(reason: "cannot create \(failed.path): \(String(cString: strerror(failed.errno)))")
+        }
         let number = Self.counter.wrappingAdd(1, ordering: .relaxed).newValue
         let safe = String(label.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? $0 : "_" })
         let target = "\(directory)/\(number)-\(UInt32.random(in: 0...UInt32.max))-\(safe)"
@@ -37,17 +39,7 @@ struct PrivateCopies: Sendable {
         let fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o500)
         guard fd >= 0 else { throw CopyError(reason: "cannot create \(target): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
-        let ok = bytes.withUnsafeBytes { buffer -> Bool in
-            var offset = 0
-            while offset < buffer.count {
-                let count = Foundation.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { return false }
-                offset += count
-            }
-            return true
-        }
-        guard ok else {
+        guard bytes.withUnsafeBytes({ writeAll(fd, $0) }) else {
             let reason = String(cString: strerror(errno))
             unlink(target)
             throw CopyError(reason: "cannot write \(target): \(reason)")

@@ -55,22 +55,13 @@ public struct ChildVerifier: Sendable {
             .split(separator: "\n").suffix(3).joined(separator: " | ")
         switch process.terminationReason {
         case .uncaughtSignal:
-            return "signal \(process.terminationStatus)\(Self.signalName(process.terminationStatus))\(tail.isEmpty ? "" : ": \(tail)")"
+            let signal = process.terminationStatus
+            let name = Signals.explained(signal)
+            return "signal \(signal)\(name.hasPrefix("signal") ? "" : " \(name)")\(tail.isEmpty ? "" : ": \(tail)")"
         case .exit where process.terminationStatus > 1:
             return "verifier exited with status \(process.terminationStatus)\(tail.isEmpty ? "" : ": \(tail)")"
         default:
             return nil
-        }
-    }
-
-    private static func signalName(_ signal: Int32) -> String {
-        switch signal {
-        case SIGILL: " SIGILL"
-        case SIGTRAP: " SIGTRAP (Swift runtime trap: fatalError, precondition, force unwrap)"
-        case SIGABRT: " SIGABRT"
-        case SIGBUS: " SIGBUS"
-        case SIGSEGV: " SIGSEGV (bad memory access)"
-        default: ""
         }
     }
 }

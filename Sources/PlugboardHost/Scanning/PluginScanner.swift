@@ -308,7 +308,7 @@ private struct Pool {
                 quarantine.ending = .timeout
             } else if Self.signaled(status) {
                 quarantine.ending = .signal
-                quarantine.signal = ScannerSignals.name(status & 0x7f)
+                quarantine.signal = Signals.name(status & 0x7f)
             } else {
                 quarantine.exitStatus = (status >> 8) & 0xff
             }
@@ -354,28 +354,6 @@ private struct Pool {
     static func signaled(_ status: Int32) -> Bool { (status & 0x7f) != 0 && (status & 0x7f) != 0x7f }
 
     static func describe(_ status: Int32) -> String {
-        signaled(status) ? "was killed by \(ScannerSignals.name(status & 0x7f))" : "exited with status \((status >> 8) & 0xff)"
+        signaled(status) ? "was killed by \(Signals.name(status & 0x7f))" : "exited with status \((status >> 8) & 0xff)"
     }
-}
-
-/// Signal names for messages.
-enum ScannerSignals {
-    static func name(_ signal: Int32) -> String {
-        switch signal {
-        case SIGABRT: "SIGABRT"
-        case SIGSEGV: "SIGSEGV"
-        case SIGBUS: "SIGBUS"
-        case SIGILL: "SIGILL"
-        case SIGTRAP: "SIGTRAP"
-        case SIGFPE: "SIGFPE"
-        case SIGKILL: "SIGKILL"
-        case SIGTERM: "SIGTERM"
-        case SIGINT: "SIGINT"
-        case SIGXCPU: "SIGXCPU (CPU time limit)"
-        case SIGPIPE: "SIGPIPE"
-        case SIGSYS: "SIGSYS"
-        default: "signal \(signal)"
-        }
-    }
-
 }

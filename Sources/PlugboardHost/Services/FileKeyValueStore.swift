@@ -36,16 +36,7 @@ struct FileKeyValueStore: KeyValueStore {
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .notWritable(path: directory, reason: String(cString: strerror(errno))) }
         var failure: String?
-        var offset = 0
-        while offset < value.count {
-            let written = value.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                failure = String(cString: strerror(errno))
-                break
-            }
-            offset += written
-        }
+        if !value.withUnsafeBytes({ writeAll(fd, $0) }) { failure = String(cString: strerror(errno)) }
         if failure == nil, fsync(fd) != 0 { failure = String(cString: strerror(errno)) }
         close(fd)
         if failure == nil, rename(temporary, path) != 0 { failure = String(cString: strerror(errno)) }
@@ -118,15 +109,8 @@ struct FileKeyValueStore: KeyValueStore {
     }
 
     private func ensureDirectory() throws(StorageError) {
-        var info = stat()
-        if stat(directory, &info) == 0 { return }
-        // Every missing component, outermost first (like mkdir -p).
-        var path = ""
-        for component in directory.split(separator: "/") {
-            path += "/" + component
-            if mkdir(path, 0o700) != 0 && errno != EEXIST {
-                throw .notWritable(path: path, reason: String(cString: strerror(errno)))
-            }
+        if let failed = makeDirectories(directory) {
+            throw .notWritable(path: failed.path, reason: String(cString: strerror(failed.errno)))
         }
     }
 

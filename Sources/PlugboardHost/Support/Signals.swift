@@ -1,0 +1,34 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Signal names for messages (scanner quarantines, the child verifier).
+enum Signals {
+    /// `SIGABRT`, ...; `signal N` for the others.
+    static func name(_ signal: Int32) -> String {
+        switch signal {
+        case SIGABRT: "SIGABRT"
+        case SIGSEGV: "SIGSEGV"
+        case SIGBUS: "SIGBUS"
+        case SIGILL: "SIGILL"
+        case SIGTRAP: "SIGTRAP"
+        case SIGFPE: "SIGFPE"
+        case SIGKILL: "SIGKILL"
+        case SIGTERM: "SIGTERM"
+        case SIGINT: "SIGINT"
+        case SIGXCPU: "SIGXCPU (CPU time limit)"
+        case SIGPIPE: "SIGPIPE"
+        case SIGSYS: "SIGSYS"
+        default: "signal \(signal)"
+        }
+    }
+
+    /// The name, with what the signal usually means for Swift code.
+    static func explained(_ signal: Int32) -> String {
+        switch signal {
+        case SIGTRAP: "SIGTRAP (Swift runtime trap: fatalError, precondition, force unwrap)"
+        case SIGSEGV: "SIGSEGV (bad memory access)"
+        default: name(signal)
+        }
+    }
+}
