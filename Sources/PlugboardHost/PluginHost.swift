@@ -224,9 +224,8 @@ public final class PluginHost: Sendable {
             let ids = state.withLock { state in
                 Set(state.available.values.filter { $0.plugin.provides.contains { $0.interface == interfaceID } }.map(\.plugin.id))
             }
+            // Publishes the providers and what is still pending, in one update.
             activateLocked(ids)
-            // Nothing available provides it any more (activated or failed).
-            registry.replaceProviders(of: [], with: [], pending: pendingInterfaces())
         }
     }
 
@@ -246,8 +245,10 @@ public final class PluginHost: Sendable {
 
     /// The latest record of each of `records`' files.
     func current(_ records: [PluginRecord]) -> [PluginRecord] {
-        let all = state.withLock { $0.records }
-        return records.map { record in all.last { $0.path == record.path } ?? record }
+        let latest = state.withLock { state in
+            Dictionary(state.records.map { ($0.path, $0) }, uniquingKeysWith: { _, last in last })
+        }
+        return records.map { latest[$0.path] ?? $0 }
     }
 
     /// Deactivates every plugin in reverse activation order and empties the

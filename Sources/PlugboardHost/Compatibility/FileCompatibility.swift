@@ -31,7 +31,7 @@ enum FileCompatibility {
         }
         if image.defines(sdkProtocolSymbol) { return .sdkEmbedded(path: path) }
         guard (image.sectionSizes[swiftTypeSection] ?? 0) > 0 else { return .notSwiftPlugin(path: path) }
-        guard compiledABI(of: image) != nil else { return .noSDKMarker(path: path) }
+        guard let pluginABI = compiledABI(of: image) else { return .noSDKMarker(path: path) }
         if let host = environment.sdkEmbeddedIn, image.needed.contains(HostEnvironment.sdkSoname) {
             return .sdkDuplicated(
                 path: path, pluginSDK: "\(HostEnvironment.sdkSoname) (a dynamic library, as it should)",
@@ -40,8 +40,6 @@ enum FileCompatibility {
         if let plugin = image.toolchainComment, let host = environment.runtimeToolchain, plugin != host {
             return .toolchainMismatch(path: path, plugin: plugin, host: host)
         }
-        let pluginABI = compiledABI(of: image)
-        let pluginLabel = pluginABI.map { "ABI \($0)" } ?? "unknown"
         // Strong undefined SDK symbols the host's SDK image lacks: dlopen would
         // fail on them with a mangled name; name the API instead.
         let missing = image.dynamicSymbols.filter {
@@ -51,9 +49,9 @@ enum FileCompatibility {
         if !missing.isEmpty {
             return .missingSDKSymbols(
                 path: path, symbols: missing.map { SwiftSymbol.demangle($0.name) },
-                pluginSDK: pluginLabel, hostSDK: environment.sdkLabel)
+                pluginSDK: "ABI \(pluginABI)", hostSDK: environment.sdkLabel)
         }
-        if let pluginABI, !environment.sdkDefines(SwiftSymbol.abiMarker(pluginABI)) {
+        if !environment.sdkDefines(SwiftSymbol.abiMarker(pluginABI)) {
             if pluginABI.major == environment.sdkABI.major && pluginABI.minor > environment.sdkABI.minor {
                 return .sdkTooNew(path: path, plugin: pluginABI, host: environment.sdkABI)
             }

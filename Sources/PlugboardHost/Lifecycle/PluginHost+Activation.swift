@@ -51,7 +51,7 @@ extension PluginHost {
             copy = examined
         } else {
             // Known from the cache: the bytes read now must be the ones scanned.
-            switch PluginFile.read(plugin.resolvedPath, reportedAs: path) {
+            switch PluginFile.readBytes(plugin.resolvedPath, reportedAs: path) {
             case let .failure(error): return .failure(error)
             case let .success(file):
                 guard file.identity == plugin.identity, ContentHash.text(file.hash) == plugin.hash else {

@@ -21,6 +21,21 @@ struct PluginFile: Sendable {
 
     /// Reads and parses `file`; errors name it as `path`.
     static func read(_ file: String, reportedAs path: String) -> Result<PluginFile, PluginLoadError> {
+        readBytes(file, reportedAs: path).flatMap { read in
+            let parsed = read.bytes.withUnsafeBytes { buffer in Result { () throws(ELFImage.ReadError) in try ELFImage.parse(buffer) } }
+            switch parsed {
+            case let .success(image):
+                return .success(PluginFile(path: path, identity: read.identity, bytes: read.bytes, hash: read.hash, image: image))
+            case let .failure(error): return .failure(FileCompatibility.map(error, path))
+            }
+        }
+    }
+
+    /// The bytes of `file`, the identity they were read under and their
+    /// hash, without parsing them (for bytes checked before, by their hash).
+    static func readBytes(
+        _ file: String, reportedAs path: String
+    ) -> Result<(identity: FileIdentity, bytes: [UInt8], hash: UInt64), PluginLoadError> {
         // O_NONBLOCK: a fifo must not block the open; O_NOCTTY: a terminal must
         // not become our controlling tty. Neither matters for regular files.
         let fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
@@ -59,11 +74,6 @@ struct PluginFile: Sendable {
         guard FileIdentity(after) == identity else {
             return .failure(.fileChanged(path: path, detail: "it was written to while being read"))
         }
-        let hash = bytes.withUnsafeBytes(ContentHash.of)
-        let parsed = bytes.withUnsafeBytes { buffer in Result { () throws(ELFImage.ReadError) in try ELFImage.parse(buffer) } }
-        switch parsed {
-        case let .success(image): return .success(PluginFile(path: path, identity: identity, bytes: bytes, hash: hash, image: image))
-        case let .failure(error): return .failure(FileCompatibility.map(error, path))
-        }
+        return .success((identity, bytes, bytes.withUnsafeBytes(ContentHash.of)))
     }
 }
