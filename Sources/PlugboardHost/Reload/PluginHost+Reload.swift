@@ -71,31 +71,9 @@ extension PluginHost {
         } catch {
             return outcome(.rejected(.unreadable(path: file, reason: "cannot copy it for loading: \(error)")))
         }
-        if let verifier {
-            if let crash = verifier.verify(copy) {
-                timings.verify = lap()
-                return outcome(.rejected(.verificationCrashed(path: file, detail: crash)))
-            }
-        } else {
-            // No verifier given: the scanner protocol, like any new file, so
-            // no build runs in the host before a child loaded it.
-            let (outcomes, _) = PluginScanner(settings: configuration.scanner).scan([PluginScanner.Job(file: copy)])
-            switch outcomes.first {
-            case .plugin?: break
-            case let .rejected(code, reason)?:
-                timings.verify = lap()
-                return outcome(.rejected(.reported(path: file, code: code, reason: reason)))
-            case let .quarantined(quarantine)?:
-                timings.verify = lap()
-                return outcome(.rejected(.verificationCrashed(path: file, detail: quarantine.reason)))
-            case let .unavailable(detail)?:
-                timings.verify = lap()
-                return outcome(.rejected(.scannerUnavailable(path: file, detail: detail)))
-            case nil:
-                break
-            }
-        }
+        let failure = verificationFailure(of: copy, reportedAs: file, verifier: verifier)
         timings.verify = lap()
+        if let failure { return outcome(.rejected(failure)) }
 
         // Load.
         let journalNote = { (phase: Quarantine.Phase) in
@@ -173,5 +151,20 @@ extension PluginHost {
         ExtensionRegistry.$isActivating.withValue(true) { old.instance.deactivate() }
         timings.switch = lap()
         return outcome(.reloaded, generation: next, note: note, memory: memory)
+    }
+
+    /// Loads `copy` in a child process before the host does: with
+    /// `verifier`, or else in a scanner process, like any new file, so no
+    /// build runs in the host before a child loaded it. nil when it loaded.
+    private func verificationFailure(of copy: String, reportedAs file: String, verifier: ChildVerifier?) -> PluginLoadError? {
+        if let verifier {
+            return verifier.verify(copy).map { .verificationCrashed(path: file, detail: $0) }
+        }
+        switch PluginScanner(settings: configuration.scanner).scan([PluginScanner.Job(file: copy)]).outcomes.first {
+        case .plugin?, nil: return nil
+        case let .rejected(code, reason)?: return .reported(path: file, code: code, reason: reason)
+        case let .quarantined(quarantine)?: return .verificationCrashed(path: file, detail: quarantine.reason)
+        case let .unavailable(detail)?: return .scannerUnavailable(path: file, detail: detail)
+        }
     }
 }

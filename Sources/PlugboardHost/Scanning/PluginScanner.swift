@@ -49,7 +49,8 @@ private final class ScannerProcess {
     var phase: Quarantine.Phase?
     var started = ContinuousClock.now
     var deadline: ContinuousClock.Instant
-    var input: [UInt8] = []
+    /// The channel's messages, line by line.
+    let connection: LineChannel
     /// stderr since the current job started (capped).
     var stderr: [UInt8] = []
     /// Jobs it answered, in order.
@@ -65,6 +66,7 @@ private final class ScannerProcess {
         self.channel = channel
         self.errors = errors
         self.deadline = deadline
+        connection = LineChannel(fd: channel)
     }
 }
 
@@ -191,7 +193,7 @@ private struct Pool {
             child.deadline = .now + settings.timeout
             let line: [UInt8] = (try? JSONEncoder().encode(request)).map { [UInt8]($0) + [0x0A] } ?? []
             // A child that died meanwhile shows up as end-of-stream below.
-            _ = LineChannel(fd: child.channel).write(line)
+            child.connection.write(line)
         }
     }
 
@@ -235,18 +237,12 @@ private struct Pool {
 
     /// Reads what is there; false at end of stream (the child is gone).
     private mutating func readMessages(_ child: ScannerProcess) -> Bool {
-        var chunk = [UInt8](repeating: 0, count: 8192)
-        let count = chunk.withUnsafeMutableBytes { recv(child.channel, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-        if count < 0 { return errno == EAGAIN || errno == EINTR }
-        if count == 0 { return false }
-        child.input += chunk[0..<count]
-        while let newline = child.input.firstIndex(of: 0x0A) {
-            let line = Array(child.input[..<newline])
-            child.input.removeSubrange(...newline)
+        let open = child.connection.receiveAvailable()
+        while let line = child.connection.bufferedLine() {
             guard let message = try? JSONDecoder().decode(ScannerMessage.self, from: Data(line)) else { continue }
             handle(message, from: child)
         }
-        return true
+        return open
     }
 
     private mutating func handle(_ message: ScannerMessage, from child: ScannerProcess) {

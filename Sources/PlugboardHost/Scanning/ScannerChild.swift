@@ -77,20 +77,35 @@ final class LineChannel {
 
     init(fd: Int32) { self.fd = fd }
 
-    /// The next line without its newline; nil at end of stream or on error.
+    /// The next line without its newline, waiting for it; nil at end of
+    /// stream or on error.
     func readLine() -> [UInt8]? {
         while true {
-            if let newline = buffer.firstIndex(of: 0x0A) {
-                let line = Array(buffer[..<newline])
-                buffer.removeSubrange(...newline)
-                return line
-            }
+            if let line = bufferedLine() { return line }
             var chunk = [UInt8](repeating: 0, count: 4096)
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { return nil }
             buffer += chunk[0..<count]
         }
+    }
+
+    /// The next whole line already received, without its newline.
+    func bufferedLine() -> [UInt8]? {
+        guard let newline = buffer.firstIndex(of: 0x0A) else { return nil }
+        defer { buffer.removeSubrange(...newline) }
+        return Array(buffer[..<newline])
+    }
+
+    /// Takes in what has arrived, without waiting; false at end of stream
+    /// or on an error (the peer is gone).
+    func receiveAvailable() -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 8192)
+        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        if count < 0 { return errno == EAGAIN || errno == EINTR }
+        if count == 0 { return false }
+        buffer += chunk[0..<count]
+        return true
     }
 
     /// Whether every byte was written.
