@@ -89,6 +89,7 @@ import Testing
         .init(arguments: [], message: "USAGE"),
         .init(arguments: ["list", "--plugins="], message: "empty value for '--plugins <dir>'"),
         .init(arguments: ["list", "--plugins", "--json"], message: "missing value for '--plugins <dir>'"),
+        .init(arguments: ["list", "--plugins", "x", "--scan-timeout", "0"], message: "'--scan-timeout' takes seconds between 0 and 3600, got '0'"),
     ]
 
     @Test(arguments: usageCases)

@@ -128,6 +128,40 @@ import Testing
         #expect(records.first { $0.path == path }?.code == "toolchain-mismatch")
     }
 
+    /// A file rewritten after a warm start learned it from the cache: at
+    /// activation its bytes are not the scanned ones, so nothing of it loads,
+    /// and the next start examines it again.
+    @Test func aFileChangedAfterItsScanIsRefusedAtActivation() throws {
+        let dir = try installed(), cache = try TemporaryDirectory()
+        _ = try host(dir, cache).discover()
+        let warm = host(dir, cache)
+        #expect(try warm.discover().allSatisfy { $0.status == .available })
+        #expect(warm.lastDiscovery.filesRead == 0)
+        let gamma = dir.file("libGamma.so")
+        try patchBytes(at: gamma, replacing: Fixtures.toolchainPatch.current, with: Fixtures.toolchainPatch.foreign)
+
+        #expect(warm.registry.providers(of: Commands.self).map(\.name) == ["alpha", "beta"])
+        let record = try #require(warm.records.last { $0.path == gamma })
+        #expect(record.code == "file-changed")
+        #expect(record.reason?.contains("it is not the file that was scanned") == true, "\(record.reason ?? "")")
+        warm.shutdown()
+
+        let next = host(dir, cache)
+        #expect(try next.discover().first { $0.path == gamma }?.code == "toolchain-mismatch")
+        #expect(next.lastDiscovery.filesRead == 1)
+    }
+
+    @Test func aCacheThatCannotBeWrittenIsReportedAndTheHostCarriesOn() throws {
+        let dir = try installed(), blocker = try TemporaryDirectory()
+        try blocker.write(Data("a file, not a directory".utf8), as: "file")
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: blocker.file("file") + "/cache"))
+        host.declareStandardExtensionPoints()
+        #expect(try host.discover().map(\.status) == [.available, .available, .available])
+        let problems = host.diagnostics.filter { $0.code == "cache-unwritable" }
+        #expect(problems.count == 1, "\(host.diagnostics)")
+        #expect(problems.first?.message.contains("--cache DIR") == true)
+    }
+
     @Test func entriesOfRemovedFilesAreDropped() throws {
         let dir = try installed(), cache = try TemporaryDirectory()
         _ = try host(dir, cache).discover()

@@ -39,6 +39,7 @@ import Testing
         fixture("MissingProvider", code: "missing-provider", status: .failed, mentions: "no provider"),
         // Refused from the file's bytes: no code of theirs runs anywhere.
         fixture("EntryData", code: "entry-not-function", mentions: "data object"),
+        fixture("NoMarker", code: "no-sdk-marker", mentions: "plugboard_sdk_abi_"),
         Case(name: "C library with entry symbol, ABI marker and a constructor", code: "not-swift-plugin", status: .rejected,
              mentions: "no Swift type metadata") { dir in
             setenv("PLUGBOARD_FIXTURE_MARKER", dir.file("constructor-ran"), 1)

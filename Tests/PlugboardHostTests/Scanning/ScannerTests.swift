@@ -121,6 +121,23 @@ import Testing
         #expect(host.lastDiscovery.scannerProcesses == 4)
     }
 
+    /// `dlopen` failing in the scanner depends on the machine (a library it
+    /// needs may be installed later): reported with the loader's words, and
+    /// not remembered, so the next start tries again.
+    @Test func aLoadFailureIsReportedButNotCached() throws {
+        let dir = try TemporaryDirectory()
+        let cache = try TemporaryDirectory()
+        let path = try dir.copy(Fixtures.library("Alpha"), as: "a.so")
+        try patchBytes(at: path, replacing: Array("libswiftGlibc.so".utf8), with: Array("libswiftGlibX.so".utf8))
+        let first = Self.host(dir, cache: cache.path)
+        let record = try #require(try first.discover().first)
+        #expect(record.code == "load-failed")
+        #expect(record.reason?.contains("libswiftGlibX.so") == true, "\(record.reason ?? "")")
+        let second = Self.host(dir, cache: cache.path)
+        #expect(try second.discover().first?.code == "load-failed")
+        #expect(second.lastDiscovery.filesScanned == 1)
+    }
+
     @Test func aScannerThatCannotStartLeavesFilesUnloadedWithTheFix() throws {
         let dir = try TemporaryDirectory()
         let cache = try TemporaryDirectory()
