@@ -14,6 +14,9 @@ import PackageDescription
 // carry unsafe flags).
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]
 let sdk: Target.Dependency = .product(name: "Plugboard", package: "SDK")
+// The demo host's own extension points, published the way any host publishes
+// custom ones: a package with one dynamic library (see Examples/DemoInterfaces).
+let demoInterfaces: Target.Dependency = .product(name: "DemoInterfaces", package: "DemoInterfaces")
 
 let package = Package(
     name: "plugboard",
@@ -26,22 +29,23 @@ let package = Package(
         .executable(name: "plugboard", targets: ["plugboard"]),
     ],
     dependencies: [
-        .package(path: "SDK")
+        .package(path: "SDK"),
+        .package(path: "Examples/DemoInterfaces"),
     ],
     targets: [
         .target(name: "CPlugboardHost"),
         .target(name: "PlugboardHost", dependencies: [sdk, "CPlugboardHost"], swiftSettings: strict),
         .target(name: "PlugboardDev", dependencies: ["PlugboardHost"], swiftSettings: strict),
-        .target(name: "PlugboardDemo", dependencies: ["PlugboardHost", sdk], swiftSettings: strict),
-        .executableTarget(name: "plugboard", dependencies: ["PlugboardHost", "PlugboardDev", "PlugboardDemo", sdk], swiftSettings: strict),
+        .target(name: "PlugboardDemo", dependencies: ["PlugboardHost", sdk, demoInterfaces], swiftSettings: strict),
+        .executableTarget(name: "plugboard", dependencies: ["PlugboardHost", "PlugboardDev", "PlugboardDemo", sdk, demoInterfaces], swiftSettings: strict),
         // `make bench`: benchmarks against baselines measured in the same run.
-        .executableTarget(name: "plugboard-bench", dependencies: ["PlugboardHost", sdk], swiftSettings: strict),
+        .executableTarget(name: "plugboard-bench", dependencies: ["PlugboardHost", "PlugboardDemo", sdk, demoInterfaces], swiftSettings: strict),
         // Test support: a host that is not `plugboard` (its own scanner, crash journal).
-        .executableTarget(name: "plugboard-test-host", dependencies: ["PlugboardHost", sdk], swiftSettings: strict),
+        .executableTarget(name: "plugboard-test-host", dependencies: ["PlugboardHost", sdk, demoInterfaces], swiftSettings: strict),
         // Test support: a process the storage tests kill mid-write.
         .executableTarget(name: "plugboard-storage-writer", dependencies: ["PlugboardHost"], swiftSettings: strict),
         .testTarget(
-            name: "PlugboardHostTests", dependencies: ["PlugboardHost", "PlugboardDev", "PlugboardDemo", sdk], path: "Tests/PlugboardHostTests",
+            name: "PlugboardHostTests", dependencies: ["PlugboardHost", "PlugboardDev", "PlugboardDemo", sdk, demoInterfaces], path: "Tests/PlugboardHostTests",
             swiftSettings: strict),
     ]
 )

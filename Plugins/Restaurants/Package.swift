@@ -1,6 +1,7 @@
 // swift-tools-version: 6.0
 // An example Plugboard plugin, built the way an outside author builds theirs:
-// it depends on the SDK package only, and vends one dynamic library.
+// it depends on the SDK package and the demo host's interface package
+// (never on the host), and vends one dynamic library.
 import PackageDescription
 
 let package = Package(
@@ -10,12 +11,17 @@ let package = Package(
     ],
     dependencies: [
         // Outside this repository: .package(path: "/path/to/plugboard/SDK")
-        .package(path: "../../SDK")
+        .package(path: "../../SDK"),
+        // The demo host's extension points (screen sections, validation).
+        .package(path: "../../Examples/DemoInterfaces"),
     ],
     targets: [
         .target(
             name: "Restaurants",
-            dependencies: [.product(name: "Plugboard", package: "SDK")],
+            dependencies: [
+                .product(name: "Plugboard", package: "SDK"),
+                .product(name: "DemoInterfaces", package: "DemoInterfaces"),
+            ],
             swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]
         )
     ]

@@ -1,4 +1,5 @@
 import Foundation
+import DemoInterfaces
 import Plugboard
 import PlugboardHost
 

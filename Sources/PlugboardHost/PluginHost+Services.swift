@@ -2,9 +2,15 @@
 
 /// What a host reaches of its services directly: routes, events, storage.
 extension PluginHost {
-    /// Navigates by path through the router plugins registered with.
-    public func navigate(to path: String) throws(RouteError) -> RenderedSection {
+    /// Navigates by path through the router plugins registered with; the
+    /// destination is what the route's handler returned.
+    public func navigate(to path: String) throws(ServiceError) -> any Sendable {
         try services.routes.navigate(to: path)
+    }
+
+    /// Navigates by path and checks the destination's type.
+    public func navigate<Destination>(to path: String, as type: Destination.Type) throws(ServiceError) -> Destination {
+        try router.navigate(to: path, as: type)
     }
 
     /// Every registered route pattern with its plugin.

@@ -1,5 +1,7 @@
 import Foundation
+import DemoInterfaces
 import Plugboard
+import PlugboardDemo
 import PlugboardHost
 
 /// The benchmarks of `make bench`.
@@ -64,7 +66,7 @@ struct BenchSuite {
     /// against a direct Swift call and a call on a provider held in a variable.
     func registryCalls() {
         let host = PluginHost()
-        host.declareStandardExtensionPoints()
+        host.declareDemoExtensionPoints()
         host.load(files: plugins)
         guard let held = host.registry.providers(of: Commands.self).first else {
             print("  no command provider among the plugins; registry benchmark skipped")
@@ -134,7 +136,7 @@ struct BenchSuite {
     /// match in a Swift dictionary (which cannot capture parameters).
     func routing() {
         let host = PluginHost()
-        var exact: [String: @Sendable () -> RenderedSection] = [:]
+        var exact: [String: @Sendable () -> any Sendable] = [:]
         for index in 0..<1_000 {
             let title = "section \(index)"
             try? host.router.register("/section\(index)/items/{id}") { match in

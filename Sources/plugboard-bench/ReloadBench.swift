@@ -1,5 +1,6 @@
 import Foundation
 import Plugboard
+import PlugboardDemo
 import PlugboardHost
 
 /// Hot-reload costs: the host's share (verify + load + switch, no compiler)
@@ -19,7 +20,7 @@ struct ReloadBench {
     /// 20 reloads alternating two builds, with child-process verification.
     func hostSide() {
         let host = PluginHost()
-        host.declareStandardExtensionPoints()
+        host.declareDemoExtensionPoints()
         guard host.load(reloadable: versions[0]).status == .active else {
             print("  reload benchmark: first load failed")
             return

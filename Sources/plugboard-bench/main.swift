@@ -1,5 +1,6 @@
 import Foundation
 import Plugboard
+import PlugboardDemo
 import PlugboardHost
 
 // plugboard-bench: run by `make bench` (release build). Prints each figure
@@ -18,7 +19,7 @@ if arguments.first == "load" {
     let cache = URL(fileURLWithPath: files.first ?? "/tmp/x").deletingLastPathComponent().appendingPathComponent("cache").path
     let host = PluginHost(configuration: .init(
         dataDirectory: data, logSink: LogSink(minimumLevel: .error) { _ in }, cacheDirectory: cache))
-    host.declareStandardExtensionPoints()
+    host.declareDemoExtensionPoints()
     let start = Measure.now()
     let records = host.load(files: files)
     let elapsed = Measure.now() - start

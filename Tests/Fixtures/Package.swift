@@ -6,6 +6,7 @@ import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]
 let sdk: Target.Dependency = .product(name: "Plugboard", package: "SDK")
+let demoInterfaces: Target.Dependency = .product(name: "DemoInterfaces", package: "DemoInterfaces")
 
 let package = Package(
     name: "Fixtures",
@@ -56,13 +57,13 @@ let package = Package(
         .library(name: "EntryData", type: .dynamic, targets: ["EntryData"]),
         .library(name: "CMarker", type: .dynamic, targets: ["CMarker"]),
     ],
-    dependencies: [.package(path: "../../SDK")],
+    dependencies: [.package(path: "../../SDK"), .package(path: "../../Examples/DemoInterfaces")],
     targets: [
         .target(name: "FixtureSupport", dependencies: [sdk], swiftSettings: strict),
         .target(name: "Alpha", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),
         .target(name: "Beta", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),
         .target(name: "Gamma", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),
-        .target(name: "CouponRival", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),
+        .target(name: "CouponRival", dependencies: ["FixtureSupport", sdk, demoInterfaces], swiftSettings: strict),
         .target(name: "ReloadReshaped", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),
         .target(name: "ReloadCrash", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),
         .target(name: "ReloadFailActivate", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),

@@ -31,18 +31,20 @@ public final class PluginContext: Sendable {
 
     /// Returns a host service the plugin declared and the host granted.
     ///
-    /// - Throws: ``ServiceError`` when the service was not declared in the entry
-    ///   point, was denied by the host's configuration, or the host has none.
+    /// - Throws: ``ServiceError`` with code ``ServiceError/Code/notDeclared``
+    ///   when the service is missing from the entry point's `services:`,
+    ///   ``ServiceError/Code/denied`` when the host's configuration denies it,
+    ///   ``ServiceError/Code/unavailable`` when the host has none.
     public func service<Key: ServiceKey>(_ key: Key.Type) throws(ServiceError) -> Key.Service {
         let id = Key.id
         guard declaredServices.contains(id) else {
-            throw .notDeclared(service: id, plugin: pluginID)
+            throw ServiceError(.notDeclared, "plugin \(pluginID) asked for service '\(id)' but did not declare it; add it to `services:` in the plugin's PluginExport.descriptor call")
         }
         if let reason = denied[id] {
-            throw .denied(service: id, plugin: pluginID, reason: reason)
+            throw ServiceError(.denied, "plugin \(pluginID) is denied service '\(id)' by the host: \(reason)")
         }
         guard let service = granted[id] as? Key.Service else {
-            throw .unavailable(service: id, plugin: pluginID)
+            throw ServiceError(.unavailable, "plugin \(pluginID) asked for service '\(id)', which this host does not offer")
         }
         return service
     }
@@ -58,34 +60,4 @@ public protocol ServiceKey {
     associatedtype Service: Sendable
     /// Stable id, written in a plugin's `services:` list.
     static var id: String { get }
-}
-
-/// Why a plugin could not get a service.
-public enum ServiceError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The plugin asked for a service it did not list in `services:`.
-    case notDeclared(service: String, plugin: String)
-    /// The host's configuration denies this service to this plugin.
-    case denied(service: String, plugin: String, reason: String)
-    /// The host offers no such service.
-    case unavailable(service: String, plugin: String)
-
-    /// Stable machine-readable code.
-    public var code: String {
-        switch self {
-        case .notDeclared: "service-not-declared"
-        case .denied: "service-denied"
-        case .unavailable: "service-unavailable"
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case let .notDeclared(service, plugin):
-            "plugin \(plugin) asked for service '\(service)' but did not declare it; add it to `services:` in the plugin's PluginExport.descriptor call"
-        case let .denied(service, plugin, reason):
-            "plugin \(plugin) is denied service '\(service)' by the host: \(reason)"
-        case let .unavailable(service, plugin):
-            "plugin \(plugin) asked for service '\(service)', which this host does not offer"
-        }
-    }
 }

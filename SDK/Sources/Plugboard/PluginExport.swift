@@ -59,7 +59,7 @@ public enum PluginExport {
         let activationList = UnsafeMutablePointer<plugboard_activation>.allocate(capacity: 1)
         activationList.initialize(to: plugboard_activation(
             count: UInt32(clamping: activation.count), reserved: 0, triggers: UnsafePointer(triggers)))
-        let factory = PluginFactory(makePlugin: { context in try P(context: context) }, defaults: { P.defaultConfiguration })
+        let factory = Factory(makePlugin: { context in try P(context: context) }, defaults: { P.defaultConfiguration })
         let descriptor = UnsafeMutablePointer<plugboard_descriptor>.allocate(capacity: 1)
         descriptor.initialize(to: plugboard_descriptor(
             magic: PLUGBOARD_DESCRIPTOR_MAGIC,
@@ -82,32 +82,34 @@ public enum PluginExport {
     }
 }
 
-/// Creates a plugin instance; handed to the host inside the descriptor.
-///
-/// The host checks that this object's class is the one in its own copy of the
-/// SDK, which is how it detects a plugin that embeds a second SDK copy.
-public final class PluginFactory: Sendable {
-    @usableFromInline
-    let makePlugin: @Sendable (PluginContext) throws -> any Plugin
-    @usableFromInline
-    let defaults: @Sendable () -> [String: ConfigValue]
+extension PluginExport {
+    /// Creates a plugin instance; handed to the host inside the descriptor.
+    ///
+    /// The host checks that this object's class is the one in its own copy of the
+    /// SDK, which is how it detects a plugin that embeds a second SDK copy.
+    public final class Factory: Sendable {
+        @usableFromInline
+        let makePlugin: @Sendable (PluginContext) throws -> any Plugin
+        @usableFromInline
+        let defaults: @Sendable () -> [String: ConfigValue]
 
-    @usableFromInline
-    init(
-        makePlugin: @escaping @Sendable (PluginContext) throws -> any Plugin,
-        defaults: @escaping @Sendable () -> [String: ConfigValue]
-    ) {
-        self.makePlugin = makePlugin
-        self.defaults = defaults
-    }
+        @usableFromInline
+        init(
+            makePlugin: @escaping @Sendable (PluginContext) throws -> any Plugin,
+            defaults: @escaping @Sendable () -> [String: ConfigValue]
+        ) {
+            self.makePlugin = makePlugin
+            self.defaults = defaults
+        }
 
-    /// The plugin type's configuration defaults. Host only.
-    @_spi(PlugboardHost)
-    public var defaultConfiguration: [String: ConfigValue] { defaults() }
+        /// The plugin type's configuration defaults. Host only.
+        @_spi(PlugboardHost)
+        public var defaultConfiguration: [String: ConfigValue] { defaults() }
 
-    /// Creates the plugin instance. Host only.
-    @_spi(PlugboardHost)
-    public func make(context: PluginContext) throws -> any Plugin {
-        try makePlugin(context)
+        /// Creates the plugin instance. Host only.
+        @_spi(PlugboardHost)
+        public func make(context: PluginContext) throws -> any Plugin {
+            try makePlugin(context)
+        }
     }
 }

@@ -4,7 +4,7 @@ import Plugboard
 struct LoadedImage: Sendable {
     let library: DynamicLibrary
     let descriptor: Descriptor
-    let factory: PluginFactory
+    let factory: PluginExport.Factory
 }
 
 /// The two halves of loading a plugin file: the static checks on its bytes
@@ -63,7 +63,7 @@ enum PluginLoader {
         }
         // Taken exactly once: the descriptor holds it at +1.
         let object = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: descriptor.factoryBits)!).takeRetainedValue()
-        guard let factory = object as? PluginFactory else {
+        guard let factory = object as? PluginExport.Factory else {
             let metadata = unsafeBitCast(type(of: object) as AnyClass, to: UnsafeRawPointer.self)
             return .failure(.sdkDuplicated(
                 path: path, pluginSDK: DynamicLibrary.imagePath(containing: metadata) ?? "(unknown image)",

@@ -1,10 +1,9 @@
 import Plugboard
 
 extension PluginHost {
-    /// Declares every extension point the SDK defines (``Commands``, ``ScreenSections``).
-    /// The `plugboard` tool and the demo host use exactly these.
+    /// Declares the extension point the SDK defines (``Commands``). A host
+    /// with its own points declares them too (the demo's are in `DemoInterfaces`).
     public func declareStandardExtensionPoints() {
         declare(Commands.self)
-        declare(ScreenSections.self)
     }
 }

@@ -15,7 +15,7 @@ struct FileKeyValueStore: KeyValueStore {
     let directory: String
     static let valueSuffix = ".value"
 
-    func value(for key: String) throws(StorageError) -> [UInt8]? {
+    func value(for key: String) throws(ServiceError) -> [UInt8]? {
         let path = try self.path(for: key)
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 {
@@ -29,7 +29,7 @@ struct FileKeyValueStore: KeyValueStore {
         return bytes
     }
 
-    func set(_ value: [UInt8], for key: String) throws(StorageError) {
+    func set(_ value: [UInt8], for key: String) throws(ServiceError) {
         let path = try self.path(for: key)
         try ensureDirectory()
         let temporary = "\(directory)/.tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
@@ -47,7 +47,7 @@ struct FileKeyValueStore: KeyValueStore {
         syncDirectory()
     }
 
-    func removeValue(for key: String) throws(StorageError) {
+    func removeValue(for key: String) throws(ServiceError) {
         let path = try self.path(for: key)
         if unlink(path) != 0 && errno != ENOENT {
             throw .notWritable(path: directory, reason: String(cString: strerror(errno)))
@@ -55,7 +55,7 @@ struct FileKeyValueStore: KeyValueStore {
         syncDirectory()
     }
 
-    func keys() throws(StorageError) -> [String] {
+    func keys() throws(ServiceError) -> [String] {
         guard let dir = opendir(directory) else {
             if errno == ENOENT { return [] }
             throw .unreadable(path: directory, reason: String(cString: strerror(errno)))
@@ -72,7 +72,7 @@ struct FileKeyValueStore: KeyValueStore {
 
     // MARK: - Names
 
-    func path(for key: String) throws(StorageError) -> String {
+    func path(for key: String) throws(ServiceError) -> String {
         let bytes = Array(key.utf8)
         guard !bytes.isEmpty else { throw .invalidKey(key, reason: "keys must not be empty") }
         guard bytes.count <= FileKeyValueStore.maximumKeyLength else {
@@ -108,7 +108,7 @@ struct FileKeyValueStore: KeyValueStore {
         }
     }
 
-    private func ensureDirectory() throws(StorageError) {
+    private func ensureDirectory() throws(ServiceError) {
         if let failed = makeDirectories(directory) {
             throw .notWritable(path: failed.path, reason: String(cString: strerror(failed.errno)))
         }
@@ -119,5 +119,20 @@ struct FileKeyValueStore: KeyValueStore {
         guard fd >= 0 else { return }
         fsync(fd)
         close(fd)
+    }
+}
+
+/// The storage failures, worded once: what failed, where, and what to check.
+extension ServiceError {
+    fileprivate static func invalidKey(_ key: String, reason: String) -> ServiceError {
+        ServiceError(.invalidKey, "invalid storage key '\(key.prefix(40))\(key.count > 40 ? "…" : "")': \(reason)")
+    }
+
+    fileprivate static func notWritable(path: String, reason: String) -> ServiceError {
+        ServiceError(.notWritable, "\(path): storage is not writable (\(reason)); check the host's data directory permissions", path: path)
+    }
+
+    fileprivate static func unreadable(path: String, reason: String) -> ServiceError {
+        ServiceError(.unreadable, "\(path): cannot read stored value (\(reason)); check the file's permissions", path: path)
     }
 }

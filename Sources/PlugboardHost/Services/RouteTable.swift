@@ -21,7 +21,7 @@ final class RouteTable: Sendable {
         let owner: ServiceOwner
         /// Names of the pattern's captures, in order.
         let captureNames: [String]
-        let handler: @Sendable (RouteMatch) throws -> RenderedSection
+        let handler: @Sendable (RouteMatch) throws -> any Sendable
     }
 
     private let root = Mutex(Node())
@@ -44,9 +44,9 @@ final class RouteTable: Sendable {
         }
     }
 
-    func register(_ pattern: String, owner: ServiceOwner, handler: @escaping @Sendable (RouteMatch) throws -> RenderedSection) throws(RouteError) {
+    func register(_ pattern: String, owner: ServiceOwner, handler: @escaping @Sendable (RouteMatch) throws -> any Sendable) throws(ServiceError) {
         let segments = try Self.segments(of: pattern)
-        try root.withLock { root throws(RouteError) in
+        try root.withLock { root throws(ServiceError) in
             var node = root
             for segment in segments {
                 if segment.hasPrefix("{") {
@@ -67,7 +67,10 @@ final class RouteTable: Sendable {
                 }
             }
             if let existing = node.routes.last, existing.owner.pluginID != owner.pluginID || existing.owner == owner {
-                throw .conflict(pattern: pattern, owner: "\(existing.owner.pluginID) (as '\(existing.pattern)')")
+                throw ServiceError(
+                    .routeConflict,
+                    "route '\(pattern)' is already registered by \(existing.owner.pluginID) (as '\(existing.pattern)'); the first registration wins, so register another pattern",
+                    path: pattern)
             }
             let names = segments.filter { $0.hasPrefix("{") }.map { String($0.dropFirst().dropLast()) }
             node.routes.append(Route(pattern: pattern, owner: owner, captureNames: names, handler: handler))
@@ -88,12 +91,14 @@ final class RouteTable: Sendable {
         }
     }
 
-    func navigate(to path: String) throws(RouteError) -> RenderedSection {
-        guard let (route, match) = match(path) else { throw .notFound(path: path) }
+    func navigate(to path: String) throws(ServiceError) -> any Sendable {
+        guard let (route, match) = match(path) else {
+            throw ServiceError(.routeNotFound, "no plugin handles '\(path)'", path: path)
+        }
         do {
             return try route.handler(match)
         } catch {
-            throw .handlerFailed(path: path, plugin: route.owner.pluginID, error: "\(error)")
+            throw ServiceError(.routeHandlerFailed, "plugin \(route.owner.pluginID) failed to build '\(path)': \(error)", path: path)
         }
     }
 
@@ -137,19 +142,23 @@ final class RouteTable: Sendable {
         if let capture = node.capture { collect(capture, &out) }
     }
 
-    static func segments(of pattern: String) throws(RouteError) -> [String] {
-        guard pattern.hasPrefix("/") else { throw .invalidPattern(pattern, reason: "must start with '/'") }
+    static func segments(of pattern: String) throws(ServiceError) -> [String] {
+        guard pattern.hasPrefix("/") else { throw invalidPattern(pattern, "must start with '/'") }
         let segments = pattern.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         var names: Set<String> = []
         for segment in segments {
             let opens = segment.filter { $0 == "{" }.count, closes = segment.filter { $0 == "}" }.count
             if opens == 0 && closes == 0 { continue }
             guard opens == 1, closes == 1, segment.hasPrefix("{"), segment.hasSuffix("}"), segment.count > 2 else {
-                throw .invalidPattern(pattern, reason: "a capture must be a whole segment like {id}")
+                throw invalidPattern(pattern, "a capture must be a whole segment like {id}")
             }
-            guard names.insert(segment).inserted else { throw .invalidPattern(pattern, reason: "capture \(segment) appears twice") }
+            guard names.insert(segment).inserted else { throw invalidPattern(pattern, "capture \(segment) appears twice") }
         }
         return segments
+    }
+
+    private static func invalidPattern(_ pattern: String, _ reason: String) -> ServiceError {
+        ServiceError(.invalidRoutePattern, "invalid route pattern '\(pattern)': \(reason)", path: pattern)
     }
 }
 
@@ -159,16 +168,16 @@ struct PluginRouter: Router {
     let owner: ServiceOwner
     let report: @Sendable (HostDiagnostic) -> Void
 
-    func register(_ pattern: String, _ handler: @escaping @Sendable (RouteMatch) throws -> RenderedSection) throws(RouteError) {
+    func register(_ pattern: String, _ handler: @escaping @Sendable (RouteMatch) throws -> any Sendable) throws(ServiceError) {
         do {
             try table.register(pattern, owner: owner, handler: handler)
         } catch {
-            report(HostDiagnostic(.error, code: error.code, message: error.description, plugin: owner.pluginID))
+            report(HostDiagnostic(.error, code: error.code.rawValue, message: error.description, plugin: owner.pluginID))
             throw error
         }
     }
 
-    func navigate(to path: String) throws(RouteError) -> RenderedSection {
+    func navigate(to path: String) throws(ServiceError) -> any Sendable {
         try table.navigate(to: path)
     }
 }

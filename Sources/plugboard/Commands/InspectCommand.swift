@@ -1,4 +1,5 @@
 import Plugboard
+import PlugboardDemo
 import PlugboardHost
 
 /// `plugboard inspect FILE [--json]`
@@ -23,7 +24,7 @@ enum InspectCommand: CLICommand {
 
     static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32 {
         let host = PluginHost(configuration: try PluginsOption.configuration(arguments, pluginsDirectory: nil, command: spec.name))
-        host.declareStandardExtensionPoints()
+        host.declareDemoExtensionPoints()
         let file = [arguments.positionals[0]]
         let activate = arguments.flag("--activate")
         let rescan = arguments.flag(PluginsOption.rescan.long)

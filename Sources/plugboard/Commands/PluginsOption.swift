@@ -1,3 +1,4 @@
+import PlugboardDemo
 import PlugboardHost
 
 /// `--plugins DIR`, shared by every command that runs a host on a directory.
@@ -70,7 +71,7 @@ enum PluginsOption {
         _ configuration: PluginHost.Configuration, start: Start, rescan: Bool = false, printingDiagnostics: Bool = true
     ) -> (PluginHost, [PluginRecord])? {
         let host = PluginHost(configuration: configuration)
-        host.declareStandardExtensionPoints()
+        host.declareDemoExtensionPoints()
         do {
             let records: [PluginRecord]
             switch start {

@@ -1,4 +1,5 @@
 import Foundation
+import DemoInterfaces
 import Plugboard
 import PlugboardDemo
 import PlugboardHost
@@ -60,9 +61,9 @@ struct DemoScript {
 
     private func navigate(_ path: String) -> DemoReport.Navigation {
         do {
-            return .init(path: path, destination: try host.navigate(to: path), error: nil, code: nil)
+            return .init(path: path, destination: try host.navigate(to: path, as: RenderedSection.self), error: nil, code: nil)
         } catch {
-            return .init(path: path, destination: nil, error: error.description, code: error.code)
+            return .init(path: path, destination: nil, error: error.description, code: error.code.rawValue)
         }
     }
 

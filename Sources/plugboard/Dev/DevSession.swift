@@ -1,6 +1,7 @@
 import Foundation
 import Plugboard
 import PlugboardDev
+import PlugboardDemo
 import PlugboardHost
 
 /// One `plugboard dev` session: build, load, watch, rebuild, reload.
@@ -26,7 +27,7 @@ final class DevSession: @unchecked Sendable {
         host = PluginHost(configuration: .init(
             pluginsDirectory: pluginsDirectory, settings: settings, dataDirectory: dataDirectory,
             logSink: LogSink { Terminal.writeErr("  log \($0.level) [\($0.label)] \($0.message)\n") }))
-        host.declareStandardExtensionPoints()
+        host.declareDemoExtensionPoints()
         watcher = SourceWatcher(root: builder.packageDirectory, polling: polling)
         // The child runs the same tool: load the build once, in a throwaway data directory.
         let scratch = FileManager.default.temporaryDirectory.path + "/plugboard-verify-\(getpid())"

@@ -1,5 +1,6 @@
 import Foundation
 import Plugboard
+import PlugboardDemo
 import PlugboardHost
 import Synchronization
 import Testing
@@ -18,7 +19,7 @@ import Testing
 
     func host(_ dir: TemporaryDirectory, _ cache: TemporaryDirectory) -> PluginHost {
         let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
-        host.declareStandardExtensionPoints()
+        host.declareDemoExtensionPoints()
         return host
     }
 
@@ -155,7 +156,7 @@ import Testing
         let dir = try installed(), blocker = try TemporaryDirectory()
         try blocker.write(Data("a file, not a directory".utf8), as: "file")
         let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: blocker.file("file") + "/cache"))
-        host.declareStandardExtensionPoints()
+        host.declareDemoExtensionPoints()
         #expect(try host.discover().map(\.status) == [.available, .available, .available])
         let problems = host.diagnostics.filter { $0.code == "cache-unwritable" }
         #expect(problems.count == 1, "\(host.diagnostics)")

@@ -1,5 +1,6 @@
 import Foundation
 import Plugboard
+import PlugboardDemo
 import PlugboardHost
 import Synchronization
 import Testing
@@ -11,7 +12,7 @@ import Testing
         let dir = try TemporaryDirectory()
         for name in names { try dir.copy(Fixtures.library(name), as: "lib\(name).so") }
         let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, dataDirectory: dir.file("data")))
-        host.declareStandardExtensionPoints()
+        host.declareDemoExtensionPoints()
         return (host, dir)
     }
 
@@ -60,9 +61,9 @@ import Testing
         let (host, dir) = try host(["LazyRoute"])
         defer { host.shutdown(); withExtendedLifetime(dir) {} }
         try host.start()
-        #expect(throws: RouteError.notFound(path: "/lazyness/1")) { try host.navigate(to: "/lazyness/1") }
+        expectServiceError(.routeNotFound) { _ = try host.navigate(to: "/lazyness/1") }
         #expect(host.activePluginIDs.isEmpty)
-        #expect(try host.navigate(to: "/lazy/7").lines == ["7"])
+        #expect(try host.navigate(to: "/lazy/7", as: [String].self) == ["lazy", "7"])
         #expect(host.activePluginIDs == ["fixture.lazy-route"])
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Plugboard
+import PlugboardDemo
 import PlugboardHost
 import Testing
 
@@ -107,7 +108,7 @@ import Testing
         try testCase.make(dir)
 
         let host = PluginHost(configuration: .init(pluginsDirectory: dir.path))
-        host.declareStandardExtensionPoints()
+        host.declareDemoExtensionPoints()
         let records = try host.loadAll()
         defer { host.shutdown() }
 

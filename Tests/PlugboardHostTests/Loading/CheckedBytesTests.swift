@@ -1,5 +1,6 @@
 import Foundation
 import Plugboard
+import PlugboardDemo
 import PlugboardHost
 import Synchronization
 import Testing
@@ -32,7 +33,7 @@ import Testing
         for _ in 0..<60 {
             let cache = try TemporaryDirectory()
             let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
-            host.declareStandardExtensionPoints()
+            host.declareDemoExtensionPoints()
             let record = try host.loadAll()[0]
             outcomes[record.code ?? record.status.rawValue, default: 0] += 1
             if record.status == .active {
@@ -85,7 +86,7 @@ import Testing
         let dir = try TemporaryDirectory(), cache = try TemporaryDirectory()
         let installed = try dir.copy(Fixtures.library("Alpha"), as: "plugin.so")
         let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
-        host.declareStandardExtensionPoints()
+        host.declareDemoExtensionPoints()
         try host.loadAll()
         let command = try #require(host.registry.providers(of: Commands.self).first)
         #expect(try command.run(arguments: ["before"]) == "alpha before")

@@ -1,5 +1,6 @@
 import Foundation
 import Plugboard
+import PlugboardDemo
 import PlugboardHost
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
 @Suite struct PluginHostTests {
     func host(_ dir: TemporaryDirectory, disabled: [String: String] = [:]) -> PluginHost {
         let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, disabledPlugins: disabled))
-        host.declareStandardExtensionPoints()
+        host.declareDemoExtensionPoints()
         return host
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Plugboard
+import PlugboardDemo
 import PlugboardHost
 import Synchronization
 import Testing
@@ -9,7 +10,7 @@ import Testing
     func host() throws -> (PluginHost, TemporaryDirectory) {
         let dir = try TemporaryDirectory()
         let host = PluginHost(configuration: .init(imagesDirectory: dir.file("generations")))
-        host.declareStandardExtensionPoints()
+        host.declareDemoExtensionPoints()
         let record = host.load(reloadable: try Fixtures.library("ReloadV1").path)
         #expect(record.status == .active)
         return (host, dir)
@@ -95,7 +96,7 @@ import Testing
     @Test func callsDuringManyReloadsAreNeverLostOrTorn() throws {
         let dir = try TemporaryDirectory()
         let host = PluginHost(configuration: .init(imagesDirectory: dir.file("generations")))
-        host.declareStandardExtensionPoints()
+        host.declareDemoExtensionPoints()
         #expect(host.load(reloadable: try Fixtures.library("ReloadV1").path).status == .active)
         let builds = [try Fixtures.library("ReloadV2").path, try Fixtures.library("ReloadV1").path]
         final class Counters: Sendable {

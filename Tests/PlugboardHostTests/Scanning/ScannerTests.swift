@@ -1,5 +1,6 @@
 import Foundation
 import Plugboard
+import PlugboardDemo
 import PlugboardHost
 import Testing
 
@@ -30,7 +31,7 @@ import Testing
     static func host(_ dir: TemporaryDirectory, cache: String) -> PluginHost {
         let host = PluginHost(configuration: .init(
             pluginsDirectory: dir.path, cacheDirectory: cache, scanner: ScannerSettings(timeout: .seconds(2))))
-        host.declareStandardExtensionPoints()
+        host.declareDemoExtensionPoints()
         return host
     }
 
@@ -96,7 +97,7 @@ import Testing
         }
         let host = PluginHost(configuration: .init(
             pluginsDirectory: dir.path, cacheDirectory: cache.path, scanner: ScannerSettings(parallelism: 2)))
-        host.declareStandardExtensionPoints()
+        host.declareDemoExtensionPoints()
         let records = try host.discover()
         #expect(records.allSatisfy { $0.status == .available }, "\(records.map(\.message))")
         #expect(host.lastDiscovery.filesScanned == 6)
@@ -113,7 +114,7 @@ import Testing
         let bad = try dir.copy(Fixtures.library("EntryAbort"), as: "c.so")
         let host = PluginHost(configuration: .init(
             pluginsDirectory: dir.path, cacheDirectory: cache.path, scanner: ScannerSettings(parallelism: 1)))
-        host.declareStandardExtensionPoints()
+        host.declareDemoExtensionPoints()
         let records = try host.discover()
         #expect(records.map(\.status) == [.available, .available, .quarantined])
         #expect(records.first { $0.path == bad }?.quarantine?.phase == .entry)
@@ -144,7 +145,7 @@ import Testing
         try dir.copy(Fixtures.library("Alpha"), as: "a.so")
         let host = PluginHost(configuration: .init(
             pluginsDirectory: dir.path, cacheDirectory: cache.path, scanner: ScannerSettings(executable: "/bin/true")))
-        host.declareStandardExtensionPoints()
+        host.declareDemoExtensionPoints()
         let record = try #require(try host.loadAll().first)
         #expect(record.code == "scanner-unavailable")
         #expect(record.reason?.contains("/bin/true exited with status 0 before saying hello") == true, "\(record.reason ?? "")")

@@ -1,3 +1,4 @@
+import DemoInterfaces
 import Foundation
 import Plugboard
 import PlugboardDemo
@@ -9,7 +10,7 @@ import Testing
     func host(_ settings: HostSettings = HostSettings()) throws -> (PluginHost, TemporaryDirectory) {
         let dir = try Fixtures.examplesDirectory()
         let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, settings: settings, dataDirectory: dir.file("data")))
-        host.declareStandardExtensionPoints()
+        host.declareDemoExtensionPoints()
         try host.loadAll()
         return (host, dir)
     }
@@ -72,7 +73,7 @@ import Testing
         let screen = compose(host, #"{ "sections": [ \#(Self.header), \#(Self.summary) ] }"#)
         #expect(screen.sections.map(\.type) == ["checkout-summary"], "its section is omitted")
         #expect(screen.diagnostics.map(\.code) == ["section-unknown-type"])
-        #expect(throws: RouteError.notFound(path: "/restaurants/42")) { try host.navigate(to: "/restaurants/42") }
+        expectServiceError(.routeNotFound) { _ = try host.navigate(to: "/restaurants/42") }
     }
 
     @Test func twoPluginsRenderingOneSectionTypeAreReportedAndTheFirstByIDRenders() throws {

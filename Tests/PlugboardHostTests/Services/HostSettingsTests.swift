@@ -1,5 +1,6 @@
 import Foundation
 import Plugboard
+import PlugboardDemo
 @testable import PlugboardHost
 import Testing
 
@@ -69,7 +70,7 @@ import Testing
         let dir = try TemporaryDirectory()
         try dir.copy(Fixtures.library("Alpha"), as: "a.so")
         let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, settings: config))
-        host.declareStandardExtensionPoints()
+        host.declareDemoExtensionPoints()
         let records = try host.loadAll()
         #expect(records.map(\.status) == [.active])
         let warning = try #require(host.diagnostics.first { $0.code == "config-unknown-plugin" })

@@ -1,5 +1,6 @@
 import Foundation
 import Plugboard
+import PlugboardDemo
 import PlugboardHost
 import Synchronization
 import Testing
@@ -11,7 +12,7 @@ import Testing
         let host = PluginHost(configuration: .init(
             pluginsDirectory: dir.path,
             logSink: LogSink(minimumLevel: .info) { record in records.withLock { $0.append("\(record.level) \(record.label) \(record.message)") } }))
-        host.declareStandardExtensionPoints()
+        host.declareDemoExtensionPoints()
         try host.loadAll()
         let apply = try #require(host.registry.provider(of: Commands.self) { $0.name == "apply-coupon" })
         _ = try apply.run(arguments: ["SAVE10"])

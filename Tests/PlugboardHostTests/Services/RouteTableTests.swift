@@ -1,10 +1,11 @@
+import DemoInterfaces
 import Foundation
 import Plugboard
 @testable import PlugboardHost
 import Testing
 
 @Suite struct RouteTableTests {
-    func section(_ title: String) -> @Sendable (RouteMatch) throws -> RenderedSection {
+    func section(_ title: String) -> @Sendable (RouteMatch) throws -> any Sendable {
         { match in RenderedSection(title: title, lines: match.parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }) }
     }
 
@@ -13,22 +14,24 @@ import Testing
         try table.register("/restaurants/{id}", owner: ServiceOwner(pluginID: "p1"), handler: section("restaurant"))
         try table.register("/restaurants/new", owner: ServiceOwner(pluginID: "p2"), handler: section("new"))
         try table.register("/restaurants/{slug}/menu/{dish}", owner: ServiceOwner(pluginID: "p3"), handler: section("dish"))
-        #expect(try table.navigate(to: "/restaurants/42") == RenderedSection(title: "restaurant", lines: ["id=42"]))
-        #expect(try table.navigate(to: "/restaurants/new").title == "new")
-        #expect(try table.navigate(to: "/restaurants/7/menu/soup/").lines == ["dish=soup", "slug=7"])
-        #expect(throws: RouteError.notFound(path: "/restaurants")) { try table.navigate(to: "/restaurants") }
-        #expect(throws: RouteError.notFound(path: "/other/1")) { try table.navigate(to: "/other/1") }
+        #expect(try table.navigate(to: "/restaurants/42") as? RenderedSection == RenderedSection(title: "restaurant", lines: ["id=42"]))
+        #expect(try title(table, "/restaurants/new") == "new")
+        #expect((try table.navigate(to: "/restaurants/7/menu/soup/") as? RenderedSection)?.lines == ["dish=soup", "slug=7"])
+        let missing = expectServiceError(.routeNotFound) { _ = try table.navigate(to: "/restaurants") }
+        #expect(missing?.path == "/restaurants")
+        expectServiceError(.routeNotFound) { _ = try table.navigate(to: "/other/1") }
     }
 
     @Test func theFirstRegistrationOfAPatternWinsAndTheSecondIsAConflict() throws {
         let table = RouteTable()
         try table.register("/a/{id}", owner: ServiceOwner(pluginID: "first"), handler: section("first"))
-        #expect(throws: RouteError.conflict(pattern: "/a/{x}", owner: "first (as '/a/{id}')")) {
+        let conflict = expectServiceError(.routeConflict) {
             try table.register("/a/{x}", owner: ServiceOwner(pluginID: "second"), handler: section("second"))
         }
-        #expect(try table.navigate(to: "/a/1").title == "first")
+        #expect(conflict?.message.contains("already registered by first (as '/a/{id}')") == true)
+        #expect(try title(table, "/a/1") == "first")
         table.removeAll(owner: ServiceOwner(pluginID: "first"))
-        #expect(throws: RouteError.notFound(path: "/a/1")) { try table.navigate(to: "/a/1") }
+        expectServiceError(.routeNotFound) { _ = try table.navigate(to: "/a/1") }
     }
 
     @Test func aNewGenerationShadowsTheOldUntilOneIsRetired() throws {
@@ -36,18 +39,18 @@ import Testing
         let old = ServiceOwner(pluginID: "p", generation: 1), new = ServiceOwner(pluginID: "p", generation: 2)
         try table.register("/x", owner: old, handler: section("old"))
         try table.register("/x", owner: new, handler: section("new"))
-        #expect(try table.navigate(to: "/x").title == "new")
+        #expect(try title(table, "/x") == "new")
         table.removeAll(owner: new)  // rollback
-        #expect(try table.navigate(to: "/x").title == "old")
+        #expect(try title(table, "/x") == "old")
         try table.register("/x", owner: new, handler: section("new"))
         table.removeAll(owner: old)  // commit
-        #expect(try table.navigate(to: "/x").title == "new")
-        #expect(throws: RouteError.self) { try table.register("/x", owner: new, handler: section("again")) }
+        #expect(try title(table, "/x") == "new")
+        expectServiceError(.routeConflict) { try table.register("/x", owner: new, handler: section("again")) }
     }
 
     @Test(arguments: ["no-slash", "/a/{id", "/a/x{id}", "/a/{}", "/a/{id}/{id}"])
     func invalidPatternsAreRefused(_ pattern: String) {
-        #expect(throws: RouteError.self) { try RouteTable().register(pattern, owner: ServiceOwner(pluginID: "p"), handler: section("x")) }
+        expectServiceError(.invalidRoutePattern) { try RouteTable().register(pattern, owner: ServiceOwner(pluginID: "p"), handler: section("x")) }
     }
 
     @Test func twoRealPluginsClaimingOneRouteAreReportedAndTheFirstByFileNameWins() throws {
@@ -57,12 +60,17 @@ import Testing
         let host = PluginHost(configuration: .init(pluginsDirectory: dir.path))
         try host.loadAll()
         #expect(host.records.map(\.status) == [.active, .active])
-        #expect(try host.navigate(to: "/shared/9") == RenderedSection(title: "route-b", lines: ["9"]))
-        #expect(try host.navigate(to: "/route-a").title == "route-a")
+        #expect(try host.navigate(to: "/shared/9", as: [String].self) == ["route-b", "9"])
+        #expect(try host.navigate(to: "/route-a", as: [String].self) == ["route-a"])
+        expectServiceError(.routeDestinationType) { _ = try host.navigate(to: "/route-a", as: RenderedSection.self) }
         let conflict = try #require(host.diagnostics.first { $0.code == "route-conflict" })
         #expect(conflict.plugin == "fixture.route-a")
         #expect(conflict.message.contains("already registered by fixture.route-b"))
         host.shutdown()
-        #expect(throws: RouteError.notFound(path: "/shared/9")) { try host.navigate(to: "/shared/9") }
+        expectServiceError(.routeNotFound) { _ = try host.navigate(to: "/shared/9") }
+    }
+
+    private func title(_ table: RouteTable, _ path: String) throws -> String? {
+        (try table.navigate(to: path) as? RenderedSection)?.title
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Plugboard
+import PlugboardDemo
 import PlugboardHost
 import Testing
 
@@ -10,7 +11,7 @@ import Testing
         try dir.copy(Fixtures.library("ProbeA"), as: "a.so")
         try dir.copy(Fixtures.library("ProbeB"), as: "b.so")
         let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, settings: settings, dataDirectory: data ?? dir.file("data")))
-        host.declareStandardExtensionPoints()
+        host.declareDemoExtensionPoints()
         try host.loadAll()
         return (host, dir)
     }
@@ -31,10 +32,8 @@ import Testing
         defer { withExtendedLifetime(dir) {} }
         #expect(try run(host, "probe-a") == "logging=ok storage=service-denied configuration=ok events=service-not-declared")
         #expect(try run(host, "probe-b") == "logging=ok storage=ok configuration=ok events=service-not-declared")
-        #expect(throws: ServiceError.denied(service: "plugboard.storage", plugin: "fixture.probe-a",
-                                            reason: "denied by host.json (plugins.fixture.probe-a.deniedServices)")) {
-            _ = try run(host, "probe-a", "get", "k")
-        }
+        let denied = expectServiceError(.denied) { _ = try run(host, "probe-a", "get", "k") }
+        #expect(denied?.message == "plugin fixture.probe-a is denied service 'plugboard.storage' by the host: denied by host.json (plugins.fixture.probe-a.deniedServices)")
     }
 
     @Test func twoPluginsWithTheSameKeyNeverSeeEachOthersData() throws {

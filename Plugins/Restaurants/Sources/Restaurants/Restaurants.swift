@@ -1,3 +1,4 @@
+import DemoInterfaces
 import Plugboard
 
 /// Restaurant pages: renders the `restaurant-header` and `menu` sections of a

@@ -64,7 +64,7 @@ typedef struct plugboard_descriptor {
     uint32_t services_count;
     const plugboard_interface *_Nullable provides;
     const char *_Nullable const *_Nullable services; // service ids the plugin asks for
-    /// A +1 retained Swift object (`PluginFactory`); the host takes it once.
+    /// A +1 retained Swift object (`PluginExport.Factory`); the host takes it once.
     void *_Nullable factory;
     /// `plugboard_sdk_abi_marker()` as bound in the plugin: which SDK image it uses.
     const void *_Nullable sdk_marker;

@@ -5,12 +5,33 @@
 /// `/restaurants/{id}`. A literal segment beats a capture
 /// (`/restaurants/new` before `/restaurants/{id}`). A pattern belongs to the
 /// first plugin that registers it (plugins activate in file-name order); a
-/// later registration of the same pattern throws ``RouteError/conflict(pattern:owner:)``.
+/// later registration of the same pattern throws ``ServiceError/Code/routeConflict``.
+///
+/// A destination is whatever the handler returns: the host and the plugins
+/// agree on its type through an interface package they share (the demo's
+/// screens use `RenderedSection`), and ``navigate(to:as:)`` checks it.
 public protocol Router: Sendable {
     /// Registers `pattern` for the calling plugin.
-    func register(_ pattern: String, _ handler: @escaping @Sendable (RouteMatch) throws -> RenderedSection) throws(RouteError)
+    func register(_ pattern: String, _ handler: @escaping @Sendable (RouteMatch) throws -> any Sendable) throws(ServiceError)
     /// The destination for `path`.
-    func navigate(to path: String) throws(RouteError) -> RenderedSection
+    func navigate(to path: String) throws(ServiceError) -> any Sendable
+}
+
+extension Router {
+    /// The destination for `path`, as `type`.
+    ///
+    /// - Throws: ``ServiceError`` with ``ServiceError/Code/routeDestinationType``
+    ///   when the handler returned another type.
+    public func navigate<Destination>(to path: String, as type: Destination.Type) throws(ServiceError) -> Destination {
+        let destination = try navigate(to: path)
+        guard let typed = destination as? Destination else {
+            throw ServiceError(
+                .routeDestinationType,
+                "'\(path)' leads to a \(Swift.type(of: destination)), not a \(Destination.self); navigate with the type its handler returns",
+                path: path)
+        }
+        return typed
+    }
 }
 
 /// A path matched against a pattern.
@@ -24,31 +45,5 @@ public struct RouteMatch: Sendable, Equatable {
         self.path = path
         self.pattern = pattern
         self.parameters = parameters
-    }
-}
-
-/// Why routing failed.
-public enum RouteError: Error, Sendable, Equatable, CustomStringConvertible {
-    case invalidPattern(String, reason: String)
-    case conflict(pattern: String, owner: String)
-    case notFound(path: String)
-    case handlerFailed(path: String, plugin: String, error: String)
-
-    public var code: String {
-        switch self {
-        case .invalidPattern: "route-invalid-pattern"
-        case .conflict: "route-conflict"
-        case .notFound: "route-not-found"
-        case .handlerFailed: "route-handler-failed"
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case let .invalidPattern(pattern, reason): "invalid route pattern '\(pattern)': \(reason)"
-        case let .conflict(pattern, owner): "route '\(pattern)' is already registered by \(owner); the first registration wins"
-        case let .notFound(path): "no plugin handles '\(path)'"
-        case let .handlerFailed(path, plugin, error): "plugin \(plugin) failed to build '\(path)': \(error)"
-        }
     }
 }

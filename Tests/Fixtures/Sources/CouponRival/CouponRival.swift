@@ -1,3 +1,4 @@
+import DemoInterfaces
 import Plugboard
 import FixtureSupport
 

@@ -56,15 +56,15 @@ public func forged(_ change: (inout plugboard_descriptor) -> Void) -> UnsafeRawP
 
 /// Claims `/shared/{id}` and `/<name>` in the router; a second claimer of
 /// `/shared/{id}` must get a conflict (which it keeps, without failing).
+/// Destinations are `[name, captured id]`: a standard type, so the tests can
+/// read them without an interface package.
 public final class RouteClaimer<Name: FixtureName>: Plugin {
     let router: any Router
     public init(context: PluginContext) throws { router = try context.service(Services.Router.self) }
     public func activate() throws {
         let name = Name.name
-        try? router.register("/shared/{id}") { match in
-            RenderedSection(title: name, lines: [match.parameters["id"] ?? ""])
-        }
-        try router.register("/\(name)") { _ in RenderedSection(title: name, lines: []) }
+        try? router.register("/shared/{id}") { match in [name, match.parameters["id"] ?? ""] }
+        try router.register("/\(name)") { _ in [name] }
     }
     public func contributions() -> [Contribution] { [] }
 }
@@ -85,7 +85,7 @@ public final class ServiceProbe<Name: FixtureName>: Plugin {
             _ = try context.service(key)
             return "ok"
         } catch {
-            return error.code
+            return error.code.rawValue
         }
     }
 

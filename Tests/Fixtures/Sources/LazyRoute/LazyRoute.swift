@@ -6,7 +6,7 @@ final class LazyRoute: Plugin {
     let router: any Router
     init(context: PluginContext) throws { router = try context.service(Services.Router.self) }
     func activate() throws {
-        try router.register("/lazy/{id}") { match in RenderedSection(title: "lazy", lines: [match.parameters["id"] ?? ""]) }
+        try router.register("/lazy/{id}") { match in ["lazy", match.parameters["id"] ?? ""] }
     }
     func contributions() -> [Contribution] { [] }
 }

@@ -1,3 +1,10 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Plugboard
+
 /// A block of text a plugin renders: one section of a screen, or a router destination.
 public struct RenderedSection: Sendable, Hashable, Codable {
     public var title: String
@@ -24,7 +31,7 @@ public protocol SectionRenderer: Sendable {
 extension SectionRenderer {
     /// Decodes the section's JSON into your own type.
     public func decode<Payload: Decodable>(_ type: Payload.Type, from json: [UInt8]) throws -> Payload {
-        try JSONCoding.decode(type, from: json)
+        try JSONDecoder().decode(type, from: Data(json))
     }
 }
 

@@ -1,0 +1,62 @@
+/// Why a host service refused or failed a plugin's request: getting a
+/// service, storing a value, registering or following a route.
+///
+/// One struct for every service, with an extensible ``Code`` (as swift-nio's
+/// `FileSystemError`): a host or a later SDK adds codes without breaking a
+/// plugin that switches over them. Match on ``code``; show ``description``.
+///
+/// ```swift
+/// do {
+///     try router.register("/coupons/{code}") { match in ... }
+/// } catch {
+///     if error.code == .routeConflict { log.warning("\(error)") }
+/// }
+/// ```
+public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A stable, machine-readable code, such as `service-not-declared`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's text; stable across releases.
+        public let rawValue: String
+        /// A code of your own (a host's service may add some).
+        public init(_ rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// The plugin asked for a service it did not list in `services:`.
+        public static var notDeclared: Code { Code("service-not-declared") }
+        /// The host's configuration denies this service to this plugin.
+        public static var denied: Code { Code("service-denied") }
+        /// The host offers no such service.
+        public static var unavailable: Code { Code("service-unavailable") }
+        /// A storage key is empty or too long.
+        public static var invalidKey: Code { Code("storage-invalid-key") }
+        /// The host's storage cannot be written.
+        public static var notWritable: Code { Code("storage-not-writable") }
+        /// A stored value cannot be read.
+        public static var unreadable: Code { Code("storage-unreadable") }
+        /// A route pattern is malformed.
+        public static var invalidRoutePattern: Code { Code("route-invalid-pattern") }
+        /// Another plugin registered the same route pattern first.
+        public static var routeConflict: Code { Code("route-conflict") }
+        /// No registered pattern matches the path.
+        public static var routeNotFound: Code { Code("route-not-found") }
+        /// The handler of the matching route threw.
+        public static var routeHandlerFailed: Code { Code("route-handler-failed") }
+        /// The destination is not of the type the caller asked for.
+        public static var routeDestinationType: Code { Code("route-destination-type") }
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
+    /// What went wrong and, where there is one, what to do about it.
+    public var message: String
+    /// The path the failure is about: a file, a storage key's file, or a route.
+    public var path: String?
+
+    public init(_ code: Code, _ message: String, path: String? = nil) {
+        self.code = code
+        self.message = message
+        self.path = path
+    }
+
+    public var description: String { message }
+}

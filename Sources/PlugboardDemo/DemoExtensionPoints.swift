@@ -1,0 +1,12 @@
+import DemoInterfaces
+import Plugboard
+import PlugboardHost
+
+extension PluginHost {
+    /// Declares the demo host's extension points: the SDK's ``Commands`` and
+    /// the screen sections of `DemoInterfaces`, a host's own interface package.
+    public func declareDemoExtensionPoints() {
+        declareStandardExtensionPoints()
+        declare(ScreenSections.self)
+    }
+}
