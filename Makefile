@@ -7,7 +7,6 @@ CC           ?= cc
 CONFIG       ?= debug
 PLUGINS_DIR  := .build/plugins
 EXAMPLES     := $(notdir $(wildcard Plugins/*))
-FUTURE_FLAGS := -Xcc -DPLUGBOARD_TESTING_FUTURE_SDK -Xswiftc -DPLUGBOARD_TESTING_FUTURE_SDK
 PLUGBOARD    := .build/$(CONFIG)/plugboard
 # Warnings are errors in every build here (not in the manifests: a package
 # required by version may not carry unsafe flags).
@@ -48,11 +47,13 @@ run: build
 	$(PLUGBOARD) demo --plugins $(PLUGINS_DIR) --config Demo/host-config.json \
 		--screen Demo/checkout-screen.json --data .build/demo-data
 
-# Plugins broken on purpose (one .dynamic product each), a "future" SDK
-# build, and a plugin plus a host packaged the wrong way.
+# Plugins broken on purpose (one .dynamic product each), plugins built against
+# a "future" SDK (a copy of SDK/ one ABI minor ahead, made by make-future-sdk),
+# and a plugin plus a host packaged the wrong way.
 fixtures:
 	$(SWIFT) build --package-path Tests/Fixtures $(STRICT)
-	$(SWIFT) build --package-path Tests/FutureFixtures $(FUTURE_FLAGS) $(STRICT)
+	sh Tests/FutureFixtures/make-future-sdk
+	$(SWIFT) build --package-path Tests/FutureFixtures $(STRICT)
 	$(SWIFT) build --package-path Tests/EmbeddedFixture $(STRICT)
 
 test: fixtures examples
@@ -82,4 +83,4 @@ bench: fixtures examples
 		--plugins $(BENCH_PLUGINS)
 
 clean:
-	rm -rf .build .build-tsan SDK/.build Plugins/*/.build Tests/*/.build
+	rm -rf .build .build-tsan SDK/.build Plugins/*/.build Tests/*/.build Examples/*/.build Tests/FutureFixtures/FutureSDK

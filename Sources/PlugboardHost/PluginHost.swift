@@ -122,7 +122,7 @@ public final class PluginHost: Sendable {
 
     /// Offers a service of the host's own to plugins that declare `key.id`
     /// (the host's Service Provider Interface). Call before loading.
-    public func provideService<Key: ServiceKey>(_ key: Key.Type, _ make: @escaping @Sendable (_ pluginID: String) -> Key.Service) {
+    public func provideService<Key: Services.Key>(_ key: Key.Type, _ make: @escaping @Sendable (_ pluginID: String) -> Key.Service) {
         services.provide(Key.id) { make($0) }
     }
 

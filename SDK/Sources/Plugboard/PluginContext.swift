@@ -35,7 +35,7 @@ public final class PluginContext: Sendable {
     ///   when the service is missing from the entry point's `services:`,
     ///   ``ServiceError/Code/denied`` when the host's configuration denies it,
     ///   ``ServiceError/Code/unavailable`` when the host has none.
-    public func service<Key: ServiceKey>(_ key: Key.Type) throws(ServiceError) -> Key.Service {
+    public func service<Key: Services.Key>(_ key: Key.Type) throws(ServiceError) -> Key.Service {
         let id = Key.id
         guard declaredServices.contains(id) else {
             throw ServiceError(.notDeclared, "plugin \(pluginID) asked for service '\(id)' but did not declare it; add it to `services:` in the plugin's PluginExport.descriptor call")
@@ -50,14 +50,7 @@ public final class PluginContext: Sendable {
     }
 
     /// Whether ``service(_:)`` would succeed for `key`.
-    public func has<Key: ServiceKey>(_ key: Key.Type) -> Bool {
+    public func has<Key: Services.Key>(_ key: Key.Type) -> Bool {
         (try? service(key)) != nil
     }
-}
-
-/// Names a host service and the type a plugin receives for it.
-public protocol ServiceKey {
-    associatedtype Service: Sendable
-    /// Stable id, written in a plugin's `services:` list.
-    static var id: String { get }
 }

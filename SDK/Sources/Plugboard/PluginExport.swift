@@ -30,7 +30,7 @@ public enum PluginExport {
     ///   - version: the plugin's semantic version, `MAJOR.MINOR.PATCH`.
     ///   - provides: the interfaces the plugin provides; use each extension
     ///     point's `interface` so its compiled version is recorded.
-    ///   - services: ids of the host services the plugin needs (``ServiceKey/id``).
+    ///   - services: ids of the host services the plugin needs (``Services/Key/id``).
     ///   - activation: when the host activates the plugin besides the first
     ///     lookup of an interface in `provides` (see ``ActivationTrigger``).
     /// - Returns: a pointer to a descriptor that lives as long as the process.

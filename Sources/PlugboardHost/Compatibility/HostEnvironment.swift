@@ -43,7 +43,7 @@ struct HostEnvironment: Sendable {
         runtimeToolchain = runtime.flatMap { try? ELFImage.readMapped(path: $0, symbols: false).toolchainComment }
     }
 
-    /// Human label for the SDK: "1.0.0 (ABI 1.0)".
+    /// Human label for the SDK: "2.0.0 (ABI 2.0)".
     var sdkLabel: String { "\(sdkVersion) (ABI \(sdkABI))" }
 
     /// Whether the host's SDK image defines `symbol`.

@@ -120,11 +120,11 @@ import Testing
         #expect(text.status == 1)
         #expect(text.stdout.contains("missing-sdk-symbols"))
         #expect(text.stdout.contains("Plugboard.futureOnlyAPI"))
-        #expect(text.stdout.contains("SDK ABI (file)    1.1"))
+        #expect(text.stdout.contains("SDK ABI (file)    2.1"))
         let json = try plugboard("inspect", path, "--json")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(object["code"] as? String == "missing-sdk-symbols")
-        #expect((object["file"] as? [String: Any])?["sdkABI"] as? String == "1.1")
+        #expect((object["file"] as? [String: Any])?["sdkABI"] as? String == "2.1")
     }
 
     @Test func devOnSomethingThatIsNotAPluginPackageExitsOne() throws {
@@ -139,7 +139,7 @@ import Testing
         #expect(result.status == 0)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(object["status"] as? String == "available")
-        #expect((object["sdk"] as? [String: String])?["abi"] == "1.0")
+        #expect((object["sdk"] as? [String: String])?["abi"] == "2.0")
         let activated = try plugboard("inspect", "--activate", Fixtures.library("Alpha").path, "--json")
         #expect(activated.status == 0)
         let active = try #require(try JSONSerialization.jsonObject(with: Data(activated.stdout.utf8)) as? [String: Any])

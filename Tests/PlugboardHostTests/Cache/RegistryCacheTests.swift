@@ -77,7 +77,7 @@ import Testing
             // The header comes first: the first match is the cache's own field.
             try patchBytes(at: file, replacing: field("format", tag: 2, integer(2)), with: field("format", tag: 2, integer(99)))
         case .otherSDKABI:
-            try patchBytes(at: file, replacing: field("sdkABI", tag: 5, string("1.0")), with: field("sdkABI", tag: 5, string("2.0")))
+            try patchBytes(at: file, replacing: field("sdkABI", tag: 5, string("2.0")), with: field("sdkABI", tag: 5, string("3.0")))
         case .otherToolchain:
             try patchBytes(at: file, replacing: Fixtures.toolchainPatch.current, with: Fixtures.toolchainPatch.foreign)
         }

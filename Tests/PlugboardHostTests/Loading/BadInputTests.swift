@@ -29,8 +29,8 @@ import Testing
         fixture("NullDescriptor", code: "null-descriptor", mentions: "null descriptor"),
         fixture("BadMagic", code: "bad-magic", mentions: "0xdeadbeef"),
         fixture("BadLayout", code: "descriptor-layout", mentions: "layout 99"),
-        fixture("ABIMajor", code: "sdk-abi-mismatch", mentions: "SDK ABI 2.0, the host has SDK ABI 1.0"),
-        fixture("ABINewer", code: "sdk-too-new", mentions: "SDK ABI 1.9, newer than the host's SDK ABI 1.0"),
+        fixture("ABIMajor", code: "sdk-abi-mismatch", mentions: "SDK ABI 3.0, the host has SDK ABI 2.0"),
+        fixture("ABINewer", code: "sdk-too-new", mentions: "SDK ABI 2.9, newer than the host's SDK ABI 2.0"),
         fixture("ForeignToolchain", code: "toolchain-mismatch", mentions: "99.0.0"),
         fixture("InvalidID", code: "invalid-descriptor", mentions: "not reverse dns"),
         fixture("InitThrows", code: "init-failed", status: .failed, mentions: "init refused on purpose"),
@@ -46,12 +46,12 @@ import Testing
             setenv("PLUGBOARD_FIXTURE_MARKER", dir.file("constructor-ran"), 1)
             try dir.copy(Fixtures.library("CMarker"), as: "bad.so")
         },
-        // Built against a "future" SDK (ABI 1.1 with extra API).
+        // Built against a "future" SDK (ABI 2.1 with extra API, made by make-future-sdk).
         Case(name: "FutureAPI", code: "missing-sdk-symbols", status: .rejected,
-             mentions: "Plugboard.futureOnlyAPI(Swift.Int) -> Swift.Int (plugin built against SDK ABI 1.1, host has SDK 1.0.0 (ABI 1.0))") {
+             mentions: "Plugboard.futureOnlyAPI(Swift.Int) -> Swift.Int (plugin built against SDK ABI 2.1, host has SDK 2.0.0 (ABI 2.0))") {
             try $0.copy(Fixtures.futureLibrary("FutureAPI"), as: "bad.so")
         },
-        Case(name: "FutureABI", code: "sdk-too-new", status: .rejected, mentions: "SDK ABI 1.1") {
+        Case(name: "FutureABI", code: "sdk-too-new", status: .rejected, mentions: "SDK ABI 2.1") {
             try $0.copy(Fixtures.futureLibrary("FutureABI"), as: "bad.so")
         },
         Case(name: "Embedded SDK", code: "sdk-embedded", status: .rejected, mentions: ".product(name: \"Plugboard\"") {

@@ -15,18 +15,12 @@
 
 /// The SDK's ABI version. A plugin records the value it was *compiled* with;
 /// the host accepts equal majors and a plugin minor no greater than its own.
-/// Bump the minor for additive changes, the major for anything else.
-#define PLUGBOARD_SDK_ABI_MAJOR 1u
-#ifndef PLUGBOARD_TESTING_FUTURE_SDK
+/// Bump the minor for additive changes, the major for anything else (2.0:
+/// the demo's interfaces left the SDK, one `ServiceError` replaced three enums).
+#define PLUGBOARD_SDK_ABI_MAJOR 2u
 #define PLUGBOARD_SDK_ABI_MINOR 0u
-#else
-// Plugboard's own tests build the SDK with this flag to get a "future" SDK
-// (ABI 1.1, with API the real one lacks) and check that hosts refuse plugins
-// built against it. Never set it otherwise.
-#define PLUGBOARD_SDK_ABI_MINOR 1u
-#endif
 /// The SDK's release version (semantic version string).
-#define PLUGBOARD_SDK_VERSION "1.0.0"
+#define PLUGBOARD_SDK_VERSION "2.0.0"
 
 /// The one C symbol a plugin exports.
 #define PLUGBOARD_ENTRY_SYMBOL "plugboard_entry"
@@ -75,23 +69,16 @@ typedef struct plugboard_descriptor {
 } plugboard_descriptor;
 
 /// ABI markers. The SDK library defines one symbol per ABI version it
-/// supports (`plugboard_sdk_abi_1_0`, later `_1_1`, ...). The inline function
+/// supports (`plugboard_sdk_abi_2_0`, later `_2_1`, ...). The inline function
 /// below makes every plugin reference the marker of the SDK it was compiled
 /// against, so the dynamic linker itself refuses a plugin built for a newer
 /// SDK, and the host can read the plugin's SDK ABI from the file's undefined
 /// symbols before loading it. When bumping the ABI, add a marker to
 /// plugboard.c (keep the old ones for minor bumps) and point this at it.
-extern const uint32_t plugboard_sdk_abi_1_0;
-#ifndef PLUGBOARD_TESTING_FUTURE_SDK
+extern const uint32_t plugboard_sdk_abi_2_0;
 static inline const void *_Nonnull plugboard_sdk_abi_marker(void) {
-    return &plugboard_sdk_abi_1_0;
+    return &plugboard_sdk_abi_2_0;
 }
-#else
-extern const uint32_t plugboard_sdk_abi_1_1;
-static inline const void *_Nonnull plugboard_sdk_abi_marker(void) {
-    return &plugboard_sdk_abi_1_1;
-}
-#endif
 
 /// The compiler that compiles the *caller*: static inline on purpose, so that
 /// inlined SDK code in a plugin records the plugin's toolchain, not the SDK's.

@@ -12,32 +12,41 @@
 /// The host may deny any of them to a plugin in its configuration; asking for
 /// a service not declared or not granted throws ``ServiceError``.
 public enum Services {
+    /// Names a host service and the type a plugin receives for it. A host
+    /// that offers a service of its own declares a key like these, in an
+    /// interface package it shares with its plugins.
+    public protocol Key {
+        associatedtype Service: Sendable
+        /// Stable id, written in a plugin's `services:` list.
+        static var id: String { get }
+    }
+
     /// A logger labelled with the plugin id.
-    public enum Logging: ServiceKey {
+    public enum Logging: Key {
         public typealias Service = any PluginLogger
         public static var id: String { "plugboard.logging" }
     }
 
     /// Key-value storage private to the plugin, persisted by the host.
-    public enum Storage: ServiceKey {
+    public enum Storage: Key {
         public typealias Service = any KeyValueStore
         public static var id: String { "plugboard.storage" }
     }
 
     /// The plugin's configuration: its defaults merged with the host's overrides.
-    public enum Configuration: ServiceKey {
+    public enum Configuration: Key {
         public typealias Service = any PluginConfiguration
         public static var id: String { "plugboard.configuration" }
     }
 
     /// Events between plugins, through the host.
-    public enum Events: ServiceKey {
+    public enum Events: Key {
         public typealias Service = any EventBus
         public static var id: String { "plugboard.events" }
     }
 
     /// Navigation by path to features of any plugin.
-    public enum Router: ServiceKey {
+    public enum Router: Key {
         public typealias Service = any Plugboard.Router
         public static var id: String { "plugboard.router" }
     }

@@ -5,4 +5,4 @@ import CPlugboard
 import Glibc
 #endif
 @_cdecl("plugboard_entry")
-public func plugboardEntry() -> UnsafeRawPointer { forged { $0.sdk_abi_major = 2 } }
+public func plugboardEntry() -> UnsafeRawPointer { forged { $0.sdk_abi_major = PLUGBOARD_SDK_ABI_MAJOR + 1 } }

@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include "marker.h"
 
-extern const uint32_t plugboard_sdk_abi_1_0;
+extern const uint32_t plugboard_sdk_abi_2_0;
 
 __attribute__((constructor)) static void plugboard_fixture_marker(void) {
     const char *path = getenv("PLUGBOARD_FIXTURE_MARKER");
@@ -19,4 +19,4 @@ __attribute__((constructor)) static void plugboard_fixture_marker(void) {
     }
 }
 
-const void *plugboard_entry(void) { return &plugboard_sdk_abi_1_0; }
+const void *plugboard_entry(void) { return &plugboard_sdk_abi_2_0; }

@@ -80,7 +80,7 @@ public final class ServiceProbe<Name: FixtureName>: Plugin {
     public init(context: PluginContext) throws { self.context = context }
     public func contributions() -> [Contribution] { [.provider(ProbeCommand(probe: self), for: Commands.self)] }
 
-    func outcome<Key: ServiceKey>(_ key: Key.Type) -> String {
+    func outcome<Key: Services.Key>(_ key: Key.Type) -> String {
         do {
             _ = try context.service(key)
             return "ok"

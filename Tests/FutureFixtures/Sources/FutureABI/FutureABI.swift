@@ -1,6 +1,6 @@
 import Plugboard
 
-// Compiled against the future SDK (ABI 1.1) but uses no new API.
+// Compiled against the future SDK (one ABI minor ahead of the real SDK) but uses no new API.
 final class FutureABI: Plugin {
     init(context: PluginContext) throws {}
     func contributions() -> [Contribution] { [] }
