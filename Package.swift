@@ -41,7 +41,7 @@ let package = Package(
         // `make bench`: benchmarks against baselines measured in the same run.
         .executableTarget(name: "plugboard-bench", dependencies: ["PlugboardHost", "PlugboardDemo", sdk, demoInterfaces], swiftSettings: strict),
         // Test support: a host that is not `plugboard` (its own scanner, crash journal).
-        .executableTarget(name: "plugboard-test-host", dependencies: ["PlugboardHost", sdk, demoInterfaces], swiftSettings: strict),
+        .executableTarget(name: "plugboard-test-host", dependencies: ["PlugboardHost", "CPlugboardHost", sdk, demoInterfaces], swiftSettings: strict),
         // Test support: a process the storage tests kill mid-write.
         .executableTarget(name: "plugboard-storage-writer", dependencies: ["PlugboardHost"], swiftSettings: strict),
         .testTarget(

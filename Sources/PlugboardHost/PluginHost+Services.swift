@@ -2,17 +2,6 @@
 
 /// What a host reaches of its services directly: routes, events, storage.
 extension PluginHost {
-    /// Navigates by path through the router plugins registered with; the
-    /// destination is what the route's handler returned.
-    public func navigate(to path: String) throws(ServiceError) -> any Sendable {
-        try services.routes.navigate(to: path)
-    }
-
-    /// Navigates by path and checks the destination's type.
-    public func navigate<Destination>(to path: String, as type: Destination.Type) throws(ServiceError) -> Destination {
-        try router.navigate(to: path, as: type)
-    }
-
     /// Every registered route pattern with its plugin.
     public var routes: [(pattern: String, plugin: String)] {
         services.routes.routes.map { ($0.pattern, $0.owner) }
@@ -21,7 +10,8 @@ extension PluginHost {
     /// The event bus, for the host itself (publisher and subscriber id `host`).
     public var events: any EventBus { PluginEventBus(hub: services.events, owner: .host) }
 
-    /// The router, for the host itself (routes it registers are owned by `host`).
+    /// The router, for the host itself: `host.router.navigate(to:as:)`
+    /// follows any plugin's route; routes it registers are owned by `host`.
     public var router: any Router { PluginRouter(table: services.routes, owner: .host, report: services.report) }
 }
 

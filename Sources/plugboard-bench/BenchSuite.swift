@@ -150,7 +150,7 @@ struct BenchSuite {
             blackHole(exact[paths[index % paths.count]]!())
         }
         let router = Measure.perIteration(iterations: iterations, rounds: 3) { index in
-            blackHole(try? host.navigate(to: paths[index % paths.count]))
+            blackHole(try? host.router.navigate(to: paths[index % paths.count]))
         }
         print("\nRouter with 1,000 patterns (\(iterations) lookups, best of 3)")
         Measure.row("exact-path dictionary (baseline)", String(format: "%.0f/s", 1e9 / dictionary))

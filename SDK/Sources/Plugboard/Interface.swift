@@ -5,9 +5,12 @@
 /// greater than the host's (for `0.x`, equal minors). See "Compatibility rules"
 /// in the README.
 public struct Interface: Sendable, Hashable, CustomStringConvertible {
+    /// Reverse-DNS id, such as `plugboard.command`.
     public let id: String
+    /// The interface's version.
     public let version: SemanticVersion
 
+    /// An interface `id` at `version`.
     public init(id: String, version: SemanticVersion) {
         self.id = id
         self.version = version

@@ -38,7 +38,10 @@ public protocol Plugin: AnyObject, Sendable {
 }
 
 extension Plugin {
+    /// No configuration keys.
     public static var defaultConfiguration: [String: ConfigValue] { [:] }
+    /// Does nothing.
     public func activate() throws {}
+    /// Does nothing.
     public func deactivate() {}
 }

@@ -9,8 +9,11 @@
 /// let parsed = SemanticVersion("1.2.3")        // Optional(1.2.3)
 /// ```
 public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConvertible, Codable {
+    /// Incompatible changes.
     public var major: Int
+    /// Additions that keep compatibility.
     public var minor: Int
+    /// Fixes.
     public var patch: Int
 
     /// Creates a version from its three numbers; negative numbers are clamped to 0.

@@ -61,9 +61,9 @@ struct HostSummary: Encodable {
     let interfaces: [[String: String]]
 
     init(_ host: PluginHost) {
-        sdkVersion = host.sdkVersion
-        sdkABI = host.sdkABI.description
-        toolchain = host.toolchain
+        sdkVersion = host.baseline.sdkVersion
+        sdkABI = host.baseline.sdkABI.description
+        toolchain = host.baseline.toolchain
         cacheDirectory = host.cacheDirectory
         interfaces = host.registry.declaredInterfaces.map { ["interface": $0.id, "version": $0.version.description] }
     }

@@ -61,7 +61,7 @@ struct DemoScript {
 
     private func navigate(_ path: String) -> DemoReport.Navigation {
         do {
-            return .init(path: path, destination: try host.navigate(to: path, as: RenderedSection.self), error: nil, code: nil)
+            return .init(path: path, destination: try host.router.navigate(to: path, as: RenderedSection.self), error: nil, code: nil)
         } catch {
             return .init(path: path, destination: nil, error: error.description, code: error.code.rawValue)
         }

@@ -4,6 +4,6 @@ import PlugboardHost
 enum HostFacts {
     static var sdkLabel: String {
         let host = PluginHost()
-        return "\(host.sdkVersion), ABI \(host.sdkABI)"
+        return "\(host.baseline.sdkVersion), ABI \(host.baseline.sdkABI)"
     }
 }

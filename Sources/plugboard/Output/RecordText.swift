@@ -84,8 +84,8 @@ enum RecordText {
             rows.append(("needs", file.needed.joined(separator: ", ")))
             rows.append(("runpath", file.runpath.joined(separator: ":")))
         }
-        rows.append(("host SDK", "\(host.sdkVersion) (ABI \(host.sdkABI))"))
-        rows.append(("host toolchain", host.toolchain))
+        rows.append(("host SDK", "\(host.baseline.sdkVersion) (ABI \(host.baseline.sdkABI))"))
+        rows.append(("host toolchain", host.baseline.toolchain))
         let width = rows.map(\.0.count).max() ?? 0
         return rows.map { "\(Terminal.style($0.0.padding(to: width), .bold))  \($0.1)" }.joined(separator: "\n")
     }

@@ -61,9 +61,9 @@ import Testing
         let (host, dir) = try host(["LazyRoute"])
         defer { host.shutdown(); withExtendedLifetime(dir) {} }
         try host.start()
-        expectServiceError(.routeNotFound) { _ = try host.navigate(to: "/lazyness/1") }
+        expectServiceError(.routeNotFound) { _ = try host.router.navigate(to: "/lazyness/1") }
         #expect(host.activePluginIDs.isEmpty)
-        #expect(try host.navigate(to: "/lazy/7", as: [String].self) == ["lazy", "7"])
+        #expect(try host.router.navigate(to: "/lazy/7", as: [String].self) == ["lazy", "7"])
         #expect(host.activePluginIDs == ["fixture.lazy-route"])
     }
 

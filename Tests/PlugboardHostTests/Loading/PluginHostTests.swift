@@ -116,16 +116,35 @@ import Testing
         #expect(result.stdout.contains("Package.swift"), "says how to fix it")
     }
 
-    @Test func thePluginAuthorsEntryPointRecordsCompileTimeVersions() throws {
+    @Test func aLoadedPluginsRecordCarriesItsDescriptor() throws {
         let dir = try TemporaryDirectory()
         try dir.copy(Fixtures.library("Alpha"), as: "a.so")
         let host = host(dir)
         let record = try #require(try host.loadAll().first)
-        #expect(record.sdkABI == host.sdkABI)
-        #expect(record.sdkVersion == host.sdkVersion)
-        #expect(record.file?.sdkABI == host.sdkABI)
-        #expect(record.toolchain.map { host.toolchain.contains($0) } == true)
+        #expect(record.sdkABI == host.baseline.sdkABI)
+        #expect(record.file?.sdkABI == host.baseline.sdkABI)
+        #expect(record.toolchain.map { host.baseline.toolchain.contains($0) } == true)
         #expect(record.provides == [Commands.interface])
         #expect(record.generation == 1)
+    }
+
+    /// The descriptor's versions must be those the plugin was compiled with.
+    /// Here the SDK image the process runs with is newer than the one Alpha
+    /// and the host were compiled against: the future SDK (one ABI minor
+    /// ahead, a superset) comes first on the library path. Versions filled in
+    /// by the SDK library at run time would read the future ones.
+    @Test func theEntryPointRecordsTheVersionsThePluginWasCompiledWithNotTheSDKItRunsWith() throws {
+        let dir = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Alpha"), as: "a.so")
+        let future = try Fixtures.futureLibrary("Plugboard").deletingLastPathComponent().path
+        let result = try runProcess(
+            Fixtures.executable("plugboard-test-host"), [dir.path, cache.path, "--activate-all", "--versions"],
+            environment: ["LD_LIBRARY_PATH": future])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains("sdk-image \(future)/libPlugboard.so"), "runs with the future SDK: \(result.stdout)")
+        #expect(lines.contains("active - fixture.alpha a.so"), "\(result.stdout)")
+        let compiled = PluginHost().baseline
+        #expect(lines.contains("versions a.so \(compiled.sdkABI) \(compiled.sdkVersion)"), "\(result.stdout)")
     }
 }

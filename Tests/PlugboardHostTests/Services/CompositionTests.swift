@@ -73,7 +73,7 @@ import Testing
         let screen = compose(host, #"{ "sections": [ \#(Self.header), \#(Self.summary) ] }"#)
         #expect(screen.sections.map(\.type) == ["checkout-summary"], "its section is omitted")
         #expect(screen.diagnostics.map(\.code) == ["section-unknown-type"])
-        expectServiceError(.routeNotFound) { _ = try host.navigate(to: "/restaurants/42") }
+        expectServiceError(.routeNotFound) { _ = try host.router.navigate(to: "/restaurants/42") }
     }
 
     @Test func twoPluginsRenderingOneSectionTypeAreReportedAndTheFirstByIDRenders() throws {

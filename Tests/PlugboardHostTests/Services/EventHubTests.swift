@@ -87,7 +87,7 @@ import Testing
         let apply = try #require(host.registry.provider(of: Commands.self) { $0.name == "apply-coupon" })
         #expect(try apply.run(arguments: ["SAVE10"]) == "applied SAVE10; delivered to 1 subscriber(s)")
         #expect(host.diagnostics.contains { $0.code == "event-cycle" && $0.message.contains("coupon.applied → checkout.refreshed → coupon.applied") })
-        #expect(try host.navigate(to: "/checkout", as: RenderedSection.self).lines.contains { $0.contains("SAVE10 −10%") })
+        #expect(try host.router.navigate(to: "/checkout", as: RenderedSection.self).lines.contains { $0.contains("SAVE10 −10%") })
         host.shutdown()
     }
 }

@@ -60,14 +60,14 @@ import Testing
         let host = PluginHost(configuration: .init(pluginsDirectory: dir.path))
         try host.loadAll()
         #expect(host.records.map(\.status) == [.active, .active])
-        #expect(try host.navigate(to: "/shared/9", as: [String].self) == ["route-b", "9"])
-        #expect(try host.navigate(to: "/route-a", as: [String].self) == ["route-a"])
-        expectServiceError(.routeDestinationType) { _ = try host.navigate(to: "/route-a", as: RenderedSection.self) }
+        #expect(try host.router.navigate(to: "/shared/9", as: [String].self) == ["route-b", "9"])
+        #expect(try host.router.navigate(to: "/route-a", as: [String].self) == ["route-a"])
+        expectServiceError(.routeDestinationType) { _ = try host.router.navigate(to: "/route-a", as: RenderedSection.self) }
         let conflict = try #require(host.diagnostics.first { $0.code == "route-conflict" })
         #expect(conflict.plugin == "fixture.route-a")
         #expect(conflict.message.contains("already registered by fixture.route-b"))
         host.shutdown()
-        expectServiceError(.routeNotFound) { _ = try host.navigate(to: "/shared/9") }
+        expectServiceError(.routeNotFound) { _ = try host.router.navigate(to: "/shared/9") }
     }
 
     private func title(_ table: RouteTable, _ path: String) throws -> String? {

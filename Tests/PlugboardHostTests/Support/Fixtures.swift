@@ -55,7 +55,7 @@ enum Fixtures {
     /// make a file look built by another toolchain, whatever this one is.
     static let toolchainPatch: (current: [UInt8], foreign: [UInt8], foreignText: String) = {
         let prefix = "clang version "
-        let line = PlugboardHost.PluginHost().toolchain
+        let line = PlugboardHost.PluginHost().baseline.toolchain
         let major = String(line.dropFirst(prefix.count).prefix { $0.isNumber })
         let other = String(repeating: major.allSatisfy { $0 == "9" } ? "8" : "9", count: max(1, major.count))
         return (Array("\(prefix)\(major).".utf8), Array("\(prefix)\(other).".utf8), "\(prefix)\(other).")

@@ -52,6 +52,7 @@ extension EventBus {
 /// One published event: its name, and its content as JSON (encoded at most
 /// once, and only if a subscriber needs it).
 public final class EventPayload: Sendable {
+    /// The event's name (``PluginEvent/name`` of its type).
     public let name: String
     private let value: (any Sendable)?
     private let encoded: Mutex<Result<[UInt8], EncodingFailure>?>
@@ -100,6 +101,7 @@ public final class EventPayload: Sendable {
 
 /// What happened to one publish.
 public struct EventDelivery: Sendable, Equatable {
+    /// The name of the published event.
     public let event: String
     /// Subscribers whose handler ran without error.
     public let delivered: Int
@@ -108,6 +110,7 @@ public struct EventDelivery: Sendable, Equatable {
     /// The chain of event names when this publish closed a cycle (not delivered).
     public let cycle: [String]?
 
+    /// Made by event buses (a host's, or a test's).
     public init(event: String, delivered: Int, failures: [String], cycle: [String]?) {
         self.event = event
         self.delivered = delivered
@@ -126,5 +129,6 @@ public final class EventSubscription: Sendable {
         self.onCancel = onCancel
     }
 
+    /// Stops delivery to this subscription's handler; calling it again does nothing.
     public func cancel() { onCancel() }
 }

@@ -43,18 +43,22 @@ public protocol PluginConfiguration: Sendable {
 }
 
 extension PluginConfiguration {
+    /// The merged value for `key`, nil if the plugin has no such key.
     public subscript(key: String) -> ConfigValue? { values[key] }
 
+    /// The value for `key` if it is a string.
     public func string(_ key: String) -> String? {
         if case let .string(value)? = values[key] { return value }
         return nil
     }
 
+    /// The value for `key` if it is an integer.
     public func int(_ key: String) -> Int? {
         if case let .int(value)? = values[key] { return value }
         return nil
     }
 
+    /// The value for `key` if it is a number (integers included).
     public func double(_ key: String) -> Double? {
         switch values[key] {
         case let .double(value)?: value
@@ -63,6 +67,7 @@ extension PluginConfiguration {
         }
     }
 
+    /// The value for `key` if it is a boolean.
     public func bool(_ key: String) -> Bool? {
         if case let .bool(value)? = values[key] { return value }
         return nil

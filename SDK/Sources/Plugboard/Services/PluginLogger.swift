@@ -28,8 +28,12 @@ public protocol PluginLogger: Sendable {
 }
 
 extension PluginLogger {
+    /// Logs at ``LogLevel/debug``.
     public func debug(_ message: String) { log(.debug, message) }
+    /// Logs at ``LogLevel/info``.
     public func info(_ message: String) { log(.info, message) }
+    /// Logs at ``LogLevel/warning``.
     public func warning(_ message: String) { log(.warning, message) }
+    /// Logs at ``LogLevel/error``.
     public func error(_ message: String) { log(.error, message) }
 }

@@ -36,11 +36,14 @@ extension Router {
 
 /// A path matched against a pattern.
 public struct RouteMatch: Sendable, Equatable {
+    /// The path navigated to.
     public let path: String
+    /// The registered pattern it matched.
     public let pattern: String
     /// Captured segments, by name.
     public let parameters: [String: String]
 
+    /// Made by routers (a host's, or a test's).
     public init(path: String, pattern: String, parameters: [String: String]) {
         self.path = path
         self.pattern = pattern

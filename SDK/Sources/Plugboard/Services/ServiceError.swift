@@ -52,6 +52,7 @@ public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The path the failure is about: a file, a storage key's file, or a route.
     public var path: String?
 
+    /// An error with `code`; `message` says what went wrong and what to do.
     public init(_ code: Code, _ message: String, path: String? = nil) {
         self.code = code
         self.message = message
