@@ -32,7 +32,8 @@ sdk:
 host:
 	$(SWIFT) build -c $(CONFIG) $(STRICT)
 
-# Each example is its own package depending on SDK/ only, like an outside
+# Each example is its own package depending on SDK/ (and the demo ones on
+# Examples/DemoInterfaces), never on the host, like an outside
 # author's. Their .so files are gathered into one plugins directory.
 examples:
 	@mkdir -p $(PLUGINS_DIR)

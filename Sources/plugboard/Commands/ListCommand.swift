@@ -7,7 +7,7 @@ enum ListCommand: CLICommand {
         name: "list",
         abstract: "List every candidate plugin file of a directory with its status.",
         discussion: """
-        Examines each *.so file of DIR for a host that declares the SDK's standard extension \
+        Examines each *.so file of DIR for a host that declares the SDK's Commands and the demo's screen-section \
         points and shows its id, version, what it provides, its activation triggers and its \
         status (available, active, rejected, quarantined, failed, disabled) with the reason and a \
         stable code. No plugin code runs in this process: new or changed files are loaded in \

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// JSON to and from bytes: events, section payloads and reload state all
+/// JSON to and from bytes: events and reload state both
 /// cross plugin boundaries as JSON, so each side decodes with its own types.
 enum JSONCoding {
     static func encode<Value: Encodable>(_ value: Value) throws -> [UInt8] {
