@@ -20,6 +20,44 @@ import Synchronization
 /// activation triggers; only then is it loaded into the host, from a private
 /// copy of the bytes that were checked. A file that fails is recorded with
 /// its reason (see ``PluginRecord``) and the others carry on. Thread-safe.
+///
+/// ## Topics
+///
+/// ### Setting up
+/// - ``init(configuration:)``
+/// - ``Configuration``
+/// - ``declare(_:)``
+/// - ``provideService(_:_:)``
+///
+/// ### Discovering and activating
+/// - ``start(rescan:)``
+/// - ``discover(rescan:)``
+/// - ``loadAll(rescan:)``
+/// - ``examine(files:rescan:)``
+/// - ``load(files:)``
+/// - ``activate(pluginIDs:)``
+/// - ``activateAll()``
+/// - ``journaled(call:_:)``
+/// - ``shutdown()``
+///
+/// ### Reading providers and state
+/// - ``registry``
+/// - ``records``
+/// - ``activePluginIDs``
+/// - ``diagnostics``
+/// - ``lastDiscovery``
+/// - ``cacheDirectory``
+/// - ``baseline``
+///
+/// ### Reaching the host services
+/// - ``router``
+/// - ``events``
+/// - ``routes``
+/// - ``storage(for:)``
+///
+/// ### Hot reload
+/// - ``load(reloadable:)``
+/// - ``reload(_:from:verifier:)``
 public final class PluginHost: Sendable {
     /// How the host loads plugins and what it offers them.
     public struct Configuration: Sendable {

@@ -14,14 +14,14 @@ import Glibc
 /// previous one (the file system's granularity, nanoseconds on ext4/xfs/tmpfs,
 /// coarser on some others). The content hash taken when the file is copied
 /// for loading catches that case before any code of it runs.
-public struct FileIdentity: Sendable, Hashable, Codable {
-    public let device: UInt64
-    public let inode: UInt64
-    public let size: Int64
+struct FileIdentity: Sendable, Hashable, Codable {
+    let device: UInt64
+    let inode: UInt64
+    let size: Int64
     /// `st_mtim` in nanoseconds since the epoch.
-    public let modified: Int64
+    let modified: Int64
     /// `st_ctim` in nanoseconds since the epoch.
-    public let changed: Int64
+    let changed: Int64
 
     init(_ info: stat) {
         device = UInt64(info.st_dev)
@@ -33,7 +33,7 @@ public struct FileIdentity: Sendable, Hashable, Codable {
 
     /// Encoded as `[device, inode, size, modified, changed]`: one of these per
     /// cache entry, read on every warm start.
-    public func encode(to encoder: any Encoder) throws {
+    func encode(to encoder: any Encoder) throws {
         var container = encoder.unkeyedContainer()
         try container.encode(device)
         try container.encode(inode)
@@ -42,7 +42,7 @@ public struct FileIdentity: Sendable, Hashable, Codable {
         try container.encode(changed)
     }
 
-    public init(from decoder: any Decoder) throws {
+    init(from decoder: any Decoder) throws {
         var container = try decoder.unkeyedContainer()
         device = try container.decode(UInt64.self)
         inode = try container.decode(UInt64.self)

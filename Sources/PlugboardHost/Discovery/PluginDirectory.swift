@@ -3,14 +3,14 @@ import Glibc
 #endif
 
 /// One entry of a plugins directory that looks like a plugin (`*.so`).
-public struct PluginCandidate: Sendable, Equatable {
+struct PluginCandidate: Sendable, Equatable {
     /// Absolute path as found in the directory (a symlink stays a symlink).
-    public let path: String
+    let path: String
     /// The file itself: the path, or for a symlink entry the real file it
     /// leads to; nil if it cannot be resolved.
-    public let resolvedPath: String?
+    let resolvedPath: String?
     /// Why it cannot be a plugin, if that is already clear from the directory entry.
-    public let problem: PluginLoadError?
+    let problem: PluginLoadError?
     /// The resolved file's identity, from the `stat` the walk made anyway.
     var identity: FileIdentity? = nil
 }
@@ -28,28 +28,40 @@ public struct PluginCandidate: Sendable, Equatable {
 public enum PluginDirectory {
     public static let librarySuffix = ".so"
 
-    /// Why a directory cannot be scanned at all.
-    public enum ScanError: Error, Sendable, Equatable, CustomStringConvertible {
-        case cannotOpen(path: String, reason: String)
-        case notADirectory(path: String)
+    /// Why a directory cannot be scanned at all (a struct with an extensible
+    /// ``Code``, like ``PluginLoadError``).
+    public struct ScanError: Error, Sendable, Equatable, CustomStringConvertible {
+        /// A stable, machine-readable code.
+        public struct Code: Hashable, Sendable, CustomStringConvertible {
+            public let rawValue: String
+            public init(_ rawValue: String) { self.rawValue = rawValue }
+            public var description: String { rawValue }
 
-        public var code: String {
-            switch self {
-            case .cannotOpen: "plugins-directory-unreadable"
-            case .notADirectory: "plugins-directory-not-a-directory"
-            }
+            /// The directory exists but cannot be opened (missing, permissions).
+            public static let cannotOpen = Code("plugins-directory-unreadable")
+            /// The path is a file or something else, not a directory.
+            public static let notADirectory = Code("plugins-directory-not-a-directory")
         }
 
-        public var description: String {
-            switch self {
-            case let .cannotOpen(path, reason): "\(path): cannot open plugins directory (\(reason))"
-            case let .notADirectory(path): "\(path): not a directory; --plugins takes the directory that holds the .so files"
-            }
+        public let code: Code
+        /// The directory.
+        public let path: String
+        /// What is wrong and what to do.
+        public let reason: String
+
+        public var description: String { "\(path): \(reason)" }
+
+        static func cannotOpen(path: String, reason: String) -> ScanError {
+            ScanError(code: .cannotOpen, path: path, reason: "cannot open plugins directory (\(reason)); check that it exists and can be read")
+        }
+
+        static func notADirectory(path: String) -> ScanError {
+            ScanError(code: .notADirectory, path: path, reason: "not a directory; --plugins takes the directory that holds the .so files")
         }
     }
 
     /// The candidates in `directory`, sorted by name.
-    public static func scan(_ directory: String) throws(ScanError) -> [PluginCandidate] {
+    static func scan(_ directory: String) throws(ScanError) -> [PluginCandidate] {
         let absolute = absolutePath(directory)
         var info = stat()
         guard stat(absolute, &info) == 0 else {
@@ -75,13 +87,13 @@ public enum PluginDirectory {
     }
 
     /// A single file given by path (`plugboard inspect FILE`).
-    public static func candidate(at path: String) -> PluginCandidate {
+    static func candidate(at path: String) -> PluginCandidate {
         var seen: [FileKey: String] = [:]
         return candidate(at: absolutePath(path), seen: &seen)
     }
 
     /// Files given by path; the same file twice is a `duplicate-file`.
-    public static func candidates(at paths: [String]) -> [PluginCandidate] {
+    static func candidates(at paths: [String]) -> [PluginCandidate] {
         var seen: [FileKey: String] = [:]
         return paths.map { candidate(at: absolutePath($0), seen: &seen) }
     }

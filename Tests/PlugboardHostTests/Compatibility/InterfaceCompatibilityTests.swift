@@ -1,5 +1,5 @@
 import Plugboard
-import PlugboardHost
+@testable import PlugboardHost
 import Testing
 
 @Suite struct InterfaceCompatibilityTests {

@@ -103,7 +103,18 @@ import Testing
 
     @Test func aMissingDirectoryIsAnErrorNotAnEmptyList() throws {
         let host = PluginHost(configuration: .init(pluginsDirectory: "/nonexistent/plugboard"))
-        #expect(throws: PluginDirectory.ScanError.self) { try host.loadAll() }
+        let error = #expect(throws: PluginDirectory.ScanError.self) { try host.loadAll() }
+        #expect(error?.code == .cannotOpen)
+        #expect(error?.path == "/nonexistent/plugboard")
+    }
+
+    @Test func aFileGivenAsThePluginsDirectoryIsAnErrorThatSaysWhatToPass() throws {
+        let dir = try TemporaryDirectory()
+        let file = try dir.copy(Fixtures.library("Alpha"), as: "a.so")
+        let host = PluginHost(configuration: .init(pluginsDirectory: file))
+        let error = #expect(throws: PluginDirectory.ScanError.self) { try host.start() }
+        #expect(error?.code == .notADirectory)
+        #expect(error?.reason.contains("the directory that holds the .so files") == true)
     }
 
     @Test func aHostWithItsOwnStaticSDKCopyReportsAPackagingError() throws {
