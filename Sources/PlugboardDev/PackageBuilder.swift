@@ -13,18 +13,43 @@ public struct PackageBuilder: Sendable {
         public let milliseconds: Double
     }
 
-    public enum Failure: Error, Sendable, CustomStringConvertible {
-        case notAPackage(String)
-        case noDynamicLibrary(String)
-        case swiftFailed(String)
+    /// Why a package cannot be built as a plugin: a struct with an
+    /// extensible ``Code``, the package directory and what to do.
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        /// A stable, machine-readable code.
+        public struct Code: Hashable, Sendable, CustomStringConvertible {
+            public let rawValue: String
+            public init(_ rawValue: String) { self.rawValue = rawValue }
+            public var description: String { rawValue }
 
-        public var description: String {
-            switch self {
-            case let .notAPackage(path): "\(path): no Package.swift; `plugboard dev` takes the directory of a plugin package"
-            case let .noDynamicLibrary(path): "\(path): the package has no `.library(type: .dynamic)` product; a plugin must vend one"
-            case let .swiftFailed(message): "swift package failed: \(message)"
-            }
+            /// The directory has no `Package.swift`.
+            public static let notAPackage = Code("dev-not-a-package")
+            /// The package vends no dynamic library.
+            public static let noDynamicLibrary = Code("dev-no-dynamic-library")
+            /// `swift package` failed (its last lines are in the reason).
+            public static let swiftFailed = Code("dev-swift-failed")
         }
+
+        public let code: Code
+        /// The package directory.
+        public let path: String
+        /// What is wrong and what to do.
+        public let reason: String
+
+        public var description: String { "\(path): \(reason)" }
+    }
+
+    /// What `swift package dump-package` says that matters here.
+    private struct Manifest: Decodable {
+        struct Product: Decodable {
+            struct Kind: Decodable {
+                /// `["dynamic"]` for a dynamic library; absent for executables.
+                let library: [String]?
+            }
+            let name: String
+            let type: Kind
+        }
+        let products: [Product]
     }
 
     public let packageDirectory: String
@@ -34,20 +59,22 @@ public struct PackageBuilder: Sendable {
     /// Reads the package's manifest to find its dynamic library product.
     public init(packageDirectory: String, swift: String = "swift") throws(Failure) {
         let directory = PluginDirectory.absolutePath(packageDirectory)
-        guard FileManager.default.fileExists(atPath: directory + "/Package.swift") else { throw .notAPackage(directory) }
+        guard FileManager.default.fileExists(atPath: directory + "/Package.swift") else {
+            throw Failure(code: .notAPackage, path: directory, reason: "no Package.swift; `plugboard dev` takes the directory of a plugin package")
+        }
         self.packageDirectory = directory
         self.swift = swift
         // stdout only: warnings on stderr must not spoil the JSON.
         let dump = Self.run(swift, ["package", "--package-path", directory, "dump-package"], mergingErrors: false)
-        guard dump.status == 0, let json = try? JSONSerialization.jsonObject(with: Data(dump.output.utf8)) as? [String: Any] else {
-            throw .swiftFailed((dump.errors + dump.output).split(separator: "\n").suffix(3).joined(separator: " | "))
+        guard dump.status == 0, let manifest = try? JSONDecoder().decode(Manifest.self, from: Data(dump.output.utf8)) else {
+            let detail = (dump.errors + dump.output).split(separator: "\n").suffix(3).joined(separator: " | ")
+            throw Failure(code: .swiftFailed, path: directory, reason: "swift package dump-package failed: \(detail)")
         }
-        let products = json["products"] as? [[String: Any]] ?? []
-        let dynamic = products.first { product in
-            guard let type = product["type"] as? [String: Any], let library = type["library"] as? [String] else { return false }
-            return library.contains("dynamic")
+        guard let name = manifest.products.first(where: { $0.type.library?.contains("dynamic") == true })?.name else {
+            throw Failure(
+                code: .noDynamicLibrary, path: directory,
+                reason: "the package has no `.library(type: .dynamic)` product; a plugin must vend one")
         }
-        guard let name = dynamic?["name"] as? String else { throw .noDynamicLibrary(directory) }
         product = name
     }
 
