@@ -101,39 +101,50 @@ import Testing
         let builds = [try Fixtures.library("ReloadV2").path, try Fixtures.library("ReloadV1").path]
         final class Counters: Sendable {
             let done = Atomic<Bool>(false)
-            let calls = Atomic<Int>(0)
+            /// Calls made after the start barrier and before the last reload returned.
+            let callsDuringReloads = Atomic<Int>(0)
+            let sawV1 = Atomic<Bool>(false), sawV2 = Atomic<Bool>(false)
             let bad = Mutex<[String]>([])
         }
         let counters = Counters()
+        // Four callers and the reloading thread start together, so calls overlap the reloads.
+        let start = Barrier(count: 5)
         let callers = DispatchGroup()
         for _ in 0..<4 {
             callers.enter()
             Thread.detachNewThread {
-                while !counters.done.load(ordering: .relaxed) {
+                start.arriveAndWait()
+                while !counters.done.load(ordering: .acquiring) {
                     let providers = host.registry.providers(of: Commands.self).filter { $0.name == "reloadable" }
                     guard providers.count == 1 else {
                         counters.bad.withLock { $0.append("saw \(providers.count) providers") }
                         continue
                     }
                     let answer = (try? providers[0].run(arguments: [])) ?? "threw"
-                    if !(answer.hasPrefix("v1 call ") || answer.hasPrefix("v2 call ")) {
+                    if answer.hasPrefix("v1 call ") {
+                        counters.sawV1.store(true, ordering: .relaxed)
+                    } else if answer.hasPrefix("v2 call ") {
+                        counters.sawV2.store(true, ordering: .relaxed)
+                    } else {
                         counters.bad.withLock { $0.append(answer) }
                     }
-                    counters.calls.add(1, ordering: .relaxed)
+                    if !counters.done.load(ordering: .acquiring) { counters.callsDuringReloads.add(1, ordering: .relaxed) }
                 }
                 callers.leave()
             }
         }
+        start.arriveAndWait()
         var reloads = 0
         for index in 0..<120 {
             let outcome = host.reload("fixture.reloadable", from: builds[index % 2])
             if outcome.result == .reloaded { reloads += 1 }
         }
-        counters.done.store(true, ordering: .relaxed)
+        counters.done.store(true, ordering: .releasing)
         callers.wait()
         #expect(reloads == 120)
         #expect(counters.bad.withLock { $0 }.isEmpty, "\(counters.bad.withLock { Array($0.prefix(5)) })")
-        #expect(counters.calls.load(ordering: .relaxed) > 0)
+        #expect(counters.callsDuringReloads.load(ordering: .relaxed) > 0, "no call overlapped the reloads: the test proved nothing")
+        #expect(counters.sawV1.load(ordering: .relaxed) && counters.sawV2.load(ordering: .relaxed), "calls reached both generations")
         host.shutdown()
         withExtendedLifetime(dir) {}
     }
