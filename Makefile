@@ -76,7 +76,7 @@ BENCH_PLUGINS = $(addprefix Tests/Fixtures/.build/debug/lib,$(addsuffix .so,Alph
 bench: fixtures examples
 	$(SWIFT) build -c release $(STRICT)
 	$(CC) -O2 -o .build/dlopen-baseline bench/dlopen_baseline.c -ldl \
-		-Wl,--no-as-needed -L.build/release -l:libPlugboard.so -Wl,-rpath,$(CURDIR)/.build/release
+		-Wl,--no-as-needed -L.build/release -l:libPlugboard.so -l:libDemoInterfaces.so -Wl,-rpath,$(CURDIR)/.build/release
 	.build/release/plugboard-bench --baseline .build/dlopen-baseline \
 		--reload $(CURDIR)/.build/release/plugboard $(CURDIR)/Tests/Fixtures/.build/debug/libReloadV1.so \
 		$(CURDIR)/Tests/Fixtures/.build/debug/libReloadV2.so $(CURDIR)/Plugins/Greeter $(CURDIR)/SDK \

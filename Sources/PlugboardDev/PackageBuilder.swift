@@ -67,7 +67,10 @@ public struct PackageBuilder: Sendable {
         // stdout only: warnings on stderr must not spoil the JSON.
         let dump = Self.run(swift, ["package", "--package-path", directory, "dump-package"], mergingErrors: false)
         guard dump.status == 0, let manifest = try? JSONDecoder().decode(Manifest.self, from: Data(dump.output.utf8)) else {
-            let detail = (dump.errors + dump.output).split(separator: "\n").suffix(3).joined(separator: " | ")
+            // The compiler's own error lines (they name the manifest and the line), else the last lines.
+            let lines = (dump.errors + dump.output).split(separator: "\n")
+            let errors = lines.filter { $0.contains("error:") }
+            let detail = (errors.isEmpty ? lines.suffix(3) : errors.prefix(3)).joined(separator: " | ")
             throw Failure(code: .swiftFailed, path: directory, reason: "swift package dump-package failed: \(detail)")
         }
         guard let name = manifest.products.first(where: { $0.type.library?.contains("dynamic") == true })?.name else {

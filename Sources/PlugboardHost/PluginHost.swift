@@ -26,6 +26,7 @@ import Synchronization
 /// ### Setting up
 /// - ``init(configuration:)``
 /// - ``Configuration``
+/// - ``configuration``
 /// - ``declare(_:)``
 /// - ``provideService(_:_:)``
 ///
@@ -48,6 +49,7 @@ import Synchronization
 /// - ``lastDiscovery``
 /// - ``cacheDirectory``
 /// - ``baseline``
+/// - ``Baseline``
 ///
 /// ### Reaching the host services
 /// - ``router``

@@ -56,6 +56,7 @@ let package = Package(
         .library(name: "BenchPlugin", type: .dynamic, targets: ["BenchPlugin"]),
         .library(name: "EntryData", type: .dynamic, targets: ["EntryData"]),
         .library(name: "CMarker", type: .dynamic, targets: ["CMarker"]),
+        .library(name: "OldMajor", type: .dynamic, targets: ["OldMajor"]),
     ],
     dependencies: [.package(path: "../../SDK"), .package(path: "../../Examples/DemoInterfaces")],
     targets: [
@@ -110,5 +111,7 @@ let package = Package(
         .target(name: "EntryData", dependencies: ["FixtureSupport", "EntryDataC", sdk], swiftSettings: strict),
         // A C library dressed as a plugin (entry symbol, ABI marker), no Swift code.
         .target(name: "CMarker", dependencies: [sdk]),
+        .target(name: "OldMajorC"),
+        .target(name: "OldMajor", dependencies: ["OldMajorC", sdk], swiftSettings: strict),
     ]
 )

@@ -12,7 +12,9 @@ public protocol Command: Sendable {
 
 /// The extension point for ``Command`` providers: `plugboard.command` 1.0.
 public enum Commands: ExtensionPoint {
+    /// What each provider is.
     public typealias Provider = any Command
+    /// `plugboard.command` at the version this plugin or host is compiled with.
     @_alwaysEmitIntoClient
     public static var interface: Interface { Interface(id: "plugboard.command", version: SemanticVersion(1, 0)) }
 }

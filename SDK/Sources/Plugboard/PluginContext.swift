@@ -31,20 +31,20 @@ public final class PluginContext: Sendable {
 
     /// Returns a host service the plugin declared and the host granted.
     ///
-    /// - Throws: ``ServiceError`` with code ``ServiceError/Code/notDeclared``
+    /// - Throws: ``ServiceError`` with code ``ServiceError/Code/serviceNotDeclared``
     ///   when the service is missing from the entry point's `services:`,
-    ///   ``ServiceError/Code/denied`` when the host's configuration denies it,
-    ///   ``ServiceError/Code/unavailable`` when the host has none.
+    ///   ``ServiceError/Code/serviceDenied`` when the host's configuration denies it,
+    ///   ``ServiceError/Code/serviceUnavailable`` when the host has none.
     public func service<Key: Services.Key>(_ key: Key.Type) throws(ServiceError) -> Key.Service {
         let id = Key.id
         guard declaredServices.contains(id) else {
-            throw ServiceError(.notDeclared, "plugin \(pluginID) asked for service '\(id)' but did not declare it; add it to `services:` in the plugin's PluginExport.descriptor call")
+            throw ServiceError(.serviceNotDeclared, "plugin \(pluginID) asked for service '\(id)' but did not declare it; add it to `services:` in the plugin's PluginExport.descriptor call")
         }
         if let reason = denied[id] {
-            throw ServiceError(.denied, "plugin \(pluginID) is denied service '\(id)' by the host: \(reason)")
+            throw ServiceError(.serviceDenied, "plugin \(pluginID) is denied service '\(id)' by the host: \(reason)")
         }
         guard let service = granted[id] as? Key.Service else {
-            throw ServiceError(.unavailable, "plugin \(pluginID) asked for service '\(id)', which this host does not offer")
+            throw ServiceError(.serviceUnavailable, "plugin \(pluginID) asked for service '\(id)', which this host does not offer")
         }
         return service
     }

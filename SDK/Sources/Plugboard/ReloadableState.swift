@@ -6,8 +6,11 @@
 /// the new `State` cannot decode what the old one saved (its shape changed),
 /// the new generation starts fresh and the developer is told.
 public protocol ReloadableState: AnyObject {
+    /// What crosses the reload, as JSON.
     associatedtype State: Codable
+    /// Called on the old generation when a reload starts, before the new one is created.
     func saveState() -> State
+    /// Called on the new generation, after its init and before its activate.
     func restoreState(_ state: State)
 }
 

@@ -40,6 +40,11 @@ enum FileCompatibility {
         if let plugin = image.toolchainComment, let host = environment.runtimeToolchain, plugin != host {
             return .toolchainMismatch(path: path, plugin: plugin, host: host)
         }
+        // Another major first: such a plugin also misses removed API, but the
+        // fix is to rebuild it, not to upgrade the host.
+        if pluginABI.major != environment.sdkABI.major {
+            return .sdkABIMismatch(path: path, plugin: pluginABI, host: environment.sdkABI)
+        }
         // Strong undefined SDK symbols the host's SDK image lacks: dlopen would
         // fail on them with a mangled name; name the API instead.
         let missing = image.dynamicSymbols.filter {

@@ -37,7 +37,7 @@ public enum PluginDirectory {
             public init(_ rawValue: String) { self.rawValue = rawValue }
             public var description: String { rawValue }
 
-            /// The directory exists but cannot be opened (missing, permissions).
+            /// The directory cannot be opened: it does not exist, or its permissions forbid it.
             public static let cannotOpen = Code("plugins-directory-unreadable")
             /// The path is a file or something else, not a directory.
             public static let notADirectory = Code("plugins-directory-not-a-directory")

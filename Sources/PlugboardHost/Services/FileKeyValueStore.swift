@@ -125,14 +125,14 @@ struct FileKeyValueStore: KeyValueStore {
 /// The storage failures, worded once: what failed, where, and what to check.
 extension ServiceError {
     fileprivate static func invalidKey(_ key: String, reason: String) -> ServiceError {
-        ServiceError(.invalidKey, "invalid storage key '\(key.prefix(40))\(key.count > 40 ? "…" : "")': \(reason)")
+        ServiceError(.storageInvalidKey, "invalid storage key '\(key.prefix(40))\(key.count > 40 ? "…" : "")': \(reason)")
     }
 
     fileprivate static func notWritable(path: String, reason: String) -> ServiceError {
-        ServiceError(.notWritable, "\(path): storage is not writable (\(reason)); check the host's data directory permissions", path: path)
+        ServiceError(.storageNotWritable, "\(path): storage is not writable (\(reason)); check the host's data directory permissions", path: path)
     }
 
     fileprivate static func unreadable(path: String, reason: String) -> ServiceError {
-        ServiceError(.unreadable, "\(path): cannot read stored value (\(reason)); check the file's permissions", path: path)
+        ServiceError(.storageUnreadable, "\(path): cannot read stored value (\(reason)); check the file's permissions", path: path)
     }
 }

@@ -158,7 +158,7 @@ final class RouteTable: Sendable {
     }
 
     private static func invalidPattern(_ pattern: String, _ reason: String) -> ServiceError {
-        ServiceError(.invalidRoutePattern, "invalid route pattern '\(pattern)': \(reason)", path: pattern)
+        ServiceError(.routeInvalidPattern, "invalid route pattern '\(pattern)': \(reason)", path: pattern)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import PlugboardHost
 import Testing
 
 /// The `plugboard` command-line contract, run as a real process.
@@ -116,15 +117,16 @@ import Testing
     @Test func inspectExplainsARejectionAndExitsOne() throws {
         let dir = try TemporaryDirectory()
         let path = try dir.copy(Fixtures.futureLibrary("FutureAPI"), as: "future.so")
+        let host = PluginHost().baseline.sdkABI, future = "\(host.major).\(host.minor + 1)"
         let text = try plugboard("inspect", path)
         #expect(text.status == 1)
         #expect(text.stdout.contains("missing-sdk-symbols"))
         #expect(text.stdout.contains("Plugboard.futureOnlyAPI"))
-        #expect(text.stdout.contains("SDK ABI (file)    2.1"))
+        #expect(text.stdout.contains("SDK ABI (file)    \(future)"))
         let json = try plugboard("inspect", path, "--json")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(object["code"] as? String == "missing-sdk-symbols")
-        #expect((object["file"] as? [String: Any])?["sdkABI"] as? String == "2.1")
+        #expect((object["file"] as? [String: Any])?["sdkABI"] as? String == future)
     }
 
     @Test func devOnSomethingThatIsNotAPluginPackageExitsOne() throws {
@@ -132,6 +134,7 @@ import Testing
         let result = try plugboard("dev", empty.path)
         #expect(result.status == 1)
         #expect(result.stderr.contains("no Package.swift"))
+        #expect(result.stderr.contains("[dev-not-a-package]"))
     }
 
     @Test func inspectOfAGoodPluginExitsZero() throws {
@@ -139,7 +142,7 @@ import Testing
         #expect(result.status == 0)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(object["status"] as? String == "available")
-        #expect((object["sdk"] as? [String: String])?["abi"] == "2.0")
+        #expect((object["sdk"] as? [String: String])?["abi"] == PluginHost().baseline.sdkABI.description)
         let activated = try plugboard("inspect", "--activate", Fixtures.library("Alpha").path, "--json")
         #expect(activated.status == 0)
         let active = try #require(try JSONSerialization.jsonObject(with: Data(activated.stdout.utf8)) as? [String: Any])

@@ -23,14 +23,18 @@ import Testing
         Case(name: name, code: code, status: status, mentions: mentions) { try $0.copy(Fixtures.library(name), as: "bad.so") }
     }
 
+    /// The SDK ABI this host was built with (the expected texts follow it across bumps).
+    static let host = PluginHost().baseline.sdkABI
+    static let future = "\(host.major).\(host.minor + 1)"
+
     static let cases: [Case] = [
         // Descriptor and lifecycle fixtures, built broken on purpose.
         fixture("NoEntry", code: "no-entry-symbol", mentions: "plugboard_entry"),
         fixture("NullDescriptor", code: "null-descriptor", mentions: "null descriptor"),
         fixture("BadMagic", code: "bad-magic", mentions: "0xdeadbeef"),
         fixture("BadLayout", code: "descriptor-layout", mentions: "layout 99"),
-        fixture("ABIMajor", code: "sdk-abi-mismatch", mentions: "SDK ABI 3.0, the host has SDK ABI 2.0"),
-        fixture("ABINewer", code: "sdk-too-new", mentions: "SDK ABI 2.9, newer than the host's SDK ABI 2.0"),
+        fixture("ABIMajor", code: "sdk-abi-mismatch", mentions: "SDK ABI \(host.major + 1).0, the host has SDK ABI \(host)"),
+        fixture("ABINewer", code: "sdk-too-new", mentions: "SDK ABI \(host.major).9, newer than the host's SDK ABI \(host)"),
         fixture("ForeignToolchain", code: "toolchain-mismatch", mentions: "99.0.0"),
         fixture("InvalidID", code: "invalid-descriptor", mentions: "not reverse dns"),
         fixture("InitThrows", code: "init-failed", status: .failed, mentions: "init refused on purpose"),
@@ -46,12 +50,17 @@ import Testing
             setenv("PLUGBOARD_FIXTURE_MARKER", dir.file("constructor-ran"), 1)
             try dir.copy(Fixtures.library("CMarker"), as: "bad.so")
         },
+        Case(name: "plugin built for SDK 1.x (old marker, API that 2.0 removed)", code: "sdk-abi-mismatch", status: .rejected,
+             mentions: "compiled against SDK ABI 1.0, the host has SDK ABI \(host)") { dir in
+            setenv("PLUGBOARD_FIXTURE_MARKER", dir.file("constructor-ran"), 1)
+            try dir.copy(Fixtures.library("OldMajor"), as: "bad.so")
+        },
         // Built against a "future" SDK (ABI 2.1 with extra API, made by make-future-sdk).
         Case(name: "FutureAPI", code: "missing-sdk-symbols", status: .rejected,
-             mentions: "Plugboard.futureOnlyAPI(Swift.Int) -> Swift.Int (plugin built against SDK ABI 2.1, host has SDK 2.0.0 (ABI 2.0))") {
+             mentions: "Plugboard.futureOnlyAPI(Swift.Int) -> Swift.Int (plugin built against SDK ABI \(future), host has SDK \(PluginHost().baseline.sdkVersion) (ABI \(host)))") {
             try $0.copy(Fixtures.futureLibrary("FutureAPI"), as: "bad.so")
         },
-        Case(name: "FutureABI", code: "sdk-too-new", status: .rejected, mentions: "SDK ABI 2.1") {
+        Case(name: "FutureABI", code: "sdk-too-new", status: .rejected, mentions: "SDK ABI \(future)") {
             try $0.copy(Fixtures.futureLibrary("FutureABI"), as: "bad.so")
         },
         Case(name: "Embedded SDK", code: "sdk-embedded", status: .rejected, mentions: ".product(name: \"Plugboard\"") {

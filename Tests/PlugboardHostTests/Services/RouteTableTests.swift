@@ -50,7 +50,7 @@ import Testing
 
     @Test(arguments: ["no-slash", "/a/{id", "/a/x{id}", "/a/{}", "/a/{id}/{id}"])
     func invalidPatternsAreRefused(_ pattern: String) {
-        expectServiceError(.invalidRoutePattern) { try RouteTable().register(pattern, owner: ServiceOwner(pluginID: "p"), handler: section("x")) }
+        expectServiceError(.routeInvalidPattern) { try RouteTable().register(pattern, owner: ServiceOwner(pluginID: "p"), handler: section("x")) }
     }
 
     @Test func twoRealPluginsClaimingOneRouteAreReportedAndTheFirstByFileNameWins() throws {

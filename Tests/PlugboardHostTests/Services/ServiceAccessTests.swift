@@ -32,7 +32,7 @@ import Testing
         defer { withExtendedLifetime(dir) {} }
         #expect(try run(host, "probe-a") == "logging=ok storage=service-denied configuration=ok events=service-not-declared")
         #expect(try run(host, "probe-b") == "logging=ok storage=ok configuration=ok events=service-not-declared")
-        let denied = expectServiceError(.denied) { _ = try run(host, "probe-a", "get", "k") }
+        let denied = expectServiceError(.serviceDenied) { _ = try run(host, "probe-a", "get", "k") }
         #expect(denied?.message == "plugin fixture.probe-a is denied service 'plugboard.storage' by the host: denied by host.json (plugins.fixture.probe-a.deniedServices)")
     }
 

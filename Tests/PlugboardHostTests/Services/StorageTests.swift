@@ -26,13 +26,13 @@ import Testing
         let data = try TemporaryDirectory()
         let store = try #require(PluginHost(configuration: .init(dataDirectory: data.path)).storage(for: "fixture.a"))
         try store.set("kept", for: "k")
-        expectServiceError(.invalidKey) { try store.set("x", for: String(repeating: "k", count: 121)) }
-        expectServiceError(.invalidKey) { try store.set("x", for: "") }
+        expectServiceError(.storageInvalidKey) { try store.set("x", for: String(repeating: "k", count: 121)) }
+        expectServiceError(.storageInvalidKey) { try store.set("x", for: "") }
         do {
             try store.set("x", for: String(repeating: "é", count: 100))
             Issue.record("expected invalidKey")
         } catch {
-            #expect(error.code == .invalidKey)
+            #expect(error.code == .storageInvalidKey)
             #expect(error.description.contains("limited to 120 UTF-8 bytes, this one has 200"))
         }
         #expect(try store.string(for: "k") == "kept")
@@ -47,7 +47,7 @@ import Testing
             try store.set("v", for: "k")
             Issue.record("expected notWritable")
         } catch {
-            #expect(error.code == .notWritable)
+            #expect(error.code == .storageNotWritable)
             #expect(error.description.contains(data.file("blocker")))
         }
         #expect(try String(contentsOfFile: data.file("blocker"), encoding: .utf8) == "x")

@@ -35,9 +35,12 @@ extension SectionRenderer {
     }
 }
 
-/// The extension point for ``SectionRenderer`` providers: `plugboard.screen-section` 1.0.
+/// The extension point for ``SectionRenderer`` providers: `dev.plugboard.demo.screen-section` 1.0.
+///
+/// A host's own point takes an id in the host's reverse-DNS namespace;
+/// `plugboard.*` ids belong to the SDK.
 public enum ScreenSections: ExtensionPoint {
     public typealias Provider = any SectionRenderer
     @_alwaysEmitIntoClient
-    public static var interface: Interface { Interface(id: "plugboard.screen-section", version: SemanticVersion(1, 0)) }
+    public static var interface: Interface { Interface(id: "dev.plugboard.demo.screen-section", version: SemanticVersion(1, 0)) }
 }

@@ -12,6 +12,7 @@ import Synchronization
 /// }
 /// ```
 public protocol PluginEvent: Codable, Sendable {
+    /// The name subscribers know the event by, such as `coupon.applied`.
     static var name: String { get }
 }
 

@@ -5,8 +5,8 @@
 /// space, and no plugin can reach another's data. Each `set` replaces the
 /// value atomically: after a crash a reader sees the old value or the new
 /// one, never a mix. A failure throws ``ServiceError`` (codes
-/// ``ServiceError/Code/invalidKey``, ``ServiceError/Code/notWritable``,
-/// ``ServiceError/Code/unreadable``) and loses nothing already stored.
+/// ``ServiceError/Code/storageInvalidKey``, ``ServiceError/Code/storageNotWritable``,
+/// ``ServiceError/Code/storageUnreadable``) and loses nothing already stored.
 public protocol KeyValueStore: Sendable {
     /// The value for `key`, nil if none.
     func value(for key: String) throws(ServiceError) -> [UInt8]?

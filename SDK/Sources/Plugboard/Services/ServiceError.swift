@@ -12,6 +12,9 @@
 ///     if error.code == .routeConflict { log.warning("\(error)") }
 /// }
 /// ```
+///
+/// A host adds codes of its own with ``Code/init(_:)``; prefix them with the
+/// service's name (`quota-exceeded` would be `storage-quota-exceeded`).
 public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A stable, machine-readable code, such as `service-not-declared`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -22,19 +25,19 @@ public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
         public var description: String { rawValue }
 
         /// The plugin asked for a service it did not list in `services:`.
-        public static var notDeclared: Code { Code("service-not-declared") }
+        public static var serviceNotDeclared: Code { Code("service-not-declared") }
         /// The host's configuration denies this service to this plugin.
-        public static var denied: Code { Code("service-denied") }
+        public static var serviceDenied: Code { Code("service-denied") }
         /// The host offers no such service.
-        public static var unavailable: Code { Code("service-unavailable") }
+        public static var serviceUnavailable: Code { Code("service-unavailable") }
         /// A storage key is empty or too long.
-        public static var invalidKey: Code { Code("storage-invalid-key") }
+        public static var storageInvalidKey: Code { Code("storage-invalid-key") }
         /// The host's storage cannot be written.
-        public static var notWritable: Code { Code("storage-not-writable") }
+        public static var storageNotWritable: Code { Code("storage-not-writable") }
         /// A stored value cannot be read.
-        public static var unreadable: Code { Code("storage-unreadable") }
+        public static var storageUnreadable: Code { Code("storage-unreadable") }
         /// A route pattern is malformed.
-        public static var invalidRoutePattern: Code { Code("route-invalid-pattern") }
+        public static var routeInvalidPattern: Code { Code("route-invalid-pattern") }
         /// Another plugin registered the same route pattern first.
         public static var routeConflict: Code { Code("route-conflict") }
         /// No registered pattern matches the path.
@@ -46,11 +49,13 @@ public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// What kind of failure this is.
-    public var code: Code
+    public let code: Code
     /// What went wrong and, where there is one, what to do about it.
-    public var message: String
-    /// The path the failure is about: a file, a storage key's file, or a route.
-    public var path: String?
+    public let message: String
+    /// What the failure is about, where there is one: the storage file or
+    /// directory that could not be read or written, or the route pattern or
+    /// path. Nil otherwise (a service id or a key is named in ``message``).
+    public let path: String?
 
     /// An error with `code`; `message` says what went wrong and what to do.
     public init(_ code: Code, _ message: String, path: String? = nil) {
@@ -59,5 +64,6 @@ public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
         self.path = path
     }
 
+    /// The ``message``.
     public var description: String { message }
 }

@@ -16,6 +16,7 @@ public enum Services {
     /// that offers a service of its own declares a key like these, in an
     /// interface package it shares with its plugins.
     public protocol Key {
+        /// The type a plugin receives, usually `any SomeServiceProtocol`.
         associatedtype Service: Sendable
         /// Stable id, written in a plugin's `services:` list.
         static var id: String { get }
@@ -23,31 +24,41 @@ public enum Services {
 
     /// A logger labelled with the plugin id.
     public enum Logging: Key {
+        /// What the plugin receives.
         public typealias Service = any PluginLogger
+        /// `plugboard.logging`: list it in `services:`.
         public static var id: String { "plugboard.logging" }
     }
 
     /// Key-value storage private to the plugin, persisted by the host.
     public enum Storage: Key {
+        /// What the plugin receives.
         public typealias Service = any KeyValueStore
+        /// `plugboard.storage`: list it in `services:`.
         public static var id: String { "plugboard.storage" }
     }
 
     /// The plugin's configuration: its defaults merged with the host's overrides.
     public enum Configuration: Key {
+        /// What the plugin receives.
         public typealias Service = any PluginConfiguration
+        /// `plugboard.configuration`: list it in `services:`.
         public static var id: String { "plugboard.configuration" }
     }
 
     /// Events between plugins, through the host.
     public enum Events: Key {
+        /// What the plugin receives.
         public typealias Service = any EventBus
+        /// `plugboard.events`: list it in `services:`.
         public static var id: String { "plugboard.events" }
     }
 
     /// Navigation by path to features of any plugin.
     public enum Router: Key {
+        /// What the plugin receives.
         public typealias Service = any Plugboard.Router
+        /// `plugboard.router`: list it in `services:`.
         public static var id: String { "plugboard.router" }
     }
 }

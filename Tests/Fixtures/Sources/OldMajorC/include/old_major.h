@@ -1,0 +1,1 @@
+const void *plugboard_entry(void);
