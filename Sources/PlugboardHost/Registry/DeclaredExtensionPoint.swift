@@ -10,7 +10,7 @@ struct DeclaredExtensionPoint: Sendable {
     /// Whether a provider has the point's provider type (one dynamic cast).
     let accepts: @Sendable (any Sendable) -> Bool
     /// Builds the typed array readers get, so reads need no casts.
-    let makeTypedProviders: @Sendable ([any Sendable], _ pending: Bool) -> any TypedProviderList
+    let makeTypedProviders: @Sendable ([RegisteredProvider], _ pending: Bool) -> any TypedProviderList
 
     init<Point: ExtensionPoint>(_ point: Point.Type) {
         interface = Point.interface
@@ -18,22 +18,37 @@ struct DeclaredExtensionPoint: Sendable {
         pointType = ObjectIdentifier(point)
         accepts = { $0 is Point.Provider }
         makeTypedProviders = { providers, pending in
-            TypedProviders<Point.Provider>(providers.compactMap { $0 as? Point.Provider }, pending: pending)
+            TypedProviders<Point.Provider>(
+                providers.compactMap { $0.provider as? Point.Provider }, pending: pending,
+                origin: providers.map { ProviderOrigin(pluginID: $0.pluginID, generation: $0.generation) })
         }
     }
 }
 
 /// Type-erased ``TypedProviders``.
-protocol TypedProviderList: AnyObject, Sendable {}
+protocol TypedProviderList: AnyObject, Sendable {
+    var pending: Bool { get }
+    var origin: [ProviderOrigin] { get }
+}
+
+/// Which plugin generation a provider came from: two lists with the same
+/// origins and pending flag hold the same providers.
+struct ProviderOrigin: Sendable, Equatable {
+    let pluginID: String
+    let generation: Int
+}
 
 /// The providers of one extension point, already cast to its provider type.
+@usableFromInline
 final class TypedProviders<Provider: Sendable>: TypedProviderList {
-    let items: [Provider]
+    @usableFromInline let items: [Provider]
     /// Available plugins provide this point but are not active yet: the
     /// first reader activates them (one load and branch on the read path).
     let pending: Bool
-    init(_ items: [Provider], pending: Bool) {
+    let origin: [ProviderOrigin]
+    init(_ items: [Provider], pending: Bool, origin: [ProviderOrigin]) {
         self.items = items
         self.pending = pending
+        self.origin = origin
     }
 }

@@ -16,6 +16,8 @@ import Synchronization
 public final class ExtensionRegistry: Sendable {
     private let points = Locked<[DeclaredExtensionPoint]>([])
     private let cell = SnapshotCell(.empty)
+    /// One handle per point type, kept current by every update.
+    private let handles = Mutex<[ObjectIdentifier: any AnyProviderHandle]>([:])
     /// Activates the available plugins providing an interface (set by the host).
     private let activator = Mutex<(@Sendable (String) -> Void)?>(nil)
 
@@ -34,7 +36,7 @@ public final class ExtensionRegistry: Sendable {
     /// them (once, however many threads ask at the same time); later lookups
     /// read the snapshot only.
     public func providers<Point: ExtensionPoint>(of point: Point.Type) -> [Point.Provider] {
-        guard let list = cell.read().typed[ObjectIdentifier(point)] else { return [] }
+        guard let list = cell.read().providers(of: ObjectIdentifier(point)) else { return [] }
         // The list for this key was built by DeclaredExtensionPoint<Point>.
         let typed = unsafeDowncast(list, to: TypedProviders<Point.Provider>.self)
         if typed.pending { return activatingProviders(of: point, typed) }
@@ -43,7 +45,7 @@ public final class ExtensionRegistry: Sendable {
 
     @inline(never)
     private func activatingProviders<Point: ExtensionPoint>(of point: Point.Type, _ current: TypedProviders<Point.Provider>) -> [Point.Provider] {
-        guard activate(Point.interface.id), let list = cell.read().typed[ObjectIdentifier(point)] else { return current.items }
+        guard activate(Point.interface.id), let list = cell.read().providers(of: ObjectIdentifier(point)) else { return current.items }
         return unsafeDowncast(list, to: TypedProviders<Point.Provider>.self).items
     }
 
@@ -58,6 +60,26 @@ public final class ExtensionRegistry: Sendable {
 
     func setActivator(_ activate: @escaping @Sendable (String) -> Void) {
         activator.withLock { $0 = activate }
+    }
+
+    /// A handle on the providers of `point` that follows every change (see
+    /// ``ProviderHandle``): for hot paths, where a lookup per call costs too
+    /// much. The first call activates available providers, as a lookup does;
+    /// later calls return the same handle.
+    public func handle<Point: ExtensionPoint>(for point: Point.Type) -> ProviderHandle<Point> {
+        _ = providers(of: point)
+        return cell.withCurrent { snapshot in
+            handles.withLock { handles in
+                if let existing = handles[ObjectIdentifier(point)] {
+                    return unsafeDowncast(existing, to: ProviderHandle<Point>.self)
+                }
+                let list = snapshot.providers(of: ObjectIdentifier(point))
+                    .map { unsafeDowncast($0, to: TypedProviders<Point.Provider>.self) }
+                let handle = ProviderHandle<Point>(list ?? TypedProviders([], pending: false, origin: []))
+                handles[ObjectIdentifier(point)] = handle
+                return handle
+            }
+        }
     }
 
     /// The first provider of `point` for which `matching` is true.
@@ -101,13 +123,23 @@ public final class ExtensionRegistry: Sendable {
         // Points are read inside the update, so a concurrent declare() is never lost.
         cell.update { old in
             let kept = old.byInterface.values.joined().filter { !pluginIDs.contains($0.pluginID) }
-            return RegistrySnapshot(providers: Array(kept) + providers, points: points.withLock { $0 }, pending: pending ?? old.pending)
+            return publishToHandles(RegistrySnapshot(
+                providers: Array(kept) + providers, points: points.withLock { $0 }, pending: pending ?? old.pending, previous: old))
         }
     }
 
     private func rebuild() {
         cell.update { old in
-            RegistrySnapshot(providers: Array(old.byInterface.values.joined()), points: points.withLock { $0 }, pending: old.pending)
+            publishToHandles(RegistrySnapshot(
+                providers: Array(old.byInterface.values.joined()), points: points.withLock { $0 }, pending: old.pending, previous: old))
         }
+    }
+
+    /// Runs under the cell's update lock, so handles change in the order snapshots do.
+    private func publishToHandles(_ snapshot: RegistrySnapshot) -> RegistrySnapshot {
+        handles.withLock { handles in
+            for handle in handles.values { handle.publish(from: snapshot) }
+        }
+        return snapshot
     }
 }

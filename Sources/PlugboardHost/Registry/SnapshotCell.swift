@@ -67,6 +67,11 @@ final class SnapshotCell: Sendable {
         return snapshot
     }
 
+    /// Runs `body` with the current snapshot while no update can run.
+    func withCurrent<Result>(_ body: (RegistrySnapshot) -> Result) -> Result {
+        current.withLock { body($0.snapshot) }
+    }
+
     /// Replaces the snapshot with `update(current)`; returns the new one.
     @discardableResult
     func update(_ update: (RegistrySnapshot) -> RegistrySnapshot) -> RegistrySnapshot {

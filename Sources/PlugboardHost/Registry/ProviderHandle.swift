@@ -1,0 +1,76 @@
+import Plugboard
+import Synchronization
+
+/// The providers of one extension point, kept current by the registry: get it
+/// once, call through it on hot paths.
+///
+/// ```swift
+/// let commands = host.registry.handle(for: Commands.self)
+/// // later, as often as needed:
+/// for command in commands.providers { ... }
+/// ```
+///
+/// Reading ``providers`` is one atomic load: no lookup, no lock, no check.
+/// The registry pushes the new list into the handle whenever it changes (a
+/// load, a lazy activation, a hot reload, a shutdown), so a caller sees a new
+/// generation's provider from its next read on.
+///
+/// Getting the handle activates the available plugins that provide the point,
+/// as the first ``ExtensionRegistry/providers(of:)`` does. A plugin that
+/// becomes available later is activated by the next lookup or trigger, not by
+/// reading the handle (reads check nothing).
+///
+/// Memory: a reader holds no reference while it reads, so the lists a handle
+/// has held are kept, not freed, for as long as the handle (that is, the
+/// registry) lives: one small array per change of the point's providers, with
+/// the provider objects in it. A thousand reloads of a plugin keep a thousand
+/// retired lists of that plugin's providers, and their images stay mapped
+/// anyway (Swift images are never unloaded).
+public final class ProviderHandle<Point: ExtensionPoint>: Sendable {
+    /// The current list, as the bits of an unmanaged `TypedProviders` that
+    /// `lists` keeps alive.
+    @usableFromInline let current: Atomic<UInt>
+    /// Every list published here, so a reader's unretained list stays valid.
+    private let lists: Mutex<[TypedProviders<Point.Provider>]>
+
+    init(_ list: TypedProviders<Point.Provider>) {
+        current = Atomic(UInt(bitPattern: Unmanaged.passUnretained(list).toOpaque()))
+        lists = Mutex([list])
+    }
+
+    /// Every provider of the point, ordered by plugin id, as of the last change.
+    @inlinable
+    public var providers: [Point.Provider] {
+        let bits = current.load(ordering: .acquiring)
+        // Kept alive by `lists` for the handle's lifetime (see the type's note).
+        return Unmanaged<TypedProviders<Point.Provider>>
+            .fromOpaque(UnsafeRawPointer(bitPattern: bits).unsafelyUnwrapped)
+            ._withUnsafeGuaranteedRef { $0.items }
+    }
+
+    /// Makes `list` the current one (called by the registry under its update lock).
+    func publish(_ list: TypedProviders<Point.Provider>) {
+        lists.withLock { lists in
+            guard lists.last !== list else { return }
+            lists.append(list)
+            current.store(UInt(bitPattern: Unmanaged.passUnretained(list).toOpaque()), ordering: .releasing)
+        }
+    }
+
+    /// How many lists this handle has held (for tests and memory reports).
+    var listsHeld: Int { lists.withLock { $0.count } }
+}
+
+/// Type-erased ``ProviderHandle``, for the registry's list of handles.
+protocol AnyProviderHandle: AnyObject, Sendable {
+    /// Pushes this handle's list from `snapshot`.
+    func publish(from snapshot: RegistrySnapshot)
+}
+
+extension ProviderHandle: AnyProviderHandle {
+    func publish(from snapshot: RegistrySnapshot) {
+        guard let list = snapshot.providers(of: ObjectIdentifier(Point.self)) else { return }
+        // The list for this key was built by DeclaredExtensionPoint<Point>.
+        publish(unsafeDowncast(list, to: TypedProviders<Point.Provider>.self))
+    }
+}
