@@ -140,7 +140,7 @@ struct BenchSuite {
         for index in 0..<1_000 {
             let title = "section \(index)"
             try? host.router.register("/section\(index)/items/{id}") { match in
-                RenderedSection(title: title, lines: [match.parameters["id"] ?? ""])
+                RenderedSection(title: title, lines: [match.parameter("id") ?? ""])
             }
             exact["/section\(index)/items/42"] = { RenderedSection(title: title, lines: ["42"]) }
         }

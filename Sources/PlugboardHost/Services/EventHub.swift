@@ -25,7 +25,9 @@ final class EventHub: Sendable {
     private let report: @Sendable (HostDiagnostic) -> Void
     private let triggers: ActivationTriggers
 
-    @TaskLocal private static var chain: [String] = []
+    /// The events being delivered on this task, innermost first (a list of
+    /// nodes, so entering a delivery allocates one node, not a new array).
+    @TaskLocal private static var chain: DeliveryChain?
 
     init(report: @escaping @Sendable (HostDiagnostic) -> Void, triggers: ActivationTriggers = ActivationTriggers()) {
         self.report = report
@@ -67,8 +69,8 @@ final class EventHub: Sendable {
     func publish(_ payload: EventPayload, from publisher: ServiceOwner) -> EventDelivery {
         let event = payload.name
         let chain = Self.chain
-        if chain.contains(event) || chain.count >= Self.maximumDepth {
-            let cycle = chain + [event]
+        if let chain, chain.contains(event) || chain.depth >= Self.maximumDepth {
+            let cycle = chain.names.reversed() + [event]
             report(HostDiagnostic(.error, code: "event-cycle",
                 message: "event cycle stopped: \(cycle.joined(separator: " → ")) (published by \(publisher.pluginID)); the last publish was not delivered",
                 plugin: publisher.pluginID))
@@ -76,12 +78,15 @@ final class EventHub: Sendable {
         }
         // Plugins activated by this event subscribe before it is delivered.
         triggers.beforeEvent(event)
-        let targets = subscribers.withLock { state in
-            (state.byEvent[event] ?? []).filter { state.staged.isEmpty || !state.staged.contains($0.owner) }
+        let targets = subscribers.withLock { state -> [Subscriber] in
+            guard let all = state.byEvent[event] else { return [] }
+            // Only while a reload stages a generation does delivery filter.
+            return state.staged.isEmpty ? all : all.filter { !state.staged.contains($0.owner) }
         }
+        if targets.isEmpty { return EventDelivery(event: event, delivered: 0, failures: [], cycle: nil) }
         var delivered = 0
         var failures: [String] = []
-        Self.$chain.withValue(chain + [event]) {
+        Self.$chain.withValue(DeliveryChain(event, parent: chain)) {
             for subscriber in targets {
                 do {
                     try subscriber.handler(payload)
@@ -94,6 +99,40 @@ final class EventHub: Sendable {
             }
         }
         return EventDelivery(event: event, delivered: delivered, failures: failures, cycle: nil)
+    }
+}
+
+/// One event in the chain being delivered, with the one that published it.
+final class DeliveryChain: Sendable {
+    let event: String
+    let parent: DeliveryChain?
+    /// Events in the chain, this one included.
+    let depth: Int
+
+    init(_ event: String, parent: DeliveryChain?) {
+        self.event = event
+        self.parent = parent
+        depth = (parent?.depth ?? 0) + 1
+    }
+
+    func contains(_ name: String) -> Bool {
+        var node: DeliveryChain? = self
+        while let current = node {
+            if current.event == name { return true }
+            node = current.parent
+        }
+        return false
+    }
+
+    /// The events, innermost first.
+    var names: [String] {
+        var out: [String] = []
+        var node: DeliveryChain? = self
+        while let current = node {
+            out.append(current.event)
+            node = current.parent
+        }
+        return out
     }
 }
 

@@ -7,13 +7,32 @@ import Synchronization
 final class RouteTable: Sendable {
     private final class Node: @unchecked Sendable {
         // @unchecked: nodes are only touched with `RouteTable.root`'s mutex held.
-        var literals: [String: Node] = [:]
+        private(set) var literals: [String: Node] = [:]
+        /// The same children as a list while there are few: comparing a few
+        /// short strings costs less than hashing one.
+        private var fewLiterals: [(segment: String, node: Node)]? = []
         /// Child for a `{capture}` segment (its name lives in each route).
         var capture: Node?
         /// Registrations of this pattern: the last is live. Only generations
         /// of one plugin stack here (a new one shadows the old until the
         /// reload commits or rolls back).
         var routes: [Route] = []
+
+        func literal(_ segment: Substring) -> Node? {
+            if let few = fewLiterals {
+                for entry in few where entry.segment == segment { return entry.node }
+                return nil
+            }
+            return literals[String(segment)]
+        }
+
+        func addLiteral(_ segment: String) -> Node {
+            if let existing = literals[segment] { return existing }
+            let next = Node()
+            literals[segment] = next
+            fewLiterals = literals.count <= 8 ? literals.map { ($0.key, $0.value) } : nil
+            return next
+        }
     }
 
     struct Route: Sendable {
@@ -32,15 +51,31 @@ final class RouteTable: Sendable {
     }
     /// Generations a reload is staging: their routes wait for the commit.
     private let staged = Mutex<Set<ServiceOwner>>([])
+    /// How many are staged: matching reads the set only while one is.
+    private let stagedCount = Atomic<Int>(0)
 
-    func stage(_ owner: ServiceOwner) { staged.withLock { _ = $0.insert(owner) } }
-    func unstage(_ owner: ServiceOwner) { staged.withLock { _ = $0.remove(owner) } }
+    func stage(_ owner: ServiceOwner) {
+        staged.withLock { staged in
+            staged.insert(owner)
+            stagedCount.store(staged.count, ordering: .releasing)
+        }
+    }
+
+    func unstage(_ owner: ServiceOwner) {
+        staged.withLock { staged in
+            staged.remove(owner)
+            stagedCount.store(staged.count, ordering: .releasing)
+        }
+    }
 
     /// In one step: routes of `old` go, those of staged `new` answer.
     func switchOver(from old: ServiceOwner, to new: ServiceOwner) {
         root.withLock { root in
             Self.remove(old, from: root)
-            staged.withLock { _ = $0.remove(new) }
+            staged.withLock { staged in
+                staged.remove(new)
+                stagedCount.store(staged.count, ordering: .releasing)
+            }
         }
     }
 
@@ -58,12 +93,8 @@ final class RouteTable: Sendable {
                         node.capture = next
                         node = next
                     }
-                } else if let next = node.literals[segment] {
-                    node = next
                 } else {
-                    let next = Node()
-                    node.literals[segment] = next
-                    node = next
+                    node = node.addLiteral(segment)
                 }
             }
             if let existing = node.routes.last, existing.owner.pluginID != owner.pluginID || existing.owner == owner {
@@ -81,13 +112,13 @@ final class RouteTable: Sendable {
     func match(_ path: String) -> (Route, RouteMatch)? {
         // Plugins activated by this path register their routes first.
         triggers.beforeRoute(path)
-        let segments = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        let segments = path.split(separator: "/", omittingEmptySubsequences: true)
         return root.withLock { root in
-            var captures: [String] = []
-            let held = staged.withLock { $0 }
-            guard let route = Self.find(segments[...], in: root, skipping: held, &captures) else { return nil }
-            let parameters = Dictionary(zip(route.captureNames, captures), uniquingKeysWith: { $1 })
-            return (route, RouteMatch(path: path, pattern: route.pattern, parameters: parameters))
+            let held = stagedCount.load(ordering: .acquiring) == 0 ? nil : staged.withLock { $0 }
+            var captures: [Substring] = []
+            guard let route = Self.find(segments, 0, in: root, skipping: held, &captures) else { return nil }
+            return (route, RouteMatch(
+                path: path, pattern: route.pattern, parameterNames: route.captureNames, parameterValues: captures.map(String.init)))
         }
     }
 
@@ -115,16 +146,22 @@ final class RouteTable: Sendable {
         }
     }
 
+    /// Depth first, literal before capture at each segment: the first route
+    /// found is the one whose leftmost differing segment is a literal.
     private static func find(
-        _ segments: ArraySlice<String>, in node: Node, skipping staged: Set<ServiceOwner>, _ captures: inout [String]
+        _ segments: [Substring], _ index: Int, in node: Node, skipping staged: Set<ServiceOwner>?, _ captures: inout [Substring]
     ) -> Route? {
-        guard let segment = segments.first else { return node.routes.last { !staged.contains($0.owner) } }
-        if let next = node.literals[segment], let route = find(segments.dropFirst(), in: next, skipping: staged, &captures) {
+        guard index < segments.count else {
+            guard let staged else { return node.routes.last }
+            return node.routes.last { !staged.contains($0.owner) }
+        }
+        let segment = segments[index]
+        if let next = node.literal(segment), let route = find(segments, index + 1, in: next, skipping: staged, &captures) {
             return route
         }
         if let capture = node.capture {
             captures.append(segment)
-            if let route = find(segments.dropFirst(), in: capture, skipping: staged, &captures) { return route }
+            if let route = find(segments, index + 1, in: capture, skipping: staged, &captures) { return route }
             captures.removeLast()
         }
         return nil

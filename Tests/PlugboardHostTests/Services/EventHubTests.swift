@@ -33,6 +33,32 @@ import Testing
         #expect(log.all == ["first 1 same-thread", "second 1 same-thread", "third 1 same-thread"])
     }
 
+    /// Another plugin's copy of `Ping`: same name and shape, another Swift
+    /// type. Counts how often it is decoded.
+    struct PingCopy: PluginEvent {
+        static let name = "ping"
+        static let decodes = Atomic<Int>(0)
+        let n: Int
+        init(n: Int) { self.n = n }
+        init(from decoder: any Decoder) throws {
+            Self.decodes.add(1, ordering: .relaxed)
+            n = try decoder.container(keyedBy: CodingKeys.self).decode(Int.self, forKey: .n)
+        }
+    }
+
+    @Test func subscribersOfAnotherTypeShareOneDecodeAndTheSameTypeGetsTheValueItself() {
+        let hub = EventHub(report: DiagnosticLog().append)
+        let log = Log()
+        for index in 0..<3 {
+            PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "copy\(index)")).subscribe(PingCopy.self) { log.add("copy \($0.n)") }
+        }
+        PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "same")).subscribe(Ping.self) { log.add("same \($0.n)") }
+        let before = PingCopy.decodes.load(ordering: .relaxed)
+        PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "pub")).publish(Ping(n: 7))
+        #expect(log.all == ["copy 7", "copy 7", "copy 7", "same 7"])
+        #expect(PingCopy.decodes.load(ordering: .relaxed) - before == 1, "one decode per subscriber type and publish")
+    }
+
     @Test func aFailingHandlerIsReportedAndTheOthersStillRun() {
         let diagnostics = DiagnosticLog()
         let hub = EventHub(report: diagnostics.append)

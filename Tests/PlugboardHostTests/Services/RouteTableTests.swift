@@ -70,6 +70,90 @@ import Testing
         expectServiceError(.routeNotFound) { _ = try host.router.navigate(to: "/shared/9") }
     }
 
+    // MARK: - Against a reference matcher
+
+    /// Deterministic pseudo-random numbers (SplitMix64), so a failure can be replayed.
+    struct SeededGenerator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// The matching rules written the slow, obvious way: try every pattern;
+    /// of those that match, the one whose leftmost segment that differs from
+    /// another's is a literal wins.
+    static func referenceMatch(_ patterns: [String], _ path: String) -> (pattern: String, parameters: [String: String])? {
+        let parts = path.split(separator: "/").map(String.init)
+        func isCapture(_ segment: String) -> Bool { segment.hasPrefix("{") }
+        let matching = patterns.filter { pattern in
+            let segments = pattern.split(separator: "/").map(String.init)
+            return segments.count == parts.count && zip(segments, parts).allSatisfy { isCapture($0) || $0 == $1 }
+        }
+        let best = matching.min { a, b in
+            for (x, y) in zip(a.split(separator: "/"), b.split(separator: "/")) where isCapture(String(x)) != isCapture(String(y)) {
+                return !isCapture(String(x))
+            }
+            return false
+        }
+        guard let best else { return nil }
+        var parameters: [String: String] = [:]
+        for (segment, part) in zip(best.split(separator: "/").map(String.init), parts) where isCapture(segment) {
+            parameters[String(segment.dropFirst().dropLast())] = part
+        }
+        return (best, parameters)
+    }
+
+    @Test func theTrieMatchesLikeTheReferenceOnGeneratedPatternsAndPaths() throws {
+        var random = SeededGenerator(state: 0x5EED)
+        let words = ["a", "b", "ab", "menu", "x1", "long-segment-name"]
+        var compared = 0, matched = 0
+        for _ in 0..<150 {
+            let table = RouteTable()
+            var registered: [String] = []
+            for _ in 0..<Int.random(in: 1...24, using: &random) {
+                let length = Int.random(in: 1...4, using: &random)
+                let segments = (0..<length).map { index in
+                    Int.random(in: 0..<10, using: &random) < 3 ? "{p\(index)}" : words.randomElement(using: &random)!
+                }
+                let pattern = "/" + segments.joined(separator: "/")
+                do {
+                    try table.register(pattern, owner: ServiceOwner(pluginID: "p"), handler: { _ in "" })
+                    registered.append(pattern)
+                } catch {
+                    // Same shape as one already registered: a conflict, as the reference never sees it.
+                    #expect(error.code == .routeConflict)
+                }
+            }
+            for _ in 0..<60 {
+                let length = Int.random(in: 0...5, using: &random)
+                let path = "/" + (0..<length).map { _ in (words + ["zz"]).randomElement(using: &random)! }.joined(separator: "/")
+                let expected = Self.referenceMatch(registered, path)
+                let found = table.match(path)
+                #expect(found?.0.pattern == expected?.pattern, "path \(path) among \(registered)")
+                #expect(found?.1.parameters == expected?.parameters, "path \(path) among \(registered)")
+                compared += 1
+                if expected != nil { matched += 1 }
+            }
+        }
+        // The generator must produce matches, or the comparison proves little.
+        #expect(matched > compared / 10, "\(matched) of \(compared) paths matched")
+    }
+
+    @Test func aCaptureIsReadByNameWithoutBuildingADictionary() throws {
+        let table = RouteTable()
+        try table.register("/a/{x}/b/{y}", owner: ServiceOwner(pluginID: "p"), handler: { _ in "" })
+        let match = try #require(table.match("/a/1/b/2")?.1)
+        #expect(match.parameter("x") == "1")
+        #expect(match.parameter("y") == "2")
+        #expect(match.parameter("z") == nil)
+        #expect(match.parameters == ["x": "1", "y": "2"])
+    }
+
     private func title(_ table: RouteTable, _ path: String) throws -> String? {
         (try table.navigate(to: path) as? RenderedSection)?.title
     }

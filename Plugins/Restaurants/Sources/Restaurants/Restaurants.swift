@@ -16,7 +16,7 @@ final class Restaurants: Plugin {
 
     func activate() throws {
         try router.register("/restaurants/{id}") { [currency] match in
-            let id = match.parameters["id"] ?? ""
+            let id = match.parameter("id") ?? ""
             guard let restaurant = Catalog.restaurants[id] else {
                 return RenderedSection(title: "Restaurant \(id)", lines: ["No restaurant with id \(id)."])
             }

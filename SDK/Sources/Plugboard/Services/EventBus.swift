@@ -52,27 +52,35 @@ extension EventBus {
 
 /// One published event: its name, and its content as JSON (encoded at most
 /// once, and only if a subscriber needs it).
+///
+/// A subscriber of the publisher's own Swift type gets the value itself,
+/// found by comparing types (no dynamic cast, no copy through JSON). A
+/// subscriber of another type (another plugin's copy of the event) decodes
+/// the JSON, once per subscriber type and publish, however many subscribers
+/// share that type.
 public final class EventPayload: Sendable {
     /// The event's name (``PluginEvent/name`` of its type).
     public let name: String
-    private let value: (any Sendable)?
+    /// The published value in a box of its exact type; nil for raw JSON.
+    private let box: (any EventValueBox)?
     private let encoded: Mutex<Result<[UInt8], EncodingFailure>?>
-    private let encode: @Sendable () throws -> [UInt8]
+    /// Values decoded from the JSON, by Swift type.
+    private let decoded: Mutex<[ObjectIdentifier: any Sendable]>
 
     /// An event carrying a typed value.
     public init<Event: PluginEvent>(_ event: Event) {
         name = Event.name
-        value = event
+        box = TypedEventBox(event)
         encoded = Mutex(nil)
-        encode = { try JSONCoding.encode(event) }
+        decoded = Mutex([:])
     }
 
     /// An event carrying raw JSON.
     public init(name: String, json: [UInt8]) {
         self.name = name
-        value = nil
+        box = nil
         encoded = Mutex(.success(json))
-        encode = { json }
+        decoded = Mutex([:])
     }
 
     /// The event as JSON.
@@ -80,7 +88,12 @@ public final class EventPayload: Sendable {
         let result = encoded.withLock { cached in
             if let cached { return cached }
             let fresh: Result<[UInt8], EncodingFailure>
-            do { fresh = .success(try encode()) } catch { fresh = .failure(EncodingFailure(message: "\(error)")) }
+            do {
+                // A payload without a box was made from JSON and is always cached.
+                fresh = .success(try box?.encode() ?? [])
+            } catch {
+                fresh = .failure(EncodingFailure(message: "\(error)"))
+            }
             cached = fresh
             return fresh
         }
@@ -90,14 +103,35 @@ public final class EventPayload: Sendable {
     /// The event as `Event`: the value itself when it has that very type,
     /// otherwise decoded from JSON (throws if the shapes differ).
     public func decode<Event: PluginEvent>(_ type: Event.Type) throws -> Event {
-        if let event = value as? Event { return event }
-        return try JSONCoding.decode(type, from: try json())
+        if let box, box.type == ObjectIdentifier(Event.self) {
+            // The box was made by TypedEventBox<Event>: the types are equal.
+            return unsafeDowncast(box, to: TypedEventBox<Event>.self).value
+        }
+        let key = ObjectIdentifier(Event.self)
+        if let cached = decoded.withLock({ $0[key] }) as? Event { return cached }
+        let value = try JSONCoding.decode(type, from: try json())
+        decoded.withLock { $0[key] = value }
+        return value
     }
 
     struct EncodingFailure: Error, CustomStringConvertible {
         let message: String
         var description: String { message }
     }
+}
+
+/// A published value, boxed with its exact type so subscribers of that type
+/// get it back without a dynamic cast.
+protocol EventValueBox: AnyObject, Sendable {
+    var type: ObjectIdentifier { get }
+    func encode() throws -> [UInt8]
+}
+
+final class TypedEventBox<Event: PluginEvent>: EventValueBox {
+    let value: Event
+    init(_ value: Event) { self.value = value }
+    var type: ObjectIdentifier { ObjectIdentifier(Event.self) }
+    func encode() throws -> [UInt8] { try JSONCoding.encode(value) }
 }
 
 /// What happened to one publish.

@@ -40,13 +40,34 @@ public struct RouteMatch: Sendable, Equatable {
     public let path: String
     /// The registered pattern it matched.
     public let pattern: String
-    /// Captured segments, by name.
-    public let parameters: [String: String]
+    /// Names of the pattern's captures, in order (`["id"]` for `/restaurants/{id}`).
+    public let parameterNames: [String]
+    /// The captured segments, in the same order.
+    public let parameterValues: [String]
+
+    /// The segment captured by `{name}`, nil if the pattern has no such capture.
+    /// A linear search: patterns have a few captures, and it builds nothing.
+    public func parameter(_ name: String) -> String? {
+        for index in parameterNames.indices where parameterNames[index] == name { return parameterValues[index] }
+        return nil
+    }
+
+    /// Captured segments, by name (built on each access; ``parameter(_:)`` is cheaper).
+    public var parameters: [String: String] {
+        Dictionary(zip(parameterNames, parameterValues), uniquingKeysWith: { $1 })
+    }
 
     /// Made by routers (a host's, or a test's).
-    public init(path: String, pattern: String, parameters: [String: String]) {
+    public init(path: String, pattern: String, parameterNames: [String], parameterValues: [String]) {
         self.path = path
         self.pattern = pattern
-        self.parameters = parameters
+        self.parameterNames = parameterNames
+        self.parameterValues = parameterValues
+    }
+
+    /// Made by routers (a host's, or a test's), from captures by name.
+    public init(path: String, pattern: String, parameters: [String: String]) {
+        let sorted = parameters.sorted { $0.key < $1.key }
+        self.init(path: path, pattern: pattern, parameterNames: sorted.map(\.key), parameterValues: sorted.map(\.value))
     }
 }
