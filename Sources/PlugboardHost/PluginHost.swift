@@ -59,7 +59,7 @@ import Synchronization
 ///
 /// ### Hot reload
 /// - ``load(reloadable:)``
-/// - ``reload(_:from:verifier:)``
+/// - ``reload(_:from:verification:)``
 public final class PluginHost: Sendable {
     /// How the host loads plugins and what it offers them.
     public struct Configuration: Sendable {

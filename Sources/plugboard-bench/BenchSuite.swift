@@ -1,88 +1,73 @@
-import Foundation
 import DemoInterfaces
+import Foundation
 import Plugboard
 import PlugboardDemo
 import PlugboardHost
 
-/// The benchmarks of `make bench`.
+/// The benchmarks of `make bench`: each path beside its baseline from the
+/// same run, collected into one ``Report``.
 struct BenchSuite {
     let baseline: URL
     let plugins: [String]
+    /// A release build of a plugin with one command, for call costs.
+    let callPlugin: String
     let reload: ReloadBench?
     let startup: StartupBench?
+    /// The LD_PRELOAD allocation counter (bench/malloc_count.c), if built.
+    let mallocCounter: String?
+    let report = Report()
 
-    func run() {
+    func run(json: String) {
         print("plugboard-bench (release build; ratios are against baselines measured in this run)")
-        loading()
-        registryCalls()
+        calls()
         events()
         routing()
-        reload?.run()
-        startup?.run()
+        loading()
+        reload?.run(into: report)
+        startup?.run(into: report)
+        report.print(json: json)
     }
 
-    // MARK: - Loading
+    static var quiet: LogSink { LogSink(minimumLevel: .error) { _ in } }
 
-    /// Load of N plugins in a fresh process with the registry cache warm
-    /// (what a host start pays when it activates everything: read, hash and
-    /// copy each file, dlopen, descriptor checks, create, activate,
-    /// register) against a C program doing only dlopen + dlsym on the same files.
-    func loading() {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("plugboard-bench-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let files = plugins.enumerated().map { index, path -> String in
-            let copy = directory.appendingPathComponent("p\(index).so").path
-            try? FileManager.default.copyItem(atPath: path, toPath: copy)
-            return copy
-        }
-        let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        // Untimed: fills the registry cache (the scan is measured by the startup benchmark).
-        _ = timeProcess(me, ["load"] + files)
-        var ours: [Double] = [], theirs: [Double] = []
-        for _ in 0..<9 {
-            guard let a = timeProcess(me, ["load"] + files), let b = timeProcess(baseline, files) else {
-                print("  load benchmark failed (see stderr)")
-                return
-            }
-            ours.append(a)
-            theirs.append(b)
-        }
-        let (a, b) = (Measure.median(ours), Measure.median(theirs))
-        print("\nLoading \(files.count) plugins (fresh process each, registry cache warm, median of 9)")
-        Measure.row("dlopen + dlsym only (C baseline)", Measure.format(b))
-        Measure.row("PluginHost.load (copy, checks, init, activate)", Measure.format(a), String(format: "%.2fx baseline", a / b))
-        Measure.row("  per plugin", Measure.format(a / Double(files.count)), String(format: "+%@ over baseline", Measure.format((a - b) / Double(files.count))))
+    // MARK: - Calling providers
+
+    /// A provider of the bench's own, behind the protocol: the direct call.
+    struct LocalCommand: Command {
+        let name: String
+        var summary: String { name }
+        func run(arguments: [String]) throws -> String { name }
     }
 
-    // MARK: - Registry
+    @inline(never)
+    static func opaqueLocalCommand() -> any Command { LocalCommand(name: "bench") }
 
-    final class LocalCommand {
-        let stored = "local"
-        @inline(never) func name() -> String { stored }
-    }
-
-    /// Calling a plugin's provider through the registry on every call,
-    /// against a direct Swift call and a call on a provider held in a variable.
-    func registryCalls() {
-        let host = PluginHost()
+    /// A call to a plugin's provider: held, through a handle, looked up each
+    /// time; against the same call on a provider of the bench's own.
+    func calls() {
+        report.begin("Calling a provider (release-built plugin, 9 rounds of 2,000,000 calls, ns per call)")
+        let host = PluginHost(configuration: .init(logSink: Self.quiet))
         host.declareDemoExtensionPoints()
-        host.load(files: plugins)
+        host.load(files: [callPlugin])
         guard let held = host.registry.providers(of: Commands.self).first else {
-            print("  no command provider among the plugins; registry benchmark skipped")
+            print("  no command provider in \(callPlugin): call benchmark skipped")
             return
         }
+        let local = Self.opaqueLocalCommand()
+        let handle = host.registry.handle(for: Commands.self)
         let iterations = 2_000_000
-        let local = LocalCommand()
-        let direct = Measure.perIteration(iterations: iterations) { _ in blackHole(local.name().utf8.count) }
-        let existential = Measure.perIteration(iterations: iterations) { _ in blackHole(held.name.utf8.count) }
-        let registry = Measure.perIteration(iterations: iterations) { _ in
+        let direct = Measure.samples(iterations: iterations) { _ in blackHole(local.name.utf8.count) }
+        let heldCalls = Measure.samples(iterations: iterations) { _ in blackHole(held.name.utf8.count) }
+        let handleCalls = Measure.samples(iterations: iterations) { _ in blackHole(handle.providers[0].name.utf8.count) }
+        let lookups = Measure.samples(iterations: iterations) { _ in
             blackHole(host.registry.providers(of: Commands.self)[0].name.utf8.count)
         }
-        print("\nCalling a provider (\(iterations) calls, best of 5)")
-        Measure.row("direct Swift call (baseline)", Measure.format(direct))
-        Measure.row("plugin provider held in a variable", Measure.format(existential), String(format: "%.2fx baseline", existential / direct))
-        Measure.row("plugin provider looked up in the registry", Measure.format(registry), String(format: "%.2fx baseline", registry / direct))
+        let base = "direct protocol call"
+        report.add("provider held by the caller", unit: "ns", samples: heldCalls, baselineName: base, baseline: direct)
+        report.add("provider through a ProviderHandle", unit: "ns", samples: handleCalls, baselineName: base, baseline: direct,
+                   goal: .ratioAtMost(1.5))
+        report.add("registry lookup on every call", unit: "ns", samples: lookups, baselineName: base, baseline: direct,
+                   goal: .ratioAtMost(3))
         host.shutdown()
     }
 
@@ -94,14 +79,30 @@ struct BenchSuite {
         let label: String
     }
 
-    /// Typed events through the host's event bus against Foundation's
-    /// NotificationCenter, same payloads, same number of observers.
+    /// Another plugin's copy of ``Tick``: same name and shape, another type.
+    struct TickCopy: PluginEvent {
+        static let name = "bench.tick"
+        let n: Int
+        let label: String
+    }
+
+    final class Counter: @unchecked Sendable {
+        // @unchecked: only touched from the benchmark's single thread.
+        var value = 0
+        func add(_ n: Int) { value &+= n }
+    }
+
+    /// Ten observers, typed and across plugins (JSON), against
+    /// NotificationCenter with the same payload and observers.
     func events() {
-        let observers = 10, posts = 100_000
-        let host = PluginHost()
+        report.begin("Events to 10 observers (9 rounds of 50,000 publishes, ns per publish)")
+        let observers = 10, posts = 50_000
         let counter = Counter()
+        let typedHost = PluginHost(configuration: .init(logSink: Self.quiet))
+        let crossHost = PluginHost(configuration: .init(logSink: Self.quiet))
         for _ in 0..<observers {
-            host.events.subscribe(Tick.self) { tick in counter.add(tick.n) }
+            typedHost.events.subscribe(Tick.self) { tick in counter.add(tick.n) }
+            crossHost.events.subscribe(TickCopy.self) { tick in counter.add(tick.n) }
         }
         let center = NotificationCenter()
         let name = Notification.Name("bench.tick")
@@ -111,49 +112,179 @@ struct BenchSuite {
                 counter.add(note.userInfo?["n"] as? Int ?? 0)
             })
         }
-        let foundation = Measure.perIteration(iterations: posts, rounds: 3) { index in
+        let foundation = Measure.samples(iterations: posts) { index in
             center.post(name: name, object: nil, userInfo: ["n": index, "label": "tick"])
         }
-        let ours = Measure.perIteration(iterations: posts, rounds: 3) { index in
-            host.events.publish(Tick(n: index, label: "tick"))
-        }
-        print("\nEvent delivery (\(posts) events to \(observers) observers, best of 3)")
-        Measure.row("NotificationCenter (baseline)", Measure.format(foundation) + "/event")
-        Measure.row("EventBus, typed", Measure.format(ours) + "/event", String(format: "%.2fx baseline", ours / foundation))
+        let typed = Measure.samples(iterations: posts) { index in typedHost.events.publish(Tick(n: index, label: "tick")) }
+        let cross = Measure.samples(iterations: posts) { index in crossHost.events.publish(Tick(n: index, label: "tick")) }
+        let allocations = countAllocations()
+        report.add("event, typed (publisher's own type)", unit: "ns", samples: typed,
+                   baselineName: "NotificationCenter", baseline: foundation, goal: .fasterAtLeast(10),
+                   note: allocations.map { "allocations per publish: \(Report.format($0.typed, "allocations")) (none per delivery)" })
+        report.add("event across plugins (JSON, another type)", unit: "ns", samples: cross,
+                   baselineName: "NotificationCenter", baseline: foundation, goal: .fasterAtLeast(1),
+                   note: allocations.map { "allocations per publish: \(Report.format($0.cross, "allocations")); encoded once, decoded once per subscriber type" })
         blackHole(tokens)
         blackHole(counter.value)
     }
 
-    final class Counter: @unchecked Sendable {
-        // @unchecked: only touched from the benchmark's single thread.
-        var value = 0
-        func add(_ n: Int) { value &+= n }
+    /// Allocations per publish, counted in a child process that runs with the
+    /// counting malloc preloaded.
+    func countAllocations() -> (typed: Double, cross: Double)? {
+        guard let mallocCounter else { return nil }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        process.arguments = ["allocations"]
+        process.environment = ProcessInfo.processInfo.environment.merging(["LD_PRELOAD": mallocCounter]) { $1 }
+        let out = Pipe()
+        process.standardOutput = out
+        guard (try? process.run()) != nil else { return nil }
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let numbers = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
+        guard process.terminationStatus == 0, numbers.count == 2 else { return nil }
+        return (numbers[0], numbers[1])
+    }
+
+    /// In the child: allocations per typed and per cross-type publish.
+    static func printAllocationsPerPublish() {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "plugboard_bench_allocations") else { exit(1) }
+        let allocations = unsafeBitCast(symbol, to: (@convention(c) () -> UInt).self)
+        let counter = Counter()
+        let typedHost = PluginHost(configuration: .init(logSink: quiet))
+        let crossHost = PluginHost(configuration: .init(logSink: quiet))
+        for _ in 0..<10 {
+            typedHost.events.subscribe(Tick.self) { counter.add($0.n) }
+            crossHost.events.subscribe(TickCopy.self) { counter.add($0.n) }
+        }
+        func perPublish(_ host: PluginHost) -> Double {
+            for index in 0..<1_000 { host.events.publish(Tick(n: index, label: "tick")) }  // steady state first
+            let before = allocations()
+            for index in 0..<10_000 { host.events.publish(Tick(n: index, label: "tick")) }
+            return Double(allocations() - before) / 10_000
+        }
+        print(perPublish(typedHost), perPublish(crossHost))
+        exit(0)
     }
 
     // MARK: - Router
 
-    /// Lookups per second with 1,000 registered patterns, against an exact
-    /// match in a Swift dictionary (which cannot capture parameters).
+    /// A lookup with 1,000 registered patterns against an exact match in a
+    /// Swift dictionary of closures (which cannot capture parameters), and
+    /// with 10 patterns against 1,000 (the trie does not care how many).
     func routing() {
-        let host = PluginHost()
-        var exact: [String: @Sendable () -> any Sendable] = [:]
-        for index in 0..<1_000 {
-            let title = "section \(index)"
-            try? host.router.register("/section\(index)/items/{id}") { match in
-                RenderedSection(title: title, lines: [match.parameter("id") ?? ""])
+        report.begin("Router (9 rounds of 200,000 lookups, ns per lookup)")
+        func makeRouter(patterns count: Int) -> (PluginHost, [String: @Sendable () -> any Sendable], [String]) {
+            let host = PluginHost(configuration: .init(logSink: Self.quiet))
+            var exact: [String: @Sendable () -> any Sendable] = [:]
+            for index in 0..<count {
+                let title = "section \(index)"
+                try? host.router.register("/section\(index)/items/{id}") { match in
+                    RenderedSection(title: title, lines: [match.parameter("id") ?? ""])
+                }
+                exact["/section\(index)/items/42"] = { RenderedSection(title: title, lines: ["42"]) }
             }
-            exact["/section\(index)/items/42"] = { RenderedSection(title: title, lines: ["42"]) }
+            let paths = (0..<1_000).map { "/section\(($0 * 7_919) % count)/items/42" }
+            return (host, exact, paths)
         }
-        let paths = (0..<1_000).map { "/section\(($0 * 7_919) % 1_000)/items/42" }
         let iterations = 200_000
-        let dictionary = Measure.perIteration(iterations: iterations, rounds: 3) { index in
-            blackHole(exact[paths[index % paths.count]]!())
+        let (large, exact, paths) = makeRouter(patterns: 1_000)
+        let router = large.router
+        let dictionary = Measure.samples(iterations: iterations) { index in blackHole(exact[paths[index % paths.count]]!()) }
+        let thousand = Measure.samples(iterations: iterations) { index in
+            blackHole(try? router.navigate(to: paths[index % paths.count]))
         }
-        let router = Measure.perIteration(iterations: iterations, rounds: 3) { index in
-            blackHole(try? host.router.navigate(to: paths[index % paths.count]))
+        let (small, _, smallPaths) = makeRouter(patterns: 10)
+        let smallRouter = small.router
+        let ten = Measure.samples(iterations: iterations) { index in
+            blackHole(try? smallRouter.navigate(to: smallPaths[index % smallPaths.count]))
         }
-        print("\nRouter with 1,000 patterns (\(iterations) lookups, best of 3)")
-        Measure.row("exact-path dictionary (baseline)", String(format: "%.0f/s", 1e9 / dictionary))
-        Measure.row("pattern router (captures {id})", String(format: "%.0f/s", 1e9 / router), String(format: "%.2fx baseline time", router / dictionary))
+        report.add("router, 1,000 patterns", unit: "ns", samples: thousand,
+                   baselineName: "exact-path dictionary", baseline: dictionary, goal: .ratioAtMost(2))
+        report.add("router, 10 patterns", unit: "ns", samples: ten, baselineName: "router, 1,000 patterns", baseline: thousand,
+                   note: "a ratio near 1: lookup time does not grow with the number of patterns")
     }
+
+    // MARK: - Loading
+
+    /// Activation of available plugins (registry cache warm) in a fresh
+    /// process, per plugin, against a C program's dlopen + dlsym of the same
+    /// files; and the resident memory each activated plugin adds.
+    func loading() {
+        report.begin("Loading (fresh process each run, 9 runs, \(plugins.count) plugins, registry cache warm)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("plugboard-bench-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let files = plugins.enumerated().map { index, path -> String in
+            let copy = directory.appendingPathComponent("p\(index).so").path
+            try? FileManager.default.copyItem(atPath: path, toPath: copy)
+            return copy
+        }
+        let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        // Untimed: fills the registry cache (the scan is measured by the startup benchmark).
+        _ = runNumbers(me, ["activate", directory.path])
+        var ours: [Double] = [], theirs: [Double] = [], memory: [Double] = []
+        for _ in 0..<9 {
+            guard let a = runNumbers(me, ["activate", directory.path]), a.count == 2, let b = runNumbers(baseline, files)?.first else {
+                print("  load benchmark failed (see stderr)")
+                return
+            }
+            ours.append(a[0] / Double(files.count) / 1e6)
+            memory.append(a[1] / Double(files.count))
+            theirs.append(b / Double(files.count) / 1e6)
+        }
+        report.add("activation per plugin (available → active)", unit: "ms", samples: ours,
+                   baselineName: "C dlopen+dlsym", baseline: theirs, goal: .ratioAtMost(1.3))
+        report.add("resident memory per activated plugin", unit: "KiB", samples: memory)
+    }
+
+    /// In the child: start on `directory` (cache warm), then time activating
+    /// everything; prints the nanoseconds and the resident KiB it added.
+    static func printActivation(of directory: String) {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("plugboard-bench-data-\(getpid())").path
+        let host = PluginHost(configuration: .init(
+            pluginsDirectory: directory, dataDirectory: data, logSink: quiet, cacheDirectory: directory + "/cache"))
+        host.declareDemoExtensionPoints()
+        guard (try? host.start()) != nil else { exit(1) }
+        let before = Memory.residentKiB()
+        let start = Measure.now()
+        host.activateAll()
+        let elapsed = Measure.now() - start
+        let added = Memory.residentKiB() - before
+        let records = host.records
+        try? FileManager.default.removeItem(atPath: data)
+        guard records.allSatisfy({ $0.status == .active }) else {
+            for record in records where record.status != .active {
+                FileHandle.standardError.write(Data("\(record.error?.message ?? "\(record.path): \(record.status)")\n".utf8))
+            }
+            exit(1)
+        }
+        print(elapsed, added)
+        exit(0)
+    }
+}
+
+/// Resident memory of this process.
+enum Memory {
+    static func residentKiB() -> Double {
+        // /proc/self/statm: size resident shared text lib data dt, in pages.
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Double(fields[1]) else { return 0 }
+        return pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1024
+    }
+}
+
+/// Runs `executable` and reads the numbers it prints; nil if it fails.
+func runNumbers(_ executable: URL, _ arguments: [String]) -> [Double]? {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    let out = Pipe()
+    process.standardOutput = out
+    guard (try? process.run()) != nil else { return nil }
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { return nil }
+    return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
 }

@@ -1,3 +1,4 @@
+import CPlugboardHost
 import Foundation
 import Plugboard
 import PlugboardDemo
@@ -12,23 +13,25 @@ struct ReloadBench {
     let sdk: String
     let baseline: URL
 
-    func run() {
-        hostSide()
-        saveToLive()
+    func run(into report: Report) {
+        hostSide(report)
+        memory(report)
+        saveToLive(report)
     }
 
-    /// 20 reloads alternating two builds, with child-process verification.
-    func hostSide() {
-        let host = PluginHost()
+    /// 20 reloads alternating two builds, verified as the dev loop does
+    /// (load and activate in a scanner process), against spawning `/bin/true`.
+    func hostSide(_ report: Report) {
+        report.begin("Hot reload, host side (20 reloads, verified with load and activate in a scanner)")
+        let host = PluginHost(configuration: .init(logSink: BenchSuite.quiet))
         host.declareDemoExtensionPoints()
         guard host.load(reloadable: versions[0]).status == .active else {
             print("  reload benchmark: first load failed")
             return
         }
-        let verifier = ChildVerifier(executable: plugboard, arguments: ["inspect", "--json"])
-        var verify: [Double] = [], load: [Double] = [], switching: [Double] = [], memory: [Double] = []
+        var verify: [Double] = [], load: [Double] = [], switching: [Double] = []
         for index in 0..<20 {
-            let outcome = host.reload("fixture.reloadable", from: versions[(index + 1) % 2], verifier: verifier)
+            let outcome = host.reload("fixture.reloadable", from: versions[(index + 1) % 2], verification: .loadAndActivate)
             guard outcome.result == .reloaded else {
                 print("  reload benchmark: \(outcome.error?.message ?? "failed")")
                 return
@@ -36,37 +39,58 @@ struct ReloadBench {
             verify.append(outcome.timings.verify)
             load.append(outcome.timings.load)
             switching.append(outcome.timings.switch)
-            memory.append(Double(outcome.addedMemory))
         }
-        // Baselines from this run: a cold dlopen+dlsym of the same file in C,
-        // and starting a process that does nothing.
-        let cold = (0..<9).compactMap { _ in timeProcess(baseline, [versions[1]]) }
-        let spawn = (0..<9).map { _ -> Double in
-            // Waited for like ChildVerifier waits (waitUntilExit polls a run loop).
-            let start = Measure.now()
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/true")
-            let exited = DispatchSemaphore(value: 0)
-            process.terminationHandler = { _ in exited.signal() }
-            try? process.run()
-            exited.wait()
-            return Double(Measure.now() - start) / 1e6
-        }
-        let (v, l, s) = (Measure.median(verify), Measure.median(load), Measure.median(switching))
-        let c = Measure.median(cold) / 1e6, p = Measure.median(spawn)
-        print("\nHot reload, host side (20 reloads, medians)")
-        Measure.row("baseline: cold dlopen + dlsym (C)", String(format: "%.2f ms", c))
-        Measure.row("baseline: spawn /bin/true", String(format: "%.2f ms", p))
-        Measure.row("verify (child process loads the build)", String(format: "%.2f ms", v), String(format: "%.1fx spawn", v / p))
-        Measure.row("load (copy, checks, dlopen, init, state)", String(format: "%.2f ms", l), String(format: "%.1fx dlopen", l / c))
-        Measure.row("switch (registry update, retire old)", String(format: "%.3f ms", s))
-        Measure.row("memory per generation (mapped)", "\(Int(Measure.median(memory)) / 1024) KiB")
         host.shutdown()
+        let cold = (0..<9).compactMap { _ in runNumbers(baseline, [versions[1]])?.first.map { $0 / 1e6 } }
+        let spawn = (0..<9).compactMap { _ in Spawn.trueProcess() }
+        let scanner = (0..<9).compactMap { _ in Spawn.idleScanner() }
+        report.add("reload: verify in a scanner (load + activate)", unit: "ms", samples: verify,
+                   baselineName: "spawn /bin/true", baseline: spawn, goal: .ratioAtMost(3))
+        report.add("  of which: spawn an idle scanner (to hello)", unit: "ms", samples: scanner,
+                   baselineName: "spawn /bin/true", baseline: spawn)
+        report.add("reload: load (copy, checks, dlopen, init, state)", unit: "ms", samples: load,
+                   baselineName: "C dlopen+dlsym, cold", baseline: cold)
+        report.add("reload: switch (registry, events, routes)", unit: "ms", samples: switching)
     }
 
-    /// Edits the Greeter example three times under `plugboard dev --json` and
-    /// times save → `reloaded`, with the compiler's share.
-    func saveToLive() {
+    /// Resident memory over 1,000 reloads, in a child process of its own.
+    func memory(_ report: Report) {
+        report.begin("Memory over 1,000 reloads (one process, resident KiB)")
+        let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        guard let numbers = runNumbers(me, ["reload-memory", versions[0], versions[1]]), numbers.count == 4 else {
+            print("  reload memory benchmark failed")
+            return
+        }
+        // numbers: resident after the first load, after 100, after 1,000 reloads; mapped bytes per generation.
+        let perGeneration = (numbers[2] - numbers[1]) / 900
+        report.add("resident memory per reload generation", unit: "KiB", samples: [perGeneration],
+                   note: String(format: "mapped per generation (the image, never unmapped): %.0f KiB", numbers[3] / 1024))
+        report.add("resident growth over 1,000 reloads", unit: "KiB", samples: [numbers[2] - numbers[0]])
+    }
+
+    /// In the child: prints resident KiB after the first load, after 100 and
+    /// after 1,000 reloads, and the median mapped bytes a generation added.
+    static func printReloadMemory(_ versions: [String]) {
+        let host = PluginHost(configuration: .init(logSink: BenchSuite.quiet))
+        host.declareDemoExtensionPoints()
+        guard host.load(reloadable: versions[0]).status == .active else { exit(1) }
+        var checkpoints = [Memory.residentKiB()]
+        var mapped: [Double] = []
+        for index in 0..<1_000 {
+            let outcome = host.reload("fixture.reloadable", from: versions[(index + 1) % 2])
+            guard outcome.result == .reloaded else { exit(1) }
+            mapped.append(Double(outcome.addedMemory))
+            if index == 99 || index == 999 { checkpoints.append(Memory.residentKiB()) }
+        }
+        host.shutdown()
+        print(checkpoints[0], checkpoints[1], checkpoints[2], Measure.median(mapped))
+        exit(0)
+    }
+
+    /// Edits the Greeter example under `plugboard dev --json` and times save
+    /// → `reloaded`, split into the compiler's share and Plugboard's.
+    func saveToLive(_ report: Report) {
+        report.begin("Save to live: the Greeter example under plugboard dev (5 edits)")
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("plugboard-bench-dev-\(getpid())")
         defer { try? FileManager.default.removeItem(at: work) }
         let package = work.appendingPathComponent("Greeter")
@@ -95,8 +119,9 @@ struct ReloadBench {
             return
         }
         let source = package.appendingPathComponent("Sources/Greeter/Greeter.swift")
-        var totals: [Double] = [], builds: [Double] = []
-        for round in 0..<3 {
+        var totals: [Double] = [], builds: [Double] = [], ours: [Double] = []
+        var parts: [String: [Double]] = [:]
+        for round in 0..<5 {
             guard let text = try? String(contentsOf: source, encoding: .utf8) else { return }
             let start = Measure.now()
             try? text.replacingOccurrences(of: "\"Hello", with: "\"Hello\(round)").write(to: source, atomically: true, encoding: .utf8)
@@ -104,14 +129,60 @@ struct ReloadBench {
                 print("  save-to-live benchmark: no reload")
                 return
             }
-            totals.append(Double(Measure.now() - start) / 1e6)
+            let total = Double(Measure.now() - start) / 1e6
+            totals.append(total)
             builds.append(ms["build"] ?? 0)
+            ours.append(total - (ms["build"] ?? 0))
+            for key in ["detect", "verify", "load", "switch"] { parts[key, default: []].append(ms[key] ?? 0) }
         }
-        let total = Measure.median(totals), build = Measure.median(builds)
-        print("\nSave to live, Greeter example under plugboard dev (3 edits, medians)")
-        Measure.row("save → reloaded", String(format: "%.0f ms", total))
-        Measure.row("  of which swift build", String(format: "%.0f ms", build), String(format: "%.0f%% of the total", build / total * 100))
-        Measure.row("  of which Plugboard (detect..switch)", String(format: "%.0f ms", total - build))
+        let split = ["detect", "verify", "load", "switch"].map { key in
+            String(format: "%@ %.1f ms", key == "detect" ? "watcher" : key, Measure.median(parts[key] ?? [0]))
+        }
+        report.add("save-to-live, Plugboard's share (all but swift build)", unit: "ms", samples: ours,
+                   baselineName: "swift build", baseline: builds, goal: .below(50),
+                   note: "split (medians): " + split.joined(separator: ", ")
+                       + String(format: "; whole save-to-live %.0f ms", Measure.median(totals)))
+    }
+}
+
+/// Process starts, timed from spawn to the point that matters.
+enum Spawn {
+    /// `/bin/true` with `posix_spawn`, to its exit (ms).
+    static func trueProcess() -> Double? {
+        var pid: pid_t = 0
+        var arguments: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/true"), nil]
+        defer { arguments.forEach { free($0) } }
+        let start = Measure.now()
+        guard posix_spawn(&pid, "/bin/true", nil, nil, &arguments, environ) == 0 else { return nil }
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        return Double(Measure.now() - start) / 1e6
+    }
+
+    /// This executable as a scanner child, to its `hello` (ms): the fixed
+    /// cost of a verification before any plugin is loaded.
+    static func idleScanner() -> Double? {
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
+        var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(executable), nil]
+        var environment = ProcessInfo.processInfo.environment
+        environment[PLUGBOARD_SCANNER_VARIABLE] = PLUGBOARD_SCANNER_PROTOCOL
+        var entries: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            arguments.forEach { free($0) }
+            entries.forEach { free($0) }
+        }
+        var channel: Int32 = -1, errors: Int32 = -1
+        var pid: pid_t = 0
+        let start = Measure.now()
+        guard plugboard_spawn_scanner(executable, &arguments, &entries, &channel, &errors, &pid) == 0 else { return nil }
+        var byte: UInt8 = 0
+        while read(channel, &byte, 1) == 1, byte != 0x0A {}
+        let elapsed = Double(Measure.now() - start) / 1e6
+        close(channel)
+        close(errors)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        return elapsed
     }
 }
 
@@ -137,17 +208,4 @@ final class LineStream {
             buffer.append(data)
         }
     }
-}
-
-func timeProcess(_ executable: URL, _ arguments: [String]) -> Double? {
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    let out = Pipe()
-    process.standardOutput = out
-    guard (try? process.run()) != nil else { return nil }
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { return nil }
-    return Double(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
 }

@@ -66,13 +66,14 @@ struct StartupBench {
         var scannerProcesses: Int?
     }
 
-    func run() {
+    func run(into summary: Report) {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("plugboard-bench-startup-\(UUID().uuidString)")
         do {
             try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
             let cases = try measure(in: work)
             try? FileManager.default.removeItem(at: work)
             report(cases)
+            summarize(cases, into: summary)
         } catch {
             // exit() skips defers: clean up first. Loud, because figures from a
             // broken setup (ids not distinct, cache not used) would mislead.
@@ -291,6 +292,19 @@ struct StartupBench {
             print("  a cold run with \(largest.count) plugins started \(processes) scanner processes")
         }
         print(missed == 0 ? "  startup goals: all met" : "  startup goals: \(missed) MISSED")
+    }
+
+    /// The startup goals, as rows of the summary table.
+    func summarize(_ cases: [Case], into summary: Report) {
+        guard let smallest = cases.first, let largest = cases.last, largest.count > smallest.count else { return }
+        summary.begin("Startup: plugboard list, whole process (\(Self.runs) runs)")
+        summary.add("startup warm, \(largest.count) plugins", unit: "ms", samples: largest.warm.milliseconds,
+                    baselineName: "C dlopen of the files", baseline: largest.dlopen.milliseconds, goal: .ratioAtMost(1))
+        summary.add("startup warm, \(largest.count) vs 1 plugin", unit: "ms", samples: largest.warm.milliseconds,
+                    baselineName: "warm, 1 plugin", baseline: smallest.warm.milliseconds, goal: .ratioAtMost(1.5))
+        let perFile = largest.dlopenLoop.map { $0 / 1e6 / Double(largest.count) }
+        let perPlugin = (largest.cold.median - smallest.cold.median) / Double(largest.count - smallest.count)
+        summary.add("cold scan per plugin", unit: "ms", samples: [perPlugin], baselineName: "C dlopen per file", baseline: perFile)
     }
 
     static func row(_ path: String, _ figure: String, _ baseline: String = "", _ ratio: String = "", _ goal: String = "", rss: String = "") {

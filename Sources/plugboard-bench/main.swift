@@ -4,33 +4,24 @@ import PlugboardDemo
 import PlugboardHost
 
 // plugboard-bench: run by `make bench` (release build). Prints each figure
-// beside its baseline from the same run, and the ratio.
-//   plugboard-bench --baseline PATH [--reload ...] [--startup ...] --plugins FILE...   full suite
-//   plugboard-bench load FILE...                        (internal) one load, prints ns
+// beside its baseline from the same run, and the ratio, then one summary
+// table, also written as JSON.
+//   plugboard-bench --baseline PATH --call-plugin FILE [--malloc-counter SO] [--json FILE]
+//                   [--reload ...] [--startup ...] --plugins FILE...     full suite
+//   plugboard-bench activate DIR | allocations | reload-memory V1 V2     (internal, in child processes)
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
-if arguments.first == "load" {
-    // One load in a fresh process, like the C baseline. The registry cache
-    // lives beside the files (the suite warms it first), never in ~/.cache.
-    let files = Array(arguments.dropFirst())
-    let data = FileManager.default.temporaryDirectory.appendingPathComponent("plugboard-bench-data-\(getpid())").path
-    defer { try? FileManager.default.removeItem(atPath: data) }
-    let cache = URL(fileURLWithPath: files.first ?? "/tmp/x").deletingLastPathComponent().appendingPathComponent("cache").path
-    let host = PluginHost(configuration: .init(
-        dataDirectory: data, logSink: LogSink(minimumLevel: .error) { _ in }, cacheDirectory: cache))
-    host.declareDemoExtensionPoints()
-    let start = Measure.now()
-    let records = host.load(files: files)
-    let elapsed = Measure.now() - start
-    let active = records.filter { $0.status == .active }.count
-    guard active == files.count else {
-        for record in records where record.status != .active { FileHandle.standardError.write(Data("\(record.error?.message ?? "")\n".utf8)) }
-        exit(1)
-    }
-    print(elapsed)
-    try? FileManager.default.removeItem(atPath: data)
-    exit(0)
+// Internal subcommands, run in child processes by the suite.
+switch arguments.first {
+case "activate" where arguments.count == 2:
+    BenchSuite.printActivation(of: arguments[1])
+case "allocations":
+    BenchSuite.printAllocationsPerPublish()
+case "reload-memory" where arguments.count == 3:
+    ReloadBench.printReloadMemory(Array(arguments[1...2]))
+default:
+    break
 }
 
 /// The `count` values after `option`; nil if it is absent, or they run short
@@ -43,12 +34,13 @@ func optionValues(_ arguments: [String], _ option: String, count: Int) -> [Strin
 
 func usageFailure() -> Never {
     let usage = """
-    usage: plugboard-bench --baseline DLOPEN_BASELINE [--reload PLUGBOARD V1.so V2.so EXAMPLE_PACKAGE SDK_DIR]
+    usage: plugboard-bench --baseline DLOPEN_BASELINE --call-plugin RELEASE_PLUGIN.so [--malloc-counter COUNTER.so]
+                           [--json FILE] [--reload PLUGBOARD V1.so V2.so EXAMPLE_PACKAGE SDK_DIR]
                            [--startup PLUGBOARD BENCH_PLUGIN.so DLOPEN_BASELINE] --plugins FILE...
 
     """
     FileHandle.standardError.write(Data(usage.utf8))
-    exit(2)
+    exit(64)
 }
 
 guard arguments.count >= 3, arguments[0] == "--baseline", let pluginsIndex = arguments.firstIndex(of: "--plugins") else {
@@ -68,4 +60,10 @@ if arguments.contains("--startup") {
     let absolute = values.map { URL(fileURLWithPath: $0).path }
     startup = StartupBench(plugboard: absolute[0], template: absolute[1], baseline: absolute[2])
 }
-BenchSuite(baseline: baseline, plugins: Array(arguments[(pluginsIndex + 1)...]), reload: reload, startup: startup).run()
+guard let callPlugin = optionValues(arguments, "--call-plugin", count: 1)?.first else { usageFailure() }
+let mallocCounter = optionValues(arguments, "--malloc-counter", count: 1)?.first.map { URL(fileURLWithPath: $0).path }
+let json = optionValues(arguments, "--json", count: 1)?.first ?? "bench/out/bench.json"
+BenchSuite(
+    baseline: baseline, plugins: Array(arguments[(pluginsIndex + 1)...]), callPlugin: callPlugin, reload: reload,
+    startup: startup, mallocCounter: mallocCounter
+).run(json: json)

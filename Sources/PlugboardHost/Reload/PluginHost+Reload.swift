@@ -1,8 +1,19 @@
 import Foundation
 @_spi(PlugboardHost) import Plugboard
 
+/// How much of a new build a reload runs in a scanner process before the
+/// host loads it.
+public enum ReloadVerification: Sendable {
+    /// Load it (its constructors, its entry point, its descriptor), as any new file is scanned.
+    case load
+    /// Also create, activate and deactivate a throwaway instance, with scratch
+    /// storage and the host's settings file: a build that crashes in `init`
+    /// or `activate` costs the scanner, not the host. What a dev loop uses.
+    case loadAndActivate
+}
+
 extension PluginHost {
-    /// Loads a plugin you intend to hot-reload (see ``reload(_:from:verifier:)``).
+    /// Loads a plugin you intend to hot-reload (see ``reload(_:from:verification:)``).
     /// Like every load, it runs from a private copy, so rebuilding `file`
     /// never touches the mapped image.
     @discardableResult
@@ -12,9 +23,9 @@ extension PluginHost {
 
     /// Replaces a live plugin with a new build of it, without restarting.
     ///
-    /// Steps, timed in the outcome: **verify** (load the build in a child
-    /// process first, with `verifier`, or else in a scanner process: a crash
-    /// there costs nothing), **load** (copy to a unique
+    /// Steps, timed in the outcome: **verify** (load the build in a scanner
+    /// process first, and with `.loadAndActivate` create and activate it
+    /// there too: a crash there costs nothing), **load** (copy to a unique
     /// file, every check of a first load, create the new generation with the
     /// old one's state, activate it), **switch** (publish its providers in
     /// one registry update, then deactivate and release the old generation).
@@ -31,11 +42,11 @@ extension PluginHost {
     /// an in-flight call may still use. The old state is saved before the new
     /// generation is created: what the old one changes after that is lost.
     /// Loads, reloads and shutdown are serialised.
-    public func reload(_ pluginID: String, from file: String, verifier: ChildVerifier? = nil) -> ReloadOutcome {
-        lifecycle.withLock { _ in reloadLocked(pluginID, from: PluginDirectory.absolutePath(file), verifier: verifier) }
+    public func reload(_ pluginID: String, from file: String, verification: ReloadVerification = .load) -> ReloadOutcome {
+        lifecycle.withLock { _ in reloadLocked(pluginID, from: PluginDirectory.absolutePath(file), verification: verification) }
     }
 
-    private func reloadLocked(_ id: String, from file: String, verifier: ChildVerifier?) -> ReloadOutcome {
+    private func reloadLocked(_ id: String, from file: String, verification: ReloadVerification) -> ReloadOutcome {
         var timings = ReloadOutcome.Timings()
         var clock = ContinuousClock.now
         func lap() -> Double {
@@ -71,7 +82,7 @@ extension PluginHost {
         } catch {
             return outcome(.rejected(.unreadable(path: file, reason: "cannot copy it for loading: \(error)")))
         }
-        let failure = verificationFailure(of: copy, reportedAs: file, verifier: verifier)
+        let failure = verificationFailure(of: copy, reportedAs: file, verification: verification)
         timings.verify = lap()
         if let failure { return outcome(.rejected(failure)) }
 
@@ -153,14 +164,15 @@ extension PluginHost {
         return outcome(.reloaded, generation: next, note: note, memory: memory)
     }
 
-    /// Loads `copy` in a child process before the host does: with
-    /// `verifier`, or else in a scanner process, like any new file, so no
-    /// build runs in the host before a child loaded it. nil when it loaded.
-    private func verificationFailure(of copy: String, reportedAs file: String, verifier: ChildVerifier?) -> PluginLoadError? {
-        if let verifier {
-            return verifier.verify(copy).map { .verificationCrashed(path: file, detail: $0) }
+    /// Loads `copy` in a scanner process before the host does (the one child
+    /// protocol, as for any new file), so no build runs in the host before a
+    /// child ran it. nil when it loaded.
+    private func verificationFailure(of copy: String, reportedAs file: String, verification: ReloadVerification) -> PluginLoadError? {
+        var job = PluginScanner.Job(file: copy)
+        if case .loadAndActivate = verification {
+            job.activation = .init(dataDirectory: copies.directory + "/verification-data", settingsFile: configuration.settings.file)
         }
-        switch PluginScanner(settings: configuration.scanner).scan([PluginScanner.Job(file: copy)]).outcomes.first {
+        switch PluginScanner(settings: configuration.scanner).scan([job]).outcomes.first {
         case .plugin?, nil: return nil
         case let .rejected(code, reason)?: return .reported(path: file, code: code, reason: reason)
         case let .quarantined(quarantine)?: return .verificationCrashed(path: file, detail: quarantine.reason)

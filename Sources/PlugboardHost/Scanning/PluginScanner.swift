@@ -17,6 +17,8 @@ struct PluginScanner: Sendable {
     struct Job: Sendable {
         /// The private copy to load.
         let file: String
+        /// Also create and activate the plugin in the child.
+        var activation: ScanRequest.ActivationCheck?
     }
 
     enum Outcome: Sendable {
@@ -185,7 +187,7 @@ private struct Pool {
             }
             let timeout = settings.timeout.components
             let seconds = Int(timeout.seconds) + (timeout.attoseconds > 0 ? 1 : 0)
-            let request = ScanRequest(request: index, file: jobs[index].file, cpuSeconds: seconds)
+            let request = ScanRequest(request: index, file: jobs[index].file, cpuSeconds: seconds, activation: jobs[index].activation)
             child.job = index
             child.phase = nil
             child.stderr.removeAll()

@@ -13,9 +13,9 @@ public struct Quarantine: Sendable, Equatable, Codable {
         case entry
         /// The scanner reading the descriptor the entry returned.
         case descriptor
-        /// In the host: loading it and `init(context:)`.
+        /// In the host (or in a scanner verifying a reload): loading it and `init(context:)`.
         case `init`
-        /// In the host: `activate()`.
+        /// In the host (or in a scanner verifying a reload): `activate()`.
         case activate
         /// In the host: a call the host journals (a command run by the CLI).
         case call

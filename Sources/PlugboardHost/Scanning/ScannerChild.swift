@@ -1,5 +1,6 @@
 import CPlugboardHost
 import Foundation
+@_spi(PlugboardHost) import Plugboard
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -48,12 +49,31 @@ struct ScannerChild {
         let result = PluginLoader.load(request.file, reportedAs: request.file, environment: environment) { phase in
             send(ScannerMessage(kind: .phase, request: request.request, phase: phase))
         }
+        if case let .success(image) = result, let activation = request.activation {
+            activate(image, activation, request: request.request)
+        }
         var message = ScannerMessage(kind: .result, request: request.request)
         switch result {
         case let .success(image): message.plugin = ScannedPlugin(image.descriptor)
         case let .failure(error): message.rejection = .init(code: error.code.rawValue, reason: error.reason)
         }
         send(message)
+    }
+
+    /// Creates, activates and deactivates a throwaway instance, announcing
+    /// each phase first. A thrown error is not a crash: the host meets it
+    /// when it loads the plugin itself and reports it then.
+    private func activate(_ image: LoadedImage, _ check: ScanRequest.ActivationCheck, request: Int) {
+        let settings = check.settingsFile.map(HostSettings.load(from:)) ?? HostSettings()
+        let services = HostServices(
+            configuration: settings, dataDirectory: check.dataDirectory, logSink: LogSink(minimumLevel: .error) { _ in })
+        send(ScannerMessage(kind: .phase, request: request, phase: .`init`))
+        let context = services.context(for: image.descriptor, defaults: image.factory.defaultConfiguration)
+        guard let instance = try? image.factory.make(context: context) else { return }
+        send(ScannerMessage(kind: .phase, request: request, phase: .activate))
+        guard (try? instance.activate()) != nil else { return }
+        _ = instance.contributions()
+        instance.deactivate()
     }
 
     /// RLIMIT_CPU counts the whole process: allow `seconds` more than used so far.

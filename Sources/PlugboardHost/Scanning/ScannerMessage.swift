@@ -9,6 +9,17 @@ struct ScanRequest: Codable {
     let file: String
     /// CPU seconds this file may use (RLIMIT_CPU, on top of what was used).
     let cpuSeconds: Int
+    /// Set when the plugin must also be created and activated here (a hot
+    /// reload's verification): a crash in its init or activate then costs
+    /// this process, not the host.
+    var activation: ActivationCheck?
+
+    struct ActivationCheck: Codable, Sendable {
+        /// Scratch storage for the throwaway instance.
+        let dataDirectory: String
+        /// The host's settings file, for the plugin's configuration overrides.
+        let settingsFile: String?
+    }
 }
 
 struct ScannerMessage: Codable {

@@ -40,7 +40,6 @@ enum DevCommand: CLICommand {
             builder: builder, json: arguments.flag("--json"),
             pluginsDirectory: arguments.value("--plugins"),
             settings: arguments.value("--config").map(HostSettings.load(from:)) ?? HostSettings(),
-            configFile: arguments.value("--config"),
             dataDirectory: arguments.value("--data") ?? builder.packageDirectory + "/.build/plugboard-data",
             command: arguments.value("--run").map { $0.split(separator: " ").map(String.init) },
             polling: arguments.flag("--poll"))

@@ -13,13 +13,11 @@ final class DevSession: @unchecked Sendable {
     let host: PluginHost
     let command: [String]?
     let watcher: SourceWatcher
-    let verifier: ChildVerifier
-    let verifyData: String
     var pluginID: String?
     var generation = 0
     private var signalSources: [any DispatchSourceSignal] = []
 
-    init(builder: PackageBuilder, json: Bool, pluginsDirectory: String?, settings: HostSettings, configFile: String?,
+    init(builder: PackageBuilder, json: Bool, pluginsDirectory: String?, settings: HostSettings,
          dataDirectory: String, command: [String]?, polling: Bool) {
         self.builder = builder
         self.json = json
@@ -29,13 +27,6 @@ final class DevSession: @unchecked Sendable {
             logSink: LogSink { Terminal.writeErr("  log \($0.level) [\($0.label)] \($0.message)\n") }))
         host.declareDemoExtensionPoints()
         watcher = SourceWatcher(root: builder.packageDirectory, polling: polling)
-        // The child runs the same tool: load the build once, in a throwaway data directory.
-        let scratch = FileManager.default.temporaryDirectory.path + "/plugboard-verify-\(getpid())"
-        verifyData = scratch
-        verifier = ChildVerifier(
-            executable: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path,
-            arguments: ["inspect", "--activate", "--json", "--data", scratch, "--cache", scratch + "/cache"]
-                + (configFile.map { ["--config", $0] } ?? []))
     }
 
     func run() -> Int32 {
@@ -79,7 +70,6 @@ final class DevSession: @unchecked Sendable {
         } while true
         info("stopping")
         host.shutdown()
-        try? FileManager.default.removeItem(atPath: verifyData)
         return ExitStatus.success
     }
 
@@ -108,7 +98,7 @@ final class DevSession: @unchecked Sendable {
 
     private func reload(_ timings: [String: Double]) {
         guard let id = pluginID else { return }
-        let outcome = host.reload(id, from: builder.libraryPath, verifier: verifier)
+        let outcome = host.reload(id, from: builder.libraryPath, verification: .loadAndActivate)
         var ms = timings
         ms["verify"] = outcome.timings.verify
         ms["load"] = outcome.timings.load

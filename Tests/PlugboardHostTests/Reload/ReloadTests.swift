@@ -74,16 +74,17 @@ import Testing
         #expect(try call(host) == "v1 call 1")
     }
 
-    @Test func aBuildThatCrashesIsCaughtByTheChildVerifierAndTheHostLivesOn() throws {
+    @Test func aBuildThatCrashesInInitIsCaughtInAScannerAndTheHostLivesOn() throws {
         let (host, dir) = try host()
         defer { withExtendedLifetime(dir) {} }
-        let verifier = ChildVerifier(executable: try Fixtures.executable("plugboard").path, arguments: ["inspect", "--activate", "--json"])
-        let outcome = host.reload("fixture.reloadable", from: try Fixtures.library("ReloadCrash").path, verifier: verifier)
+        let outcome = host.reload("fixture.reloadable", from: try Fixtures.library("ReloadCrash").path, verification: .loadAndActivate)
         #expect(outcome.error?.code == "verify-crashed")
-        #expect(outcome.error?.reason.contains("signal") == true, "\(outcome.error?.reason ?? "")")
+        #expect(outcome.error?.reason.contains("crashed with SIG") == true, "\(outcome.error?.reason ?? "")")
+        // The fixture's init calls fatalError: the scanner names the phase.
+        #expect(outcome.error?.reason.contains("in phase init") == true, "names the phase: \(outcome.error?.reason ?? "")")
         #expect(try call(host) == "v1 call 1")
         // A good build still reloads after that.
-        let good = host.reload("fixture.reloadable", from: try Fixtures.library("ReloadV2").path, verifier: verifier)
+        let good = host.reload("fixture.reloadable", from: try Fixtures.library("ReloadV2").path, verification: .loadAndActivate)
         #expect(good.result == .reloaded)
         #expect(try call(host) == "v2 call 2")
     }
