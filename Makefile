@@ -12,7 +12,7 @@ PLUGBOARD    := .build/$(CONFIG)/plugboard
 # required by version may not carry unsafe flags).
 STRICT       := -Xswiftc -warnings-as-errors
 
-.PHONY: all build sdk host examples run fixtures test test-tsan bench clean help
+.PHONY: all build sdk host examples run fixtures test test-tsan bench profile clean help
 
 all: build
 
@@ -21,7 +21,8 @@ help:
 	@echo "make run      build, then run the demo host on the example plugins ($(PLUGINS_DIR))"
 	@echo "make test     build the test fixtures and run every test (then make test-tsan)"
 	@echo "make test-tsan  the registry and reload stress tests under ThreadSanitizer"
-	@echo "make bench    run the benchmarks (release build)"
+	@echo "make bench    run the benchmarks (release build); the summary also goes to $(BENCH_JSON)"
+	@echo "make profile  the benchmarks under perf record (call graphs in $(PROFILE_DATA))"
 	@echo "make clean    remove every build folder"
 
 build: sdk host examples
@@ -73,15 +74,31 @@ test-tsan: fixtures
 BENCH_PLUGINS = $(addprefix Tests/Fixtures/.build/debug/lib,$(addsuffix .so,Alpha Beta Gamma ProbeA ProbeB RouteOwnerA RouteOwnerB Undeclared)) \
 	$(addprefix $(PLUGINS_DIR)/lib,$(addsuffix .so,$(EXAMPLES)))
 
+BENCH_JSON   ?= bench/out/bench.json
+PROFILE_DATA ?= bench/out/perf.data
+# Benchmark groups to profile: calls, events, router, loading, reload, startup.
+PROFILE_ONLY ?= calls,events,router
+
 bench: fixtures examples
 	$(SWIFT) build -c release $(STRICT)
+	$(SWIFT) build -c release --package-path Tests/Fixtures --product BenchPlugin $(STRICT)
 	$(CC) -O2 -o .build/dlopen-baseline bench/dlopen_baseline.c -ldl \
 		-Wl,--no-as-needed -L.build/release -l:libPlugboard.so -l:libDemoInterfaces.so -Wl,-rpath,$(CURDIR)/.build/release
-	.build/release/plugboard-bench --baseline .build/dlopen-baseline \
+	$(CC) -O2 -shared -fPIC -o .build/malloc-count.so bench/malloc_count.c
+	PLUGBOARD_BENCH_ONLY="$(PLUGBOARD_BENCH_ONLY)" $(PROFILE_WRAPPER) .build/release/plugboard-bench --baseline .build/dlopen-baseline \
+		--call-plugin $(CURDIR)/Tests/Fixtures/.build/release/libBenchPlugin.so \
+		--malloc-counter .build/malloc-count.so --json $(BENCH_JSON) \
 		--reload $(CURDIR)/.build/release/plugboard $(CURDIR)/Tests/Fixtures/.build/debug/libReloadV1.so \
 		$(CURDIR)/Tests/Fixtures/.build/debug/libReloadV2.so $(CURDIR)/Plugins/Greeter $(CURDIR)/SDK \
 		--startup $(CURDIR)/.build/release/plugboard $(CURDIR)/Tests/Fixtures/.build/debug/libBenchPlugin.so .build/dlopen-baseline \
 		--plugins $(BENCH_PLUGINS)
+
+# A perf profile of the benchmark suite (where perf is installed): call
+# graphs in $(PROFILE_DATA); read them with `perf report -i $(PROFILE_DATA)`.
+profile: fixtures examples
+	@command -v perf > /dev/null || { echo "make profile: perf is not installed (apt-get install linux-perf)"; exit 1; }
+	$(MAKE) bench BENCH_JSON=bench/out/profiled.json PROFILE_WRAPPER="perf record -g -o $(PROFILE_DATA) --" \
+		PLUGBOARD_BENCH_ONLY=$(PROFILE_ONLY)
 
 clean:
 	rm -rf .build .build-tsan SDK/.build Plugins/*/.build Tests/*/.build Examples/*/.build Tests/FutureFixtures/FutureSDK

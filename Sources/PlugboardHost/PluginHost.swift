@@ -130,6 +130,8 @@ public final class PluginHost: Sendable {
     let cache: RegistryCache
     let journal: CrashJournal
     let services: HostServices
+    /// A scanner process kept ready for the next reload's verification.
+    let spareScanner = ScannerSpare()
 
     struct State {
         var records: [PluginRecord] = []
@@ -316,6 +318,7 @@ public final class PluginHost: Sendable {
             }
         }
         journal.close()
+        spareScanner.discard()
         copies.removeIfPrivate()
     }
 }

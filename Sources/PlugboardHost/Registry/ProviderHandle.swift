@@ -48,6 +48,35 @@ public final class ProviderHandle<Point: ExtensionPoint>: Sendable {
             ._withUnsafeGuaranteedRef { $0.items }
     }
 
+    /// The first provider (by plugin id), for points with one provider: no
+    /// array is handed out, so no reference count changes but the provider's.
+    @inlinable
+    public var first: Point.Provider? {
+        let bits = current.load(ordering: .acquiring)
+        return Unmanaged<TypedProviders<Point.Provider>>
+            .fromOpaque(UnsafeRawPointer(bitPattern: bits).unsafelyUnwrapped)
+            ._withUnsafeGuaranteedRef { $0.items.first }
+    }
+
+    /// Calls `body` with the first provider, lent rather than copied: the
+    /// cheapest call through a handle. nil when the point has no provider.
+    ///
+    /// ```swift
+    /// let greeting = try commands.withFirst { try $0.run(arguments: ["Ada"]) }
+    /// ```
+    @inlinable
+    public func withFirst<Result>(_ body: (borrowing Point.Provider) throws -> Result) rethrows -> Result? {
+        let bits = current.load(ordering: .acquiring)
+        return try Unmanaged<TypedProviders<Point.Provider>>
+            .fromOpaque(UnsafeRawPointer(bitPattern: bits).unsafelyUnwrapped)
+            ._withUnsafeGuaranteedRef { list in
+                try list.items.withUnsafeBufferPointer { buffer in
+                    guard let first = buffer.baseAddress, !buffer.isEmpty else { return nil }
+                    return try body(first.pointee)
+                }
+            }
+    }
+
     /// Makes `list` the current one (called by the registry under its update lock).
     func publish(_ list: TypedProviders<Point.Provider>) {
         lists.withLock { lists in

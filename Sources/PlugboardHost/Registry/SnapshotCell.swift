@@ -15,8 +15,9 @@ import Glibc
 final class SnapshotCell: Sendable {
     private let current: Locked<(snapshot: RegistrySnapshot, generation: Int)>
     private let generation = Atomic<Int>(0)
-    // Safe to share: a pthread key is an integer the C library synchronises.
-    private nonisolated(unsafe) var key = pthread_key_t()
+    // A `let`: a stored `var` would be checked for exclusive access on every
+    // read (swift_beginAccess), which cost more than the rest of a lookup.
+    private let key: pthread_key_t
 
     /// What one thread caches.
     private final class Cached {
@@ -31,6 +32,7 @@ final class SnapshotCell: Sendable {
     init(_ snapshot: RegistrySnapshot) {
         current = Locked((snapshot, 0))
         // The destructor releases a thread's cached snapshot when the thread exits.
+        var key = pthread_key_t()
         let created = pthread_key_create(&key) { raw in
             guard let raw else { return }
             Unmanaged<AnyObject>.fromOpaque(raw).release()
@@ -38,6 +40,7 @@ final class SnapshotCell: Sendable {
         // Without a key of our own the cache would read another library's
         // thread-local values: stop rather than corrupt memory.
         precondition(created == 0, "pthread_key_create failed (\(created)): too many registries in this process")
+        self.key = key
     }
 
     deinit {

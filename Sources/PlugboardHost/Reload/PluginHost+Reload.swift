@@ -18,7 +18,8 @@ extension PluginHost {
     /// never touches the mapped image.
     @discardableResult
     public func load(reloadable file: String) -> PluginRecord {
-        load(files: [file])[0]
+        defer { spareScanner.fill(configuration.scanner) }  // ready for the first reload
+        return load(files: [file])[0]
     }
 
     /// Replaces a live plugin with a new build of it, without restarting.
@@ -172,7 +173,10 @@ extension PluginHost {
         if case .loadAndActivate = verification {
             job.activation = .init(dataDirectory: copies.directory + "/verification-data", settingsFile: configuration.settings.file)
         }
-        switch PluginScanner(settings: configuration.scanner).scan([job]).outcomes.first {
+        // A spare scanner, started after the previous verification, saves the
+        // process start; the next one starts now, while the developer types.
+        defer { spareScanner.fill(configuration.scanner) }
+        switch PluginScanner(settings: configuration.scanner).scan([job], spare: spareScanner).outcomes.first {
         case .plugin?, nil: return nil
         case let .rejected(code, reason)?: return .reported(path: file, code: code, reason: reason)
         case let .quarantined(quarantine)?: return .verificationCrashed(path: file, detail: quarantine.reason)

@@ -1,5 +1,6 @@
 import CPlugboardHost
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -32,12 +33,88 @@ struct PluginScanner: Sendable {
     let settings: ScannerSettings
 
     /// Scans `jobs`, in parallel; outcomes in job order, and how many
-    /// scanner processes were started.
-    func scan(_ jobs: [Job]) -> (outcomes: [Outcome], processes: Int) {
+    /// scanner processes were started. A process waiting in `spare` is used
+    /// first.
+    func scan(_ jobs: [Job], spare: ScannerSpare? = nil) -> (outcomes: [Outcome], processes: Int) {
         guard !jobs.isEmpty else { return ([], 0) }
-        var pool = Pool(settings: settings, jobs: jobs)
+        var pool = Pool(settings: settings, jobs: jobs, spare: spare)
         pool.run()
         return (pool.outcomes.map { $0 ?? .unavailable("the scan ended without an answer") }, pool.spawned)
+    }
+}
+
+/// A scanner process started ahead of need, so that a hot reload's
+/// verification does not wait for one to start: most of a verification's
+/// time is the dynamic loader preparing the host executable in the new
+/// process, which a spare has done while the developer was typing.
+final class ScannerSpare: Sendable {
+    private let waiting = Mutex<StartedScanner?>(nil)
+
+    /// Starts one, unless one is waiting. Returns at once: the child
+    /// initialises on its own.
+    func fill(_ settings: ScannerSettings) {
+        waiting.withLock { waiting in
+            guard waiting == nil else { return }
+            waiting = try? StartedScanner.start(settings.executable ?? "/proc/self/exe")
+        }
+    }
+
+    /// The waiting process, if it is still alive.
+    func take() -> StartedScanner? {
+        guard let started = waiting.withLock({ taken in defer { taken = nil }; return taken }) else { return nil }
+        var status: Int32 = 0
+        guard waitpid(started.pid, &status, WNOHANG) == 0 else {
+            started.close()
+            return nil
+        }
+        return started
+    }
+
+    /// Ends the waiting process (end of stream makes it exit) and reaps it.
+    func discard() {
+        guard let started = waiting.withLock({ taken in defer { taken = nil }; return taken }) else { return }
+        started.close()
+        var status: Int32 = 0
+        waitpid(started.pid, &status, 0)
+    }
+
+    deinit { discard() }
+}
+
+/// A scanner process just started: its pid, channel and stderr.
+struct StartedScanner: Sendable {
+    let pid: pid_t
+    let channel: Int32
+    let errors: Int32
+
+    struct Failure: Error {
+        let reason: String
+    }
+
+    /// Starts `executable` as a scanner (its C constructor takes over before main).
+    static func start(_ executable: String) throws(Failure) -> StartedScanner {
+        var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(executable), nil]
+        var environment = ProcessInfo.processInfo.environment
+        environment[PLUGBOARD_SCANNER_VARIABLE] = PLUGBOARD_SCANNER_PROTOCOL
+        // The runtime's crash report would push the plugin's own last words
+        // out of the stderr tail; the signal and phase say where it died.
+        environment["SWIFT_BACKTRACE"] = "enable=no"
+        var entries: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            arguments.forEach { free($0) }
+            entries.forEach { free($0) }
+        }
+        var channel: Int32 = -1, errors: Int32 = -1
+        var pid: pid_t = 0
+        let result = plugboard_spawn_scanner(executable, &arguments, &entries, &channel, &errors, &pid)
+        guard result == 0 else { throw Failure(reason: "cannot start \(executable): \(String(cString: strerror(result)))") }
+        _ = fcntl(errors, F_SETFL, fcntl(errors, F_GETFL) | O_NONBLOCK)
+        return StartedScanner(pid: pid, channel: channel, errors: errors)
+    }
+
+    func close() {
+        Glibc.close(channel)
+        Glibc.close(errors)
     }
 }
 
@@ -93,14 +170,16 @@ private struct Pool {
     var spawned = 0
     let executable: String
     let parallelism: Int
+    let spare: ScannerSpare?
 
     static let stderrCap = 16 * 1024
     /// How often a child is checked with `waitpid` even when its channel is
     /// quiet: something it forked may hold the channel open after it died.
     static let reapInterval: Double = 100
 
-    init(settings: ScannerSettings, jobs: [PluginScanner.Job]) {
+    init(settings: ScannerSettings, jobs: [PluginScanner.Job], spare: ScannerSpare?) {
         self.settings = settings
+        self.spare = spare
         self.jobs = jobs
         outcomes = Array(repeating: nil, count: jobs.count)
         queue = Array(jobs.indices.reversed())
@@ -146,27 +225,19 @@ private struct Pool {
     }
 
     private mutating func spawn() -> ScannerProcess? {
-        var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(executable), nil]
-        var environment = ProcessInfo.processInfo.environment
-        environment[PLUGBOARD_SCANNER_VARIABLE] = PLUGBOARD_SCANNER_PROTOCOL
-        // The runtime's crash report would push the plugin's own last words
-        // out of the stderr tail; the signal and phase say where it died.
-        environment["SWIFT_BACKTRACE"] = "enable=no"
-        var entries: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            arguments.forEach { free($0) }
-            entries.forEach { free($0) }
+        let started: StartedScanner
+        if let waiting = spare?.take() {
+            started = waiting
+        } else {
+            do {
+                started = try StartedScanner.start(executable)
+            } catch {
+                unavailable = error.reason
+                return nil
+            }
         }
-        var channel: Int32 = -1, errors: Int32 = -1
-        var pid: pid_t = 0
-        let result = plugboard_spawn_scanner(executable, &arguments, &entries, &channel, &errors, &pid)
-        guard result == 0 else {
-            unavailable = "cannot start \(executable): \(String(cString: strerror(result)))"
-            return nil
-        }
-        _ = fcntl(errors, F_SETFL, fcntl(errors, F_GETFL) | O_NONBLOCK)
         spawned += 1
-        return ScannerProcess(pid: pid, channel: channel, errors: errors, deadline: .now + settings.timeout)
+        return ScannerProcess(pid: started.pid, channel: started.channel, errors: started.errors, deadline: .now + settings.timeout)
     }
 
     private mutating func dispatch() {

@@ -1,5 +1,8 @@
 import Plugboard
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Every route of every plugin (one table per host), as a trie of path
 /// segments: lookup cost grows with the path's length, not the number of
@@ -9,8 +12,8 @@ final class RouteTable: Sendable {
         // @unchecked: nodes are only touched with `RouteTable.root`'s mutex held.
         private(set) var literals: [String: Node] = [:]
         /// The same children as a list while there are few: comparing a few
-        /// short strings costs less than hashing one.
-        private var fewLiterals: [(segment: String, node: Node)]? = []
+        /// short byte strings costs less than hashing one.
+        private var fewLiterals: [(bytes: [UInt8], node: Node)]? = []
         /// Child for a `{capture}` segment (its name lives in each route).
         var capture: Node?
         /// Registrations of this pattern: the last is live. Only generations
@@ -18,19 +21,23 @@ final class RouteTable: Sendable {
         /// reload commits or rolls back).
         var routes: [Route] = []
 
-        func literal(_ segment: Substring) -> Node? {
+        /// The child for the literal `segment` (UTF-8 bytes of the path).
+        func literal(_ segment: UnsafeBufferPointer<UInt8>) -> Node? {
             if let few = fewLiterals {
-                for entry in few where entry.segment == segment { return entry.node }
+                for entry in few where entry.bytes.count == segment.count {
+                    let equal = entry.bytes.withUnsafeBufferPointer { memcmp($0.baseAddress!, segment.baseAddress!, segment.count) == 0 }
+                    if equal { return entry.node }
+                }
                 return nil
             }
-            return literals[String(segment)]
+            return literals[String(decoding: segment, as: UTF8.self)]
         }
 
         func addLiteral(_ segment: String) -> Node {
             if let existing = literals[segment] { return existing }
             let next = Node()
             literals[segment] = next
-            fewLiterals = literals.count <= 8 ? literals.map { ($0.key, $0.value) } : nil
+            fewLiterals = literals.count <= 8 ? literals.map { (Array($0.key.utf8), $0.value) } : nil
             return next
         }
     }
@@ -109,16 +116,30 @@ final class RouteTable: Sendable {
     }
 
     /// The route for `path` and its captures, without running the handler.
+    ///
+    /// Works on the path's UTF-8 bytes: segments are byte ranges, literals
+    /// are compared as bytes, and only captured values become strings
+    /// (Swift's `split` on a `String` walks characters, and cost more than
+    /// the rest of the match).
     func match(_ path: String) -> (Route, RouteMatch)? {
         // Plugins activated by this path register their routes first.
         triggers.beforeRoute(path)
-        let segments = path.split(separator: "/", omittingEmptySubsequences: true)
-        return root.withLock { root in
-            let held = stagedCount.load(ordering: .acquiring) == 0 ? nil : staged.withLock { $0 }
-            var captures: [Substring] = []
-            guard let route = Self.find(segments, 0, in: root, skipping: held, &captures) else { return nil }
-            return (route, RouteMatch(
-                path: path, pattern: route.pattern, parameterNames: route.captureNames, parameterValues: captures.map(String.init)))
+        var contiguous = path
+        return contiguous.withUTF8 { bytes in
+            var segments: [Range<Int>] = []
+            segments.reserveCapacity(8)
+            var start = 0
+            for index in 0...bytes.count where index == bytes.count || bytes[index] == UInt8(ascii: "/") {
+                if index > start { segments.append(start..<index) }
+                start = index + 1
+            }
+            return root.withLock { root -> (Route, RouteMatch)? in
+                let held = stagedCount.load(ordering: .acquiring) == 0 ? nil : staged.withLock { $0 }
+                var captures: [Range<Int>] = []
+                guard let route = Self.find(bytes, segments, 0, in: root, skipping: held, &captures) else { return nil }
+                let values = captures.map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
+                return (route, RouteMatch(path: path, pattern: route.pattern, parameterNames: route.captureNames, parameterValues: values))
+            }
         }
     }
 
@@ -149,19 +170,21 @@ final class RouteTable: Sendable {
     /// Depth first, literal before capture at each segment: the first route
     /// found is the one whose leftmost differing segment is a literal.
     private static func find(
-        _ segments: [Substring], _ index: Int, in node: Node, skipping staged: Set<ServiceOwner>?, _ captures: inout [Substring]
+        _ bytes: UnsafeBufferPointer<UInt8>, _ segments: [Range<Int>], _ index: Int, in node: Node,
+        skipping staged: Set<ServiceOwner>?, _ captures: inout [Range<Int>]
     ) -> Route? {
         guard index < segments.count else {
             guard let staged else { return node.routes.last }
             return node.routes.last { !staged.contains($0.owner) }
         }
         let segment = segments[index]
-        if let next = node.literal(segment), let route = find(segments, index + 1, in: next, skipping: staged, &captures) {
+        if let next = node.literal(UnsafeBufferPointer(rebasing: bytes[segment])),
+           let route = find(bytes, segments, index + 1, in: next, skipping: staged, &captures) {
             return route
         }
         if let capture = node.capture {
             captures.append(segment)
-            if let route = find(segments, index + 1, in: capture, skipping: staged, &captures) { return route }
+            if let route = find(bytes, segments, index + 1, in: capture, skipping: staged, &captures) { return route }
             captures.removeLast()
         }
         return nil

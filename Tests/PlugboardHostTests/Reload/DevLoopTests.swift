@@ -137,7 +137,7 @@ import Testing
 
         try String(original).write(to: source, atomically: true, encoding: .utf8)
         let restored = try #require(session.next())
-        #expect(restored["event"] as? String == "reloaded")
+        #expect(restored["event"] as? String == "reloaded", "\(restored)")
         #expect(restored["generation"] as? Int == 4)
         #expect((restored["output"] as? String)?.hasPrefix("Hello, Ada! (greeting 7 this session") == true)
         #expect(session.stop() == 0)

@@ -33,9 +33,13 @@ public protocol EventBus: Sendable {
     func subscribe(to name: String, _ handler: @escaping @Sendable (EventPayload) throws -> Void) -> EventSubscription
 }
 
+// The typed entry points are inlinable: specialised in the plugin or host
+// that calls them, a delivery to a subscriber of the publisher's type needs
+// no generic metadata lookup and no value-witness calls.
 extension EventBus {
     /// Publishes a typed event.
     @discardableResult
+    @inlinable @inline(__always)
     public func publish<Event: PluginEvent>(_ event: Event) -> EventDelivery {
         publish(EventPayload(event))
     }
@@ -43,6 +47,7 @@ extension EventBus {
     /// Subscribes to a typed event. A subscriber of the very same Swift type
     /// as the publisher gets the value as is; any other decodes the JSON.
     @discardableResult
+    @inlinable @inline(__always)
     public func subscribe<Event: PluginEvent>(
         _ type: Event.Type, _ handler: @escaping @Sendable (Event) throws -> Void
     ) -> EventSubscription {
@@ -62,12 +67,13 @@ public final class EventPayload: Sendable {
     /// The event's name (``PluginEvent/name`` of its type).
     public let name: String
     /// The published value in a box of its exact type; nil for raw JSON.
-    private let box: (any EventValueBox)?
-    private let encoded: Mutex<Result<[UInt8], EncodingFailure>?>
+    @usableFromInline let box: (any EventValueBox)?
+    @usableFromInline let encoded: Mutex<Result<[UInt8], EncodingFailure>?>
     /// Values decoded from the JSON, by Swift type.
-    private let decoded: Mutex<[ObjectIdentifier: any Sendable]>
+    @usableFromInline let decoded: Mutex<[ObjectIdentifier: any Sendable]>
 
     /// An event carrying a typed value.
+    @inlinable @inline(__always)
     public init<Event: PluginEvent>(_ event: Event) {
         name = Event.name
         box = TypedEventBox(event)
@@ -102,11 +108,18 @@ public final class EventPayload: Sendable {
 
     /// The event as `Event`: the value itself when it has that very type,
     /// otherwise decoded from JSON (throws if the shapes differ).
+    @inlinable @inline(__always)
     public func decode<Event: PluginEvent>(_ type: Event.Type) throws -> Event {
         if let box, box.type == ObjectIdentifier(Event.self) {
             // The box was made by TypedEventBox<Event>: the types are equal.
             return unsafeDowncast(box, to: TypedEventBox<Event>.self).value
         }
+        return try decodeJSON(type)
+    }
+
+    /// The other plugins' path: decoded from JSON, once per type.
+    @usableFromInline
+    func decodeJSON<Event: PluginEvent>(_ type: Event.Type) throws -> Event {
         let key = ObjectIdentifier(Event.self)
         if let cached = decoded.withLock({ $0[key] }) as? Event { return cached }
         let value = try JSONCoding.decode(type, from: try json())
@@ -114,24 +127,27 @@ public final class EventPayload: Sendable {
         return value
     }
 
+    @usableFromInline
     struct EncodingFailure: Error, CustomStringConvertible {
         let message: String
-        var description: String { message }
+        @usableFromInline var description: String { message }
     }
 }
 
 /// A published value, boxed with its exact type so subscribers of that type
 /// get it back without a dynamic cast.
+@usableFromInline
 protocol EventValueBox: AnyObject, Sendable {
     var type: ObjectIdentifier { get }
     func encode() throws -> [UInt8]
 }
 
+@usableFromInline
 final class TypedEventBox<Event: PluginEvent>: EventValueBox {
-    let value: Event
-    init(_ value: Event) { self.value = value }
-    var type: ObjectIdentifier { ObjectIdentifier(Event.self) }
-    func encode() throws -> [UInt8] { try JSONCoding.encode(value) }
+    @usableFromInline let value: Event
+    @inlinable init(_ value: Event) { self.value = value }
+    @usableFromInline var type: ObjectIdentifier { ObjectIdentifier(Event.self) }
+    @usableFromInline func encode() throws -> [UInt8] { try JSONCoding.encode(value) }
 }
 
 /// What happened to one publish.
