@@ -15,6 +15,11 @@ final class DevSession: @unchecked Sendable {
     let watcher: SourceWatcher
     var pluginID: String?
     var generation = 0
+    /// Bytes mapped by generations this session retired: Swift images are
+    /// never unloaded, so this only grows until the session ends.
+    var retiredBytes = 0
+    /// A notice each time the retired images pass another step of this.
+    static let memoryNoticeStep = 64 << 20
     private var signalSources: [any DispatchSourceSignal] = []
 
     init(builder: PackageBuilder, json: Bool, pluginsDirectory: String?, settings: HostSettings,
@@ -109,6 +114,12 @@ final class DevSession: @unchecked Sendable {
         case .reloaded:
             event = DevEvent("reloaded", id: id, generation: generation)
             event.memoryBytes = outcome.addedMemory
+            let before = retiredBytes / Self.memoryNoticeStep
+            retiredBytes += outcome.addedMemory
+            if retiredBytes / Self.memoryNoticeStep > before {
+                info("\(generation) generations keep \(retiredBytes >> 20) MiB mapped (Swift images are never unloaded); "
+                     + "restart plugboard dev to return it")
+            }
         case let .rejected(error):
             event = DevEvent("rejected", id: id, generation: generation)
             event.code = error.code.rawValue
