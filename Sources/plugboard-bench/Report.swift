@@ -74,7 +74,7 @@ final class Report: @unchecked Sendable {
 
     func print(json path: String) {
         Swift.print("\nSummary: every path against its baseline from this run (median of the runs, min–max in brackets)")
-        let header = [("path", 48), ("figure", 30), ("baseline", 34), ("ratio", 16), ("goal", 14)]
+        let header = [("path", 50), ("figure", 30), ("baseline", 34), ("ratio", 22), ("goal", 14)]
         Swift.print("  " + header.map { $0.0.padding(toLength: $0.1, withPad: " ", startingAt: 0) }.joined() + "met")
         var current = ""
         for row in rows {
@@ -91,7 +91,7 @@ final class Report: @unchecked Sendable {
                 ratio = ""
             }
             let mark = row.met.map { $0 ? "ok" : "✗ MISSED" } ?? ""
-            let cells = [("  " + row.path, 48), (figure, 30), (baseline, 34), (ratio, 16), (row.goalText ?? "", 14)]
+            let cells = [("  " + row.path, 50), (figure, 30), (baseline, 34), (ratio, 22), (row.goalText ?? "", 14)]
             Swift.print("  " + cells.map { $0.0.padding(toLength: $0.1, withPad: " ", startingAt: 0) }.joined() + mark)
             if let note = row.note { Swift.print("      " + note) }
         }

@@ -36,11 +36,14 @@ public final class ExtensionRegistry: Sendable {
     /// them (once, however many threads ask at the same time); later lookups
     /// read the snapshot only.
     public func providers<Point: ExtensionPoint>(of point: Point.Type) -> [Point.Provider] {
-        guard let list = cell.read().providers(of: ObjectIdentifier(point)) else { return [] }
-        // The list for this key was built by DeclaredExtensionPoint<Point>.
-        let typed = unsafeDowncast(list, to: TypedProviders<Point.Provider>.self)
-        if typed.pending { return activatingProviders(of: point, typed) }
-        return typed.items
+        let (items, pending) = cell.withSnapshot { snapshot -> ([Point.Provider], TypedProviders<Point.Provider>?) in
+            guard let list = snapshot.providers(of: ObjectIdentifier(point)) else { return ([], nil) }
+            // The list for this key was built by DeclaredExtensionPoint<Point>.
+            let typed = unsafeDowncast(list, to: TypedProviders<Point.Provider>.self)
+            return typed.pending ? ([], typed) : (typed.items, nil)
+        }
+        if let pending { return activatingProviders(of: point, pending) }
+        return items
     }
 
     @inline(never)

@@ -70,10 +70,7 @@ public final class ProviderHandle<Point: ExtensionPoint>: Sendable {
         return try Unmanaged<TypedProviders<Point.Provider>>
             .fromOpaque(UnsafeRawPointer(bitPattern: bits).unsafelyUnwrapped)
             ._withUnsafeGuaranteedRef { list in
-                try list.items.withUnsafeBufferPointer { buffer in
-                    guard let first = buffer.baseAddress, !buffer.isEmpty else { return nil }
-                    return try body(first.pointee)
-                }
+                list.count == 0 ? nil : try body(list.elements.pointee)
             }
     }
 

@@ -51,6 +51,21 @@ final class SnapshotCell: Sendable {
         pthread_key_delete(key)
     }
 
+    /// `body` with the current snapshot, lent without a reference count
+    /// change when this thread's cached snapshot is current.
+    @inline(__always)
+    func withSnapshot<Result>(_ body: (RegistrySnapshot) -> Result) -> Result {
+        let latest = generation.load(ordering: .acquiring)
+        if let raw = pthread_getspecific(key) {
+            let cached = Unmanaged<Cached>.fromOpaque(raw)
+            // The cache entry lives until this thread's next refresh, after body returns.
+            if cached._withUnsafeGuaranteedRef({ $0.generation }) == latest {
+                return cached._withUnsafeGuaranteedRef { body($0.snapshot) }
+            }
+        }
+        return body(refresh())
+    }
+
     /// The current snapshot.
     @inline(__always)
     func read() -> RegistrySnapshot {
