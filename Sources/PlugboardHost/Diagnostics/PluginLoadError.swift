@@ -200,7 +200,7 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     public static func verificationCrashed(path: String, detail: String) -> PluginLoadError {
-        PluginLoadError(code: .verificationCrashed, path: path, reason: "crashed while being verified in a child process (\(detail)); the running version was kept")
+        PluginLoadError(code: .verificationCrashed, path: path, reason: "the new build \(detail), in the scanner process that verified it; the running version was kept: fix the build and save again")
     }
 
     public static func reloadIDMismatch(path: String, expected: String, found: String) -> PluginLoadError {

@@ -179,7 +179,7 @@ extension PluginHost {
         switch PluginScanner(settings: configuration.scanner).scan([job], spare: spareScanner).outcomes.first {
         case .plugin?, nil: return nil
         case let .rejected(code, reason)?: return .reported(path: file, code: code, reason: reason)
-        case let .quarantined(quarantine)?: return .verificationCrashed(path: file, detail: quarantine.reason)
+        case let .quarantined(quarantine)?: return .verificationCrashed(path: file, detail: quarantine.account)
         case let .unavailable(detail)?: return .scannerUnavailable(path: file, detail: detail)
         }
     }

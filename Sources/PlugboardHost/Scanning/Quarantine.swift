@@ -78,6 +78,12 @@ public struct Quarantine: Sendable, Equatable, Codable {
 
     /// What happened, when, and what to do.
     public var reason: String {
+        "quarantined: \(account); fix the plugin and replace the file (a changed file is scanned again), or retry with `plugboard list --rescan`"
+    }
+
+    /// What happened and when, with the plugin's last output: the reason
+    /// without the advice (a reload's verification gives its own).
+    var account: String {
         let duration = milliseconds.map { " after \(Self.format($0))" } ?? ""
         let what: String
         switch ending {
@@ -94,7 +100,7 @@ public struct Quarantine: Sendable, Equatable, Codable {
             what = "the host was stopped by \(signal ?? "a signal") after this plugin's \(phase.label) had run\(ran) (noted \(date)): it probably hangs"
         }
         let output = stderrTail.isEmpty ? "" : "; its last output: \(stderrTail.joined(separator: " | "))"
-        return "quarantined: \(what)\(output); fix the plugin and replace the file (a changed file is scanned again), or retry with `plugboard list --rescan`"
+        return what + output
     }
 
     /// Now, as ``date`` spells it.
