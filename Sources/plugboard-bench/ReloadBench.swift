@@ -1,4 +1,3 @@
-import CPlugboardHost
 import Foundation
 import Plugboard
 import PlugboardDemo
@@ -163,28 +162,17 @@ enum Spawn {
     }
 
     /// This executable as a scanner child, to its `hello` (ms): the fixed
-    /// cost of a verification before any plugin is loaded.
+    /// cost of a verification without a spare process ready.
     static func idleScanner() -> Double? {
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
-        var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(executable), nil]
-        var environment = ProcessInfo.processInfo.environment
-        environment[PLUGBOARD_SCANNER_VARIABLE] = PLUGBOARD_SCANNER_PROTOCOL
-        var entries: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            arguments.forEach { free($0) }
-            entries.forEach { free($0) }
-        }
-        var channel: Int32 = -1, errors: Int32 = -1
-        var pid: pid_t = 0
         let start = Measure.now()
-        guard plugboard_spawn_scanner(executable, &arguments, &entries, &channel, &errors, &pid) == 0 else { return nil }
+        guard let scanner = try? StartedScanner.start(executable) else { return nil }
         var byte: UInt8 = 0
-        while read(channel, &byte, 1) == 1, byte != 0x0A {}
+        while read(scanner.channel, &byte, 1) == 1, byte != 0x0A {}
         let elapsed = Double(Measure.now() - start) / 1e6
-        close(channel)
-        close(errors)
+        scanner.close()
         var status: Int32 = 0
-        waitpid(pid, &status, 0)
+        waitpid(scanner.pid, &status, 0)
         return elapsed
     }
 }

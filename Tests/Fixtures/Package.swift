@@ -110,8 +110,9 @@ let package = Package(
         .target(name: "EntryDataC"),
         .target(name: "EntryData", dependencies: ["FixtureSupport", "EntryDataC", sdk], swiftSettings: strict),
         // A C library dressed as a plugin (entry symbol, ABI marker), no Swift code.
-        .target(name: "CMarker", dependencies: [sdk]),
-        .target(name: "OldMajorC"),
+        .target(name: "ConstructorMarkC"),
+        .target(name: "CMarker", dependencies: ["ConstructorMarkC", sdk]),
+        .target(name: "OldMajorC", dependencies: ["ConstructorMarkC"]),
         .target(name: "OldMajor", dependencies: ["OldMajorC", sdk], swiftSettings: strict),
     ]
 )

@@ -81,18 +81,19 @@ final class ScannerSpare: Sendable {
     deinit { discard() }
 }
 
-/// A scanner process just started: its pid, channel and stderr.
-struct StartedScanner: Sendable {
-    let pid: pid_t
-    let channel: Int32
-    let errors: Int32
+/// A scanner process just started: its pid, channel and stderr. (Package
+/// access: the benchmark times a scanner's start with it.)
+package struct StartedScanner: Sendable {
+    package let pid: pid_t
+    package let channel: Int32
+    package let errors: Int32
 
-    struct Failure: Error {
-        let reason: String
+    package struct Failure: Error {
+        package let reason: String
     }
 
     /// Starts `executable` as a scanner (its C constructor takes over before main).
-    static func start(_ executable: String) throws(Failure) -> StartedScanner {
+    package static func start(_ executable: String) throws(Failure) -> StartedScanner {
         var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(executable), nil]
         var environment = ProcessInfo.processInfo.environment
         environment[PLUGBOARD_SCANNER_VARIABLE] = PLUGBOARD_SCANNER_PROTOCOL
@@ -112,7 +113,7 @@ struct StartedScanner: Sendable {
         return StartedScanner(pid: pid, channel: channel, errors: errors)
     }
 
-    func close() {
+    package func close() {
         Glibc.close(channel)
         Glibc.close(errors)
     }
