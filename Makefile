@@ -12,7 +12,7 @@ PLUGBOARD    := .build/$(CONFIG)/plugboard
 # required by version may not carry unsafe flags).
 STRICT       := -Xswiftc -warnings-as-errors
 
-.PHONY: all build sdk host examples run fixtures test test-tsan bench profile clean help
+.PHONY: all build sdk host examples run fixtures test test-tsan bench profile api-check api-record clean help
 
 all: build
 
@@ -21,6 +21,8 @@ help:
 	@echo "make run      build, then run the demo host on the example plugins ($(PLUGINS_DIR))"
 	@echo "make test     build the test fixtures and run every test (then make test-tsan)"
 	@echo "make test-tsan  the registry and reload stress tests under ThreadSanitizer"
+	@echo "make api-check  fail if the SDK's API or ABI changed without the version bump and CHANGELOG entry it needs"
+	@echo "make api-record make the SDK as built now the recorded baseline (after a release)"
 	@echo "make bench    run the benchmarks (release build); the summary also goes to $(BENCH_JSON)"
 	@echo "make profile  the benchmarks under perf record (call graphs in $(PROFILE_DATA))"
 	@echo "make clean    remove every build folder"
@@ -58,10 +60,17 @@ fixtures:
 	$(SWIFT) build --package-path Tests/FutureFixtures $(STRICT)
 	$(SWIFT) build --package-path Tests/EmbeddedFixture $(STRICT)
 
-test: fixtures examples
+test: fixtures examples api-check
 	$(SWIFT) build --build-tests $(STRICT)
 	$(SWIFT) test --skip-build
 	$(MAKE) test-tsan
+
+# The SDK's compatibility gate against the API and ABI recorded in SDK/api/.
+api-check: sdk
+	sh SDK/api/check
+
+api-record: sdk
+	sh SDK/api/check record
 
 # The registry and reload stress tests again, under ThreadSanitizer.
 test-tsan: fixtures
