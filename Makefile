@@ -12,7 +12,7 @@ PLUGBOARD    := .build/$(CONFIG)/plugboard
 # required by version may not carry unsafe flags).
 STRICT       := -Xswiftc -warnings-as-errors
 
-.PHONY: all build sdk host examples run fixtures test test-tsan bench profile api-check api-record clean help
+.PHONY: all build sdk host examples run fixtures test test-tsan bench profile api-check api-record docs clean help
 
 all: build
 
@@ -21,6 +21,7 @@ help:
 	@echo "make run      build, then run the demo host on the example plugins ($(PLUGINS_DIR))"
 	@echo "make test     build the test fixtures and run every test (then make test-tsan)"
 	@echo "make test-tsan  the registry and reload stress tests under ThreadSanitizer"
+	@echo "make docs     DocC archives of the SDK and the host library in .build/docs (warnings are errors)"
 	@echo "make api-check  fail if the SDK's API or ABI changed without the version bump and CHANGELOG entry it needs"
 	@echo "make api-record make the SDK as built now the recorded baseline (after a release)"
 	@echo "make bench    run the benchmarks (release build); the summary also goes to $(BENCH_JSON)"
@@ -60,10 +61,28 @@ fixtures:
 	$(SWIFT) build --package-path Tests/FutureFixtures $(STRICT)
 	$(SWIFT) build --package-path Tests/EmbeddedFixture $(STRICT)
 
-test: fixtures examples api-check
+test: fixtures examples api-check docs
 	$(SWIFT) build --build-tests $(STRICT)
 	$(SWIFT) test --skip-build
 	$(MAKE) test-tsan
+
+# DocC for the SDK and the host library, from symbol graphs of the modules
+# already built (no rebuild) and the catalogs beside their sources.
+DOCS := .build/docs
+docs: sdk host
+	rm -rf $(DOCS) && mkdir -p $(DOCS)/symbols/sdk $(DOCS)/symbols/host
+	swift-symbolgraph-extract -module-name Plugboard -I SDK/.build/$(CONFIG)/Modules \
+		-Xcc -fmodule-map-file=$$(find SDK/.build -path '*$(CONFIG)/CPlugboard.build/module.modulemap' | head -n 1) \
+		-minimum-access-level public -output-dir $(DOCS)/symbols/sdk
+	swift-symbolgraph-extract -module-name PlugboardHost -I .build/$(CONFIG)/Modules \
+		-Xcc -fmodule-map-file=$$(find .build -path '*$(CONFIG)/CPlugboard.build/module.modulemap' | head -n 1) \
+		-Xcc -fmodule-map-file=$$(find .build -path '*$(CONFIG)/CPlugboardHost.build/module.modulemap' | head -n 1) \
+		-minimum-access-level public -output-dir $(DOCS)/symbols/host
+	docc convert SDK/Sources/Plugboard/Plugboard.docc --additional-symbol-graph-dir $(DOCS)/symbols/sdk \
+		--output-path $(DOCS)/Plugboard.doccarchive --warnings-as-errors
+	docc convert Sources/PlugboardHost/PlugboardHost.docc --additional-symbol-graph-dir $(DOCS)/symbols/host \
+		--output-path $(DOCS)/PlugboardHost.doccarchive --warnings-as-errors
+	@echo "docs: $(DOCS)/Plugboard.doccarchive and $(DOCS)/PlugboardHost.doccarchive (docc preview to browse)"
 
 # The SDK's compatibility gate against the API and ABI recorded in SDK/api/.
 api-check: sdk

@@ -63,7 +63,7 @@ import Synchronization
 public final class PluginHost: Sendable {
     /// How the host loads plugins and what it offers them.
     public struct Configuration: Sendable {
-        /// Directory scanned by ``start(rescan:)``, ``discover(rescan:)`` and ``loadAll()``.
+        /// Directory scanned by ``PluginHost/start(rescan:)``, ``PluginHost/discover(rescan:)`` and ``PluginHost/loadAll(rescan:)``.
         public var pluginsDirectory: String?
         /// Plugin ids kept out, with where that was decided (shown in `disabled` records).
         public var disabledPlugins: [String: String]

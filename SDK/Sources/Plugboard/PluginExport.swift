@@ -6,7 +6,7 @@ import Glibc
 /// Builds the descriptor a plugin's entry point returns.
 ///
 /// Every plugin exports exactly one C function, `plugboard_entry`, that returns
-/// ``descriptor(for:id:version:provides:services:)``:
+/// ``descriptor(for:id:version:provides:services:activation:)``:
 ///
 /// ```swift
 /// @_cdecl("plugboard_entry")

@@ -4,7 +4,7 @@ import Plugboard
 /// The host's settings file (`--config FILE`): per plugin, whether it is
 /// enabled, which services it is denied, and overrides of its configuration
 /// defaults. (Not ``PluginHost/Configuration``, which says how the host runs;
-/// not a plugin's own configuration, ``Services/Configuration``.)
+/// not a plugin's own configuration, `Plugboard.Services.Configuration`.)
 ///
 /// ```json
 /// {

@@ -5,7 +5,7 @@ import Synchronization
 /// providers meet.
 ///
 /// Reads are safe from any number of threads at once and take no shared lock
-/// (see ``SnapshotCell``); a reader always sees a whole registry, before or
+/// (each thread caches the snapshot it last read); a reader always sees a whole registry, before or
 /// after a load or reload, never in between.
 ///
 /// ```swift

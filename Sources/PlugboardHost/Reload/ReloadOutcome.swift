@@ -23,7 +23,7 @@ public struct ReloadOutcome: Sendable {
     /// The live generation after this attempt.
     public let generation: Int
     public let timings: Timings
-    /// What happened to the plugin's state, if it opted in (``ReloadableState``).
+    /// What happened to the plugin's state, if it opted in (`ReloadableState`).
     public let stateNote: String?
     /// Address space the new generation's image added, in bytes.
     public let addedMemory: Int
