@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+
+/// Plugboard consumed the way Swift packages are: by URL and version only.
+/// `.ci/release` makes the SDK and host repositories from this checkout and
+/// tags them; a host app and a plugin in folders of their own depend on them
+/// by `file://` URL and `from:` version, build, and the app loads the plugin.
+@Suite(.serialized) struct ReleaseTests {
+    static let version: String = {
+        let header = Fixtures.repository.appendingPathComponent("SDK/Sources/CPlugboard/include/plugboard.h")
+        let text = (try? String(contentsOf: header, encoding: .utf8)) ?? ""
+        let line = text.split(separator: "\n").first { $0.hasPrefix("#define PLUGBOARD_SDK_VERSION ") } ?? ""
+        return line.split(separator: "\"").dropFirst().first.map(String.init) ?? "?"
+    }()
+
+    func swift(_ arguments: [String], in directory: String) throws -> ProcessResult {
+        try runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["swift"] + arguments + ["--package-path", directory])
+    }
+
+    @Test func aHostAppAndAPluginDependingByURLAndVersionBuildAndLoad() throws {
+        let work = try TemporaryDirectory("plugboard-release")
+        let repos = work.file("repos")
+        let release = try runProcess(URL(fileURLWithPath: "/bin/sh"), [Fixtures.repository.appendingPathComponent(".ci/release").path, repos])
+        #expect(release.status == 0, "\(release.stderr)")
+        #expect(try runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["git", "-C", repos + "/plugboard-sdk", "tag"]).stdout == "\(Self.version)\n")
+
+        // The app and the plugin live in folders named as their authors like.
+        let app = work.file("MyHostApp"), plugin = work.file("hello-plugin")
+        try FileManager.default.createDirectory(atPath: app + "/Sources/MyHostApp", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: plugin + "/Sources/Hello", withIntermediateDirectories: true)
+        try """
+            // swift-tools-version: 6.0
+            import PackageDescription
+            let package = Package(
+                name: "MyHostApp",
+                dependencies: [
+                    .package(url: "file://\(repos)/plugboard", from: "\(Self.version)"),
+                    .package(url: "file://\(repos)/plugboard-sdk", from: "\(Self.version)"),
+                ],
+                targets: [
+                    .executableTarget(name: "MyHostApp", dependencies: [
+                        .product(name: "PlugboardHost", package: "plugboard"),
+                        .product(name: "Plugboard", package: "plugboard-sdk"),
+                    ])
+                ]
+            )
+            """.write(toFile: app + "/Package.swift", atomically: true, encoding: .utf8)
+        try """
+            import Plugboard
+            import PlugboardHost
+
+            let host = PluginHost(configuration: .init(pluginsDirectory: CommandLine.arguments[1]))
+            host.declare(Commands.self)
+            _ = try host.start()
+            for record in host.records where record.error != nil { print(record.error!.message) }
+            let commands = host.registry.handle(for: Commands.self)
+            print(try commands.withFirst { try $0.run(arguments: ["Ada"]) } ?? "no command")
+            host.shutdown()
+            """.write(toFile: app + "/Sources/MyHostApp/main.swift", atomically: true, encoding: .utf8)
+        try """
+            // swift-tools-version: 6.0
+            import PackageDescription
+            let package = Package(
+                name: "Hello",
+                products: [.library(name: "Hello", type: .dynamic, targets: ["Hello"])],
+                dependencies: [.package(url: "file://\(repos)/plugboard-sdk", from: "\(Self.version)")],
+                targets: [.target(name: "Hello", dependencies: [.product(name: "Plugboard", package: "plugboard-sdk")])]
+            )
+            """.write(toFile: plugin + "/Package.swift", atomically: true, encoding: .utf8)
+        try """
+            import Plugboard
+
+            final class Hello: Plugin {
+                init(context: PluginContext) throws {}
+                func contributions() -> [Contribution] { [.provider(Greet(), for: Commands.self)] }
+            }
+
+            struct Greet: Command {
+                var name: String { "greet" }
+                var summary: String { "Says hello" }
+                func run(arguments: [String]) throws -> String { "Hello by URL, \\(arguments.first ?? "world")!" }
+            }
+
+            @_cdecl("plugboard_entry")
+            public func plugboardEntry() -> UnsafeRawPointer {
+                PluginExport.descriptor(for: Hello.self, id: "com.example.hello", version: "1.0.0", provides: [Commands.interface])
+            }
+            """.write(toFile: plugin + "/Sources/Hello/Hello.swift", atomically: true, encoding: .utf8)
+
+        // One build at a time: they share the machine's cores.
+        let builtPlugin = try swift(["build"], in: plugin)
+        #expect(builtPlugin.status == 0, "\(builtPlugin.stdout)\(builtPlugin.stderr)")
+        let builtApp = try swift(["build"], in: app)
+        #expect(builtApp.status == 0, "\(builtApp.stdout)\(builtApp.stderr)")
+        let resolved = try String(contentsOfFile: app + "/Package.resolved", encoding: .utf8)
+        #expect(resolved.contains("\"version\" : \"\(Self.version)\""), "resolved by version: \(resolved)")
+
+        let plugins = try TemporaryDirectory()
+        try plugins.copy(URL(fileURLWithPath: plugin + "/.build/debug/libHello.so"), as: "libHello.so")
+        let run = try runProcess(
+            URL(fileURLWithPath: app + "/.build/debug/MyHostApp"), [plugins.path], environment: ["XDG_CACHE_HOME": work.file("cache")])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == "Hello by URL, Ada!\n", "\(run.stdout)\(run.stderr)")
+    }
+
+    @Test func theReleaseScriptRefusesAUsedFolderAndBadUsage() throws {
+        let work = try TemporaryDirectory("plugboard-release")
+        let script = Fixtures.repository.appendingPathComponent(".ci/release").path
+        #expect(try runProcess(URL(fileURLWithPath: "/bin/sh"), [script]).status == 64)
+        #expect(try runProcess(URL(fileURLWithPath: "/bin/sh"), [script, work.path, "--bogus"]).status == 64)
+        try FileManager.default.createDirectory(atPath: work.file("plugboard-sdk"), withIntermediateDirectories: true)
+        let used = try runProcess(URL(fileURLWithPath: "/bin/sh"), [script, work.path])
+        #expect(used.status == 1)
+        #expect(used.stderr.contains("give an empty OUT"))
+    }
+}
