@@ -12,7 +12,7 @@ PLUGBOARD    := .build/$(CONFIG)/plugboard
 # required by version may not carry unsafe flags).
 STRICT       := -Xswiftc -warnings-as-errors
 
-.PHONY: all build sdk host examples run fixtures test test-tsan bench profile api-check api-record docs clean help
+.PHONY: all build sdk host examples test-examples run fixtures test test-tsan bench profile api-check api-record docs clean help
 
 all: build
 
@@ -20,6 +20,7 @@ help:
 	@echo "make build    SDK, host (library + plugboard tool) and example plugins"
 	@echo "make run      build, then run the demo host on the example plugins ($(PLUGINS_DIR))"
 	@echo "make test     build the test fixtures and run every test (then make test-tsan)"
+	@echo "make test-examples  the example plugins' own unit tests (PluginHarness)"
 	@echo "make test-tsan  the registry and reload stress tests under ThreadSanitizer"
 	@echo "make docs     DocC archives of the SDK and the host library in .build/docs (warnings are errors)"
 	@echo "make api-check  fail if the SDK's API or ABI changed without the version bump and CHANGELOG entry it needs"
@@ -64,7 +65,17 @@ fixtures:
 test: fixtures examples api-check docs
 	$(SWIFT) build --build-tests $(STRICT)
 	$(SWIFT) test --skip-build
+	$(MAKE) test-examples
 	$(MAKE) test-tsan
+
+# Each example plugin's own unit tests, written with the SDK's PluginHarness
+# the way an outside author writes theirs.
+test-examples:
+	@set -e; for example in $(EXAMPLES); do \
+		echo "== testing example plugin $$example"; \
+		$(SWIFT) build --package-path Plugins/$$example --build-tests $(STRICT); \
+		$(SWIFT) test --package-path Plugins/$$example --skip-build; \
+	done
 
 # DocC for the SDK and the host library, from symbol graphs of the modules
 # already built (no rebuild) and the catalogs beside their sources.

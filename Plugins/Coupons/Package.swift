@@ -23,6 +23,16 @@ let package = Package(
                 .product(name: "DemoInterfaces", package: "DemoInterfaces"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]
-        )
+        ),
+        // Unit tests with the SDK's PluginHarness: no host, one SDK copy.
+        .testTarget(
+            name: "CouponsTests",
+            dependencies: [
+                "Coupons",
+                .product(name: "Plugboard", package: "SDK"),
+                .product(name: "DemoInterfaces", package: "DemoInterfaces"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]
+        ),
     ]
 )

@@ -17,6 +17,12 @@ let package = Package(
             name: "Greeter",
             dependencies: [.product(name: "Plugboard", package: "SDK")],
             swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]
-        )
+        ),
+        // Unit tests with the SDK's PluginHarness: no host, one SDK copy.
+        .testTarget(
+            name: "GreeterTests",
+            dependencies: ["Greeter", .product(name: "Plugboard", package: "SDK")],
+            swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]
+        ),
     ]
 )

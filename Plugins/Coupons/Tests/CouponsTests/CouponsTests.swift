@@ -1,0 +1,27 @@
+import DemoInterfaces
+import Plugboard
+import Testing
+@testable import Coupons
+
+@Suite struct CouponsTests {
+    @Test func applyingACouponPublishesItAndValidationFlagsAnExpiredOne() throws {
+        let harness = try PluginHarness(Coupons.self, id: "dev.plugboard.example.coupons")
+        try harness.activate()
+        let apply = try #require(harness.providers(of: Commands.self).first)
+        #expect(try apply.run(arguments: ["EXPIRED20"]) == "applied EXPIRED20; delivered to 0 subscriber(s)")
+        #expect(harness.published == ["coupon.applied"])
+        #expect(harness.logged.map(\.message) == ["coupon EXPIRED20 applied"])
+        let section = try #require(harness.providers(of: ScreenSections.self).first as? any Validating)
+        #expect(section.validate().map(\.message) == ["EXPIRED20 has expired"])
+    }
+
+    struct CheckoutRefreshed: PluginEvent { static let name = "checkout.refreshed" }
+
+    @Test func withReapplyOnItRepublishesWhenTheCheckoutRefreshes() throws {
+        let harness = try PluginHarness(Coupons.self, configuration: ["reapplyOnRefresh": .bool(true)])
+        try harness.activate()
+        _ = try harness.providers(of: Commands.self).first?.run(arguments: ["SAVE10"])
+        harness.publish(CheckoutRefreshed())
+        #expect(harness.published == ["coupon.applied", "coupon.applied"])
+    }
+}

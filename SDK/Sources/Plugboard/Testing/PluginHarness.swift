@@ -1,0 +1,112 @@
+import Synchronization
+
+/// Runs one plugin in a unit test, without a host: created through its
+/// ``Plugin/init(context:)`` with in-memory services, activated, its
+/// providers called, and what it logged, stored, published and routed
+/// recorded for assertions.
+///
+/// ```swift
+/// import Plugboard
+/// import Testing
+/// @testable import Hello
+///
+/// @Test func greets() throws {
+///     let harness = try PluginHarness(Hello.self, id: "com.example.hello")
+///     try harness.activate()
+///     let greet = try #require(harness.providers(of: Commands.self).first)
+///     #expect(try greet.run(arguments: ["Ada"]) == "Hello, Ada!")
+///     #expect(harness.logged.map(\.message) == ["greeting [\"Ada\"]"])
+/// }
+/// ```
+///
+/// It lives in the SDK's own library, so a test process holds one copy of the
+/// SDK, as a host does: casts of the plugin's providers work as they do there.
+public final class PluginHarness: Sendable {
+    /// One message the plugin logged.
+    public struct LogEntry: Sendable, Equatable {
+        /// Its severity.
+        public let level: LogLevel
+        /// The text logged.
+        public let message: String
+
+        /// An entry to compare with: `.init(level: .info, message: "ready")`.
+        public init(level: LogLevel, message: String) {
+            self.level = level
+            self.message = message
+        }
+    }
+
+    /// Every service the SDK defines: what a harness grants by default.
+    public static var allServices: Set<String> {
+        [Services.Logging.id, Services.Storage.id, Services.Configuration.id, Services.Events.id, Services.Router.id]
+    }
+
+    /// The plugin instance the harness created.
+    public let plugin: any Plugin
+    private let id: String
+    private let services: HarnessServices
+
+    /// Creates `type` with a context granting every service `services` names
+    /// (all of them by default): configuration is the plugin's defaults with
+    /// `configuration` merged in, storage starts as `storage`.
+    public init<P: Plugin>(
+        _ type: P.Type, id: String = "test.plugin",
+        services: Set<String> = PluginHarness.allServices,
+        configuration: [String: ConfigValue] = [:], storage: [String: [UInt8]] = [:]
+    ) throws {
+        self.id = id
+        self.services = HarnessServices(pluginID: id, storage: storage)
+        var merged = P.defaultConfiguration
+        for (key, value) in configuration { merged[key] = value }
+        plugin = try P(context: self.services.context(
+            pluginID: id, declared: services, configuration: merged))
+    }
+
+    /// Runs the plugin's ``Plugin/activate()``.
+    public func activate() throws { try plugin.activate() }
+
+    /// Runs the plugin's ``Plugin/deactivate()``.
+    public func deactivate() { plugin.deactivate() }
+
+    /// The providers the plugin contributes for `point`, as a host would cast them.
+    public func providers<Point: ExtensionPoint>(of point: Point.Type) -> [Point.Provider] {
+        plugin.contributions().filter { $0.interfaceID == Point.interface.id }.compactMap { $0.provider as? Point.Provider }
+    }
+
+    /// What the plugin logged, in order.
+    public var logged: [LogEntry] { services.log.withLock { $0 } }
+
+    /// What the plugin stored, by key.
+    public var stored: [String: [UInt8]] { services.store.values.withLock { $0 } }
+
+    /// The names of the events the plugin published, in order.
+    public var published: [String] { services.events.published.withLock { $0 } }
+
+    /// Delivers `event` to the plugin's subscriptions, as another plugin's publish would.
+    @discardableResult
+    public func publish<Event: PluginEvent>(_ event: Event) -> EventDelivery {
+        services.events.deliver(EventPayload(event))
+    }
+
+    /// Follows a route the plugin registered.
+    public func navigate(to path: String) throws(ServiceError) -> any Sendable {
+        try services.router.navigate(to: path)
+    }
+
+    /// The route patterns the plugin registered.
+    public var routes: [String] { services.router.routes.withLock { $0.map(\.pattern) } }
+
+    /// A simulated hot reload: saves this plugin's state (``ReloadableState``),
+    /// deactivates it, creates `newType` with the same services and stored
+    /// data, restores the state into it before it activates, and returns the
+    /// harness of the new generation.
+    public func reload<New: Plugin>(as newType: New.Type) throws -> PluginHarness {
+        let saved = try (plugin as? any ReloadableState).map { try $0.encodedState() }
+        plugin.deactivate()
+        let next = try PluginHarness(New.self, id: id, storage: stored)
+        if let saved, let stateful = next.plugin as? any ReloadableState {
+            try stateful.restore(encodedState: saved)
+        }
+        return next
+    }
+}
