@@ -1,20 +1,27 @@
 import Foundation
+import PlugboardHost
 
 /// `plugboard new NAME`: scaffolds a plugin package, ready for `plugboard dev`.
 enum NewCommand: CLICommand {
     static let spec = CommandSpec(
         name: "new",
-        abstract: "Create a new plugin package (Package.swift, a plugin with one command, its entry point).",
+        abstract: "Create a new plugin package (a plugin with one command, its entry point, and a passing test).",
         discussion: """
-        Writes DIR/NAME (default ./NAME): a SwiftPM package depending on the SDK by path, with one \
-        .dynamic library product. Then: `plugboard dev DIR/NAME` builds it, loads it and reloads it \
-        on every save. Exits 0 when written, 1 if the directory exists or cannot be written, 64 on \
-        wrong usage.
+        Writes DIR/NAME (default ./NAME): a SwiftPM package with one .dynamic library product (the \
+        plugin) and a test target that tests it with the SDK's PluginHarness. It depends on the SDK by \
+        URL and version with --sdk-url (or $PLUGBOARD_SDK_URL), else by path (--sdk-path, default: the \
+        SDK next to this tool's checkout). `swift build` then builds it, `swift test` tests it, and \
+        `plugboard dev DIR/NAME` loads it and reloads it on every save. With --interface, writes an \
+        interface package instead: the dynamic library a host publishes its own extension points in. \
+        Exits 0 when written, 1 if the directory exists or cannot be written, 64 on wrong usage.
         """,
         options: [
             .init(long: "--dir", valueName: "dir", help: "Where to create the package (default: the current directory)."),
-            .init(long: "--id", valueName: "id", help: "Reverse-DNS plugin id (default: com.example.<name>)."),
-            .init(long: "--sdk", valueName: "path", help: "Path of Plugboard's SDK package (default: the SDK next to this tool's checkout)."),
+            .init(long: "--id", valueName: "id", help: "Reverse-DNS plugin or interface id (default: com.example.<name>)."),
+            .init(long: "--sdk-url", valueName: "url", help: "Depend on the SDK by this URL and this tool's SDK version (default: $PLUGBOARD_SDK_URL)."),
+            .init(long: "--sdk-path", valueName: "path", help: "Depend on the SDK package at this path (default: the SDK next to this tool's checkout)."),
+            .init(long: "--sdk", valueName: "path", help: "Same as --sdk-path."),
+            .init(long: "--interface", help: "Write an interface package (a host's extension point) instead of a plugin."),
         ],
         positionals: [.init(name: "name", help: "Package and type name: letters and digits, starting with a letter.")])
 
@@ -28,31 +35,57 @@ enum NewCommand: CLICommand {
         guard labels.count >= 2, labels.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") } }) else {
             throw UsageError(message: "'\(id)' is not a reverse-DNS id like com.example.tool", command: spec.name)
         }
-        guard let sdk = arguments.value("--sdk").map(absolute) ?? defaultSDK() else {
-            throw UsageError(message: "cannot find Plugboard's SDK next to this tool; pass --sdk /path/to/plugboard/SDK", command: spec.name)
-        }
-        guard FileManager.default.fileExists(atPath: sdk + "/Package.swift") else {
-            throw UsageError(message: "\(sdk) is not the SDK package (no Package.swift)", command: spec.name)
+        let sdk: SDKDependency
+        if let url = arguments.value("--sdk-url") ?? ProcessInfo.processInfo.environment["PLUGBOARD_SDK_URL"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            sdk = .url(url, version: PluginHost().baseline.sdkVersion)
+        } else {
+            guard let path = (arguments.value("--sdk-path") ?? arguments.value("--sdk")).map(absolute) ?? defaultSDK() else {
+                throw UsageError(
+                    message: "cannot find Plugboard's SDK next to this tool; pass --sdk-url URL or --sdk-path /path/to/plugboard/SDK",
+                    command: spec.name)
+            }
+            guard FileManager.default.fileExists(atPath: path + "/Package.swift") else {
+                throw UsageError(message: "\(path) is not the SDK package (no Package.swift)", command: spec.name)
+            }
+            sdk = .path(path)
         }
         let root = absolute(arguments.value("--dir") ?? ".") + "/" + name
         guard !FileManager.default.fileExists(atPath: root) else {
             Terminal.error("\(root) already exists; choose another name or --dir")
             return ExitStatus.failure
         }
+        let interface = arguments.flag("--interface")
         do {
             try FileManager.default.createDirectory(atPath: root + "/Sources/\(name)", withIntermediateDirectories: true)
-            try manifest(name: name, sdk: sdk).write(toFile: root + "/Package.swift", atomically: true, encoding: .utf8)
-            try source(name: name, id: id).write(toFile: root + "/Sources/\(name)/\(name).swift", atomically: true, encoding: .utf8)
             try ".build/\n.swiftpm/\nPackage.resolved\n".write(toFile: root + "/.gitignore", atomically: true, encoding: .utf8)
+            if interface {
+                try ScaffoldTemplates.interfaceManifest(name: name, sdk: sdk).write(toFile: root + "/Package.swift", atomically: true, encoding: .utf8)
+                try ScaffoldTemplates.interfaceSource(name: name, id: id)
+                    .write(toFile: root + "/Sources/\(name)/\(name).swift", atomically: true, encoding: .utf8)
+            } else {
+                try FileManager.default.createDirectory(atPath: root + "/Tests/\(name)Tests", withIntermediateDirectories: true)
+                try ScaffoldTemplates.manifest(name: name, sdk: sdk).write(toFile: root + "/Package.swift", atomically: true, encoding: .utf8)
+                try ScaffoldTemplates.source(name: name, id: id)
+                    .write(toFile: root + "/Sources/\(name)/\(name).swift", atomically: true, encoding: .utf8)
+                try ScaffoldTemplates.test(name: name, id: id)
+                    .write(toFile: root + "/Tests/\(name)Tests/\(name)Tests.swift", atomically: true, encoding: .utf8)
+            }
         } catch {
             Terminal.error("cannot write \(root): \(error)")
             return ExitStatus.failure
         }
-        Terminal.write("""
-        Created plugin \(id) in \(root)
+        Terminal.write(interface ? """
+        Created interface package \(id) in \(root)
+        Hosts and plugins depend on its product \(name) (a dynamic library); the host links it.
         Next:
-          plugboard dev \(root)        # build, load, and reload on every save
-          swift build --package-path \(root) && plugboard inspect \(root)/.build/debug/lib\(name).so
+          swift build --package-path \(root)
+
+        """ : """
+        Created plugin \(id) in \(root) (SDK \(sdk.description))
+        Next:
+          swift test --package-path \(root)     # its test, with PluginHarness
+          plugboard dev \(root)                  # build, load, and reload on every save
+          swift build --package-path \(root) && plugboard list --plugins \(root)/.build/debug
 
         """)
         return ExitStatus.success
@@ -72,74 +105,5 @@ enum NewCommand: CLICommand {
             directory = directory.deletingLastPathComponent()
         }
         return nil
-    }
-
-    static func manifest(name: String, sdk: String) -> String {
-        """
-        // swift-tools-version: 6.0
-        // A Plugboard plugin: one dynamic library, depending on the SDK only.
-        import PackageDescription
-
-        let package = Package(
-            name: "\(name)",
-            products: [
-                .library(name: "\(name)", type: .dynamic, targets: ["\(name)"])
-            ],
-            dependencies: [
-                .package(path: "\(sdk)")
-            ],
-            targets: [
-                .target(
-                    name: "\(name)",
-                    dependencies: [.product(name: "Plugboard", package: "SDK")],
-                    swiftSettings: [.swiftLanguageMode(.v6)]
-                )
-            ]
-        )
-
-        """
-    }
-
-    static func source(name: String, id: String) -> String {
-        let command = name.lowercased()
-        return """
-        import Plugboard
-
-        /// The plugin: the host creates it once per load and asks for its providers.
-        final class \(name): Plugin {
-            static let defaultConfiguration: [String: ConfigValue] = ["greeting": .string("Hello")]
-
-            let greeting: String
-
-            init(context: PluginContext) throws {
-                greeting = try context.service(Services.Configuration.self).string("greeting") ?? "Hello"
-            }
-
-            func contributions() -> [Contribution] {
-                [.provider(\(name)Command(greeting: greeting), for: Commands.self)]
-            }
-        }
-
-        /// `\(command) [NAME]`
-        struct \(name)Command: Command {
-            let greeting: String
-            let name = "\(command)"
-            let summary = "Says hello from \(name)"
-
-            func run(arguments: [String]) throws -> String {
-                "\\(greeting) from \(name), \\(arguments.first ?? "world")!"
-            }
-        }
-
-        /// The one symbol the host looks for.
-        @_cdecl("plugboard_entry")
-        public func plugboardEntry() -> UnsafeRawPointer {
-            PluginExport.descriptor(
-                for: \(name).self, id: "\(id)", version: "0.1.0",
-                provides: [Commands.interface],
-                services: [Services.Configuration.id])
-        }
-
-        """
     }
 }

@@ -157,16 +157,34 @@ import Testing
     @Test func aScaffoldedPluginBuildsAndLoads() throws {
         let dir = try TemporaryDirectory("plugboard-new")
         let sdk = Fixtures.repository.appendingPathComponent("SDK").path
-        let created = try runProcess(Fixtures.executable("plugboard"), ["new", "Hello", "--dir", dir.path, "--sdk", sdk])
+        let created = try runProcess(Fixtures.executable("plugboard"), ["new", "Hello", "--dir", dir.path, "--sdk-path", sdk])
         #expect(created.status == 0, "\(created.stderr)")
         let package = dir.file("Hello")
-        let build = try runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["swift", "build", "--package-path", package])
+        let build = try runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["swift", "build", "--build-tests", "--package-path", package])
         #expect(build.status == 0, "\(build.stdout)\(build.stderr)")
+        // Its own test, written with PluginHarness, passes as scaffolded.
+        let test = try runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["swift", "test", "--skip-build", "--package-path", package])
+        #expect(test.status == 0, "\(test.stdout)\(test.stderr)")
+        #expect(test.stdout.contains("2 tests"), "\(test.stdout)")
         let plugins = try TemporaryDirectory()
         try plugins.copy(URL(fileURLWithPath: package + "/.build/debug/libHello.so"), as: "libHello.so")
         let run = try runProcess(Fixtures.executable("plugboard"), ["run", "hello", "--plugins", plugins.path, "--", "Ada"])
         #expect(run.stdout == "Hello from Hello, Ada!\n", "\(run.stderr)")
         #expect(try runProcess(Fixtures.executable("plugboard"), ["new", "Hello", "--dir", dir.path, "--sdk", sdk]).status == 1)
         #expect(try runProcess(Fixtures.executable("plugboard"), ["new", "9lives", "--sdk", sdk]).status == 64)
+    }
+
+    @Test func aScaffoldedInterfacePackageBuildsAsADynamicLibrary() throws {
+        let dir = try TemporaryDirectory("plugboard-new")
+        let sdk = Fixtures.repository.appendingPathComponent("SDK").path
+        let created = try runProcess(
+            Fixtures.executable("plugboard"), ["new", "Exporters", "--interface", "--id", "com.example.exporter", "--dir", dir.path, "--sdk-path", sdk])
+        #expect(created.status == 0, "\(created.stderr)")
+        let package = dir.file("Exporters")
+        let build = try runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["swift", "build", "--package-path", package])
+        #expect(build.status == 0, "\(build.stdout)\(build.stderr)")
+        #expect(FileManager.default.fileExists(atPath: package + "/.build/debug/libExporters.so"))
+        let source = try String(contentsOfFile: package + "/Sources/Exporters/Exporters.swift", encoding: .utf8)
+        #expect(source.contains("Interface(id: \"com.example.exporter\""))
     }
 }

@@ -101,6 +101,16 @@ import Testing
             URL(fileURLWithPath: app + "/.build/debug/MyHostApp"), [plugins.path], environment: ["XDG_CACHE_HOME": work.file("cache")])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout == "Hello by URL, Ada!\n", "\(run.stdout)\(run.stderr)")
+
+        // `plugboard new` with the SDK's URL: a package that depends by URL and
+        // version, builds and passes its own test on the first try.
+        let scaffolded = try runProcess(
+            Fixtures.executable("plugboard"), ["new", "Greeting", "--dir", work.path, "--sdk-url", "file://\(repos)/plugboard-sdk"])
+        #expect(scaffolded.status == 0, "\(scaffolded.stderr)")
+        let manifest = try String(contentsOfFile: work.file("Greeting/Package.swift"), encoding: .utf8)
+        #expect(manifest.contains(".package(url: \"file://\(repos)/plugboard-sdk\", from: \"\(Self.version)\")"), "\(manifest)")
+        let tested = try swift(["test"], in: work.file("Greeting"))
+        #expect(tested.status == 0, "\(tested.stdout)\(tested.stderr)")
     }
 
     @Test func theReleaseScriptRefusesAUsedFolderAndBadUsage() throws {

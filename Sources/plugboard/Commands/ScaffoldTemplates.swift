@@ -1,0 +1,190 @@
+/// How a scaffolded package depends on the SDK.
+enum SDKDependency: CustomStringConvertible {
+    /// By URL and version: the package identity is the URL's last component.
+    case url(String, version: String)
+    /// By path, for local work: the identity is the folder's name.
+    case path(String)
+
+    var packageLine: String {
+        switch self {
+        case let .url(url, version): ".package(url: \"\(url)\", from: \"\(version)\")"
+        case let .path(path): ".package(path: \"\(path)\")"
+        }
+    }
+
+    /// What `.product(name:package:)` calls the SDK package.
+    var identity: String {
+        let location: String
+        switch self {
+        case let .url(url, _): location = url
+        case let .path(path): location = path
+        }
+        var last = location.split(separator: "/").last.map(String.init) ?? location
+        if last.hasSuffix(".git") { last.removeLast(4) }
+        return last
+    }
+
+    var description: String {
+        switch self {
+        case let .url(url, version): "\(url) from \(version)"
+        case let .path(path): "at \(path)"
+        }
+    }
+}
+
+/// The files `plugboard new` writes.
+enum ScaffoldTemplates {
+    static func manifest(name: String, sdk: SDKDependency) -> String {
+        """
+        // swift-tools-version: 6.0
+        // A Plugboard plugin: one dynamic library, depending on the SDK only.
+        import PackageDescription
+
+        let package = Package(
+            name: "\(name)",
+            products: [
+                .library(name: "\(name)", type: .dynamic, targets: ["\(name)"])
+            ],
+            dependencies: [
+                \(sdk.packageLine)
+            ],
+            targets: [
+                .target(
+                    name: "\(name)",
+                    dependencies: [.product(name: "Plugboard", package: "\(sdk.identity)")],
+                    swiftSettings: [.swiftLanguageMode(.v6)]
+                ),
+                // Tests with the SDK's PluginHarness: no host needed.
+                .testTarget(
+                    name: "\(name)Tests",
+                    dependencies: ["\(name)", .product(name: "Plugboard", package: "\(sdk.identity)")],
+                    swiftSettings: [.swiftLanguageMode(.v6)]
+                ),
+            ]
+        )
+
+        """
+    }
+
+    static func source(name: String, id: String) -> String {
+        let command = name.lowercased()
+        return """
+        import Plugboard
+
+        /// The plugin: the host creates it once per load and asks for its providers.
+        final class \(name): Plugin {
+            static let defaultConfiguration: [String: ConfigValue] = ["greeting": .string("Hello")]
+
+            let greeting: String
+
+            init(context: PluginContext) throws {
+                greeting = try context.service(Services.Configuration.self).string("greeting") ?? "Hello"
+            }
+
+            func contributions() -> [Contribution] {
+                [.provider(\(name)Command(greeting: greeting), for: Commands.self)]
+            }
+        }
+
+        /// `\(command) [NAME]`
+        struct \(name)Command: Command {
+            let greeting: String
+            let name = "\(command)"
+            let summary = "Says hello from \(name)"
+
+            func run(arguments: [String]) throws -> String {
+                "\\(greeting) from \(name), \\(arguments.first ?? "world")!"
+            }
+        }
+
+        /// The one symbol the host looks for.
+        @_cdecl("plugboard_entry")
+        public func plugboardEntry() -> UnsafeRawPointer {
+            PluginExport.descriptor(
+                for: \(name).self, id: "\(id)", version: "0.1.0",
+                provides: [Commands.interface],
+                services: [Services.Configuration.id])
+        }
+
+        """
+    }
+
+    static func test(name: String, id: String) -> String {
+        let command = name.lowercased()
+        return """
+        import Plugboard
+        import Testing
+        @testable import \(name)
+
+        @Suite struct \(name)Tests {
+            @Test func greets() throws {
+                let harness = try PluginHarness(\(name).self, id: "\(id)")
+                try harness.activate()
+                let command = try #require(harness.providers(of: Commands.self).first)
+                #expect(command.name == "\(command)")
+                #expect(try command.run(arguments: ["Ada"]) == "Hello from \(name), Ada!")
+            }
+
+            @Test func usesTheConfiguredGreeting() throws {
+                let harness = try PluginHarness(\(name).self, configuration: ["greeting": .string("Howdy")])
+                let command = try #require(harness.providers(of: Commands.self).first)
+                #expect(try command.run(arguments: []) == "Howdy from \(name), world!")
+            }
+        }
+
+        """
+    }
+
+    static func interfaceManifest(name: String, sdk: SDKDependency) -> String {
+        """
+        // swift-tools-version: 6.0
+        // A host's own extension points, published for its plugins: one dynamic
+        // library (one copy in the process, shared by the host and every plugin),
+        // depending on the SDK only. The host and the plugins depend on its
+        // product; the host links it, so the plugins' references resolve to it.
+        import PackageDescription
+
+        let package = Package(
+            name: "\(name)",
+            products: [
+                .library(name: "\(name)", type: .dynamic, targets: ["\(name)"])
+            ],
+            dependencies: [
+                \(sdk.packageLine)
+            ],
+            targets: [
+                .target(
+                    name: "\(name)",
+                    dependencies: [.product(name: "Plugboard", package: "\(sdk.identity)")],
+                    swiftSettings: [.swiftLanguageMode(.v6)]
+                )
+            ]
+        )
+
+        """
+    }
+
+    static func interfaceSource(name: String, id: String) -> String {
+        """
+        import Plugboard
+
+        /// What a provider of this extension point does. Change it only as the
+        /// interface's version allows: a new requirement is a new major.
+        public protocol \(name)Provider: Sendable {
+            /// A name the host lists the provider by.
+            var name: String { get }
+        }
+
+        /// The extension point: the host declares it with `host.declare(\(name).self)`;
+        /// a plugin lists `\(name).interface` in `provides:` and contributes
+        /// `.provider(..., for: \(name).self)`.
+        public enum \(name): ExtensionPoint {
+            public typealias Provider = any \(name)Provider
+            /// Inlined into each plugin, so it records the version it was compiled against.
+            @_alwaysEmitIntoClient
+            public static var interface: Interface { Interface(id: "\(id)", version: SemanticVersion(1, 0)) }
+        }
+
+        """
+    }
+}
