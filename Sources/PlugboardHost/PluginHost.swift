@@ -201,7 +201,9 @@ public final class PluginHost: Sendable {
     public func discover(rescan: Bool = false) throws(PluginDirectory.ScanError) -> [PluginRecord] {
         guard let directory = configuration.pluginsDirectory else { return [] }
         let candidates = try PluginDirectory.scan(directory)
+        let libraries = installInterfaceLibraries(from: directory)
         let records = lifecycle.withLock { _ in admitLocked(examineLocked(candidates, rescan: rescan)) }
+        state.withLock { $0.lastDiscovery.interfaceLibraries = libraries }
         let known = Set(records.compactMap(\.id))
         for id in configuration.settings.plugins.keys.sorted() where !known.contains(id) {
             services.report(HostDiagnostic(.warning, code: "config-unknown-plugin",
@@ -209,6 +211,24 @@ public final class PluginHost: Sendable {
                 file: configuration.settings.file, keyPath: "plugins.\(id)"))
         }
         return records
+    }
+
+    /// Puts the interface libraries of `directory`'s `lib/` folder beside the
+    /// private copies plugins are loaded from (here and in scanners), so a
+    /// plugin of a host's own extension point finds the library it needs
+    /// even in a host that does not link it (the `plugboard` tool).
+    private func installInterfaceLibraries(from directory: String) -> [String] {
+        PluginDirectory.interfaceLibraries(in: directory).filter { library in
+            do {
+                try copies.install(library: library)
+                return true
+            } catch {
+                services.report(HostDiagnostic(.error, code: "interface-library-unreadable",
+                    message: "\(library): cannot put this interface library where plugins find it (\(error)); "
+                        + "check that it is readable and the images directory writable; plugins that need it will fail to load"))
+                return false
+            }
+        }
     }
 
     /// ``discover(rescan:)``, then activates the plugins that declared the

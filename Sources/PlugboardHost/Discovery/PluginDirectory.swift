@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,6 +28,20 @@ struct PluginCandidate: Sendable, Equatable {
 ///   second is rejected as `duplicate-file`.
 public enum PluginDirectory {
     public static let librarySuffix = ".so"
+    /// The folder of a plugins directory that holds interface libraries: the
+    /// dynamic libraries of a host's own extension points that plugins need
+    /// beside them. They are not plugins.
+    public static let interfaceFolder = "lib"
+
+    /// The `.so` files of `directory`'s interface folder, sorted; empty without one.
+    static func interfaceLibraries(in directory: String) -> [String] {
+        let folder = absolutePath(directory) + "/" + interfaceFolder
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [] }
+        return names.filter { $0.hasSuffix(librarySuffix) }.sorted().map { folder + "/" + $0 }.filter { path in
+            var info = stat()
+            return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+        }
+    }
 
     /// Why a directory cannot be scanned at all (a struct with an extensible
     /// ``Code``, like ``PluginLoadError``).

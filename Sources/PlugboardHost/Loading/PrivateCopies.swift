@@ -47,6 +47,28 @@ struct PrivateCopies: Sendable {
         return target
     }
 
+    /// Copies the library at `path` into the directory under its own name, so
+    /// a plugin loaded from a copy here finds it through `$ORIGIN` (SwiftPM
+    /// links plugins with that run path). Copied once; a later call is a no-op.
+    func install(library path: String) throws(CopyError) {
+        if let failed = makeDirectories(directory) {
+            throw CopyError(reason: "cannot create \(failed.path): \(String(cString: strerror(failed.errno)))")
+        }
+        guard let bytes = FileManager.default.contents(atPath: path) else {
+            throw CopyError(reason: "cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        let target = directory + "/" + (path.split(separator: "/").last.map(String.init) ?? path)
+        let fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o500)
+        if fd < 0 && errno == EEXIST { return }
+        guard fd >= 0 else { throw CopyError(reason: "cannot create \(target): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        guard bytes.withUnsafeBytes({ writeAll(fd, $0) }) else {
+            let reason = String(cString: strerror(errno))
+            unlink(target)
+            throw CopyError(reason: "cannot write \(target): \(reason)")
+        }
+    }
+
     struct CopyError: Error, Sendable, CustomStringConvertible {
         let reason: String
         var description: String { reason }

@@ -8,6 +8,9 @@ public struct DiscoveryStatistics: Sendable, Equatable, Encodable {
     public var filesScanned = 0
     /// Scanner processes started.
     public var scannerProcesses = 0
+    /// Interface libraries found in the plugins directory's `lib/` folder and
+    /// put where plugins that need them find them (not plugins: never listed as such).
+    public var interfaceLibraries: [String] = []
 
     public init() {}
 }

@@ -45,7 +45,8 @@ enum ListCommand: CLICommand {
                 directory: PluginDirectory.absolutePath(directory), host: HostSummary(host), discovery: host.lastDiscovery,
                 plugins: records))
         } else {
-            Terminal.write(RecordText.list(records, directory: PluginDirectory.absolutePath(directory)) + "\n")
+            Terminal.write(RecordText.list(
+                records, directory: PluginDirectory.absolutePath(directory), interfaceLibraries: host.lastDiscovery.interfaceLibraries) + "\n")
         }
         let problems = records.contains { [.rejected, .failed, .quarantined].contains($0.status) }
         return arguments.flag("--strict") && problems ? ExitStatus.failure : ExitStatus.success

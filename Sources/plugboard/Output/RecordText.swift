@@ -17,13 +17,17 @@ enum RecordText {
         record.provides.isEmpty ? "-" : record.provides.map { "\($0.id) \($0.version.major).\($0.version.minor)" }.joined(separator: ", ")
     }
 
-    static func list(_ records: [PluginRecord], directory: String) -> String {
+    static func list(_ records: [PluginRecord], directory: String, interfaceLibraries: [String] = []) -> String {
         let counts = PluginStatus.allCases.compactMap { status -> String? in
             let count = records.filter { $0.status == status }.count
             return count == 0 ? nil : "\(count) \(status.rawValue)"
         }
         var out = Terminal.style("Plugins in \(directory)", .bold)
             + " (\(records.count) file\(records.count == 1 ? "" : "s")\(counts.isEmpty ? "" : ": " + counts.joined(separator: ", ")))\n"
+        if !interfaceLibraries.isEmpty {
+            out += "Interface libraries (\(PluginDirectory.interfaceFolder)/, for plugins of a host's own extension points): "
+                + interfaceLibraries.map(fileName).joined(separator: ", ") + "\n"
+        }
         guard !records.isEmpty else { return out + "  no *.so files found" }
         var table = Table(header: ["STATUS", "ID", "VERSION", "PROVIDES", "FILE"])
         for record in records {

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+
+/// A host's own extension point, in an interface package of its own (made by
+/// `plugboard new --interface`), and a plugin that provides it: the
+/// `plugboard` tool links no such library, so it finds it in the plugins
+/// directory's `lib/` folder and lists it as what it is.
+@Suite(.serialized) struct InterfaceLibraryTests {
+    func swiftBuild(_ package: String) throws -> ProcessResult {
+        try runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["swift", "build", "--package-path", package])
+    }
+
+    @Test func pluginsOfACustomInterfaceLoadWhenItsLibraryIsInLib() throws {
+        let work = try TemporaryDirectory("plugboard-interface")
+        let sdk = Fixtures.repository.appendingPathComponent("SDK").path
+        let created = try runProcess(
+            Fixtures.executable("plugboard"),
+            ["new", "Exporters", "--interface", "--id", "com.example.exporter", "--dir", work.path, "--sdk-path", sdk])
+        #expect(created.status == 0, "\(created.stderr)")
+        let interface = work.file("Exporters")
+        let plugin = work.file("CSVExporter")
+        try FileManager.default.createDirectory(atPath: plugin + "/Sources/CSVExporter", withIntermediateDirectories: true)
+        try """
+            // swift-tools-version: 6.0
+            import PackageDescription
+            let package = Package(
+                name: "CSVExporter",
+                products: [.library(name: "CSVExporter", type: .dynamic, targets: ["CSVExporter"])],
+                dependencies: [.package(path: "\(sdk)"), .package(path: "\(interface)")],
+                targets: [.target(name: "CSVExporter", dependencies: [
+                    .product(name: "Plugboard", package: "SDK"), .product(name: "Exporters", package: "Exporters"),
+                ])]
+            )
+            """.write(toFile: plugin + "/Package.swift", atomically: true, encoding: .utf8)
+        try """
+            import Exporters
+            import Plugboard
+
+            final class CSVExporter: Plugin {
+                init(context: PluginContext) throws {}
+                func contributions() -> [Contribution] { [.provider(CSV(), for: Exporters.self)] }
+            }
+
+            struct CSV: ExportersProvider { let name = "csv" }
+
+            @_cdecl("plugboard_entry")
+            public func plugboardEntry() -> UnsafeRawPointer {
+                PluginExport.descriptor(for: CSVExporter.self, id: "com.example.csv", version: "1.0.0", provides: [Exporters.interface])
+            }
+            """.write(toFile: plugin + "/Sources/CSVExporter/CSVExporter.swift", atomically: true, encoding: .utf8)
+        let builtInterface = try swiftBuild(interface)
+        #expect(builtInterface.status == 0, "\(builtInterface.stdout)\(builtInterface.stderr)")
+        let builtPlugin = try swiftBuild(plugin)
+        #expect(builtPlugin.status == 0, "\(builtPlugin.stdout)\(builtPlugin.stderr)")
+
+        let plugins = try TemporaryDirectory()
+        try plugins.copy(URL(fileURLWithPath: plugin + "/.build/debug/libCSVExporter.so"), as: "libCSVExporter.so")
+        let cache = try TemporaryDirectory()
+        func list() throws -> [String: Any] {
+            let result = try runProcess(
+                Fixtures.executable("plugboard"), ["list", "--plugins", plugins.path, "--json", "--cache", cache.path, "--rescan"])
+            #expect(result.status == 0, "\(result.stderr)")
+            return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        }
+
+        // Without lib/: the plugin's library is nowhere to be found.
+        let without = try list()
+        let missing = try #require((without["plugins"] as? [[String: Any]])?.first)
+        #expect(missing["status"] as? String == "rejected")
+        #expect(missing["code"] as? String == "load-failed")
+        #expect((missing["reason"] as? String)?.contains("libExporters.so") == true, "\(missing)")
+
+        // With it in lib/: the plugin is available, and the library is not listed as a plugin.
+        try FileManager.default.createDirectory(atPath: plugins.file("lib"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: interface + "/.build/debug/libExporters.so", toPath: plugins.file("lib/libExporters.so"))
+        let with = try list()
+        let records = try #require(with["plugins"] as? [[String: Any]])
+        #expect(records.count == 1)
+        #expect(records.first?["status"] as? String == "available", "\(records)")
+        #expect(records.first?["id"] as? String == "com.example.csv")
+        let libraries = (with["discovery"] as? [String: Any])?["interfaceLibraries"] as? [String]
+        #expect(libraries?.map { URL(fileURLWithPath: $0).lastPathComponent } == ["libExporters.so"])
+    }
+}
