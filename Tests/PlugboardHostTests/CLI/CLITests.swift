@@ -41,10 +41,11 @@ import Testing
         let cache = try TemporaryDirectory()
         let cold = try plugboard("list", "--plugins", dir.path, "--cache", cache.path, "--json")
         let coldJSON = try #require(try JSONSerialization.jsonObject(with: Data(cold.stdout.utf8)) as? [String: Any])
-        #expect((coldJSON["discovery"] as? [String: Int])?["filesRead"] == 2)
+        #expect((coldJSON["discovery"] as? [String: Any])?["filesRead"] as? Int == 2)
         let warm = try plugboard("list", "--plugins", dir.path, "--cache", cache.path, "--json")
         let warmJSON = try #require(try JSONSerialization.jsonObject(with: Data(warm.stdout.utf8)) as? [String: Any])
-        #expect((warmJSON["discovery"] as? [String: Int]) == ["cacheHits": 2, "filesRead": 0, "filesScanned": 0, "scannerProcesses": 0])
+        let counts = (warmJSON["discovery"] as? [String: Any] ?? [:]).compactMapValues { $0 as? Int }
+        #expect(counts == ["cacheHits": 2, "filesRead": 0, "filesScanned": 0, "scannerProcesses": 0])
         #expect((warmJSON["plugins"] as? [[String: Any]])?.map { $0["status"] as? String } == ["available", "rejected"])
 
         let strace = URL(fileURLWithPath: "/usr/bin/strace")
