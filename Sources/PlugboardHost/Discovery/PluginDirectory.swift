@@ -93,6 +93,9 @@ public enum PluginDirectory {
                 String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
             }
             if name.hasPrefix(".") || !name.hasSuffix(librarySuffix) { continue }
+            // The SDK's own library (beside a plugin in its build folder): plugins
+            // link it by this very name, so no plugin can be called that.
+            if name == HostEnvironment.sdkSoname { continue }
             names.append(name)
         }
         var seen: [FileKey: String] = [:]

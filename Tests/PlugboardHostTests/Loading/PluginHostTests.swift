@@ -108,6 +108,16 @@ import Testing
         #expect(error?.path == "/nonexistent/plugboard")
     }
 
+    @Test func theSDKLibraryBesideAPluginIsNotAPlugin() throws {
+        // A plugin's build folder holds the SDK's library too: listing the folder
+        // shows the plugin only, not libPlugboard.so as a broken plugin.
+        let dir = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
+        try dir.copy(Fixtures.library("Plugboard"), as: "libPlugboard.so")
+        let records = try host(dir).discover()
+        #expect(records.map { URL(fileURLWithPath: $0.path).lastPathComponent } == ["libAlpha.so"])
+    }
+
     @Test func aFileGivenAsThePluginsDirectoryIsAnErrorThatSaysWhatToPass() throws {
         let dir = try TemporaryDirectory()
         let file = try dir.copy(Fixtures.library("Alpha"), as: "a.so")
