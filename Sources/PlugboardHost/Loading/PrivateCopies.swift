@@ -35,8 +35,15 @@ struct PrivateCopies: Sendable {
         let number = Self.counter.wrappingAdd(1, ordering: .relaxed).newValue
         let safe = String(label.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? $0 : "_" })
         let target = "\(directory)/\(number)-\(UInt32.random(in: 0...UInt32.max))-\(safe)"
-        // O_EXCL: never reuse or follow anything already there.
+        _ = try create(target, with: bytes)
+        return target
+    }
+
+    /// Writes `bytes` to the new file `target`; false if it already exists.
+    /// O_EXCL and O_NOFOLLOW: never reuse or follow anything already there.
+    private func create<Bytes: ContiguousBytes>(_ target: String, with bytes: Bytes) throws(CopyError) -> Bool {
         let fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o500)
+        if fd < 0 && errno == EEXIST { return false }
         guard fd >= 0 else { throw CopyError(reason: "cannot create \(target): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         guard bytes.withUnsafeBytes({ writeAll(fd, $0) }) else {
@@ -44,7 +51,7 @@ struct PrivateCopies: Sendable {
             unlink(target)
             throw CopyError(reason: "cannot write \(target): \(reason)")
         }
-        return target
+        return true
     }
 
     /// Copies the library at `path` into the directory under its own name, so
@@ -57,16 +64,7 @@ struct PrivateCopies: Sendable {
         guard let bytes = FileManager.default.contents(atPath: path) else {
             throw CopyError(reason: "cannot read \(path): \(String(cString: strerror(errno)))")
         }
-        let target = directory + "/" + (path.split(separator: "/").last.map(String.init) ?? path)
-        let fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o500)
-        if fd < 0 && errno == EEXIST { return }
-        guard fd >= 0 else { throw CopyError(reason: "cannot create \(target): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        guard bytes.withUnsafeBytes({ writeAll(fd, $0) }) else {
-            let reason = String(cString: strerror(errno))
-            unlink(target)
-            throw CopyError(reason: "cannot write \(target): \(reason)")
-        }
+        _ = try create(directory + "/" + (path.split(separator: "/").last.map(String.init) ?? path), with: bytes)
     }
 
     struct CopyError: Error, Sendable, CustomStringConvertible {

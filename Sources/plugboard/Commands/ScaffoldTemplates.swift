@@ -34,10 +34,24 @@ enum SDKDependency: CustomStringConvertible {
 
 /// The files `plugboard new` writes.
 enum ScaffoldTemplates {
-    static func manifest(name: String, sdk: SDKDependency) -> String {
-        """
+    /// A package with one dynamic library depending on the SDK and, for a
+    /// plugin, a test target.
+    static func manifest(
+        name: String, sdk: SDKDependency, tests: Bool = true,
+        purpose: String = "// A Plugboard plugin: one dynamic library, depending on the SDK only."
+    ) -> String {
+        let testTarget = !tests ? "" : """
+                    // Tests with the SDK's PluginHarness: no host needed.
+                    .testTarget(
+                        name: "\(name)Tests",
+                        dependencies: ["\(name)", .product(name: "Plugboard", package: "\(sdk.identity)")],
+                        swiftSettings: [.swiftLanguageMode(.v6)]
+                    ),
+
+            """
+        return """
         // swift-tools-version: 6.0
-        // A Plugboard plugin: one dynamic library, depending on the SDK only.
+        \(purpose)
         import PackageDescription
 
         let package = Package(
@@ -54,13 +68,7 @@ enum ScaffoldTemplates {
                     dependencies: [.product(name: "Plugboard", package: "\(sdk.identity)")],
                     swiftSettings: [.swiftLanguageMode(.v6)]
                 ),
-                // Tests with the SDK's PluginHarness: no host needed.
-                .testTarget(
-                    name: "\(name)Tests",
-                    dependencies: ["\(name)", .product(name: "Plugboard", package: "\(sdk.identity)")],
-                    swiftSettings: [.swiftLanguageMode(.v6)]
-                ),
-            ]
+        \(testTarget)    ]
         )
 
         """
@@ -136,32 +144,12 @@ enum ScaffoldTemplates {
     }
 
     static func interfaceManifest(name: String, sdk: SDKDependency) -> String {
-        """
-        // swift-tools-version: 6.0
-        // A host's own extension points, published for its plugins: one dynamic
-        // library (one copy in the process, shared by the host and every plugin),
-        // depending on the SDK only. The host and the plugins depend on its
-        // product; the host links it, so the plugins' references resolve to it.
-        import PackageDescription
-
-        let package = Package(
-            name: "\(name)",
-            products: [
-                .library(name: "\(name)", type: .dynamic, targets: ["\(name)"])
-            ],
-            dependencies: [
-                \(sdk.packageLine)
-            ],
-            targets: [
-                .target(
-                    name: "\(name)",
-                    dependencies: [.product(name: "Plugboard", package: "\(sdk.identity)")],
-                    swiftSettings: [.swiftLanguageMode(.v6)]
-                )
-            ]
-        )
-
-        """
+        manifest(name: name, sdk: sdk, tests: false, purpose: """
+            // A host's own extension points, published for its plugins: one dynamic
+            // library (one copy in the process, shared by the host and every plugin),
+            // depending on the SDK only. The host and the plugins depend on its
+            // product; the host links it, so the plugins' references resolve to it.
+            """)
     }
 
     static func interfaceSource(name: String, id: String) -> String {
