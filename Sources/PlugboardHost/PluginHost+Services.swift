@@ -20,6 +20,6 @@ extension PluginHost {
     /// directory): for hosts that inspect or seed plugin data.
     public func storage(for pluginID: String) -> (any KeyValueStore)? {
         guard Descriptor.isValidID(pluginID), let directory = services.dataDirectory else { return nil }
-        return FileKeyValueStore(directory: "\(directory)/\(pluginID)")
+        return services.store(for: pluginID, in: directory)
     }
 }

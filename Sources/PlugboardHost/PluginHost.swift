@@ -84,6 +84,8 @@ public final class PluginHost: Sendable {
         public var cacheDirectory: String?
         /// How plugin files are scanned in child processes.
         public var scanner: ScannerSettings
+        /// How much each plugin may store (bytes, keys, value size).
+        public var storageQuota: StorageQuota
         /// A SIGINT/SIGTERM that stops the host while a plugin's init,
         /// activate or journaled call has run this long counts as a hang:
         /// the next start quarantines that plugin (see "Crash journal" in the README).
@@ -93,8 +95,10 @@ public final class PluginHost: Sendable {
             pluginsDirectory: String? = nil, disabledPlugins: [String: String] = [:],
             settings: HostSettings = HostSettings(), dataDirectory: String? = nil,
             logSink: LogSink = .standardError, imagesDirectory: String? = nil, cacheDirectory: String? = nil,
-            scanner: ScannerSettings = ScannerSettings(), hangThreshold: Duration = .seconds(5)
+            scanner: ScannerSettings = ScannerSettings(), hangThreshold: Duration = .seconds(5),
+            storageQuota: StorageQuota = StorageQuota()
         ) {
+            self.storageQuota = storageQuota
             self.pluginsDirectory = pluginsDirectory
             self.disabledPlugins = disabledPlugins
             self.settings = settings
@@ -152,7 +156,7 @@ public final class PluginHost: Sendable {
         self.journal = CrashJournal(directory: cacheDirectory + "/journal", hangThreshold: configuration.hangThreshold)
         self.services = HostServices(
             configuration: configuration.settings, dataDirectory: configuration.dataDirectory,
-            logSink: configuration.logSink)
+            logSink: configuration.logSink, storageQuota: configuration.storageQuota)
         // Weak: the registry and services live inside the host.
         registry.setActivator { [weak self] interfaceID in self?.activateProviders(of: interfaceID) }
         services.triggers.setActivator { [weak self] pluginIDs in self?.activate(pluginIDs: pluginIDs) }

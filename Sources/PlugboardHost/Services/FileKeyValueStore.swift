@@ -1,3 +1,4 @@
+import Foundation
 import Plugboard
 #if canImport(Glibc)
 import Glibc
@@ -8,77 +9,161 @@ import Glibc
 /// - Isolation: file names are the key's UTF-8 bytes hex-encoded, so no key
 ///   (`/`, `..`, NUL...) can name anything outside the plugin's directory, and
 ///   plugin ids are validated reverse-DNS names before they name a directory.
+/// - No escape: every open is relative to a descriptor of the data directory
+///   and refuses symbolic links (`O_NOFOLLOW`): a plugin folder or a value file
+///   that is a link is an error naming it, and nothing is read or written
+///   through it.
+/// - One key, one file: keys are normalised to Unicode NFC, so the same text
+///   composed or decomposed is the same key.
 /// - Atomicity: a value is written to a unique temporary file, `fsync`ed,
 ///   then `rename`d over the old one, and the directory is `fsync`ed; a crash
 ///   at any point leaves the old value or the new one.
+/// - Quotas: ``StorageQuota`` bounds bytes, keys and value size per plugin.
 struct FileKeyValueStore: KeyValueStore {
-    let directory: String
+    /// The data directory (trusted: the host's own setting).
+    let root: String
+    /// The plugin's folder in it (a validated plugin id).
+    let folder: String
+    var quota = StorageQuota()
+    /// Told when a quota refuses a write (the host's diagnostics).
+    var onQuota: (@Sendable (ServiceError) -> Void)?
     static let valueSuffix = ".value"
 
+    var directory: String { "\(root)/\(folder)" }
+
     func value(for key: String) throws(ServiceError) -> [UInt8]? {
-        let path = try self.path(for: key)
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let name = try self.name(for: key)
+        guard let dir = try openFolder(create: false) else { return nil }
+        defer { close(dir) }
+        let fd = openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         if fd < 0 {
             if errno == ENOENT { return nil }
-            throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+            if errno == ELOOP { throw .symlink(path: "\(directory)/\(name)") }
+            throw .unreadable(path: "\(directory)/\(name)", reason: String(cString: strerror(errno)))
         }
         defer { close(fd) }
         guard let bytes = readToEnd(fd) else {
-            throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+            throw .unreadable(path: "\(directory)/\(name)", reason: String(cString: strerror(errno)))
         }
         return bytes
     }
 
     func set(_ value: [UInt8], for key: String) throws(ServiceError) {
-        let path = try self.path(for: key)
-        try ensureDirectory()
-        let temporary = "\(directory)/.tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let name = try self.name(for: key)
+        guard let dir = try openFolder(create: true) else { throw .notWritable(path: directory, reason: "no plugin folder") }
+        defer { close(dir) }
+        try checkQuota(adding: value.count, as: name, in: dir)
+        let temporary = ".tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        let fd = openat(dir, temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw .notWritable(path: directory, reason: String(cString: strerror(errno))) }
         var failure: String?
         if !value.withUnsafeBytes({ writeAll(fd, $0) }) { failure = String(cString: strerror(errno)) }
         if failure == nil, fsync(fd) != 0 { failure = String(cString: strerror(errno)) }
         close(fd)
-        if failure == nil, rename(temporary, path) != 0 { failure = String(cString: strerror(errno)) }
+        // renameat replaces a link named `name` itself, never what it points to.
+        if failure == nil, renameat(dir, temporary, dir, name) != 0 { failure = String(cString: strerror(errno)) }
         if let failure {
-            unlink(temporary)
+            unlinkat(dir, temporary, 0)
             throw .notWritable(path: directory, reason: failure)
         }
-        syncDirectory()
+        fsync(dir)
     }
 
     func removeValue(for key: String) throws(ServiceError) {
-        let path = try self.path(for: key)
-        if unlink(path) != 0 && errno != ENOENT {
+        let name = try self.name(for: key)
+        guard let dir = try openFolder(create: false) else { return }
+        defer { close(dir) }
+        if unlinkat(dir, name, 0) != 0 && errno != ENOENT {
             throw .notWritable(path: directory, reason: String(cString: strerror(errno)))
         }
-        syncDirectory()
+        fsync(dir)
     }
 
     func keys() throws(ServiceError) -> [String] {
-        guard let dir = opendir(directory) else {
-            if errno == ENOENT { return [] }
-            throw .unreadable(path: directory, reason: String(cString: strerror(errno)))
+        guard let dir = try openFolder(create: false) else { return [] }
+        return listing(dir).names.compactMap { name in
+            name.hasSuffix(Self.valueSuffix) ? Self.decode(String(name.dropLast(Self.valueSuffix.count))) : nil
+        }.sorted()
+    }
+
+    // MARK: - The folder, by descriptor
+
+    /// The plugin's folder, opened without following links; nil if it does not
+    /// exist and `create` is false.
+    private func openFolder(create: Bool) throws(ServiceError) -> Int32? {
+        if create, let failed = makeDirectories(root) {
+            throw .notWritable(path: failed.path, reason: String(cString: strerror(failed.errno)))
         }
-        defer { closedir(dir) }
-        var keys: [String] = []
-        while let entry = readdir(dir) {
+        let base = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard base >= 0 else {
+            if errno == ENOENT && !create { return nil }
+            throw .notWritable(path: root, reason: String(cString: strerror(errno)))
+        }
+        defer { close(base) }
+        if create, mkdirat(base, folder, 0o700) != 0, errno != EEXIST {
+            throw .notWritable(path: directory, reason: String(cString: strerror(errno)))
+        }
+        let dir = openat(base, folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
+        guard dir >= 0 else {
+            if errno == ENOENT && !create { return nil }
+            if errno == ELOOP || errno == ENOTDIR { throw .symlink(path: directory) }
+            throw .notWritable(path: directory, reason: String(cString: strerror(errno)))
+        }
+        return dir
+    }
+
+    /// The value files in the folder `dir`, with their sizes (read through a
+    /// duplicate descriptor: the caller keeps and closes `dir`).
+    private func listing(_ dir: Int32) -> (names: [String], bytes: [String: Int]) {
+        let copy = dup(dir)
+        guard copy >= 0, let stream = fdopendir(copy) else { return ([], [:]) }
+        defer { closedir(stream) }
+        var names: [String] = [], bytes: [String: Int] = [:]
+        while let entry = readdir(stream) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard name.hasSuffix(Self.valueSuffix), let key = Self.decode(String(name.dropLast(Self.valueSuffix.count))) else { continue }
-            keys.append(key)
+            guard name.hasSuffix(Self.valueSuffix) else { continue }
+            names.append(name)
+            var info = stat()
+            if fstatat(dir, name, &info, AT_SYMLINK_NOFOLLOW) == 0 { bytes[name] = Int(info.st_size) }
         }
-        return keys.sorted()
+        return (names, bytes)
+    }
+
+    private func checkQuota(adding size: Int, as name: String, in dir: Int32) throws(ServiceError) {
+        let refuse = { (limit: String) -> ServiceError in
+            let error = ServiceError.quotaExceeded(path: "\(self.directory)/\(name)", limit: limit)
+            self.onQuota?(error)
+            return error
+        }
+        guard size <= quota.maximumValueBytes else {
+            throw refuse("a value is at most \(quota.maximumValueBytes) bytes, this one has \(size)")
+        }
+        let current = listing(dir)
+        let replacing = current.bytes[name]
+        if replacing == nil, current.names.count + 1 > quota.maximumKeys {
+            throw refuse("at most \(quota.maximumKeys) keys, and all are used")
+        }
+        let total = current.bytes.values.reduce(0, +) - (replacing ?? 0) + size
+        guard total <= quota.maximumBytes else {
+            throw refuse("at most \(quota.maximumBytes) bytes in all, this write would make \(total)")
+        }
     }
 
     // MARK: - Names
 
-    func path(for key: String) throws(ServiceError) -> String {
-        let bytes = Array(key.utf8)
+    /// The file name of `key`: its NFC form's UTF-8 bytes, hex-encoded.
+    func name(for key: String) throws(ServiceError) -> String {
+        let bytes = Array(key.precomposedStringWithCanonicalMapping.utf8)
         guard !bytes.isEmpty else { throw .invalidKey(key, reason: "keys must not be empty") }
         guard bytes.count <= FileKeyValueStore.maximumKeyLength else {
             throw .invalidKey(key, reason: "keys are limited to \(FileKeyValueStore.maximumKeyLength) UTF-8 bytes, this one has \(bytes.count)")
         }
-        return "\(directory)/\(Self.encode(bytes))\(Self.valueSuffix)"
+        return "\(Self.encode(bytes))\(Self.valueSuffix)"
+    }
+
+    /// Where `key` is stored.
+    func path(for key: String) throws(ServiceError) -> String {
+        "\(directory)/\(try name(for: key))"
     }
 
     static func encode(_ bytes: [UInt8]) -> String {
@@ -107,23 +192,15 @@ struct FileKeyValueStore: KeyValueStore {
         default: nil
         }
     }
-
-    private func ensureDirectory() throws(ServiceError) {
-        if let failed = makeDirectories(directory) {
-            throw .notWritable(path: failed.path, reason: String(cString: strerror(failed.errno)))
-        }
-    }
-
-    private func syncDirectory() {
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        fsync(fd)
-        close(fd)
-    }
 }
 
 /// The storage failures, worded once: what failed, where, and what to check.
+/// `storage-symlink` and `storage-quota-exceeded` are the host's own codes
+/// (ServiceError.Code is extensible: no new SDK needed).
 extension ServiceError {
+    static let storageSymlink = Code("storage-symlink")
+    static let storageQuotaExceeded = Code("storage-quota-exceeded")
+
     fileprivate static func invalidKey(_ key: String, reason: String) -> ServiceError {
         ServiceError(.storageInvalidKey, "invalid storage key '\(key.prefix(40))\(key.count > 40 ? "…" : "")': \(reason)")
     }
@@ -134,5 +211,13 @@ extension ServiceError {
 
     fileprivate static func unreadable(path: String, reason: String) -> ServiceError {
         ServiceError(.storageUnreadable, "\(path): cannot read stored value (\(reason)); check the file's permissions", path: path)
+    }
+
+    fileprivate static func symlink(path: String) -> ServiceError {
+        ServiceError(storageSymlink, "\(path) is a symbolic link; storage never follows one (it could lead outside the data directory): remove the link", path: path)
+    }
+
+    fileprivate static func quotaExceeded(path: String, limit: String) -> ServiceError {
+        ServiceError(storageQuotaExceeded, "\(path): storage quota exceeded: \(limit); nothing was written (remove values, or ask the host for a larger quota)", path: path)
     }
 }

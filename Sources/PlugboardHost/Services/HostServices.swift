@@ -10,11 +10,13 @@ final class HostServices: Sendable {
     let triggers = ActivationTriggers()
     let logSink: LogSink
     let dataDirectory: String?
+    let storageQuota: StorageQuota
     let configuration: HostSettings
     private let custom = Mutex<[String: @Sendable (String) -> any Sendable]>([:])
     private let diagnostics: DiagnosticLog
 
-    init(configuration: HostSettings, dataDirectory: String?, logSink: LogSink) {
+    init(configuration: HostSettings, dataDirectory: String?, logSink: LogSink, storageQuota: StorageQuota = StorageQuota()) {
+        self.storageQuota = storageQuota
         let diagnostics = DiagnosticLog(configuration.diagnostics)
         self.diagnostics = diagnostics
         self.configuration = configuration
@@ -25,6 +27,14 @@ final class HostServices: Sendable {
     }
 
     func report(_ diagnostic: HostDiagnostic) { diagnostics.append(diagnostic) }
+
+    /// Plugin `id`'s storage: the plugin gets the error, the host a diagnostic when a quota refuses.
+    func store(for id: String, in dataDirectory: String) -> FileKeyValueStore {
+        let diagnostics = diagnostics
+        return FileKeyValueStore(root: dataDirectory, folder: id, quota: storageQuota) { error in
+            diagnostics.append(HostDiagnostic(.warning, code: error.code.rawValue, message: error.message, plugin: id))
+        }
+    }
 
     var allDiagnostics: [HostDiagnostic] { diagnostics.all }
 
@@ -52,7 +62,7 @@ final class HostServices: Sendable {
                 granted[service] = HostLogger(label: id, sink: logSink)
             case Services.Storage.id:
                 if let dataDirectory {
-                    granted[service] = FileKeyValueStore(directory: "\(dataDirectory)/\(id)")
+                    granted[service] = store(for: id, in: dataDirectory)
                 } else {
                     denied[service] = "this host has no data directory"
                 }

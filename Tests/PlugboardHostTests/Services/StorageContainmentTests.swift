@@ -1,0 +1,65 @@
+import Foundation
+import Plugboard
+@testable import PlugboardHost
+import Testing
+
+/// Storage that cannot escape its data directory, one file per key, and quotas.
+@Suite struct StorageContainmentTests {
+    @Test func aSymlinkedPluginFolderIsRefusedAndNothingIsWrittenThroughIt() throws {
+        let data = try TemporaryDirectory(), outside = try TemporaryDirectory()
+        symlink(outside.path, data.file("fixture.a"))
+        let store = try #require(PluginHost(configuration: .init(dataDirectory: data.path)).storage(for: "fixture.a"))
+        let error = expectServiceError(ServiceError.storageSymlink) { try store.set("x", for: "k") }
+        #expect(error?.message.contains(data.file("fixture.a")) == true, "names the link")
+        expectServiceError(ServiceError.storageSymlink) { _ = try store.value(for: "k") }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty, "nothing written outside")
+    }
+
+    @Test func aSymlinkedValueFileIsNotFollowed() throws {
+        let data = try TemporaryDirectory(), outside = try TemporaryDirectory()
+        let host = PluginHost(configuration: .init(dataDirectory: data.path))
+        let store = try #require(host.storage(for: "fixture.a"))
+        try store.set("mine", for: "other")  // creates the folder
+        let secret = try outside.write(Data("secret".utf8), as: "secret")
+        let file = try (store as? FileKeyValueStore).map { try $0.path(for: "k") } ?? ""
+        symlink(secret, file)
+        expectServiceError(ServiceError.storageSymlink) { _ = try store.value(for: "k") }
+        // Writing replaces the link itself, never the file it points to.
+        try store.set("new", for: "k")
+        #expect(try store.string(for: "k") == "new")
+        #expect(try String(contentsOfFile: secret, encoding: .utf8) == "secret")
+    }
+
+    @Test func composedAndDecomposedKeysAreOneKey() throws {
+        let data = try TemporaryDirectory()
+        let store = try #require(PluginHost(configuration: .init(dataDirectory: data.path)).storage(for: "fixture.a"))
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        #expect(Array(composed.utf8) != Array(decomposed.utf8))
+        try store.set("one", for: composed)
+        try store.set("two", for: decomposed)
+        #expect(try store.keys() == [composed])
+        #expect(try store.string(for: composed) == "two")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: data.file("fixture.a")).count == 1)
+    }
+
+    @Test func quotasRefuseAWriteAndKeepWhatWasStored() throws {
+        let data = try TemporaryDirectory()
+        let quota = StorageQuota(maximumBytes: 10, maximumKeys: 2, maximumValueBytes: 6)
+        let host = PluginHost(configuration: .init(dataDirectory: data.path, storageQuota: quota))
+        let store = try #require(host.storage(for: "fixture.a"))
+        try store.set("12345", for: "a")
+        let big = expectServiceError(ServiceError.storageQuotaExceeded) { try store.set("1234567", for: "b") }
+        #expect(big?.message.contains("a value is at most 6 bytes") == true, "\(big?.message ?? "")")
+        try store.set("1234", for: "b")
+        let keys = expectServiceError(ServiceError.storageQuotaExceeded) { try store.set("1", for: "c") }
+        #expect(keys?.message.contains("at most 2 keys") == true)
+        let total = expectServiceError(ServiceError.storageQuotaExceeded) { try store.set("123456", for: "b") }
+        #expect(total?.message.contains("at most 10 bytes in all") == true)
+        // Replacing within the limits works; nothing refused was written.
+        try store.set("12345", for: "b")
+        #expect(try store.string(for: "a") == "12345")
+        #expect(try store.string(for: "b") == "12345")
+        #expect(try store.keys() == ["a", "b"])
+        #expect(host.diagnostics.filter { $0.code == "storage-quota-exceeded" }.count == 3, "the host is told too")
+    }
+}
