@@ -86,6 +86,9 @@ public final class PluginHost: Sendable {
         public var scanner: ScannerSettings
         /// How much each plugin may store (bytes, keys, value size).
         public var storageQuota: StorageQuota
+        /// A lock file (``LockFile``): only the files it lists, with their
+        /// SHA-256, are loaded; anything else is refused before any of its code runs.
+        public var lockFile: String?
         /// A SIGINT/SIGTERM that stops the host while a plugin's init,
         /// activate or journaled call has run this long counts as a hang:
         /// the next start quarantines that plugin (see "Crash journal" in the README).
@@ -96,9 +99,10 @@ public final class PluginHost: Sendable {
             settings: HostSettings = HostSettings(), dataDirectory: String? = nil,
             logSink: LogSink = .standardError, imagesDirectory: String? = nil, cacheDirectory: String? = nil,
             scanner: ScannerSettings = ScannerSettings(), hangThreshold: Duration = .seconds(5),
-            storageQuota: StorageQuota = StorageQuota()
+            storageQuota: StorageQuota = StorageQuota(), lockFile: String? = nil
         ) {
             self.storageQuota = storageQuota
+            self.lockFile = lockFile
             self.pluginsDirectory = pluginsDirectory
             self.disabledPlugins = disabledPlugins
             self.settings = settings
@@ -136,6 +140,8 @@ public final class PluginHost: Sendable {
     let services: HostServices
     /// A scanner process kept ready for the next reload's verification.
     let spareScanner = ScannerSpare()
+    /// The lock file, when one is configured (read once, at creation).
+    let lock: Result<LockFile, PluginLoadError>?
 
     struct State {
         var records: [PluginRecord] = []
@@ -151,6 +157,7 @@ public final class PluginHost: Sendable {
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         self.copies = PrivateCopies(directory: configuration.imagesDirectory)
+        self.lock = configuration.lockFile.map { path in Result { () throws(PluginLoadError) in try LockFile.load(path) } }
         let cacheDirectory = PluginDirectory.absolutePath(configuration.cacheDirectory ?? RegistryCache.defaultDirectory)
         self.cache = RegistryCache(directory: cacheDirectory, environment: HostEnvironment.current)
         self.journal = CrashJournal(directory: cacheDirectory + "/journal", hangThreshold: configuration.hangThreshold)

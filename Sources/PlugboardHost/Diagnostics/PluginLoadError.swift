@@ -51,6 +51,9 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
         public static let reloadIDMismatch = Code("reload-id-mismatch")
         public static let notLoaded = Code("not-loaded")
         public static let scannerUnavailable = Code("scanner-unavailable")
+        public static let notLocked = Code("not-locked")
+        public static let lockMismatch = Code("lock-hash-mismatch")
+        public static let lockFileInvalid = Code("lock-file-invalid")
     }
 
     public let code: Code
@@ -117,6 +120,18 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
 
     public static func noSDKMarker(path: String) -> PluginLoadError {
         PluginLoadError(code: .noSDKMarker, path: path, reason: "does not reference the SDK's ABI marker (plugboard_sdk_abi_*), so it was not built against the Plugboard SDK; depend on `.product(name: \"Plugboard\", package: \"SDK\")` and return `PluginExport.descriptor(...)` from `plugboard_entry`")
+    }
+
+    public static func notLocked(path: String, lockFile: String) -> PluginLoadError {
+        PluginLoadError(code: .notLocked, path: path, reason: "not in the lock file \(lockFile), so it is not loaded; review it and run `plugboard lock` again, or remove it")
+    }
+
+    public static func lockMismatch(path: String, expected: String, found: String, lockFile: String) -> PluginLoadError {
+        PluginLoadError(code: .lockMismatch, path: path, reason: "its SHA-256 is \(found), the lock file \(lockFile) expects \(expected): the file changed since it was locked; review it and run `plugboard lock` again, or restore the locked file")
+    }
+
+    public static func lockFileInvalid(path: String, reason: String) -> PluginLoadError {
+        PluginLoadError(code: .lockFileInvalid, path: path, reason: reason)
     }
 
     public static func fileChanged(path: String, detail: String) -> PluginLoadError {

@@ -58,6 +58,8 @@ extension PluginHost {
                     forgetCacheEntry(path)
                     return .failure(.fileChanged(path: path, detail: "it is not the file that was scanned: it changed since"))
                 }
+                // The very bytes about to be copied and loaded.
+                if let problem = lockProblem(bytes: file.bytes, path: path) { return .failure(problem) }
                 do {
                     copy = try copies.write(file.bytes, label: Self.fileName(path))
                 } catch {

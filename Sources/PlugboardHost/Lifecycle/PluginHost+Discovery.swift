@@ -30,7 +30,18 @@ extension PluginHost {
                 examined.append(Examined(record: record))
                 continue
             }
+            if let problem = lockProblem(bytes: nil, path: candidate.path) {
+                record.fail(problem)
+                examined.append(Examined(record: record))
+                continue
+            }
             if !rescan, let entry = entries[candidate.path], entry.identity == identity {
+                // Under a lock file, a cached file is still hashed (activation hashes again the bytes it loads).
+                if lock != nil, let problem = lockedBytesProblem(resolved, path: candidate.path) {
+                    record.fail(problem)
+                    examined.append(Examined(record: record))
+                    continue
+                }
                 statistics.cacheHits += 1
                 examined.append(apply(entry, to: record, resolved: resolved, copy: nil))
                 continue
@@ -46,6 +57,11 @@ extension PluginHost {
                 examined.append(Examined(record: record))
             case let .success(file):
                 record.file = PluginLoader.details(of: file.image)
+                if let problem = lockProblem(bytes: file.bytes, path: candidate.path) {
+                    record.fail(problem)
+                    examined.append(Examined(record: record))
+                    continue
+                }
                 if let problem = FileCompatibility.problem(in: file.image, candidate.path, environment) {
                     record.fail(problem)
                     changed = true
@@ -276,5 +292,28 @@ extension PluginRecord {
         sdkVersion = plugin.sdkVersion
         toolchain = plugin.toolchain
         activation = plugin.activation
+    }
+}
+
+extension PluginHost {
+    /// Why the lock file forbids the file at `path` (with `bytes`, their hash
+    /// too; without, whether it is listed); nil without a lock file.
+    func lockProblem(bytes: [UInt8]?, path: String) -> PluginLoadError? {
+        guard let lock, let lockPath = configuration.lockFile else { return nil }
+        switch lock {
+        case let .failure(error):
+            return error
+        case let .success(lockFile):
+            guard let bytes else { return lockFile.entry(forFile: path) == nil ? .notLocked(path: path, lockFile: lockPath) : nil }
+            return lockFile.problem(with: bytes, at: path, lockPath: lockPath)
+        }
+    }
+
+    /// Reads the file at `resolved` and checks its bytes against the lock file.
+    func lockedBytesProblem(_ resolved: String, path: String) -> PluginLoadError? {
+        switch PluginFile.readBytes(resolved, reportedAs: path) {
+        case let .failure(error): return error
+        case let .success(file): return lockProblem(bytes: file.bytes, path: path)
+        }
     }
 }

@@ -17,10 +17,12 @@ enum PluginsOption {
         long: "--scan-timeout", valueName: "seconds", help: "Time limit for scanning one plugin file (default 10).")
     static let rescan = CommandSpec.Option(
         long: "--rescan", help: "Examine every file again: ignore the registry cache and retry quarantined files.")
+    static let locked = CommandSpec.Option(
+        long: "--locked", help: "Load only the files DIR/plugboard.lock lists, with their SHA-256 (see `plugboard lock`).")
 
     /// What every command that starts a host accepts: configuration, data,
     /// cache and scan limit.
-    static let host: [CommandSpec.Option] = [config, data, cache, scanTimeout]
+    static let host: [CommandSpec.Option] = [config, data, cache, scanTimeout, locked]
 
     /// The host configuration from `--config` and `--data`.
     static func configuration(_ arguments: ParsedArguments, pluginsDirectory: String?, command: String, defaultData: String? = ".plugboard-data") throws(UsageError) -> PluginHost.Configuration {
@@ -35,7 +37,8 @@ enum PluginsOption {
             pluginsDirectory: pluginsDirectory,
             settings: arguments.value(config.long).map(HostSettings.load(from:)) ?? HostSettings(),
             dataDirectory: arguments.value(data.long) ?? defaultData,
-            cacheDirectory: arguments.value(cache.long), scanner: scanner)
+            cacheDirectory: arguments.value(cache.long), scanner: scanner,
+            lockFile: arguments.flag(locked.long) ? pluginsDirectory.map(LockFile.defaultPath(for:)) : nil)
     }
 
     /// How far `loadHost` takes the plugins.

@@ -30,7 +30,11 @@ import Testing
             rename(staged, target)
         }
         var outcomes: [String: Int] = [:]
-        for _ in 0..<60 {
+        // At least 60 loads, and on until both files were seen (a busy machine
+        // can starve the swapping thread for a while), at most 600.
+        var loads = 0
+        while loads < 60 || (loads < 600 && (outcomes["active", default: 0] == 0 || outcomes["not-swift-plugin", default: 0] == 0)) {
+            loads += 1
             let cache = try TemporaryDirectory()
             let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
             host.declareDemoExtensionPoints()

@@ -1,0 +1,78 @@
+import Foundation
+import Plugboard
+@testable import PlugboardHost
+import Testing
+
+/// A lock file: only listed files whose bytes hash to the recorded SHA-256
+/// load; anything else is refused before any of its code runs.
+@Suite struct LockFileTests {
+    func lockedDirectory() throws -> (TemporaryDirectory, String) {
+        let dir = try TemporaryDirectory()
+        var entries: [LockFile.Entry] = []
+        for (name, id) in [("Alpha", "fixture.alpha"), ("Beta", "fixture.beta")] {
+            let path = try dir.copy(Fixtures.library(name), as: "lib\(name).so")
+            let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+            entries.append(.init(file: "lib\(name).so", id: id, version: "1.0.0", sha256: LockFile.sha256(of: bytes)))
+        }
+        let lock = LockFile.defaultPath(for: dir.path)
+        try LockFile(plugins: entries).write(to: lock)
+        return (dir, lock)
+    }
+
+    func host(_ dir: TemporaryDirectory, lock: String, cache: TemporaryDirectory) -> PluginHost {
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path, lockFile: lock))
+        host.declare(Commands.self)
+        return host
+    }
+
+    @Test func aTamperedFileIsRefusedWithTheExpectedAndFoundHash() throws {
+        let (dir, lock) = try lockedDirectory()
+        let cache = try TemporaryDirectory()
+        // Warm the cache first: a locked host hashes cached files too.
+        _ = try host(dir, lock: lock, cache: cache).discover()
+        try patchBytes(at: dir.file("libBeta.so"), replacing: Array("echo from".utf8), with: Array("ECHO FROM".utf8))
+        let host = host(dir, lock: lock, cache: cache)
+        let records = try host.loadAll()
+        defer { host.shutdown() }
+        let beta = try #require(records.first { $0.path.hasSuffix("libBeta.so") })
+        #expect(beta.code == "lock-hash-mismatch")
+        #expect(beta.reason?.contains("expects") == true && beta.reason?.contains("its SHA-256 is") == true, "\(beta.reason ?? "")")
+        #expect(host.activePluginIDs == ["fixture.alpha"], "the good plugin still loads")
+    }
+
+    @Test func aFileNotInTheLockFileIsRefused() throws {
+        let (dir, lock) = try lockedDirectory()
+        try dir.copy(Fixtures.library("Gamma"), as: "libGamma.so")
+        let host = host(dir, lock: lock, cache: try TemporaryDirectory())
+        let records = try host.loadAll()
+        defer { host.shutdown() }
+        #expect(records.first { $0.path.hasSuffix("libGamma.so") }?.code == "not-locked")
+        #expect(host.activePluginIDs == ["fixture.alpha", "fixture.beta"])
+    }
+
+    @Test func anUnreadableLockFileRefusesEveryPluginAndSaysHowToWriteIt() throws {
+        let (dir, lock) = try lockedDirectory()
+        try Data("not json".utf8).write(to: URL(fileURLWithPath: lock))
+        let host = host(dir, lock: lock, cache: try TemporaryDirectory())
+        let records = try host.loadAll()
+        defer { host.shutdown() }
+        #expect(records.map(\.code) == ["lock-file-invalid", "lock-file-invalid"])
+        #expect(records.first?.reason?.contains("plugboard lock --plugins DIR") == true)
+        #expect(host.activePluginIDs.isEmpty)
+    }
+
+    @Test func plugboardLockWritesWhatLockedHostsAccept() throws {
+        let dir = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
+        try dir.copy(Fixtures.library("NoEntry"), as: "libNoEntry.so")
+        let locked = try runProcess(Fixtures.executable("plugboard"), ["lock", "--plugins", dir.path, "--cache", cache.path])
+        #expect(locked.status == 0, "\(locked.stderr)")
+        #expect(locked.stderr.contains("left out: \(dir.file("libNoEntry.so")) (rejected)"))
+        let file = try LockFile.load(LockFile.defaultPath(for: dir.path))
+        #expect(file.plugins.map(\.file) == ["libAlpha.so"])
+        let list = try runProcess(Fixtures.executable("plugboard"), ["list", "--plugins", dir.path, "--cache", cache.path, "--locked", "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [String: Any])
+        let codes = (object["plugins"] as? [[String: Any]])?.map { $0["code"] as? String ?? $0["status"] as? String ?? "" }
+        #expect(codes == ["available", "not-locked"], "\(list.stdout)")
+    }
+}
