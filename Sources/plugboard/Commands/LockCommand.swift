@@ -7,12 +7,12 @@ enum LockCommand: CLICommand {
         name: "lock",
         abstract: "Write a lock file of DIR's plugins: id, version, file name and SHA-256 of each.",
         discussion: """
-        Examines DIR like `list` (no plugin code runs in this process) and writes, for every plugin \\
-        that is available, its file name, id, version and the SHA-256 of its bytes to \\
-        DIR/plugboard.lock (or --output). A host started with `--locked` (or \\
-        PluginHost.Configuration.lockFile) then loads only those files, and only while their bytes \\
-        hash to the recorded value; anything else is refused before any of its code runs. Files that \\
-        are not available are left out and listed. Exits 0 when written, 1 if the directory cannot \\
+        Examines DIR like `list` (no plugin code runs in this process) and writes, for every plugin \
+        that is available, its file name, id, version and the SHA-256 of its bytes to \
+        DIR/plugboard.lock (or --output). A host started with `--locked` (or \
+        PluginHost.Configuration.lockFile) then loads only those files, and only while their bytes \
+        hash to the recorded value; anything else is refused before any of its code runs. Files that \
+        are not available are left out and listed. Exits 0 when written, 1 if the directory cannot \
         be read or the file cannot be written, 64 on wrong usage.
         """,
         options: [
