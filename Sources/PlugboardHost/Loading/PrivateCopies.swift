@@ -61,10 +61,13 @@ struct PrivateCopies: Sendable {
         if let failed = makeDirectories(directory) {
             throw CopyError(reason: "cannot create \(failed.path): \(String(cString: strerror(failed.errno)))")
         }
+        let target = directory + "/" + (path.split(separator: "/").last.map(String.init) ?? path)
+        // Installed by an earlier discovery of this host: not read again.
+        if access(target, F_OK) == 0 { return }
         guard let bytes = FileManager.default.contents(atPath: path) else {
             throw CopyError(reason: "cannot read \(path): \(String(cString: strerror(errno)))")
         }
-        _ = try create(directory + "/" + (path.split(separator: "/").last.map(String.init) ?? path), with: bytes)
+        _ = try create(target, with: bytes)
     }
 
     struct CopyError: Error, Sendable, CustomStringConvertible {
