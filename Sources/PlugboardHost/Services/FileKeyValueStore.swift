@@ -197,9 +197,14 @@ struct FileKeyValueStore: KeyValueStore {
 /// The storage failures, worded once: what failed, where, and what to check.
 /// `storage-symlink` and `storage-quota-exceeded` are the host's own codes
 /// (ServiceError.Code is extensible: no new SDK needed).
+extension ServiceError.Code {
+    /// A plugin folder or value file is a symbolic link.
+    static let storageSymlink = ServiceError.Code("storage-symlink")
+    /// A write would pass a ``StorageQuota`` limit.
+    static let storageQuotaExceeded = ServiceError.Code("storage-quota-exceeded")
+}
+
 extension ServiceError {
-    static let storageSymlink = Code("storage-symlink")
-    static let storageQuotaExceeded = Code("storage-quota-exceeded")
 
     fileprivate static func invalidKey(_ key: String, reason: String) -> ServiceError {
         ServiceError(.storageInvalidKey, "invalid storage key '\(key.prefix(40))\(key.count > 40 ? "…" : "")': \(reason)")
@@ -214,10 +219,10 @@ extension ServiceError {
     }
 
     fileprivate static func symlink(path: String) -> ServiceError {
-        ServiceError(storageSymlink, "\(path) is a symbolic link; storage never follows one (it could lead outside the data directory): remove the link", path: path)
+        ServiceError(.storageSymlink, "\(path) is a symbolic link; storage never follows one (it could lead outside the data directory): remove the link", path: path)
     }
 
     fileprivate static func quotaExceeded(path: String, limit: String) -> ServiceError {
-        ServiceError(storageQuotaExceeded, "\(path): storage quota exceeded: \(limit); nothing was written (remove values, or ask the host for a larger quota)", path: path)
+        ServiceError(.storageQuotaExceeded, "\(path): storage quota exceeded: \(limit); nothing was written (remove values, or ask the host for a larger quota)", path: path)
     }
 }

@@ -108,6 +108,19 @@ import Testing
         #expect(error?.path == "/nonexistent/plugboard")
     }
 
+    @Test func anInterfaceLibraryThatCannotBeInstalledIsADiagnosticNamingIt() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.file("lib"), withIntermediateDirectories: true)
+        try dir.copy(Fixtures.library("Alpha"), as: "lib/libExporters.so")
+        // The images directory would be under a plain file: nothing can be created there.
+        let blocker = try dir.write(Data("a file".utf8), as: "blocker")
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, imagesDirectory: blocker + "/images"))
+        try host.discover()
+        let diagnostic = try #require(host.diagnostics.first { $0.code == "interface-library-unreadable" })
+        #expect(diagnostic.message.contains(dir.file("lib/libExporters.so")), "\(diagnostic.message)")
+        #expect(host.lastDiscovery.interfaceLibraries.isEmpty)
+    }
+
     @Test func theSDKLibraryBesideAPluginIsNotAPlugin() throws {
         // A plugin's build folder holds the SDK's library too: listing the folder
         // shows the plugin only, not libPlugboard.so as a broken plugin.

@@ -5,13 +5,18 @@ import Testing
 
 /// Storage that cannot escape its data directory, one file per key, and quotas.
 @Suite struct StorageContainmentTests {
+    @Test func theHostsStorageCodesKeepTheirText() {
+        #expect(ServiceError.Code.storageSymlink.rawValue == "storage-symlink")
+        #expect(ServiceError.Code.storageQuotaExceeded.rawValue == "storage-quota-exceeded")
+    }
+
     @Test func aSymlinkedPluginFolderIsRefusedAndNothingIsWrittenThroughIt() throws {
         let data = try TemporaryDirectory(), outside = try TemporaryDirectory()
         symlink(outside.path, data.file("fixture.a"))
         let store = try #require(PluginHost(configuration: .init(dataDirectory: data.path)).storage(for: "fixture.a"))
-        let error = expectServiceError(ServiceError.storageSymlink) { try store.set("x", for: "k") }
+        let error = expectServiceError(.storageSymlink) { try store.set("x", for: "k") }
         #expect(error?.message.contains(data.file("fixture.a")) == true, "names the link")
-        expectServiceError(ServiceError.storageSymlink) { _ = try store.value(for: "k") }
+        expectServiceError(.storageSymlink) { _ = try store.value(for: "k") }
         #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty, "nothing written outside")
     }
 
@@ -23,7 +28,7 @@ import Testing
         let secret = try outside.write(Data("secret".utf8), as: "secret")
         let file = try (store as? FileKeyValueStore).map { try $0.path(for: "k") } ?? ""
         symlink(secret, file)
-        expectServiceError(ServiceError.storageSymlink) { _ = try store.value(for: "k") }
+        expectServiceError(.storageSymlink) { _ = try store.value(for: "k") }
         // Writing replaces the link itself, never the file it points to.
         try store.set("new", for: "k")
         #expect(try store.string(for: "k") == "new")
@@ -48,12 +53,12 @@ import Testing
         let host = PluginHost(configuration: .init(dataDirectory: data.path, storageQuota: quota))
         let store = try #require(host.storage(for: "fixture.a"))
         try store.set("12345", for: "a")
-        let big = expectServiceError(ServiceError.storageQuotaExceeded) { try store.set("1234567", for: "b") }
+        let big = expectServiceError(.storageQuotaExceeded) { try store.set("1234567", for: "b") }
         #expect(big?.message.contains("a value is at most 6 bytes") == true, "\(big?.message ?? "")")
         try store.set("1234", for: "b")
-        let keys = expectServiceError(ServiceError.storageQuotaExceeded) { try store.set("1", for: "c") }
+        let keys = expectServiceError(.storageQuotaExceeded) { try store.set("1", for: "c") }
         #expect(keys?.message.contains("at most 2 keys") == true)
-        let total = expectServiceError(ServiceError.storageQuotaExceeded) { try store.set("123456", for: "b") }
+        let total = expectServiceError(.storageQuotaExceeded) { try store.set("123456", for: "b") }
         #expect(total?.message.contains("at most 10 bytes in all") == true)
         // Replacing within the limits works; nothing refused was written.
         try store.set("12345", for: "b")
