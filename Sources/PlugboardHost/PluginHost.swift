@@ -89,6 +89,9 @@ public final class PluginHost: Sendable {
         /// A lock file (``LockFile``): only the files it lists, with their
         /// SHA-256, are loaded; anything else is refused before any of its code runs.
         public var lockFile: String?
+        /// Which plugin files are trusted as code, by who can change them
+        /// (``DirectoryTrust``): enforced unless turned off.
+        public var trust: DirectoryTrust
         /// A SIGINT/SIGTERM that stops the host while a plugin's init,
         /// activate or journaled call has run this long counts as a hang:
         /// the next start quarantines that plugin (see "Crash journal" in the README).
@@ -99,8 +102,9 @@ public final class PluginHost: Sendable {
             settings: HostSettings = HostSettings(), dataDirectory: String? = nil,
             logSink: LogSink = .standardError, imagesDirectory: String? = nil, cacheDirectory: String? = nil,
             scanner: ScannerSettings = ScannerSettings(), hangThreshold: Duration = .seconds(5),
-            storageQuota: StorageQuota = StorageQuota(), lockFile: String? = nil
+            storageQuota: StorageQuota = StorageQuota(), lockFile: String? = nil, trust: DirectoryTrust = .enforced
         ) {
+            self.trust = trust
             self.storageQuota = storageQuota
             self.lockFile = lockFile
             self.pluginsDirectory = pluginsDirectory
@@ -157,7 +161,16 @@ public final class PluginHost: Sendable {
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         self.copies = PrivateCopies(directory: configuration.imagesDirectory)
-        self.lock = configuration.lockFile.map { path in Result { () throws(PluginLoadError) in try LockFile.load(path) } }
+        self.lock = configuration.lockFile.map { path in
+            Result { () throws(PluginLoadError) in
+                // A lock file others can write would let them approve their own files.
+                var ownership = OwnershipCheck()
+                if configuration.trust.enforced, let problem = ownership.problem(file: path) {
+                    throw .lockFileInvalid(path: path, reason: problem.reason)
+                }
+                return try LockFile.load(path)
+            }
+        }
         let cacheDirectory = PluginDirectory.absolutePath(configuration.cacheDirectory ?? RegistryCache.defaultDirectory)
         self.cache = RegistryCache(directory: cacheDirectory, environment: HostEnvironment.current)
         self.journal = CrashJournal(directory: cacheDirectory + "/journal", hangThreshold: configuration.hangThreshold)
@@ -229,7 +242,13 @@ public final class PluginHost: Sendable {
     /// plugin of a host's own extension point finds the library it needs
     /// even in a host that does not link it (the `plugboard` tool).
     private func installInterfaceLibraries(from directory: String) -> [String] {
-        PluginDirectory.interfaceLibraries(in: directory).filter { library in
+        var ownership = OwnershipCheck()
+        return PluginDirectory.interfaceLibraries(in: directory).filter { library in
+            if configuration.trust.enforced, let problem = ownership.problem(file: library) {
+                services.report(HostDiagnostic(.error, code: problem.code.rawValue,
+                    message: "\(library): interface library \(problem.reason); plugins that need it will fail to load"))
+                return false
+            }
             do {
                 try copies.install(library: library)
                 return true

@@ -54,6 +54,9 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
         public static let notLocked = Code("not-locked")
         public static let lockMismatch = Code("lock-hash-mismatch")
         public static let lockFileInvalid = Code("lock-file-invalid")
+        public static let unsafeOwner = Code("unsafe-owner")
+        public static let unsafePermissions = Code("unsafe-permissions")
+        public static let untrustedSymlink = Code("untrusted-symlink")
     }
 
     public let code: Code

@@ -17,6 +17,9 @@ extension PluginHost {
 
         var statistics = DiscoveryStatistics()
         var examined: [Examined] = []
+        var ownership = OwnershipCheck()
+        let trust = configuration.trust
+        if !trust.enforced && !candidates.isEmpty { reportTrustOff() }
         var jobs: [(index: Int, file: PluginFile, copy: String, resolved: String)] = []
         for candidate in candidates {
             var record = PluginRecord(path: candidate.path, resolvedPath: candidate.resolvedPath)
@@ -27,6 +30,13 @@ extension PluginHost {
             }
             guard let resolved = candidate.resolvedPath, let identity = candidate.identity ?? FileIdentity.of(path: resolved) else {
                 record.fail(.unreadable(path: candidate.path, reason: "cannot resolve or stat it"))
+                examined.append(Examined(record: record))
+                continue
+            }
+            if trust.enforced, let problem = ownership.problem(
+                path: candidate.path, resolved: resolved, folder: OwnershipCheck.parent(of: candidate.path),
+                trusted: trust.trustedDirectories) {
+                record.fail(problem)
                 examined.append(Examined(record: record))
                 continue
             }
@@ -296,6 +306,14 @@ extension PluginRecord {
 }
 
 extension PluginHost {
+    /// Says, loudly, that anyone who can write to the plugins directory can run code here.
+    func reportTrustOff() {
+        services.report(HostDiagnostic(.warning, code: "directory-checks-off",
+            message: "directory checks are off (--allow-unsafe-directories, \(DirectoryTrust.environmentOptOut) or DirectoryTrust.unenforced): "
+                + "plugin files are loaded whoever owns them and whoever can write to their folders; "
+                + "any user who can write there can run code in this host. Use this only for development"))
+    }
+
     /// Why the lock file forbids the file at `path` (with `bytes`, their hash
     /// too; without, whether it is listed); nil without a lock file.
     func lockProblem(bytes: [UInt8]?, path: String) -> PluginLoadError? {

@@ -1,3 +1,4 @@
+import Foundation
 import PlugboardDemo
 import PlugboardHost
 
@@ -20,9 +21,20 @@ enum PluginsOption {
     static let locked = CommandSpec.Option(
         long: "--locked", help: "Load only the files DIR/plugboard.lock lists, with their SHA-256 (see `plugboard lock`).")
 
+    static let allowUnsafe = CommandSpec.Option(
+        long: "--allow-unsafe-directories",
+        help: "Development only: load plugin files whoever owns them or can write to their folders (also \(DirectoryTrust.environmentOptOut)=1); reported as a warning.")
+
     /// What every command that starts a host accepts: configuration, data,
     /// cache and scan limit.
-    static let host: [CommandSpec.Option] = [config, data, cache, scanTimeout, locked]
+    static let host: [CommandSpec.Option] = [config, data, cache, scanTimeout, locked, allowUnsafe]
+
+    /// The directory checks: on unless `--allow-unsafe-directories` or the environment turns them off.
+    static func trust(_ arguments: ParsedArguments) -> DirectoryTrust {
+        let environment = ProcessInfo.processInfo.environment[DirectoryTrust.environmentOptOut]
+        let optedOut = arguments.flag(allowUnsafe.long) || (environment.map { !$0.isEmpty && $0 != "0" } ?? false)
+        return optedOut ? .unenforced : .enforced
+    }
 
     /// The host configuration from `--config` and `--data`.
     static func configuration(_ arguments: ParsedArguments, pluginsDirectory: String?, command: String, defaultData: String? = ".plugboard-data") throws(UsageError) -> PluginHost.Configuration {
@@ -38,7 +50,8 @@ enum PluginsOption {
             settings: arguments.value(config.long).map(HostSettings.load(from:)) ?? HostSettings(),
             dataDirectory: arguments.value(data.long) ?? defaultData,
             cacheDirectory: arguments.value(cache.long), scanner: scanner,
-            lockFile: arguments.flag(locked.long) ? pluginsDirectory.map(LockFile.defaultPath(for:)) : nil)
+            lockFile: arguments.flag(locked.long) ? pluginsDirectory.map(LockFile.defaultPath(for:)) : nil,
+            trust: trust(arguments))
     }
 
     /// How far `loadHost` takes the plugins.

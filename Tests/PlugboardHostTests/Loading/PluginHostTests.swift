@@ -38,12 +38,14 @@ import Testing
         #expect(records.first { $0.path == second }?.code == "duplicate-id")
     }
 
-    @Test func aSymlinkToAPluginElsewhereIsFollowed() throws {
+    @Test func aSymlinkToAPluginInATrustedFolderIsFollowed() throws {
         let elsewhere = try TemporaryDirectory()
         let real = try elsewhere.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
         let dir = try TemporaryDirectory()
         symlink(real, dir.file("alpha.so"))
-        let records = try host(dir).loadAll()
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, trust: DirectoryTrust(trustedDirectories: [elsewhere.path])))
+        host.declareDemoExtensionPoints()
+        let records = try host.loadAll()
         #expect(records.count == 1)
         #expect(records[0].status == .active)
         #expect(records[0].path == dir.file("alpha.so"))

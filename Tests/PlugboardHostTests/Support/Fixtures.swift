@@ -80,6 +80,9 @@ final class TemporaryDirectory: Sendable {
         _ = isolatedCacheHome
         url = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        // Explicit modes: the host refuses folders and plugin files other
+        // users can write, whatever the umask of the machine running the tests.
+        chmod(url.path, 0o755)
     }
 
     deinit {
@@ -95,6 +98,7 @@ final class TemporaryDirectory: Sendable {
     func copy(_ source: URL, as name: String) throws -> String {
         let target = url.appendingPathComponent(name)
         try FileManager.default.copyItem(at: source, to: target)
+        chmod(target.path, 0o755)
         return target.path
     }
 

@@ -1,0 +1,191 @@
+import Foundation
+import Plugboard
+@testable import PlugboardHost
+import Testing
+
+/// Safe directories: a plugin file is code, so the host loads it only when no
+/// other user can change it or a folder above it (sshd's StrictModes). Each
+/// test sets the modes it needs explicitly (the machine's umask does not
+/// matter), asserts the code, and that the good plugin beside it still loads.
+@Suite struct DirectoryTrustTests {
+    static let isRoot = geteuid() == 0
+    /// A group that is not this user's private group, for a group-writable
+    /// file: root may give files any group; others need a second group of theirs.
+    static let foreignGroup: gid_t? = {
+        if isRoot { return 65534 }
+        var groups = [gid_t](repeating: 0, count: 64)
+        let count = getgroups(Int32(groups.count), &groups)
+        return groups.prefix(Int(max(count, 0))).first { $0 != getegid() }
+    }()
+
+    /// Whether this user's primary group holds only this user, read from
+    /// /etc/passwd and /etc/group (Debian's user-private groups).
+    static let hasPrivateGroup: Bool = {
+        let passwd = (try? String(contentsOfFile: "/etc/passwd", encoding: .utf8)) ?? ""
+        let group = (try? String(contentsOfFile: "/etc/group", encoding: .utf8)) ?? ""
+        let users = passwd.split(separator: "\n").map { $0.split(separator: ":", omittingEmptySubsequences: false) }.filter { $0.count > 3 }
+        guard let me = users.first(where: { $0[2] == "\(geteuid())" }) else { return false }
+        let sharers = users.filter { $0[3] == me[3] }
+        let entry = group.split(separator: "\n").map { $0.split(separator: ":", omittingEmptySubsequences: false) }.first { $0.count > 3 && $0[2] == me[3] }
+        guard let entry, entry[0] == me[0], sharers.count == 1 else { return false }
+        return entry[3].isEmpty || entry[3] == me[0]
+    }()
+
+    func host(_ files: [String], trust: DirectoryTrust = .enforced) -> PluginHost {
+        let host = PluginHost(configuration: .init(cacheDirectory: FileManager.default.temporaryDirectory.path + "/plugboard-trust-cache-\(getpid())", trust: trust))
+        host.declare(Commands.self)
+        return host
+    }
+
+    /// A good plugin in a folder of its own, and `bad` loaded beside it.
+    func load(_ bad: String, trust: DirectoryTrust = .enforced) throws -> (bad: PluginRecord, host: PluginHost, good: TemporaryDirectory) {
+        let good = try TemporaryDirectory()
+        let goodFile = try good.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
+        let host = host([goodFile, bad], trust: trust)
+        let records = host.load(files: [goodFile, bad])
+        #expect(host.activePluginIDs.contains("fixture.alpha"), "the good plugin still loads")
+        return (records[1], host, good)
+    }
+
+    @Test(.enabled(if: foreignGroup != nil, "needs a group other than the user's own: root, or a user in a second group"))
+    func aGroupWritablePluginFileIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        let file = try dir.copy(Fixtures.library("Beta"), as: "libBeta.so")
+        #expect(chown(file, geteuid(), Self.foreignGroup!) == 0)
+        chmod(file, 0o775)
+        let (bad, host, _) = try load(file)
+        defer { host.shutdown() }
+        #expect(bad.code == "unsafe-permissions")
+        #expect(bad.reason?.contains("the file can be written by other users") == true, "\(bad.reason ?? "")")
+        #expect(bad.reason?.contains("mode 0775") == true && bad.reason?.contains("chmod go-w '\(file)'") == true)
+        #expect(!host.activePluginIDs.contains("fixture.beta"))
+    }
+
+    @Test(.enabled(if: hasPrivateGroup, "this user's primary group is not a private one (Debian's user-private groups)"))
+    func aFileWritableByTheOwnersPrivateGroupIsAllowed() throws {
+        let dir = try TemporaryDirectory()
+        let file = try dir.copy(Fixtures.library("Beta"), as: "libBeta.so")
+        #expect(chown(file, geteuid(), getegid()) == 0)
+        chmod(file, 0o775)
+        let (record, host, _) = try load(file)
+        defer { host.shutdown() }
+        #expect(record.status == .active, "\(record.reason ?? "")")
+    }
+
+    @Test func aWorldWritableParentIsRefusedAndNamed() throws {
+        let parent = try TemporaryDirectory()
+        chmod(parent.path, 0o777)
+        let folder = parent.path + "/plugins"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        chmod(folder, 0o755)
+        let file = folder + "/libBeta.so"
+        try FileManager.default.copyItem(atPath: try Fixtures.library("Beta").path, toPath: file)
+        chmod(file, 0o755)
+        let (bad, host, _) = try load(file)
+        defer { host.shutdown() }
+        #expect(bad.code == "unsafe-permissions")
+        #expect(bad.reason?.contains("its folder \(parent.path) can be written by other users") == true, "\(bad.reason ?? "")")
+        #expect(bad.reason?.contains("mode 0777") == true)
+    }
+
+    @Test func aStickyWorldWritableParentIsAllowedAsTmpIs() throws {
+        let parent = try TemporaryDirectory()
+        chmod(parent.path, 0o1777)
+        let folder = parent.path + "/plugins"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        chmod(folder, 0o755)
+        let file = folder + "/libBeta.so"
+        try FileManager.default.copyItem(atPath: try Fixtures.library("Beta").path, toPath: file)
+        chmod(file, 0o755)
+        let (record, host, _) = try load(file)
+        defer { host.shutdown() }
+        #expect(record.status == .active, "\(record.reason ?? "")")
+    }
+
+    @Test func aStickyWorldWritablePluginsDirectoryIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        let file = try dir.copy(Fixtures.library("Beta"), as: "libBeta.so")
+        chmod(dir.path, 0o1777)
+        let (bad, host, _) = try load(file)
+        defer { host.shutdown() }
+        #expect(bad.code == "unsafe-permissions")
+        #expect(bad.reason?.contains("its folder \(dir.path)") == true, "\(bad.reason ?? "")")
+    }
+
+    @Test func aSymlinkOutOfTheTrustedTreeIsRefusedUnlessItsFolderIsTrusted() throws {
+        let elsewhere = try TemporaryDirectory()
+        let real = try elsewhere.copy(Fixtures.library("Beta"), as: "libBeta.so")
+        let dir = try TemporaryDirectory()
+        symlink(real, dir.file("beta.so"))
+        let (bad, host, _) = try load(dir.file("beta.so"))
+        defer { host.shutdown() }
+        #expect(bad.code == "untrusted-symlink")
+        #expect(bad.reason?.contains("a symlink to \(URL(fileURLWithPath: real).resolvingSymlinksInPath().path)") == true, "\(bad.reason ?? "")")
+        #expect(bad.reason?.contains("trustedDirectories") == true)
+
+        let trusted = DirectoryTrust(trustedDirectories: [elsewhere.path])
+        let (record, other, _) = try load(dir.file("beta.so"), trust: trusted)
+        defer { other.shutdown() }
+        #expect(record.status == .active, "\(record.reason ?? "")")
+    }
+
+    @Test(.enabled(if: isRoot, "giving a file to another user needs root; run the tests as root to check this rule"))
+    func aFileOwnedByAnotherUserIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        let file = try dir.copy(Fixtures.library("Beta"), as: "libBeta.so")
+        #expect(chown(file, 65534, 65534) == 0)
+        let (bad, host, _) = try load(file)
+        defer { host.shutdown() }
+        #expect(bad.code == "unsafe-owner")
+        #expect(bad.reason?.contains("owned by user 65534") == true && bad.reason?.contains("chown root '\(file)'") == true, "\(bad.reason ?? "")")
+    }
+
+    @Test(.enabled(if: isRoot, "giving a folder to another user needs root"))
+    func aFolderOwnedByAnotherUserIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        let file = try dir.copy(Fixtures.library("Beta"), as: "libBeta.so")
+        #expect(chown(dir.path, 65534, 65534) == 0)
+        let (bad, host, _) = try load(file)
+        defer { host.shutdown() }
+        #expect(bad.code == "unsafe-owner")
+        #expect(bad.reason?.contains("its folder \(dir.path) is owned by user 65534") == true, "\(bad.reason ?? "")")
+    }
+
+    @Test func theOptOutLoadsAnywayAndSaysSoLoudly() throws {
+        let dir = try TemporaryDirectory()
+        let file = try dir.copy(Fixtures.library("Beta"), as: "libBeta.so")
+        chmod(file, 0o777)
+        let (record, host, _) = try load(file, trust: .unenforced)
+        defer { host.shutdown() }
+        #expect(record.status == .active)
+        #expect(host.diagnostics.contains { $0.code == "directory-checks-off" && $0.severity == .warning })
+    }
+
+    @Test func aLockFileOthersCanWriteIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
+        let lock = LockFile.defaultPath(for: dir.path)
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: dir.file("libAlpha.so"))))
+        try LockFile(plugins: [.init(file: "libAlpha.so", id: "fixture.alpha", version: "1.0.0", sha256: LockFile.sha256(of: bytes))]).write(to: lock)
+        chmod(lock, 0o666)
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, lockFile: lock))
+        let records = try host.discover()
+        #expect(records.map(\.code) == ["lock-file-invalid"])
+        #expect(records.first?.reason?.contains("can be written by other users") == true, "\(records.first?.reason ?? "")")
+    }
+
+    @Test func theCommandLineRefusesAndItsOptOutWarns() throws {
+        let dir = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
+        chmod(dir.path, 0o777)
+        let cache = try TemporaryDirectory()
+        let tool = try Fixtures.executable("plugboard")
+        let refused = try runProcess(tool, ["list", "--plugins", dir.path, "--cache", cache.path, "--json"])
+        #expect(refused.stdout.contains("\"unsafe-permissions\""), "\(refused.stdout)")
+        var environment = ProcessInfo.processInfo.environment
+        environment[DirectoryTrust.environmentOptOut] = "1"
+        let allowed = try runProcess(tool, ["list", "--plugins", dir.path, "--cache", cache.path], environment: environment)
+        #expect(allowed.stdout.contains("fixture.alpha") && !allowed.stdout.contains("unsafe-permissions"), "\(allowed.stdout)")
+        #expect(allowed.stderr.contains("[directory-checks-off]"), "\(allowed.stderr)")
+    }
+}
