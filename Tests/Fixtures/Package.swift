@@ -57,6 +57,7 @@ let package = Package(
         .library(name: "EntryData", type: .dynamic, targets: ["EntryData"]),
         .library(name: "CMarker", type: .dynamic, targets: ["CMarker"]),
         .library(name: "OldMajor", type: .dynamic, targets: ["OldMajor"]),
+        .library(name: "ScanProbe", type: .dynamic, targets: ["ScanProbe"]),
     ],
     dependencies: [.package(path: "../../SDK"), .package(path: "../../Examples/DemoInterfaces")],
     targets: [
@@ -114,5 +115,7 @@ let package = Package(
         .target(name: "CMarker", dependencies: ["ConstructorMarkC", sdk]),
         .target(name: "OldMajorC", dependencies: ["ConstructorMarkC"]),
         .target(name: "OldMajor", dependencies: ["OldMajorC", sdk], swiftSettings: strict),
+        .target(name: "ScanProbeC"),
+        .target(name: "ScanProbe", dependencies: ["ScanProbeC", "FixtureSupport", sdk], swiftSettings: strict),
     ]
 )

@@ -55,7 +55,7 @@ final class ScannerSpare: Sendable {
     func fill(_ settings: ScannerSettings) {
         waiting.withLock { waiting in
             guard waiting == nil else { return }
-            waiting = try? StartedScanner.start(settings.executable ?? "/proc/self/exe")
+            waiting = try? StartedScanner.start(settings.executable ?? "/proc/self/exe", passing: settings.environment)
         }
     }
 
@@ -92,10 +92,12 @@ package struct StartedScanner: Sendable {
         package let reason: String
     }
 
-    /// Starts `executable` as a scanner (its C constructor takes over before main).
-    package static func start(_ executable: String) throws(Failure) -> StartedScanner {
+    /// Starts `executable` as a scanner (its C constructor takes over before
+    /// main), with only the host's environment variables named in `names`:
+    /// a plugin's constructors must not read the host's secrets.
+    package static func start(_ executable: String, passing names: [String] = ScannerSettings.defaultEnvironment) throws(Failure) -> StartedScanner {
         var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(executable), nil]
-        var environment = ProcessInfo.processInfo.environment
+        var environment = ProcessInfo.processInfo.environment.filter { names.contains($0.key) }
         environment[PLUGBOARD_SCANNER_VARIABLE] = PLUGBOARD_SCANNER_PROTOCOL
         // The runtime's crash report would push the plugin's own last words
         // out of the stderr tail; the signal and phase say where it died.
@@ -231,7 +233,7 @@ private struct Pool {
             started = waiting
         } else {
             do {
-                started = try StartedScanner.start(executable)
+                started = try StartedScanner.start(executable, passing: settings.environment)
             } catch {
                 unavailable = error.reason
                 return nil

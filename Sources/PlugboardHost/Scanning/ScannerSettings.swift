@@ -18,8 +18,21 @@ public struct ScannerSettings: Sendable {
     /// A scanner process is replaced after this many files (it keeps every
     /// image it loaded: Swift images are never unloaded).
     public var filesPerProcess: Int
+    /// The host's environment variables a scanner process gets; it gets no
+    /// other (a plugin's constructors run there and must not read the host's
+    /// tokens or keys). Add a variable a plugin needs while it is loaded.
+    public var environment: [String]
 
-    public init(executable: String? = nil, timeout: Duration = .seconds(10), parallelism: Int? = nil, filesPerProcess: Int = 64) {
+    /// What scanners get by default: where programs and libraries are found
+    /// (the scanner must load the same libraries as the host), the locale,
+    /// the time zone and the temporary directory.
+    public static let defaultEnvironment = ["PATH", "LD_LIBRARY_PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TMPDIR"]
+
+    public init(
+        executable: String? = nil, timeout: Duration = .seconds(10), parallelism: Int? = nil, filesPerProcess: Int = 64,
+        environment: [String] = ScannerSettings.defaultEnvironment
+    ) {
+        self.environment = environment
         self.executable = executable
         self.timeout = timeout
         self.parallelism = parallelism

@@ -116,7 +116,7 @@ import Testing
         try dir.copy(Fixtures.library("Beta"), as: "b.so")
         try testCase.make(dir)
 
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path))
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, scanner: .forFixtures))
         host.declareDemoExtensionPoints()
         let records = try host.loadAll()
         defer { host.shutdown() }

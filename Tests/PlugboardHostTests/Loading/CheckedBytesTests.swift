@@ -36,7 +36,7 @@ import Testing
         while loads < 60 || (loads < 600 && (outcomes["active", default: 0] == 0 || outcomes["not-swift-plugin", default: 0] == 0)) {
             loads += 1
             let cache = try TemporaryDirectory()
-            let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+            let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path, scanner: .forFixtures))
             host.declareDemoExtensionPoints()
             let record = try host.loadAll()[0]
             outcomes[record.code ?? record.status.rawValue, default: 0] += 1

@@ -173,4 +173,74 @@ import Testing
 
             """)
     }
+
+    /// What the probe fixture's constructor saw in the scanner (its
+    /// `scan-probe` file, written beside the private copy it was loaded from).
+    static func probe(_ settings: ScannerSettings = ScannerSettings()) throws -> [String] {
+        let dir = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("ScanProbe"), as: "probe.so")
+        let images = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        let host = PluginHost(configuration: .init(
+            pluginsDirectory: dir.path, imagesDirectory: images.path, cacheDirectory: cache.path, scanner: settings))
+        defer { host.shutdown() }
+        #expect(try host.discover().first?.status == .available)
+        let files = FileManager.default.enumerator(atPath: images.path)?.compactMap { $0 as? String } ?? []
+        let seen = try #require(files.first { $0.hasSuffix("scan-probe") }, "the probe's constructor ran in the scanner")
+        return try String(contentsOfFile: images.path + "/" + seen, encoding: .utf8).split(separator: "\n").map(String.init)
+    }
+
+    /// The variables a plugin's constructor sees while scanned: only those
+    /// the host passes on (ScannerSettings.environment), never its secrets.
+    @Test func aScannerGetsOnlyTheEnvironmentVariablesItIsGiven() throws {
+        let secret = "PLUGBOARD_TEST_SECRET_\(getpid())"
+        setenv(secret, "hunter2", 1)
+        defer { unsetenv(secret) }
+        func names(_ lines: [String]) -> Set<String> { Set(lines.filter { $0.hasPrefix("env ") }.map { String($0.dropFirst(4)) }) }
+
+        let scrubbed = names(try Self.probe())
+        #expect(scrubbed.contains("PATH"))
+        #expect(!scrubbed.contains(secret), "a host variable reached the scanner: \(scrubbed.sorted())")
+        #expect(scrubbed.isSubset(of: Set(ScannerSettings.defaultEnvironment + ["SWIFT_BACKTRACE"])), "\(scrubbed.sorted())")
+
+        let passed = names(try Self.probe(ScannerSettings(environment: ScannerSettings.defaultEnvironment + [secret])))
+        #expect(passed.contains(secret))
+    }
+
+    /// The host's open files stay in the host; no core dumps; CPU time and
+    /// address space are limited.
+    @Test func aScannerHasNoneOfTheHostsFilesNoCoreDumpsAndLimits() throws {
+        let work = try TemporaryDirectory()
+        let secretFile = try work.write(Data("token".utf8), as: "host-secret")
+        let descriptor = open(secretFile, O_RDONLY)  // inheritable: no O_CLOEXEC
+        #expect(descriptor >= 0)
+        defer { close(descriptor) }
+        let lines = try Self.probe()
+        let targets = lines.filter { $0.hasPrefix("fd ") }.map { $0.split(separator: " ", maxSplits: 2).last.map(String.init) ?? "" }
+        #expect(!targets.isEmpty)
+        #expect(!targets.contains(secretFile), "the host's open file reached the scanner: \(targets)")
+        #expect(lines.contains("limit core 0"))
+        #expect(lines.contains { $0.hasPrefix("limit cpu ") } && !lines.contains("limit cpu unlimited"), "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("limit as ") } && !lines.contains("limit as unlimited"), "\(lines)")
+    }
+
+    /// A plugin that forks while it is scanned: the fork is killed with the
+    /// scanner's process group when the scan ends.
+    @Test func aProcessForkedDuringAScanDoesNotOutliveIt() throws {
+        let lines = try Self.probe()
+        let pid = try #require(lines.first { $0.hasPrefix("forked ") }.flatMap { pid_t($0.dropFirst(7)) })
+        #expect(pid > 0)
+        #expect(Self.waitForEnd(of: pid, seconds: 10), "process \(pid), forked by the plugin during its scan, is still running")
+    }
+
+    /// Whether `pid` (not a child of ours) ends within `seconds`: waits on a
+    /// pidfd, which becomes readable when the process exits.
+    static func waitForEnd(of pid: pid_t, seconds: Int32) -> Bool {
+        typealias PidfdOpen = @convention(c) (pid_t, UInt32) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pidfd_open") else { return kill(pid, 0) != 0 }
+        let descriptor = unsafeBitCast(symbol, to: PidfdOpen.self)(pid, 0)
+        if descriptor < 0 { return errno == ESRCH }
+        defer { close(descriptor) }
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&poller, 1, seconds * 1000) == 1
+    }
 }

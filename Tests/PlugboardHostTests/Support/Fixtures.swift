@@ -62,6 +62,13 @@ enum Fixtures {
     }()
 }
 
+extension ScannerSettings {
+    /// Scanners that get the variables the fixtures signal through, so that
+    /// a fixture's constructor run in a scanner is seen by the test.
+    static let forFixtures = ScannerSettings(
+        environment: ScannerSettings.defaultEnvironment + ["PLUGBOARD_FIXTURE_MARKER", "PLUGBOARD_FIXTURE_LOG", "PLUGBOARD_FIXTURE_FIFO"])
+}
+
 /// The test process keeps registry caches and crash journals (and so do the
 /// processes it starts, which inherit the variable) in a folder of its own,
 /// never in the user's `~/.cache`. Set before the first directory is made.
