@@ -58,6 +58,8 @@ let package = Package(
         .library(name: "CMarker", type: .dynamic, targets: ["CMarker"]),
         .library(name: "OldMajor", type: .dynamic, targets: ["OldMajor"]),
         .library(name: "ScanProbe", type: .dynamic, targets: ["ScanProbe"]),
+        .library(name: "StorageRelay", type: .dynamic, targets: ["StorageRelay"]),
+        .library(name: "StorageAsker", type: .dynamic, targets: ["StorageAsker"]),
     ],
     dependencies: [.package(path: "../../SDK"), .package(path: "../../Examples/DemoInterfaces")],
     targets: [
@@ -117,5 +119,8 @@ let package = Package(
         .target(name: "OldMajor", dependencies: ["OldMajorC", sdk], swiftSettings: strict),
         .target(name: "ScanProbeC"),
         .target(name: "ScanProbe", dependencies: ["ScanProbeC", "FixtureSupport", sdk], swiftSettings: strict),
+        // A plugin without storage asking one with storage, by event and by route.
+        .target(name: "StorageRelay", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),
+        .target(name: "StorageAsker", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),
     ]
 )

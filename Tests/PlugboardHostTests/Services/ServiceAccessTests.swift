@@ -61,4 +61,32 @@ import Testing
         #expect(host.records[1].reason?.contains("host.json (plugins.fixture.probe-b.enabled is false)") == true)
         #expect(host.registry.providers(of: Commands.self).map(\.name) == ["probe-a"])
     }
+
+    /// A plugin without storage asks one with storage to store for it, by
+    /// event and by route: the other plugin stores in its own folder, with its
+    /// own rights; the asker gains nothing, and asking directly is refused
+    /// with what to declare.
+    @Test func anUndeclaredServiceIsNotReachableDirectlyOrThroughAnotherPlugin() throws {
+        let dir = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("StorageAsker"), as: "a.so")
+        try dir.copy(Fixtures.library("StorageRelay"), as: "b.so")
+        let data = dir.file("data")
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, dataDirectory: data))
+        host.declare(Commands.self)
+        try host.loadAll()
+        defer { host.shutdown() }
+        #expect(host.activePluginIDs.sorted() == ["fixture.storage-asker", "fixture.storage-relay"])
+
+        let refusal = "service-not-declared: plugin fixture.storage-asker asked for service 'plugboard.storage' but did not declare it; "
+            + "add it to `services:` in the plugin's PluginExport.descriptor call"
+        #expect(try run(host, "asker", "direct", "k0", "v0") == refusal)
+        #expect(try run(host, "asker", "event", "k1", "v1") == "delivered 1, failures 0")
+        #expect(try run(host, "asker", "route", "k2", "v2") == "stored by fixture.storage-relay")
+        #expect(try run(host, "asker", "direct", "k3", "v3") == refusal, "asking others did not grant the service")
+
+        let relay = try #require(host.storage(for: "fixture.storage-relay"))
+        #expect(try relay.string(for: "k1") == "v1" && relay.string(for: "k2") == "v2")
+        #expect(try relay.string(for: "k0") == nil && relay.string(for: "k3") == nil)
+        #expect(!FileManager.default.fileExists(atPath: data + "/fixture.storage-asker"), "nothing was stored for the asker")
+    }
 }

@@ -202,3 +202,14 @@ public func signalTest(_ line: String) {
     _ = line.withCString { write(fd, $0, strlen($0)) }
     close(fd)
 }
+
+/// Asks whoever subscribes to store `value` under `key` (ServiceAccessTests).
+public struct StoreRequest: PluginEvent {
+    public static let name = "fixture.store"
+    public let key: String
+    public let value: String
+    public init(key: String, value: String) {
+        self.key = key
+        self.value = value
+    }
+}
