@@ -44,6 +44,8 @@ let package = Package(
         .executableTarget(name: "plugboard-test-host", dependencies: ["PlugboardHost", "CPlugboardHost", sdk, demoInterfaces], swiftSettings: strict),
         // Test support: a process the storage tests kill mid-write.
         .executableTarget(name: "plugboard-storage-writer", dependencies: ["PlugboardHost"], swiftSettings: strict),
+        // `make fuzz` (libFuzzer, with --sanitize=fuzzer) and the corpus replay in `make test`.
+        .executableTarget(name: "plugboard-fuzz", dependencies: ["PlugboardHost", "PlugboardDemo"], swiftSettings: strict),
         .testTarget(
             name: "PlugboardHostTests", dependencies: ["PlugboardHost", "PlugboardDev", "PlugboardDemo", sdk, demoInterfaces], path: "Tests/PlugboardHostTests",
             swiftSettings: strict),

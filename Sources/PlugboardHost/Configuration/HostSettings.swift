@@ -50,11 +50,17 @@ public struct HostSettings: Sendable {
     /// Reads `path`. A missing or malformed file yields an empty configuration
     /// with an error diagnostic.
     public static func load(from path: String) -> HostSettings {
-        var configuration = HostSettings(file: path)
         guard let data = FileManager.default.contents(atPath: path) else {
+            var configuration = HostSettings(file: path)
             configuration.report(.error, "config-unreadable", "cannot read the configuration file; check the path and permissions")
             return configuration
         }
+        return parse(data, file: path)
+    }
+
+    /// Reads a configuration file's contents (`file` names it in diagnostics).
+    static func parse(_ data: Data, file: String?) -> HostSettings {
+        var configuration = HostSettings(file: file)
         let document: JSONValue
         do {
             document = try JSONValue.parse(data)
