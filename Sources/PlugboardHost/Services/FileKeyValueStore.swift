@@ -199,9 +199,9 @@ struct FileKeyValueStore: KeyValueStore {
 /// (ServiceError.Code is extensible: no new SDK needed).
 extension ServiceError.Code {
     /// A plugin folder or value file is a symbolic link.
-    static let storageSymlink = ServiceError.Code("storage-symlink")
+    public static let storageSymlink = ServiceError.Code("storage-symlink")
     /// A write would pass a ``StorageQuota`` limit.
-    static let storageQuotaExceeded = ServiceError.Code("storage-quota-exceeded")
+    public static let storageQuotaExceeded = ServiceError.Code("storage-quota-exceeded")
 }
 
 extension ServiceError {

@@ -19,6 +19,8 @@ public struct DirectoryTrust: Sendable, Equatable {
     /// checked like the plugins directory.
     public var trustedDirectories: [String]
 
+    /// Checks on or off, and the folders besides the plugins directory that
+    /// symlinked plugins may lead into.
     public init(enforced: Bool = true, trustedDirectories: [String] = []) {
         self.enforced = enforced
         self.trustedDirectories = trustedDirectories

@@ -89,4 +89,31 @@ import Testing
         #expect(try relay.string(for: "k0") == nil && relay.string(for: "k3") == nil)
         #expect(!FileManager.default.fileExists(atPath: data + "/fixture.storage-asker"), "nothing was stored for the asker")
     }
+
+    /// Real plugins against the storage checks: a symlinked plugin folder
+    /// and a full quota cost only the plugin they concern; the other plugin
+    /// goes on storing.
+    @Test func aStorageTrickOrAFullQuotaCostsOnlyThatPlugin() throws {
+        let dir = try TemporaryDirectory(), outside = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("ProbeA"), as: "a.so")
+        try dir.copy(Fixtures.library("ProbeB"), as: "b.so")
+        let data = dir.file("data")
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: false)
+        symlink(outside.path, data + "/fixture.probe-a")
+        let host = PluginHost(configuration: .init(
+            pluginsDirectory: dir.path, dataDirectory: data, storageQuota: StorageQuota(maximumKeys: 1)))
+        host.declare(Commands.self)
+        try host.loadAll()
+        defer { host.shutdown() }
+
+        let link = expectServiceError(.storageSymlink) { _ = try run(host, "probe-a", "put", "k", "v") }
+        #expect(link?.message.contains(data + "/fixture.probe-a") == true, "\(link?.message ?? "")")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty, "nothing written outside")
+
+        #expect(try run(host, "probe-b", "put", "first", "1") == "stored")
+        expectServiceError(.storageQuotaExceeded) { _ = try run(host, "probe-b", "put", "second", "2") }
+        #expect(try run(host, "probe-b", "get", "first") == "1", "what was stored stays")
+        #expect(host.diagnostics.contains { $0.code == "storage-quota-exceeded" && $0.plugin == "fixture.probe-b" })
+        #expect(host.activePluginIDs.sorted() == ["fixture.probe-a", "fixture.probe-b"], "both plugins stay active")
+    }
 }
