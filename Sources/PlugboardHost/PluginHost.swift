@@ -160,7 +160,7 @@ public final class PluginHost: Sendable {
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        self.copies = PrivateCopies(directory: configuration.imagesDirectory)
+        self.copies = PrivateCopies(directory: configuration.imagesDirectory, checksOwnership: configuration.trust.enforced)
         self.lock = configuration.lockFile.map { path in
             Result { () throws(PluginLoadError) in
                 // A lock file others can write would let them approve their own files.

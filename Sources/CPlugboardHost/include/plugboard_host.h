@@ -32,6 +32,10 @@ int plugboard_spawn_scanner(const char *_Nonnull path, char *_Nullable const *_N
 /// ranges (an address-space limit would break it).
 int plugboard_under_sanitizer(void);
 
+/// Whether `path` carries a POSIX access control list (then its group
+/// permission bits are the list's mask, and named users may write).
+int plugboard_has_access_control_list(const char *_Nonnull path);
+
 // MARK: - Crash journal
 
 /// The journal's note file and when the oldest plugin call still running

@@ -16,10 +16,14 @@ struct PrivateCopies: Sendable {
     let directory: String
     /// Whether the directory is this process's own (default), removed at shutdown.
     let isPrivate: Bool
+    /// Whether the directory must pass the directory checks (``DirectoryTrust``):
+    /// whoever can write it could swap a copy between its write and its load.
+    let checksOwnership: Bool
     private static let counter = Atomic<Int>(0)
 
-    init(directory: String? = nil) {
+    init(directory: String? = nil, checksOwnership: Bool = true) {
         isPrivate = directory == nil
+        self.checksOwnership = checksOwnership
         let base = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { $0.hasPrefix("/") ? $0 : nil }
             ?? FileManager.default.temporaryDirectory.path
         let own = "\(base)/plugboard-images-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -29,14 +33,23 @@ struct PrivateCopies: Sendable {
 
     /// Writes `bytes` to a new file named after `label`; returns its path.
     func write(_ bytes: [UInt8], label: String) throws(CopyError) -> String {
-        if let failed = makeDirectories(directory) {
-            throw CopyError(reason: "cannot create \(failed.path): \(String(cString: strerror(failed.errno)))")
-        }
+        try prepareDirectory()
         let number = Self.counter.wrappingAdd(1, ordering: .relaxed).newValue
         let safe = String(label.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? $0 : "_" })
         let target = "\(directory)/\(number)-\(UInt32.random(in: 0...UInt32.max))-\(safe)"
         _ = try create(target, with: bytes)
         return target
+    }
+
+    /// Creates the directory if needed and checks who can write it.
+    private func prepareDirectory() throws(CopyError) {
+        if let failed = makeDirectories(directory) {
+            throw CopyError(reason: "cannot create \(failed.path): \(String(cString: strerror(failed.errno)))")
+        }
+        var ownership = OwnershipCheck()
+        if checksOwnership, let problem = ownership.problem(folder: directory) {
+            throw CopyError(reason: "the images directory is not safe: \(problem)")
+        }
     }
 
     /// Writes `bytes` to the new file `target`; false if it already exists.
@@ -58,9 +71,7 @@ struct PrivateCopies: Sendable {
     /// a plugin loaded from a copy here finds it through `$ORIGIN` (SwiftPM
     /// links plugins with that run path). Copied once; a later call is a no-op.
     func install(library path: String) throws(CopyError) {
-        if let failed = makeDirectories(directory) {
-            throw CopyError(reason: "cannot create \(failed.path): \(String(cString: strerror(failed.errno)))")
-        }
+        try prepareDirectory()
         let target = directory + "/" + (path.split(separator: "/").last.map(String.init) ?? path)
         // Installed by an earlier discovery of this host: not read again.
         if access(target, F_OK) == 0 { return }

@@ -68,12 +68,22 @@ extension PluginHost {
         // checked is exactly what is loaded.
         let candidate = PluginDirectory.candidate(at: file)
         if let problem = candidate.problem { return outcome(.rejected(problem)) }
+        // The same trust as discovery: who can change the file, and the lock file.
+        if configuration.trust.enforced {
+            var ownership = OwnershipCheck()
+            if let problem = ownership.problem(
+                path: candidate.path, resolved: candidate.resolvedPath ?? candidate.path,
+                folder: OwnershipCheck.parent(of: candidate.path), trusted: configuration.trust.trustedDirectories) {
+                return outcome(.rejected(problem))
+            }
+        }
         let next = old.generation + 1
         let build: PluginFile
         switch PluginFile.read(candidate.resolvedPath ?? file, reportedAs: file) {
         case let .success(read): build = read
         case let .failure(error): return outcome(.rejected(error))
         }
+        if let problem = lockProblem(bytes: build.bytes, path: candidate.path) { return outcome(.rejected(problem)) }
         var record = PluginRecord(path: file, resolvedPath: candidate.resolvedPath)
         record.file = PluginLoader.details(of: build.image)
         if let problem = FileCompatibility.problem(in: build.image, file, environment) { return outcome(.rejected(problem)) }

@@ -68,7 +68,8 @@ package enum ParserFuzzing {
         guard let name = try? store.name(for: key) else { return }
         precondition(name.hasSuffix(FileKeyValueStore.valueSuffix) && !name.contains("/"), "a key's file name leaves its folder")
         let decoded = FileKeyValueStore.decode(String(name.dropLast(FileKeyValueStore.valueSuffix.count)))
-        precondition(decoded == key.precomposedStringWithCanonicalMapping, "a key's file name does not decode to the key")
+        // Bytes, not String ==, which would call NFC and NFD equal.
+        precondition(decoded.map { Array($0.utf8) } == Array(key.precomposedStringWithCanonicalMapping.utf8), "a key's file name is not its NFC form")
         precondition(try! store.name(for: key.decomposedStringWithCanonicalMapping) == name, "NFC and NFD forms of a key differ")
     }
 
@@ -84,7 +85,8 @@ package enum ParserFuzzing {
 
 /// Reads a descriptor's fields from fuzzer bytes: a flags byte (bit 0: the
 /// right magic, 1: the right layout, 2: the host's ABI, 3: the host's
-/// toolchain, 4: a factory, 5: an activation list), then strings (a length
+/// toolchain, 4: a factory, 5: an activation list, 6: a null trigger list),
+/// then strings (a length
 /// byte, 255 meaning a null pointer) and counts (two bytes each).
 struct DescriptorInput {
     private var bytes: [UInt8]
@@ -146,7 +148,7 @@ struct DescriptorInput {
         let triggerCount = u16()
         let triggers = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: max(min(Int(triggerCount), Descriptor.maxInterfaces), 1))
         for index in 0..<min(Int(triggerCount), Descriptor.maxInterfaces) { triggers[index] = string() }
-        var activation = plugboard_activation(count: triggerCount, reserved: 0, triggers: UnsafePointer(triggers))
+        var activation = plugboard_activation(count: triggerCount, reserved: 0, triggers: flags & 64 != 0 ? nil : UnsafePointer(triggers))
         var factory: UInt8 = 0
         withUnsafeMutablePointer(to: &factory) { factoryPointer in
             c.factory = flags & 16 != 0 ? UnsafeMutableRawPointer(factoryPointer) : nil

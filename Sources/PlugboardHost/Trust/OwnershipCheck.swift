@@ -1,3 +1,4 @@
+import CPlugboardHost
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,12 +19,16 @@ struct OwnershipCheck {
 
     /// What makes one path unsafe.
     struct Violation: Equatable {
-        enum Kind { case owner, permissions }
+        enum Kind: Equatable {
+            case owner, permissions
+            /// It could not be examined (`errno`): unsafe until it can.
+            case unverifiable(Int32)
+        }
         let kind: Kind
         let path: String
-        let owner: uid_t
-        let group: gid_t
-        let mode: mode_t
+        var owner: uid_t = 0
+        var group: gid_t = 0
+        var mode: mode_t = 0
     }
 
     /// Why the file at `path` (resolving to `resolved`, found in `folder`) may
@@ -35,23 +40,38 @@ struct OwnershipCheck {
         guard let root = Self.root(containing: resolved, among: zip(roots, realRoots).map { [$0, $1] }) else {
             return .untrustedSymlink(path: path, target: resolved, trusted: realRoots)
         }
-        guard let realFile = PluginDirectory.realPath(resolved) else { return nil }  // gone: reported when read
-        if let violation = Self.violation(at: realFile, user: user, stickyAllowed: false, privateGroup: { isPrivateGroup($0, of: $1) }) {
+        // Whatever cannot be examined is refused: a folder renamed away
+        // during the check must not skip it.
+        guard let realFile = PluginDirectory.realPath(resolved) else {
+            return .unsafe(path: path, violation: Violation(kind: .unverifiable(errno), path: resolved), user: user, isFile: true)
+        }
+        if let violation = violation(at: realFile, stickyAllowed: false, links: false) {
             return .unsafe(path: path, violation: violation, user: user, isFile: true)
         }
-        let realRoot = PluginDirectory.realPath(root) ?? root
-        var folder = Self.parent(of: realFile)
-        while true {
-            // Other users may add entries to a sticky folder above the trusted
-            // one (/tmp) but not replace ours; the trusted folder itself
-            // must be theirs to write to.
-            let aboveRoot = folder != realRoot && !folder.hasPrefix(realRoot == "/" ? "/" : realRoot + "/")
-            if let violation = verdict(for: folder, stickyAllowed: aboveRoot) {
-                return .unsafe(path: path, violation: violation, user: user, isFile: false)
+        // Both chains: the folders the file really is in, and the folders of
+        // the path as given, whose symlinks (`/opt/plugins -> /srv/plugins`)
+        // whoever can write `/opt` could point elsewhere.
+        // A symlink on the path as given belongs to whoever made it, who can
+        // replace it even in a sticky folder: its owner is checked too.
+        let chains = [
+            (start: Self.parent(of: realFile), root: PluginDirectory.realPath(root) ?? root, links: false),
+            (start: Self.parent(of: PluginDirectory.absolutePath(path)), root: PluginDirectory.absolutePath(folder), links: true),
+        ]
+        for chain in chains {
+            var current = chain.start
+            while true {
+                // Other users may add entries to a sticky folder above the
+                // trusted one (/tmp) but not replace ours; the trusted folder
+                // itself must be theirs to write to.
+                let aboveRoot = current != chain.root && !current.hasPrefix(chain.root == "/" ? "/" : chain.root + "/")
+                if let violation = verdict(for: current, stickyAllowed: aboveRoot, links: chain.links) {
+                    return .unsafe(path: path, violation: violation, user: user, isFile: false)
+                }
+                if current == "/" { break }
+                current = Self.parent(of: current)
             }
-            if folder == "/" { return nil }
-            folder = Self.parent(of: folder)
         }
+        return nil
     }
 
     /// Why the file at `path` (a lock file, an interface library) may not be trusted; nil when it may.
@@ -60,30 +80,52 @@ struct OwnershipCheck {
         return problem(path: path, resolved: PluginDirectory.realPath(path) ?? path, folder: folder, trusted: [])
     }
 
-    private mutating func verdict(for folder: String, stickyAllowed: Bool) -> Violation? {
-        let key = stickyAllowed ? folder : folder + "\u{0}root"
+    /// Why the folder `path` may not hold code the host loads (the images
+    /// directory): the folder itself strictly, the folders above it as for plugins.
+    mutating func problem(folder path: String) -> String? {
+        var current = PluginDirectory.realPath(path) ?? path
+        let root = current
+        while true {
+            if let violation = verdict(for: current, stickyAllowed: current != root, links: false) {
+                return PluginLoadError.unsafe(path: path, violation: violation, user: user, isFile: false).reason
+            }
+            if current == "/" { return nil }
+            current = Self.parent(of: current)
+        }
+    }
+
+    private mutating func verdict(for folder: String, stickyAllowed: Bool, links: Bool) -> Violation? {
+        let key = "\(folder)\u{0}\(stickyAllowed)\(links)"
         if let known = folderVerdicts[key] { return known }
-        let found = Self.violation(at: folder, user: user, stickyAllowed: stickyAllowed) { isPrivateGroup($0, of: $1) }
+        let found = violation(at: folder, stickyAllowed: stickyAllowed, links: links)
         folderVerdicts[key] = found
         return found
     }
 
-    private static func violation(
-        at path: String, user: uid_t, stickyAllowed: Bool, privateGroup: (gid_t, uid_t) -> Bool
-    ) -> Violation? {
+    private mutating func violation(at path: String, stickyAllowed: Bool, links: Bool) -> Violation? {
         var info = stat()
-        guard stat(path, &info) == 0 else { return nil }  // vanished: reading it reports that
+        if links, lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK, info.st_uid != 0 && info.st_uid != user {
+            return Violation(kind: .owner, path: path, owner: info.st_uid, group: info.st_gid, mode: info.st_mode)
+        }
+        guard stat(path, &info) == 0 else { return Violation(kind: .unverifiable(errno), path: path) }
         if info.st_uid != 0 && info.st_uid != user {
             return Violation(kind: .owner, path: path, owner: info.st_uid, group: info.st_gid, mode: info.st_mode)
         }
         let sticky = (info.st_mode & S_ISVTX) != 0 && (info.st_mode & S_IFMT) == S_IFDIR
         if stickyAllowed && sticky { return nil }
         let others = (info.st_mode & S_IWOTH) != 0
-        let group = (info.st_mode & S_IWGRP) != 0 && !privateGroup(info.st_gid, info.st_uid)
+        // With an access control list, the group bits are its mask: named
+        // users may write, so only a list-free file earns the exception.
+        let group = (info.st_mode & S_IWGRP) != 0
+            && (Self.hasAccessControlList(path) || !isPrivateGroup(info.st_gid, of: info.st_uid))
         if others || group {
             return Violation(kind: .permissions, path: path, owner: info.st_uid, group: info.st_gid, mode: info.st_mode)
         }
         return nil
+    }
+
+    private static func hasAccessControlList(_ path: String) -> Bool {
+        plugboard_has_access_control_list(path) != 0
     }
 
     private struct PrivateGroupKey: Hashable {
@@ -102,25 +144,43 @@ struct OwnershipCheck {
         return answer
     }
 
-    /// getpwent walks one process-wide cursor and getpwuid/getgrgid return
-    /// static buffers: one reader at a time.
+    /// getpwent walks one process-wide cursor: one walk at a time here
+    /// (other code in the process that walks it is not covered).
     static let userDatabase = Mutex(())
 
     private static func holdsOnly(_ owner: uid_t, _ group: gid_t) -> Bool {
-        guard let user = getpwuid(owner), user.pointee.pw_gid == group, let entry = getgrgid(group) else { return false }
-        let name = String(cString: user.pointee.pw_name)
-        guard String(cString: entry.pointee.gr_name) == name else { return false }
-        var member = entry.pointee.gr_mem
-        while let current = member?.pointee {
-            if String(cString: current) != name { return false }
-            member = member?.advanced(by: 1)
-        }
+        guard let user = userRecord(owner), user.group == group, let entry = groupRecord(group),
+              entry.name == user.name, entry.members.allSatisfy({ $0 == user.name }) else { return false }
         setpwent()
         defer { endpwent() }
         while let other = getpwent() {
             if other.pointee.pw_gid == group && other.pointee.pw_uid != owner { return false }
         }
         return true
+    }
+
+    /// A user's name and primary group (getpwuid_r: no shared buffer).
+    static func userRecord(_ id: uid_t) -> (name: String, group: gid_t)? {
+        var record = passwd()
+        var found: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16_384)
+        guard getpwuid_r(id, &record, &buffer, buffer.count, &found) == 0, found != nil else { return nil }
+        return (String(cString: record.pw_name), record.pw_gid)
+    }
+
+    /// A group's name and listed members (getgrgid_r: no shared buffer).
+    static func groupRecord(_ id: gid_t) -> (name: String, members: [String])? {
+        var record = group()
+        var found: UnsafeMutablePointer<group>?
+        var buffer = [CChar](repeating: 0, count: 65_536)
+        guard getgrgid_r(id, &record, &buffer, buffer.count, &found) == 0, found != nil else { return nil }
+        var members: [String] = []
+        var member = record.gr_mem
+        while let current = member?.pointee {
+            members.append(String(cString: current))
+            member = member?.advanced(by: 1)
+        }
+        return (String(cString: record.gr_name), members)
     }
 
     /// The first of `roots` (each given as written and resolved) holding `path`.
@@ -142,13 +202,9 @@ extension OwnershipCheck.Violation {
     var ownerText: String { Self.name(ofUser: owner).map { "\(owner) (\($0))" } ?? "\(owner)" }
     var groupText: String { Self.name(ofGroup: group).map { "\(group) (\($0))" } ?? "\(group)" }
 
-    static func name(ofUser id: uid_t) -> String? {
-        OwnershipCheck.userDatabase.withLock { _ in getpwuid(id).map { String(cString: $0.pointee.pw_name) } }
-    }
+    static func name(ofUser id: uid_t) -> String? { OwnershipCheck.userRecord(id)?.name }
 
-    static func name(ofGroup id: gid_t) -> String? {
-        OwnershipCheck.userDatabase.withLock { _ in getgrgid(id).map { String(cString: $0.pointee.gr_name) } }
-    }
+    static func name(ofGroup id: gid_t) -> String? { OwnershipCheck.groupRecord(id)?.name }
 }
 
 extension PluginLoadError {
@@ -157,10 +213,13 @@ extension PluginLoadError {
         let userName = OwnershipCheck.Violation.name(ofUser: user) ?? "\(user)"
         let optOut = "(on a development machine, --allow-unsafe-directories or DirectoryTrust.unenforced turns these checks off)"
         switch violation.kind {
+        case let .unverifiable(error):
+            return .unreadable(path: path, reason: "cannot check who can change \(isFile ? "it" : "its folder \(violation.path)") "
+                + "(\(String(cString: strerror(error)))), so it is not loaded; check that the path exists and can be searched")
         case .owner:
             let users = user == 0 ? "root" : "root or \(userName)"
             return PluginLoadError(code: .unsafeOwner, path: path, reason:
-                "not loaded: \(what) is owned by user \(violation.ownerText), not by \(users) (the user running this host), "
+                "not loaded: \(what) is owned by user \(violation.ownerText) (mode \(violation.modeText)), not by \(users) (the user running this host), "
                 + "so another user can change the code this host would run; fix: `chown \(userName) '\(violation.path)'` "
                 + "or move the plugin to a folder you own \(optOut)")
         case .permissions:

@@ -23,7 +23,7 @@ enum PluginsOption {
 
     static let allowUnsafe = CommandSpec.Option(
         long: "--allow-unsafe-directories",
-        help: "Development only: load plugin files whoever owns them or can write to their folders (also \(DirectoryTrust.environmentOptOut)=1); reported as a warning.")
+        help: "Development only: load plugin files whoever owns them or can write to their folders (also \(DirectoryTrust.environmentOptOut)=1, true or yes); reported as a warning.")
 
     /// What every command that starts a host accepts: configuration, data,
     /// cache and scan limit.
@@ -32,7 +32,7 @@ enum PluginsOption {
     /// The directory checks: on unless `--allow-unsafe-directories` or the environment turns them off.
     static func trust(_ arguments: ParsedArguments) -> DirectoryTrust {
         let environment = ProcessInfo.processInfo.environment[DirectoryTrust.environmentOptOut]
-        let optedOut = arguments.flag(allowUnsafe.long) || (environment.map { !$0.isEmpty && $0 != "0" } ?? false)
+        let optedOut = arguments.flag(allowUnsafe.long) || ["1", "true", "yes"].contains(environment?.lowercased() ?? "")
         return optedOut ? .unenforced : .enforced
     }
 

@@ -32,7 +32,7 @@ import Testing
     }()
 
     func host(_ files: [String], trust: DirectoryTrust = .enforced) -> PluginHost {
-        let host = PluginHost(configuration: .init(cacheDirectory: FileManager.default.temporaryDirectory.path + "/plugboard-trust-cache-\(getpid())", trust: trust))
+        let host = PluginHost(configuration: .init(trust: trust))  // the tests' own cache home
         host.declare(Commands.self)
         return host
     }
@@ -86,6 +86,20 @@ import Testing
         #expect(bad.code == "unsafe-permissions")
         #expect(bad.reason?.contains("its folder \(parent.path) can be written by other users") == true, "\(bad.reason ?? "")")
         #expect(bad.reason?.contains("mode 0777") == true)
+    }
+
+    /// `W/plugins -> S`: S and its parents are safe, but whoever can write W
+    /// can point the link elsewhere, so the path as given is checked too.
+    @Test func aPluginsDirectoryReachedThroughALinkInAWorldWritableFolderIsRefused() throws {
+        let real = try TemporaryDirectory()
+        try real.copy(Fixtures.library("Beta"), as: "libBeta.so")
+        let open = try TemporaryDirectory()
+        chmod(open.path, 0o777)
+        symlink(real.path, open.file("plugins"))
+        let (bad, host, _) = try load(open.file("plugins") + "/libBeta.so")
+        defer { host.shutdown() }
+        #expect(bad.code == "unsafe-permissions")
+        #expect(bad.reason?.contains("its folder \(open.path) can be written by other users") == true, "\(bad.reason ?? "")")
     }
 
     @Test func aStickyWorldWritableParentIsAllowedAsTmpIs() throws {
@@ -180,12 +194,87 @@ import Testing
         chmod(dir.path, 0o777)
         let cache = try TemporaryDirectory()
         let tool = try Fixtures.executable("plugboard")
-        let refused = try runProcess(tool, ["list", "--plugins", dir.path, "--cache", cache.path, "--json"])
+        // Explicitly not opted out, whatever the environment running the tests says.
+        let refused = try runProcess(tool, ["list", "--plugins", dir.path, "--cache", cache.path, "--json"],
+                                     environment: [DirectoryTrust.environmentOptOut: "0"])
         #expect(refused.stdout.contains("\"unsafe-permissions\""), "\(refused.stdout)")
         var environment = ProcessInfo.processInfo.environment
         environment[DirectoryTrust.environmentOptOut] = "1"
         let allowed = try runProcess(tool, ["list", "--plugins", dir.path, "--cache", cache.path], environment: environment)
         #expect(allowed.stdout.contains("fixture.alpha") && !allowed.stdout.contains("unsafe-permissions"), "\(allowed.stdout)")
         #expect(allowed.stderr.contains("[directory-checks-off]"), "\(allowed.stderr)")
+    }
+
+    /// A hot reload's build is held to the same rules as discovery, and to
+    /// the lock file; the running generation stays.
+    @Test func aReloadOfABuildOthersCanChangeOrThatIsNotLockedIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        let host = PluginHost(configuration: .init(imagesDirectory: dir.file("generations")))
+        host.declare(Commands.self)
+        defer { host.shutdown() }
+        #expect(host.load(reloadable: try Fixtures.library("ReloadV1").path).status == .active)
+        let build = try dir.copy(Fixtures.library("ReloadV2"), as: "libReloadV2.so")
+        chmod(build, 0o777)
+        guard case let .rejected(error) = host.reload("fixture.reloadable", from: build).result else {
+            Issue.record("a world-writable build was reloaded")
+            return
+        }
+        #expect(error.code == "unsafe-permissions")
+        #expect(host.records.first { $0.id == "fixture.reloadable" }?.generation == 1, "the running generation stays")
+
+        // Under a lock file, a new build under the locked name is a hash mismatch.
+        let locked = try TemporaryDirectory()
+        let first = try locked.copy(Fixtures.library("ReloadV1"), as: "libReloadV1.so")
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: first)))
+        let lock = locked.file("plugboard.lock")
+        try LockFile(plugins: [.init(file: "libReloadV1.so", id: "fixture.reloadable", version: "1.0.0", sha256: LockFile.sha256(of: bytes))])
+            .write(to: lock)
+        let strict = PluginHost(configuration: .init(imagesDirectory: locked.file("generations"), lockFile: lock))
+        strict.declare(Commands.self)
+        defer { strict.shutdown() }
+        #expect(strict.load(reloadable: first).status == .active)
+        let next = try TemporaryDirectory()
+        let rebuilt = try next.copy(Fixtures.library("ReloadV2"), as: "libReloadV1.so")
+        guard case let .rejected(mismatch) = strict.reload("fixture.reloadable", from: rebuilt).result else {
+            Issue.record("a build that is not locked was reloaded")
+            return
+        }
+        #expect(mismatch.code == "lock-hash-mismatch")
+    }
+
+    @Test func anImagesDirectoryOthersCanWriteLoadsNothing() throws {
+        let dir = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
+        let images = try TemporaryDirectory()
+        chmod(images.path, 0o777)
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, imagesDirectory: images.path))
+        host.declare(Commands.self)
+        defer { host.shutdown() }
+        let record = try #require(try host.loadAll().first)
+        #expect(record.code == "unreadable")
+        #expect(record.reason?.contains("the images directory is not safe") == true && record.reason?.contains(images.path) == true,
+                "\(record.reason ?? "")")
+    }
+
+    @Test(.enabled(if: isRoot, "giving a symlink to another user needs root"))
+    func aSymlinkOfAnotherUserInAStickyFolderIsRefused() throws {
+        let real = try TemporaryDirectory()
+        try real.copy(Fixtures.library("Beta"), as: "libBeta.so")
+        let sticky = try TemporaryDirectory()
+        chmod(sticky.path, 0o1777)
+        symlink(real.path, sticky.file("plugins"))
+        #expect(lchown(sticky.file("plugins"), 65534, 65534) == 0)
+        let (bad, host, _) = try load(sticky.file("plugins") + "/libBeta.so")
+        defer { host.shutdown() }
+        #expect(bad.code == "unsafe-owner")
+        #expect(bad.reason?.contains("its folder \(sticky.file("plugins")) is owned by user 65534") == true, "\(bad.reason ?? "")")
+    }
+
+    @Test func aPathThatCannotBeExaminedIsRefused() {
+        var check = OwnershipCheck()
+        let missing = "/nonexistent-\(getpid())/plugins/a.so"
+        let problem = check.problem(path: missing, resolved: missing, folder: OwnershipCheck.parent(of: missing), trusted: [])
+        #expect(problem?.code == "unreadable")
+        #expect(problem?.reason.contains("cannot check who can change it") == true, "\(problem?.reason ?? "")")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import PlugboardHost
+import Synchronization
 import Testing
 
 /// Paths of things `make fixtures` builds, and temporary plugin directories.
@@ -7,18 +8,47 @@ enum Fixtures {
     static let repository: URL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// `lib<name>.so` from one of the fixture packages.
+    /// `lib<name>.so` from one of the fixture packages, as a copy in a folder
+    /// of the test process's own: the host refuses plugin files other users
+    /// can change, and a checkout's build folder may be group-writable or
+    /// belong to another user (CI containers); a copy made here is safe.
     static func library(_ name: String, package: String = "Tests/Fixtures") throws -> URL {
         let url = repository.appendingPathComponent("\(package)/.build/debug/lib\(name).so")
         guard FileManager.default.fileExists(atPath: url.path) else {
             Issue.record("missing fixture \(url.path): run `make fixtures` (make test does it)")
             throw FixtureMissing(path: url.path)
         }
-        return url
+        return try safeCopy(of: url, folder: package.replacingOccurrences(of: "/", with: "-"))
     }
 
-    /// An example plugin as `make examples` gathers them in `.build/plugins`.
+    private static let copies = Mutex<[String: URL]>([:])
+    private static let copiesFolder = FileManager.default.temporaryDirectory.path + "/plugboard-test-fixtures-\(getpid())"
+
+    private static func safeCopy(of url: URL, folder: String) throws -> URL {
+        try copies.withLock { copies in
+            let key = "\(folder)/\(url.lastPathComponent)"
+            if let known = copies[key] { return known }
+            let directory = "\(copiesFolder)/\(folder)"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            chmod(copiesFolder, 0o755)
+            chmod(directory, 0o755)
+            let target = URL(fileURLWithPath: "\(directory)/\(url.lastPathComponent)")
+            let staged = target.path + ".partial"
+            unlink(staged)
+            try FileManager.default.copyItem(atPath: url.path, toPath: staged)
+            chmod(staged, 0o755)
+            rename(staged, target.path)
+            copies[key] = target
+            return target
+        }
+    }
+
+    /// An example plugin as `make examples` gathers them in `.build/plugins`, as a safe copy.
     static func example(_ name: String) throws -> URL {
+        try safeCopy(of: try exampleInCheckout(name), folder: "examples")
+    }
+
+    static func exampleInCheckout(_ name: String) throws -> URL {
         let url = repository.appendingPathComponent(".build/plugins/lib\(name).so")
         guard FileManager.default.fileExists(atPath: url.path) else {
             Issue.record("missing example plugin \(url.path): run `make examples` (make test does it)")

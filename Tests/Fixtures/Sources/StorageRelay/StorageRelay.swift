@@ -11,13 +11,15 @@ final class StorageRelay: Plugin {
     init(context: PluginContext) throws { self.context = context }
 
     func activate() throws {
-        let storage = try context.service(Services.Storage.self)
+        // Storage is looked up inside each handler, while another plugin's
+        // publish or navigation is on the stack: it must still be this plugin's.
+        let context = self.context
         let subscribed = try context.service(Services.Events.self).subscribe(StoreRequest.self) { request in
-            try storage.set(request.value, for: request.key)
+            try context.service(Services.Storage.self).set(request.value, for: request.key)
         }
         subscription.withLock { $0 = subscribed }
         try context.service(Services.Router.self).register("/relay/store/{key}/{value}") { match in
-            try storage.set(match.parameter("value") ?? "", for: match.parameter("key") ?? "")
+            try context.service(Services.Storage.self).set(match.parameter("value") ?? "", for: match.parameter("key") ?? "")
             return "stored by fixture.storage-relay"
         }
     }
