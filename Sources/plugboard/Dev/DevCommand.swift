@@ -24,6 +24,7 @@ enum DevCommand: CLICommand {
             .init(long: "--data", valueName: "dir", help: "Data directory for plugin storage (default: PACKAGE/.build/plugboard-data)."),
             .init(long: "--run", valueName: "command", help: "Command and arguments (split on spaces) to run after each load, e.g. \"greet Ada\"; default: the plugin's first command."),
             .init(long: "--poll", help: "Poll for changes instead of using inotify."),
+            PluginsOption.allowUnsafe,
             CommandSpec.json,
         ],
         positionals: [.init(name: "package-dir", help: "Directory of the plugin package (its Package.swift).")])
@@ -42,7 +43,7 @@ enum DevCommand: CLICommand {
             settings: arguments.value("--config").map(HostSettings.load(from:)) ?? HostSettings(),
             dataDirectory: arguments.value("--data") ?? builder.packageDirectory + "/.build/plugboard-data",
             command: arguments.value("--run").map { $0.split(separator: " ").map(String.init) },
-            polling: arguments.flag("--poll"))
+            polling: arguments.flag("--poll"), trust: PluginsOption.trust(arguments))
         return session.run()
     }
 }

@@ -23,13 +23,13 @@ final class DevSession: @unchecked Sendable {
     private var signalSources: [any DispatchSourceSignal] = []
 
     init(builder: PackageBuilder, json: Bool, pluginsDirectory: String?, settings: HostSettings,
-         dataDirectory: String, command: [String]?, polling: Bool) {
+         dataDirectory: String, command: [String]?, polling: Bool, trust: DirectoryTrust) {
         self.builder = builder
         self.json = json
         self.command = command
         host = PluginHost(configuration: .init(
             pluginsDirectory: pluginsDirectory, settings: settings, dataDirectory: dataDirectory,
-            logSink: LogSink { Terminal.writeErr("  log \($0.level) [\($0.label)] \($0.message)\n") }))
+            logSink: LogSink { Terminal.writeErr("  log \($0.level) [\($0.label)] \($0.message)\n") }, trust: trust))
         host.declareDemoExtensionPoints()
         watcher = SourceWatcher(root: builder.packageDirectory, polling: polling)
     }

@@ -72,15 +72,21 @@ import Testing
         #expect(record.status == .active, "\(record.reason ?? "")")
     }
 
-    @Test func aWorldWritableParentIsRefusedAndNamed() throws {
+    /// `PARENT/plugins/libBeta.so` with PARENT of `mode`, the rest safe.
+    func pluginInSafeFolder(under mode: mode_t) throws -> (parent: TemporaryDirectory, file: String) {
         let parent = try TemporaryDirectory()
-        chmod(parent.path, 0o777)
+        chmod(parent.path, mode)
         let folder = parent.path + "/plugins"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
         chmod(folder, 0o755)
         let file = folder + "/libBeta.so"
         try FileManager.default.copyItem(atPath: try Fixtures.library("Beta").path, toPath: file)
         chmod(file, 0o755)
+        return (parent, file)
+    }
+
+    @Test func aWorldWritableParentIsRefusedAndNamed() throws {
+        let (parent, file) = try pluginInSafeFolder(under: 0o777)
         let (bad, host, _) = try load(file)
         defer { host.shutdown() }
         #expect(bad.code == "unsafe-permissions")
@@ -103,16 +109,9 @@ import Testing
     }
 
     @Test func aStickyWorldWritableParentIsAllowedAsTmpIs() throws {
-        let parent = try TemporaryDirectory()
-        chmod(parent.path, 0o1777)
-        let folder = parent.path + "/plugins"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
-        chmod(folder, 0o755)
-        let file = folder + "/libBeta.so"
-        try FileManager.default.copyItem(atPath: try Fixtures.library("Beta").path, toPath: file)
-        chmod(file, 0o755)
+        let (parent, file) = try pluginInSafeFolder(under: 0o1777)
         let (record, host, _) = try load(file)
-        defer { host.shutdown() }
+        defer { host.shutdown(); withExtendedLifetime(parent) {} }
         #expect(record.status == .active, "\(record.reason ?? "")")
     }
 
