@@ -85,6 +85,30 @@ import Testing
         return (parent, file)
     }
 
+    /// A file of the owner's private group that an access control list lets
+    /// another user write: the group bits are the list's mask, so the
+    /// private-group exception does not apply.
+    @Test(.enabled(if: hasPrivateGroup, "this user's primary group is not a private one"))
+    func aPrivateGroupFileWithAnAccessControlListIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        let file = try dir.copy(Fixtures.library("Beta"), as: "libBeta.so")
+        #expect(chown(file, geteuid(), getegid()) == 0)
+        // posix_acl_xattr: version 2, then (tag, permissions, id) sorted by tag:
+        // owner rwx, user 65534 rw-, group r-x, mask rwx, other r-x.
+        var list: [UInt8] = [2, 0, 0, 0]
+        for (tag, permissions, id) in [(0x01, 7, UInt32.max), (0x02, 6, 65534), (0x04, 5, UInt32.max), (0x10, 7, UInt32.max), (0x20, 5, UInt32.max)] {
+            list += [UInt8(tag), 0, UInt8(permissions), 0]
+            list += withUnsafeBytes(of: UInt32(id).littleEndian, Array.init)
+        }
+        typealias SetAttribute = @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeRawPointer, Int, Int32) -> Int32
+        let setxattr = try #require(dlsym(UnsafeMutableRawPointer(bitPattern: 0), "setxattr"))
+        let status = list.withUnsafeBytes { unsafeBitCast(setxattr, to: SetAttribute.self)(file, "system.posix_acl_access", $0.baseAddress!, $0.count, 0) }
+        try #require(status == 0, "this file system takes no access control lists (errno \(errno))")
+        let (bad, host, _) = try load(file)
+        defer { host.shutdown() }
+        #expect(bad.code == "unsafe-permissions", "\(bad.reason ?? "")")
+    }
+
     @Test func aWorldWritableParentIsRefusedAndNamed() throws {
         let (parent, file) = try pluginInSafeFolder(under: 0o777)
         let (bad, host, _) = try load(file)
