@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stddef.h>
+#include <errno.h>
 #include <sys/xattr.h>
 #include "plugboard_host.h"
 
@@ -15,6 +16,19 @@ int plugboard_under_sanitizer(void) {
         || dlsym(RTLD_DEFAULT, "__msan_init") != NULL;
 }
 
-int plugboard_has_access_control_list(const char *path) {
-    return getxattr(path, "system.posix_acl_access", NULL, 0) > 0;
+// posix_acl_xattr (linux/posix_acl_xattr.h): a 4-byte version (2), then
+// 8-byte entries: 2-byte tag, 2-byte permissions, 4-byte id.
+int plugboard_acl_grants_named_write(const char *path) {
+    unsigned char list[8192];
+    ssize_t size = getxattr(path, "system.posix_acl_access", list, sizeof list);
+    if (size < 0) return errno == ENODATA || errno == ENOTSUP ? 0 : 1;
+    if (size < 4 || (size - 4) % 8 != 0 || list[0] != 2) return 1;
+    int mask_write = 1, named_write = 0;
+    for (ssize_t at = 4; at < size; at += 8) {
+        unsigned tag = list[at] | list[at + 1] << 8;
+        unsigned permissions = list[at + 2] | list[at + 3] << 8;
+        if (tag == 0x10) mask_write = (permissions & 2) != 0;             // ACL_MASK
+        if ((tag == 0x02 || tag == 0x08) && (permissions & 2)) named_write = 1;  // ACL_USER, ACL_GROUP
+    }
+    return named_write && mask_write;
 }

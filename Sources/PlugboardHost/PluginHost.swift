@@ -1,5 +1,8 @@
 @_spi(PlugboardHost) import Plugboard
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The facade a host author holds: declare extension points, start on a
 /// plugins directory, read providers from ``registry``, shut down.
@@ -165,7 +168,8 @@ public final class PluginHost: Sendable {
             Result { () throws(PluginLoadError) in
                 // A lock file others can write would let them approve their own files.
                 var ownership = OwnershipCheck()
-                if configuration.trust.enforced, let problem = ownership.problem(file: path) {
+                // (A missing one is LockFile.load's to report, with how to write it.)
+                if configuration.trust.enforced, access(path, F_OK) == 0, let problem = ownership.problem(file: path) {
                     throw .lockFileInvalid(path: path, reason: problem.reason)
                 }
                 return try LockFile.load(path)

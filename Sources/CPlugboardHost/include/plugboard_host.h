@@ -32,9 +32,9 @@ int plugboard_spawn_scanner(const char *_Nonnull path, char *_Nullable const *_N
 /// ranges (an address-space limit would break it).
 int plugboard_under_sanitizer(void);
 
-/// Whether `path` carries a POSIX access control list (then its group
-/// permission bits are the list's mask, and named users may write).
-int plugboard_has_access_control_list(const char *_Nonnull path);
+/// Whether `path`'s POSIX access control list lets a named user or group
+/// write (its mask included); 1 also when the list cannot be read whole.
+int plugboard_acl_grants_named_write(const char *_Nonnull path);
 
 // MARK: - Crash journal
 

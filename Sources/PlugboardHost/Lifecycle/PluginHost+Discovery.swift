@@ -28,17 +28,22 @@ extension PluginHost {
                 examined.append(Examined(record: record))
                 continue
             }
-            guard let resolved = candidate.resolvedPath, let identity = candidate.identity ?? FileIdentity.of(path: resolved) else {
+            guard var resolved = candidate.resolvedPath, let identity = candidate.identity ?? FileIdentity.of(path: resolved) else {
                 record.fail(.unreadable(path: candidate.path, reason: "cannot resolve or stat it"))
                 examined.append(Examined(record: record))
                 continue
             }
-            if trust.enforced, let problem = ownership.problem(
-                path: candidate.path, resolved: resolved, folder: OwnershipCheck.parent(of: candidate.path),
-                trusted: trust.trustedDirectories) {
-                record.fail(problem)
-                examined.append(Examined(record: record))
-                continue
+            if trust.enforced {
+                // Read through the real path the check walked, from here on.
+                switch ownership.check(
+                    path: candidate.path, resolved: resolved, folder: OwnershipCheck.parent(of: candidate.path),
+                    trusted: trust.trustedDirectories) {
+                case let .success(real): resolved = real
+                case let .failure(problem):
+                    record.fail(problem)
+                    examined.append(Examined(record: record))
+                    continue
+                }
             }
             if let problem = lockProblem(bytes: nil, path: candidate.path) {
                 record.fail(problem)

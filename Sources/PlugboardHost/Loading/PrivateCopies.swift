@@ -24,11 +24,20 @@ struct PrivateCopies: Sendable {
     init(directory: String? = nil, checksOwnership: Bool = true) {
         isPrivate = directory == nil
         self.checksOwnership = checksOwnership
-        let base = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+        let base = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { Self.isOwnPrivateFolder($0) ? $0 : nil }
             ?? FileManager.default.temporaryDirectory.path
         let own = "\(base)/plugboard-images-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         // Normalised: /proc/self/maps names files by their exact path.
         self.directory = PluginDirectory.absolutePath(directory ?? own)
+    }
+
+    /// Whether `path` is a folder of this user that no one else may enter, as
+    /// the XDG spec requires of `XDG_RUNTIME_DIR` (`su` without `-` keeps
+    /// another user's).
+    private static func isOwnPrivateFolder(_ path: String) -> Bool {
+        var info = stat()
+        return path.hasPrefix("/") && stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+            && info.st_uid == geteuid() && info.st_mode & 0o077 == 0
     }
 
     /// Writes `bytes` to a new file named after `label`; returns its path.

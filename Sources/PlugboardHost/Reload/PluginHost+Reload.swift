@@ -69,17 +69,19 @@ extension PluginHost {
         let candidate = PluginDirectory.candidate(at: file)
         if let problem = candidate.problem { return outcome(.rejected(problem)) }
         // The same trust as discovery: who can change the file, and the lock file.
+        var readPath = candidate.resolvedPath ?? file
         if configuration.trust.enforced {
             var ownership = OwnershipCheck()
-            if let problem = ownership.problem(
+            switch ownership.check(
                 path: candidate.path, resolved: candidate.resolvedPath ?? candidate.path,
                 folder: OwnershipCheck.parent(of: candidate.path), trusted: configuration.trust.trustedDirectories) {
-                return outcome(.rejected(problem))
+            case let .success(real): readPath = real
+            case let .failure(problem): return outcome(.rejected(problem))
             }
         }
         let next = old.generation + 1
         let build: PluginFile
-        switch PluginFile.read(candidate.resolvedPath ?? file, reportedAs: file) {
+        switch PluginFile.read(readPath, reportedAs: file) {
         case let .success(read): build = read
         case let .failure(error): return outcome(.rejected(error))
         }

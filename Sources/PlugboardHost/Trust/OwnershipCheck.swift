@@ -34,19 +34,27 @@ struct OwnershipCheck {
     /// Why the file at `path` (resolving to `resolved`, found in `folder`) may
     /// not be trusted as code; nil when it may.
     mutating func problem(path: String, resolved: String, folder: String, trusted: [String]) -> PluginLoadError? {
+        if case let .failure(problem) = check(path: path, resolved: resolved, folder: folder, trusted: trusted) { return problem }
+        return nil
+    }
+
+    /// The file's real path, once it and every folder on the way to it passed;
+    /// read the file through it, not through the path as given, whose links
+    /// may lead through folders this check did not walk.
+    mutating func check(path: String, resolved: String, folder: String, trusted: [String]) -> Result<String, PluginLoadError> {
         let roots = ([folder] + trusted).map(PluginDirectory.absolutePath)
         // A plain entry's path keeps the folder as given; a symlink's is real.
         let realRoots = roots.map { PluginDirectory.realPath($0) ?? $0 }
         guard let root = Self.root(containing: resolved, among: zip(roots, realRoots).map { [$0, $1] }) else {
-            return .untrustedSymlink(path: path, target: resolved, trusted: realRoots)
+            return .failure(.untrustedSymlink(path: path, target: resolved, trusted: realRoots))
         }
         // Whatever cannot be examined is refused: a folder renamed away
         // during the check must not skip it.
         guard let realFile = PluginDirectory.realPath(resolved) else {
-            return .unsafe(path: path, violation: Violation(kind: .unverifiable(errno), path: resolved), user: user, isFile: true)
+            return .failure(.unsafe(path: path, violation: Violation(kind: .unverifiable(errno), path: resolved), user: user, isFile: true))
         }
         if let violation = violation(at: realFile, stickyAllowed: false, links: false) {
-            return .unsafe(path: path, violation: violation, user: user, isFile: true)
+            return .failure(.unsafe(path: path, violation: violation, user: user, isFile: true))
         }
         // Both chains: the folders the file really is in, and the folders of
         // the path as given, whose symlinks (`/opt/plugins -> /srv/plugins`)
@@ -65,13 +73,13 @@ struct OwnershipCheck {
                 // itself must be theirs to write to.
                 let aboveRoot = current != chain.root && !current.hasPrefix(chain.root == "/" ? "/" : chain.root + "/")
                 if let violation = verdict(for: current, stickyAllowed: aboveRoot, links: chain.links) {
-                    return .unsafe(path: path, violation: violation, user: user, isFile: false)
+                    return .failure(.unsafe(path: path, violation: violation, user: user, isFile: false))
                 }
                 if current == "/" { break }
                 current = Self.parent(of: current)
             }
         }
-        return nil
+        return .success(realFile)
     }
 
     /// Why the file at `path` (a lock file, an interface library) may not be trusted; nil when it may.
@@ -83,15 +91,18 @@ struct OwnershipCheck {
     /// Why the folder `path` may not hold code the host loads (the images
     /// directory): the folder itself strictly, the folders above it as for plugins.
     mutating func problem(folder path: String) -> String? {
-        var current = PluginDirectory.realPath(path) ?? path
-        let root = current
-        while true {
-            if let violation = verdict(for: current, stickyAllowed: current != root, links: false) {
-                return PluginLoadError.unsafe(path: path, violation: violation, user: user, isFile: false).reason
+        let given = PluginDirectory.absolutePath(path)
+        for (start, links) in [(PluginDirectory.realPath(given) ?? given, false), (given, true)] {
+            var current = start
+            while true {
+                if let violation = verdict(for: current, stickyAllowed: current != start, links: links) {
+                    return PluginLoadError.unsafe(path: path, violation: violation, user: user, isFile: false).reason
+                }
+                if current == "/" { break }
+                current = Self.parent(of: current)
             }
-            if current == "/" { return nil }
-            current = Self.parent(of: current)
         }
+        return nil
     }
 
     private mutating func verdict(for folder: String, stickyAllowed: Bool, links: Bool) -> Violation? {
@@ -114,8 +125,8 @@ struct OwnershipCheck {
         let sticky = (info.st_mode & S_ISVTX) != 0 && (info.st_mode & S_IFMT) == S_IFDIR
         if stickyAllowed && sticky { return nil }
         let others = (info.st_mode & S_IWOTH) != 0
-        // With an access control list, the group bits are its mask: named
-        // users may write, so only a list-free file earns the exception.
+        // With an access control list, the group bits are its mask: a named
+        // user or group the list lets write voids the exception.
         let group = (info.st_mode & S_IWGRP) != 0
             && (Self.hasAccessControlList(path) || !isPrivateGroup(info.st_gid, of: info.st_uid))
         if others || group {
@@ -125,7 +136,7 @@ struct OwnershipCheck {
     }
 
     private static func hasAccessControlList(_ path: String) -> Bool {
-        plugboard_has_access_control_list(path) != 0
+        plugboard_acl_grants_named_write(path) != 0
     }
 
     private struct PrivateGroupKey: Hashable {

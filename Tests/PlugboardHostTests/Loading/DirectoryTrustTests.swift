@@ -93,10 +93,30 @@ import Testing
         let dir = try TemporaryDirectory()
         let file = try dir.copy(Fixtures.library("Beta"), as: "libBeta.so")
         #expect(chown(file, geteuid(), getegid()) == 0)
-        // posix_acl_xattr: version 2, then (tag, permissions, id) sorted by tag:
-        // owner rwx, user 65534 rw-, group r-x, mask rwx, other r-x.
+        try Self.setAccessControlList(file, otherUser: 6)
+        let (bad, host, _) = try load(file)
+        defer { host.shutdown() }
+        #expect(bad.code == "unsafe-permissions", "\(bad.reason ?? "")")
+    }
+
+    /// A list that lets another user only read leaves the exception standing.
+    @Test(.enabled(if: hasPrivateGroup, "this user's primary group is not a private one"))
+    func aPrivateGroupFileWhoseAccessControlListGrantsOnlyReadingIsAllowed() throws {
+        let dir = try TemporaryDirectory()
+        let file = try dir.copy(Fixtures.library("Beta"), as: "libBeta.so")
+        #expect(chown(file, geteuid(), getegid()) == 0)
+        try Self.setAccessControlList(file, otherUser: 5)
+        let (record, host, _) = try load(file)
+        defer { host.shutdown() }
+        #expect(record.status == .active, "\(record.reason ?? "")")
+    }
+
+    /// Sets `file`'s access list: owner rwx, user 65534 `otherUser`, group
+    /// r-x, mask rwx, other r-x (posix_acl_xattr: version 2, then tag,
+    /// permissions and id per entry, sorted by tag), with `setxattr`.
+    static func setAccessControlList(_ file: String, otherUser: Int) throws {
         var list: [UInt8] = [2, 0, 0, 0]
-        for (tag, permissions, id) in [(0x01, 7, UInt32.max), (0x02, 6, 65534), (0x04, 5, UInt32.max), (0x10, 7, UInt32.max), (0x20, 5, UInt32.max)] {
+        for (tag, permissions, id) in [(0x01, 7, UInt32.max), (0x02, otherUser, 65534), (0x04, 5, UInt32.max), (0x10, 7, UInt32.max), (0x20, 5, UInt32.max)] {
             list += [UInt8(tag), 0, UInt8(permissions), 0]
             list += withUnsafeBytes(of: UInt32(id).littleEndian, Array.init)
         }
@@ -104,9 +124,21 @@ import Testing
         let setxattr = try #require(dlsym(UnsafeMutableRawPointer(bitPattern: 0), "setxattr"))
         let status = list.withUnsafeBytes { unsafeBitCast(setxattr, to: SetAttribute.self)(file, "system.posix_acl_access", $0.baseAddress!, $0.count, 0) }
         try #require(status == 0, "this file system takes no access control lists (errno \(errno))")
-        let (bad, host, _) = try load(file)
-        defer { host.shutdown() }
-        #expect(bad.code == "unsafe-permissions", "\(bad.reason ?? "")")
+    }
+
+    /// `su` without `-` keeps another user's XDG_RUNTIME_DIR: the host puts
+    /// its private copies in the temp directory instead, and still loads.
+    @Test(.enabled(if: isRoot, "giving a folder to another user needs root"))
+    func anotherUsersRuntimeDirectoryIsNotUsedForCopies() throws {
+        let dir = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
+        let runtime = try TemporaryDirectory()
+        chmod(runtime.path, 0o700)
+        #expect(chown(runtime.path, 65534, 65534) == 0)
+        let result = try runProcess(try Fixtures.executable("plugboard"), ["run", "alpha", "--plugins", dir.path],
+                                    environment: ["XDG_RUNTIME_DIR": runtime.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("alpha"), "\(result.stdout)")
     }
 
     @Test func aWorldWritableParentIsRefusedAndNamed() throws {

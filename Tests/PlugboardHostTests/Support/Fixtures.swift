@@ -22,7 +22,7 @@ enum Fixtures {
     }
 
     private static let copies = Mutex<[String: URL]>([:])
-    private static let copiesFolder = FileManager.default.temporaryDirectory.path + "/plugboard-test-fixtures-\(getpid())"
+    private static let copiesFolder = FileManager.default.temporaryDirectory.path + "/plugboard-test-fixtures-\(getpid())-\(UUID().uuidString)"
 
     private static func safeCopy(of url: URL, folder: String) throws -> URL {
         try copies.withLock { copies in
