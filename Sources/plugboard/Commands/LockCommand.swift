@@ -18,7 +18,7 @@ enum LockCommand: CLICommand {
         options: [
             PluginsOption.option,
             .init(long: "--output", short: "-o", valueName: "file", help: "Where to write the lock file (default: DIR/plugboard.lock)."),
-        ] + [PluginsOption.cache, PluginsOption.scanTimeout])
+        ] + [PluginsOption.cache, PluginsOption.scanTimeout, PluginsOption.allowUnsafe])
 
     static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32 {
         let directory = try PluginsOption.directory(arguments, command: spec.name)

@@ -22,6 +22,8 @@ enum DemoCommand: CLICommand {
             PluginsOption.config,
             PluginsOption.data,
             PluginsOption.cache,
+            PluginsOption.locked,
+            PluginsOption.allowUnsafe,
             .init(long: "--screen", valueName: "file", help: "Screen document to compose (JSON with a sections array)."),
             CommandSpec.json,
         ])
