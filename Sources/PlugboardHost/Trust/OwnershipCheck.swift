@@ -12,6 +12,8 @@ struct OwnershipCheck {
     let user: uid_t
     private var folderVerdicts: [String: Violation?] = [:]
     private var privateGroups: [PrivateGroupKey: Bool] = [:]
+    /// The trusted folders' real paths: the same few for every file of a discovery.
+    private var realFolders: [String: String] = [:]
 
     init(user: uid_t = geteuid()) {
         self.user = user
@@ -44,7 +46,7 @@ struct OwnershipCheck {
     mutating func check(path: String, resolved: String, folder: String, trusted: [String]) -> Result<String, PluginLoadError> {
         let roots = ([folder] + trusted).map(PluginDirectory.absolutePath)
         // A plain entry's path keeps the folder as given; a symlink's is real.
-        let realRoots = roots.map { PluginDirectory.realPath($0) ?? $0 }
+        let realRoots = roots.map { realFolder($0) }
         guard let root = Self.root(containing: resolved, among: zip(roots, realRoots).map { [$0, $1] }) else {
             return .failure(.untrustedSymlink(path: path, target: resolved, trusted: realRoots))
         }
@@ -61,23 +63,11 @@ struct OwnershipCheck {
         // whoever can write `/opt` could point elsewhere.
         // A symlink on the path as given belongs to whoever made it, who can
         // replace it even in a sticky folder: its owner is checked too.
-        let chains = [
-            (start: Self.parent(of: realFile), root: PluginDirectory.realPath(root) ?? root, links: false),
-            (start: Self.parent(of: PluginDirectory.absolutePath(path)), root: PluginDirectory.absolutePath(folder), links: true),
-        ]
-        for chain in chains {
-            var current = chain.start
-            while true {
-                // Other users may add entries to a sticky folder above the
-                // trusted one (/tmp) but not replace ours; the trusted folder
-                // itself must be theirs to write to.
-                let aboveRoot = current != chain.root && !current.hasPrefix(chain.root == "/" ? "/" : chain.root + "/")
-                if let violation = verdict(for: current, stickyAllowed: aboveRoot, links: chain.links) {
-                    return .failure(.unsafe(path: path, violation: violation, user: user, isFile: false))
-                }
-                if current == "/" { break }
-                current = Self.parent(of: current)
-            }
+        // `root` is real already (one of `realRoots`).
+        let given = PluginDirectory.absolutePath(folder)
+        if let violation = firstUnsafeFolder(from: Self.parent(of: realFile), links: false, stickyAllowed: { Self.isAbove($0, root) })
+            ?? firstUnsafeFolder(from: Self.parent(of: PluginDirectory.absolutePath(path)), links: true, stickyAllowed: { Self.isAbove($0, given) }) {
+            return .failure(.unsafe(path: path, violation: violation, user: user, isFile: false))
         }
         return .success(realFile)
     }
@@ -92,17 +82,35 @@ struct OwnershipCheck {
     /// directory): the folder itself strictly, the folders above it as for plugins.
     mutating func problem(folder path: String) -> String? {
         let given = PluginDirectory.absolutePath(path)
-        for (start, links) in [(PluginDirectory.realPath(given) ?? given, false), (given, true)] {
-            var current = start
-            while true {
-                if let violation = verdict(for: current, stickyAllowed: current != start, links: links) {
-                    return PluginLoadError.unsafe(path: path, violation: violation, user: user, isFile: false).reason
-                }
-                if current == "/" { break }
-                current = Self.parent(of: current)
-            }
+        let real = PluginDirectory.realPath(given) ?? given
+        guard let violation = firstUnsafeFolder(from: real, links: false, stickyAllowed: { $0 != real })
+            ?? firstUnsafeFolder(from: given, links: true, stickyAllowed: { $0 != given }) else { return nil }
+        return PluginLoadError.unsafe(path: path, violation: violation, user: user, isFile: false).reason
+    }
+
+    /// The first unsafe folder from `start` up to `/`. Other users may add
+    /// entries to a sticky folder above the trusted one (/tmp) but not
+    /// replace ours, so `stickyAllowed` folders pass with the sticky bit; the
+    /// trusted folder itself must be theirs alone to write to.
+    private mutating func firstUnsafeFolder(from start: String, links: Bool, stickyAllowed: (String) -> Bool) -> Violation? {
+        var current = start
+        while true {
+            if let violation = verdict(for: current, stickyAllowed: stickyAllowed(current), links: links) { return violation }
+            if current == "/" { return nil }
+            current = Self.parent(of: current)
         }
-        return nil
+    }
+
+    /// Whether `folder` lies above `root` (neither it nor inside it).
+    private static func isAbove(_ folder: String, _ root: String) -> Bool {
+        folder != root && !folder.hasPrefix(root == "/" ? "/" : root + "/")
+    }
+
+    private mutating func realFolder(_ path: String) -> String {
+        if let known = realFolders[path] { return known }
+        let real = PluginDirectory.realPath(path) ?? path
+        realFolders[path] = real
+        return real
     }
 
     private mutating func verdict(for folder: String, stickyAllowed: Bool, links: Bool) -> Violation? {
