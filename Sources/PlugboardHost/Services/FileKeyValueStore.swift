@@ -81,9 +81,9 @@ struct FileKeyValueStore: KeyValueStore {
 
     func keys() throws(ServiceError) -> [String] {
         guard let dir = try openFolder(create: false) else { return [] }
-        return listing(dir).names.compactMap { name in
-            name.hasSuffix(Self.valueSuffix) ? Self.decode(String(name.dropLast(Self.valueSuffix.count))) : nil
-        }.sorted()
+        defer { close(dir) }
+        // `listing` keeps only value files.
+        return listing(dir, sizes: false).names.compactMap { Self.decode(String($0.dropLast(Self.valueSuffix.count))) }.sorted()
     }
 
     // MARK: - The folder, by descriptor
@@ -112,9 +112,9 @@ struct FileKeyValueStore: KeyValueStore {
         return dir
     }
 
-    /// The value files in the folder `dir`, with their sizes (read through a
-    /// duplicate descriptor: the caller keeps and closes `dir`).
-    private func listing(_ dir: Int32) -> (names: [String], bytes: [String: Int]) {
+    /// The value files in the folder `dir`, with their sizes if asked (read
+    /// through a duplicate descriptor: the caller keeps and closes `dir`).
+    private func listing(_ dir: Int32, sizes: Bool = true) -> (names: [String], bytes: [String: Int]) {
         let copy = dup(dir)
         guard copy >= 0, let stream = fdopendir(copy) else { return ([], [:]) }
         defer { closedir(stream) }
@@ -124,7 +124,7 @@ struct FileKeyValueStore: KeyValueStore {
             guard name.hasSuffix(Self.valueSuffix) else { continue }
             names.append(name)
             var info = stat()
-            if fstatat(dir, name, &info, AT_SYMLINK_NOFOLLOW) == 0 { bytes[name] = Int(info.st_size) }
+            if sizes, fstatat(dir, name, &info, AT_SYMLINK_NOFOLLOW) == 0 { bytes[name] = Int(info.st_size) }
         }
         return (names, bytes)
     }
@@ -158,7 +158,7 @@ struct FileKeyValueStore: KeyValueStore {
         guard bytes.count <= FileKeyValueStore.maximumKeyLength else {
             throw .invalidKey(key, reason: "keys are limited to \(FileKeyValueStore.maximumKeyLength) UTF-8 bytes, this one has \(bytes.count)")
         }
-        return "\(Self.encode(bytes))\(Self.valueSuffix)"
+        return "\(Hex.encode(bytes))\(Self.valueSuffix)"
     }
 
     /// Where `key` is stored.
@@ -166,31 +166,9 @@ struct FileKeyValueStore: KeyValueStore {
         "\(directory)/\(try name(for: key))"
     }
 
-    static func encode(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes { out += [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]] }
-        return String(decoding: out, as: UTF8.self)
-    }
-
+    /// The key a file name (without its suffix) stands for.
     static func decode(_ name: String) -> String? {
-        let hex = Array(name.utf8)
-        guard hex.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        for index in stride(from: 0, to: hex.count, by: 2) {
-            guard let high = nibble(hex[index]), let low = nibble(hex[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    private static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        default: nil
-        }
+        Hex.decode(name).map { String(decoding: $0, as: UTF8.self) }
     }
 }
 

@@ -23,10 +23,7 @@ struct SHA256 {
     static func hex<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
         var hasher = SHA256()
         hasher.update(bytes)
-        return hasher.finalize().map { byte in
-            let digits = Array("0123456789abcdef")
-            return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
-        }.joined()
+        return Hex.encode(hasher.finalize())
     }
 
     mutating func update<Bytes: Collection<UInt8>>(_ bytes: Bytes) {

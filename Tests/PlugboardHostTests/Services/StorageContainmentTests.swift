@@ -35,6 +35,18 @@ import Testing
         #expect(try String(contentsOfFile: secret, encoding: .utf8) == "secret")
     }
 
+    /// Listing keys closes the folder it opened: 500 listings leave no
+    /// descriptors behind (other tests running meanwhile open a few).
+    @Test func listingKeysLeavesNoDescriptorOpen() throws {
+        let data = try TemporaryDirectory()
+        let store = try #require(PluginHost(configuration: .init(dataDirectory: data.path)).storage(for: "fixture.a"))
+        try store.set("v", for: "k")
+        func open() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0 }
+        let before = open()
+        for _ in 0..<500 { #expect(try store.keys() == ["k"]) }
+        #expect(open() - before < 100, "\(open() - before) descriptors more after 500 listings")
+    }
+
     @Test func composedAndDecomposedKeysAreOneKey() throws {
         let data = try TemporaryDirectory()
         let store = try #require(PluginHost(configuration: .init(dataDirectory: data.path)).storage(for: "fixture.a"))
