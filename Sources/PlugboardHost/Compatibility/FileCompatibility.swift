@@ -57,7 +57,8 @@ enum FileCompatibility {
                 pluginSDK: "ABI \(pluginABI)", hostSDK: environment.sdkLabel)
         }
         if !environment.sdkDefines(SwiftSymbol.abiMarker(pluginABI)) {
-            if pluginABI.major == environment.sdkABI.major && pluginABI.minor > environment.sdkABI.minor {
+            // (Another major was refused above.)
+            if pluginABI.minor > environment.sdkABI.minor {
                 return .sdkTooNew(path: path, plugin: pluginABI, host: environment.sdkABI)
             }
             return .sdkABIMismatch(path: path, plugin: pluginABI, host: environment.sdkABI)

@@ -18,8 +18,7 @@ extension PluginHost {
         var statistics = DiscoveryStatistics()
         var examined: [Examined] = []
         var ownership = OwnershipCheck()
-        let trust = configuration.trust
-        if !trust.enforced && !candidates.isEmpty { reportTrustOff() }
+        if !configuration.trust.enforced && !candidates.isEmpty { reportTrustOff() }
         var jobs: [(index: Int, file: PluginFile, copy: String, resolved: String)] = []
         for candidate in candidates {
             var record = PluginRecord(path: candidate.path, resolvedPath: candidate.resolvedPath)
@@ -33,17 +32,12 @@ extension PluginHost {
                 examined.append(Examined(record: record))
                 continue
             }
-            if trust.enforced {
-                // Read through the real path the check walked, from here on.
-                switch ownership.check(
-                    path: candidate.path, resolved: resolved, folder: OwnershipCheck.parent(of: candidate.path),
-                    trusted: trust.trustedDirectories) {
-                case let .success(real): resolved = real
-                case let .failure(problem):
-                    record.fail(problem)
-                    examined.append(Examined(record: record))
-                    continue
-                }
+            switch trustedPath(of: candidate.path, resolved: resolved, ownership: &ownership) {
+            case let .success(checked): resolved = checked
+            case let .failure(problem):
+                record.fail(problem)
+                examined.append(Examined(record: record))
+                continue
             }
             if let problem = lockProblem(bytes: nil, path: candidate.path) {
                 record.fail(problem)
@@ -311,6 +305,16 @@ extension PluginRecord {
 }
 
 extension PluginHost {
+    /// The path to read the file at `path` (resolving to `resolved`) through:
+    /// its real path once the directory checks passed, from which the bytes
+    /// are read (the path as given may lead through links the checks did not
+    /// walk); `resolved` itself when the checks are off.
+    func trustedPath(of path: String, resolved: String, ownership: inout OwnershipCheck) -> Result<String, PluginLoadError> {
+        guard configuration.trust.enforced else { return .success(resolved) }
+        return ownership.check(
+            path: path, resolved: resolved, folder: OwnershipCheck.parent(of: path), trusted: configuration.trust.trustedDirectories)
+    }
+
     /// Says, loudly, that anyone who can write to the plugins directory can run code here.
     func reportTrustOff() {
         services.report(HostDiagnostic(.warning, code: "directory-checks-off",

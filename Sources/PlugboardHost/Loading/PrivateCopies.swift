@@ -46,7 +46,8 @@ struct PrivateCopies: Sendable {
         let number = Self.counter.wrappingAdd(1, ordering: .relaxed).newValue
         let safe = String(label.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? $0 : "_" })
         let target = "\(directory)/\(number)-\(UInt32.random(in: 0...UInt32.max))-\(safe)"
-        _ = try create(target, with: bytes)
+        // A name never used before: one already there is not ours to load.
+        guard try create(target, with: bytes) else { throw CopyError(reason: "\(target) already exists") }
         return target
     }
 
@@ -87,7 +88,7 @@ struct PrivateCopies: Sendable {
         guard let bytes = FileManager.default.contents(atPath: path) else {
             throw CopyError(reason: "cannot read \(path): \(String(cString: strerror(errno)))")
         }
-        _ = try create(target, with: bytes)
+        _ = try create(target, with: bytes)  // false: installed meanwhile, as good as by us
     }
 
     struct CopyError: Error, Sendable, CustomStringConvertible {

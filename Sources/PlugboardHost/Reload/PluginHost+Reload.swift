@@ -69,15 +69,11 @@ extension PluginHost {
         let candidate = PluginDirectory.candidate(at: file)
         if let problem = candidate.problem { return outcome(.rejected(problem)) }
         // The same trust as discovery: who can change the file, and the lock file.
-        var readPath = candidate.resolvedPath ?? file
-        if configuration.trust.enforced {
-            var ownership = OwnershipCheck()
-            switch ownership.check(
-                path: candidate.path, resolved: candidate.resolvedPath ?? candidate.path,
-                folder: OwnershipCheck.parent(of: candidate.path), trusted: configuration.trust.trustedDirectories) {
-            case let .success(real): readPath = real
-            case let .failure(problem): return outcome(.rejected(problem))
-            }
+        var ownership = OwnershipCheck()
+        let readPath: String
+        switch trustedPath(of: candidate.path, resolved: candidate.resolvedPath ?? candidate.path, ownership: &ownership) {
+        case let .success(checked): readPath = checked
+        case let .failure(problem): return outcome(.rejected(problem))
         }
         let next = old.generation + 1
         let build: PluginFile

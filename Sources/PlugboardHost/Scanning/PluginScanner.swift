@@ -55,7 +55,7 @@ final class ScannerSpare: Sendable {
     func fill(_ settings: ScannerSettings) {
         waiting.withLock { waiting in
             guard waiting == nil else { return }
-            waiting = try? StartedScanner.start(settings.executable ?? "/proc/self/exe", passing: settings.environment)
+            waiting = try? StartedScanner.start(settings.program, passing: settings.environment)
         }
     }
 
@@ -186,7 +186,7 @@ private struct Pool {
         self.jobs = jobs
         outcomes = Array(repeating: nil, count: jobs.count)
         queue = Array(jobs.indices.reversed())
-        executable = settings.executable ?? "/proc/self/exe"
+        executable = settings.program
         parallelism = max(1, settings.parallelism ?? ProcessInfo.processInfo.activeProcessorCount)
     }
 

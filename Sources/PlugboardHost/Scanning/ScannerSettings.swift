@@ -38,4 +38,7 @@ public struct ScannerSettings: Sendable {
         self.parallelism = parallelism
         self.filesPerProcess = filesPerProcess
     }
+
+    /// The program started as scanner: ``executable``, else this program.
+    var program: String { executable ?? "/proc/self/exe" }
 }
