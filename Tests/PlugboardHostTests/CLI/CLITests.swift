@@ -174,18 +174,4 @@ import Testing
         #expect(try runProcess(Fixtures.executable("plugboard"), ["new", "Hello", "--dir", dir.path, "--sdk", sdk]).status == 1)
         #expect(try runProcess(Fixtures.executable("plugboard"), ["new", "9lives", "--sdk", sdk]).status == 64)
     }
-
-    @Test func aScaffoldedInterfacePackageBuildsAsADynamicLibrary() throws {
-        let dir = try TemporaryDirectory("plugboard-new")
-        let sdk = Fixtures.repository.appendingPathComponent("SDK").path
-        let created = try runProcess(
-            Fixtures.executable("plugboard"), ["new", "Exporters", "--interface", "--id", "com.example.exporter", "--dir", dir.path, "--sdk-path", sdk])
-        #expect(created.status == 0, "\(created.stderr)")
-        let package = dir.file("Exporters")
-        let build = try runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["swift", "build", "--package-path", package])
-        #expect(build.status == 0, "\(build.stdout)\(build.stderr)")
-        #expect(FileManager.default.fileExists(atPath: package + "/.build/debug/libExporters.so"))
-        let source = try String(contentsOfFile: package + "/Sources/Exporters/Exporters.swift", encoding: .utf8)
-        #expect(source.contains("Interface(id: \"com.example.exporter\""))
-    }
 }

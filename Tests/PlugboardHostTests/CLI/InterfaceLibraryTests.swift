@@ -4,7 +4,8 @@ import Testing
 /// A host's own extension point, in an interface package of its own (made by
 /// `plugboard new --interface`), and a plugin that provides it: the
 /// `plugboard` tool links no such library, so it finds it in the plugins
-/// directory's `lib/` folder and lists it as what it is.
+/// directory's `lib/` folder and lists it as what it is. (This is also the
+/// test of `plugboard new --interface`: the scaffold builds as a dynamic library.)
 @Suite(.serialized) struct InterfaceLibraryTests {
     func swiftBuild(_ package: String) throws -> ProcessResult {
         try runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["swift", "build", "--package-path", package])
@@ -50,6 +51,10 @@ import Testing
             """.write(toFile: plugin + "/Sources/CSVExporter/CSVExporter.swift", atomically: true, encoding: .utf8)
         let builtInterface = try swiftBuild(interface)
         #expect(builtInterface.status == 0, "\(builtInterface.stdout)\(builtInterface.stderr)")
+        // The scaffold is a dynamic library with the id it was given.
+        #expect(FileManager.default.fileExists(atPath: interface + "/.build/debug/libExporters.so"))
+        let source = try String(contentsOfFile: interface + "/Sources/Exporters/Exporters.swift", encoding: .utf8)
+        #expect(source.contains("Interface(id: \"com.example.exporter\""))
         let builtPlugin = try swiftBuild(plugin)
         #expect(builtPlugin.status == 0, "\(builtPlugin.stdout)\(builtPlugin.stderr)")
 

@@ -31,20 +31,20 @@ import Testing
         return entry[3].isEmpty || entry[3] == me[0]
     }()
 
-    func host(_ files: [String], trust: DirectoryTrust = .enforced) -> PluginHost {
+    func host(trust: DirectoryTrust = .enforced) -> PluginHost {
         let host = PluginHost(configuration: .init(trust: trust))  // the tests' own cache home
         host.declare(Commands.self)
         return host
     }
 
     /// A good plugin in a folder of its own, and `bad` loaded beside it.
-    func load(_ bad: String, trust: DirectoryTrust = .enforced) throws -> (bad: PluginRecord, host: PluginHost, good: TemporaryDirectory) {
+    func load(_ bad: String, trust: DirectoryTrust = .enforced) throws -> (bad: PluginRecord, host: PluginHost) {
         let good = try TemporaryDirectory()
         let goodFile = try good.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
-        let host = host([goodFile, bad], trust: trust)
+        let host = host(trust: trust)
         let records = host.load(files: [goodFile, bad])
         #expect(host.activePluginIDs.contains("fixture.alpha"), "the good plugin still loads")
-        return (records[1], host, good)
+        return (records[1], host)
     }
 
     @Test(.enabled(if: foreignGroup != nil, "needs a group other than the user's own: root, or a user in a second group"))
@@ -53,7 +53,7 @@ import Testing
         let file = try dir.copy(Fixtures.library("Beta"), as: "libBeta.so")
         #expect(chown(file, geteuid(), Self.foreignGroup!) == 0)
         chmod(file, 0o775)
-        let (bad, host, _) = try load(file)
+        let (bad, host) = try load(file)
         defer { host.shutdown() }
         #expect(bad.code == "unsafe-permissions")
         #expect(bad.reason?.contains("the file can be written by other users") == true, "\(bad.reason ?? "")")
@@ -67,7 +67,7 @@ import Testing
         let file = try dir.copy(Fixtures.library("Beta"), as: "libBeta.so")
         #expect(chown(file, geteuid(), getegid()) == 0)
         chmod(file, 0o775)
-        let (record, host, _) = try load(file)
+        let (record, host) = try load(file)
         defer { host.shutdown() }
         #expect(record.status == .active, "\(record.reason ?? "")")
     }
@@ -94,7 +94,7 @@ import Testing
         let file = try dir.copy(Fixtures.library("Beta"), as: "libBeta.so")
         #expect(chown(file, geteuid(), getegid()) == 0)
         try Self.setAccessControlList(file, otherUser: 6)
-        let (bad, host, _) = try load(file)
+        let (bad, host) = try load(file)
         defer { host.shutdown() }
         #expect(bad.code == "unsafe-permissions", "\(bad.reason ?? "")")
     }
@@ -106,7 +106,7 @@ import Testing
         let file = try dir.copy(Fixtures.library("Beta"), as: "libBeta.so")
         #expect(chown(file, geteuid(), getegid()) == 0)
         try Self.setAccessControlList(file, otherUser: 5)
-        let (record, host, _) = try load(file)
+        let (record, host) = try load(file)
         defer { host.shutdown() }
         #expect(record.status == .active, "\(record.reason ?? "")")
     }
@@ -143,7 +143,7 @@ import Testing
 
     @Test func aWorldWritableParentIsRefusedAndNamed() throws {
         let (parent, file) = try pluginInSafeFolder(under: 0o777)
-        let (bad, host, _) = try load(file)
+        let (bad, host) = try load(file)
         defer { host.shutdown() }
         #expect(bad.code == "unsafe-permissions")
         #expect(bad.reason?.contains("its folder \(parent.path) can be written by other users") == true, "\(bad.reason ?? "")")
@@ -158,7 +158,7 @@ import Testing
         let open = try TemporaryDirectory()
         chmod(open.path, 0o777)
         symlink(real.path, open.file("plugins"))
-        let (bad, host, _) = try load(open.file("plugins") + "/libBeta.so")
+        let (bad, host) = try load(open.file("plugins") + "/libBeta.so")
         defer { host.shutdown() }
         #expect(bad.code == "unsafe-permissions")
         #expect(bad.reason?.contains("its folder \(open.path) can be written by other users") == true, "\(bad.reason ?? "")")
@@ -166,7 +166,7 @@ import Testing
 
     @Test func aStickyWorldWritableParentIsAllowedAsTmpIs() throws {
         let (parent, file) = try pluginInSafeFolder(under: 0o1777)
-        let (record, host, _) = try load(file)
+        let (record, host) = try load(file)
         defer { host.shutdown(); withExtendedLifetime(parent) {} }
         #expect(record.status == .active, "\(record.reason ?? "")")
     }
@@ -175,7 +175,7 @@ import Testing
         let dir = try TemporaryDirectory()
         let file = try dir.copy(Fixtures.library("Beta"), as: "libBeta.so")
         chmod(dir.path, 0o1777)
-        let (bad, host, _) = try load(file)
+        let (bad, host) = try load(file)
         defer { host.shutdown() }
         #expect(bad.code == "unsafe-permissions")
         #expect(bad.reason?.contains("its folder \(dir.path)") == true, "\(bad.reason ?? "")")
@@ -186,14 +186,14 @@ import Testing
         let real = try elsewhere.copy(Fixtures.library("Beta"), as: "libBeta.so")
         let dir = try TemporaryDirectory()
         symlink(real, dir.file("beta.so"))
-        let (bad, host, _) = try load(dir.file("beta.so"))
+        let (bad, host) = try load(dir.file("beta.so"))
         defer { host.shutdown() }
         #expect(bad.code == "untrusted-symlink")
         #expect(bad.reason?.contains("a symlink to \(URL(fileURLWithPath: real).resolvingSymlinksInPath().path)") == true, "\(bad.reason ?? "")")
         #expect(bad.reason?.contains("trustedDirectories") == true)
 
         let trusted = DirectoryTrust(trustedDirectories: [elsewhere.path])
-        let (record, other, _) = try load(dir.file("beta.so"), trust: trusted)
+        let (record, other) = try load(dir.file("beta.so"), trust: trusted)
         defer { other.shutdown() }
         #expect(record.status == .active, "\(record.reason ?? "")")
     }
@@ -203,7 +203,7 @@ import Testing
         let dir = try TemporaryDirectory()
         let file = try dir.copy(Fixtures.library("Beta"), as: "libBeta.so")
         #expect(chown(file, 65534, 65534) == 0)
-        let (bad, host, _) = try load(file)
+        let (bad, host) = try load(file)
         defer { host.shutdown() }
         #expect(bad.code == "unsafe-owner")
         #expect(bad.reason?.contains("owned by user 65534") == true && bad.reason?.contains("chown root '\(file)'") == true, "\(bad.reason ?? "")")
@@ -214,7 +214,7 @@ import Testing
         let dir = try TemporaryDirectory()
         let file = try dir.copy(Fixtures.library("Beta"), as: "libBeta.so")
         #expect(chown(dir.path, 65534, 65534) == 0)
-        let (bad, host, _) = try load(file)
+        let (bad, host) = try load(file)
         defer { host.shutdown() }
         #expect(bad.code == "unsafe-owner")
         #expect(bad.reason?.contains("its folder \(dir.path) is owned by user 65534") == true, "\(bad.reason ?? "")")
@@ -224,7 +224,7 @@ import Testing
         let dir = try TemporaryDirectory()
         let file = try dir.copy(Fixtures.library("Beta"), as: "libBeta.so")
         chmod(file, 0o777)
-        let (record, host, _) = try load(file, trust: .unenforced)
+        let (record, host) = try load(file, trust: .unenforced)
         defer { host.shutdown() }
         #expect(record.status == .active)
         #expect(host.diagnostics.contains { $0.code == "directory-checks-off" && $0.severity == .warning })
@@ -234,8 +234,7 @@ import Testing
         let dir = try TemporaryDirectory()
         try dir.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
         let lock = LockFile.defaultPath(for: dir.path)
-        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: dir.file("libAlpha.so"))))
-        try LockFile(plugins: [.init(file: "libAlpha.so", id: "fixture.alpha", version: "1.0.0", sha256: LockFile.sha256(of: bytes))]).write(to: lock)
+        try writeLockFile(lock, listing: [(dir.file("libAlpha.so"), "fixture.alpha")])
         chmod(lock, 0o666)
         let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, lockFile: lock))
         let records = try host.discover()
@@ -253,9 +252,8 @@ import Testing
         let refused = try runProcess(tool, ["list", "--plugins", dir.path, "--cache", cache.path, "--json"],
                                      environment: [DirectoryTrust.environmentOptOut: "0"])
         #expect(refused.stdout.contains("\"unsafe-permissions\""), "\(refused.stdout)")
-        var environment = ProcessInfo.processInfo.environment
-        environment[DirectoryTrust.environmentOptOut] = "1"
-        let allowed = try runProcess(tool, ["list", "--plugins", dir.path, "--cache", cache.path], environment: environment)
+        let allowed = try runProcess(tool, ["list", "--plugins", dir.path, "--cache", cache.path],
+                                     environment: [DirectoryTrust.environmentOptOut: "1"])
         #expect(allowed.stdout.contains("fixture.alpha") && !allowed.stdout.contains("unsafe-permissions"), "\(allowed.stdout)")
         #expect(allowed.stderr.contains("[directory-checks-off]"), "\(allowed.stderr)")
     }
@@ -280,10 +278,8 @@ import Testing
         // Under a lock file, a new build under the locked name is a hash mismatch.
         let locked = try TemporaryDirectory()
         let first = try locked.copy(Fixtures.library("ReloadV1"), as: "libReloadV1.so")
-        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: first)))
         let lock = locked.file("plugboard.lock")
-        try LockFile(plugins: [.init(file: "libReloadV1.so", id: "fixture.reloadable", version: "1.0.0", sha256: LockFile.sha256(of: bytes))])
-            .write(to: lock)
+        try writeLockFile(lock, listing: [(first, "fixture.reloadable")])
         let strict = PluginHost(configuration: .init(imagesDirectory: locked.file("generations"), lockFile: lock))
         strict.declare(Commands.self)
         defer { strict.shutdown() }
@@ -319,7 +315,7 @@ import Testing
         chmod(sticky.path, 0o1777)
         symlink(real.path, sticky.file("plugins"))
         #expect(lchown(sticky.file("plugins"), 65534, 65534) == 0)
-        let (bad, host, _) = try load(sticky.file("plugins") + "/libBeta.so")
+        let (bad, host) = try load(sticky.file("plugins") + "/libBeta.so")
         defer { host.shutdown() }
         #expect(bad.code == "unsafe-owner")
         #expect(bad.reason?.contains("its folder \(sticky.file("plugins")) is owned by user 65534") == true, "\(bad.reason ?? "")")

@@ -8,14 +8,11 @@ import Testing
 @Suite struct LockFileTests {
     func lockedDirectory() throws -> (TemporaryDirectory, String) {
         let dir = try TemporaryDirectory()
-        var entries: [LockFile.Entry] = []
-        for (name, id) in [("Alpha", "fixture.alpha"), ("Beta", "fixture.beta")] {
-            let path = try dir.copy(Fixtures.library(name), as: "lib\(name).so")
-            let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-            entries.append(.init(file: "lib\(name).so", id: id, version: "1.0.0", sha256: LockFile.sha256(of: bytes)))
+        let files = try [("Alpha", "fixture.alpha"), ("Beta", "fixture.beta")].map { name, id in
+            (path: try dir.copy(Fixtures.library(name), as: "lib\(name).so"), id: id)
         }
         let lock = LockFile.defaultPath(for: dir.path)
-        try LockFile(plugins: entries).write(to: lock)
+        try writeLockFile(lock, listing: files)
         return (dir, lock)
     }
 

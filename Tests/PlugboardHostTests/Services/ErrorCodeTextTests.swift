@@ -18,6 +18,9 @@ import Testing
         (.routeNotFound, "route-not-found"),
         (.routeHandlerFailed, "route-handler-failed"),
         (.routeDestinationType, "route-destination-type"),
+        // The host's own codes.
+        (.storageSymlink, "storage-symlink"),
+        (.storageQuotaExceeded, "storage-quota-exceeded"),
     ])
     func serviceErrorCodesKeepTheirText(_ code: ServiceError.Code, _ text: String) {
         #expect(code.rawValue == text)

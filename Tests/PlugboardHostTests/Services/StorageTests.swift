@@ -28,13 +28,8 @@ import Testing
         try store.set("kept", for: "k")
         expectServiceError(.storageInvalidKey) { try store.set("x", for: String(repeating: "k", count: 121)) }
         expectServiceError(.storageInvalidKey) { try store.set("x", for: "") }
-        do {
-            try store.set("x", for: String(repeating: "é", count: 100))
-            Issue.record("expected invalidKey")
-        } catch {
-            #expect(error.code == .storageInvalidKey)
-            #expect(error.description.contains("limited to 120 UTF-8 bytes, this one has 200"))
-        }
+        let long = expectServiceError(.storageInvalidKey) { try store.set("x", for: String(repeating: "é", count: 100)) }
+        #expect(long?.description.contains("limited to 120 UTF-8 bytes, this one has 200") == true)
         #expect(try store.string(for: "k") == "kept")
     }
 
@@ -43,13 +38,8 @@ import Testing
         // A regular file where a directory should be: not writable even for root.
         try data.write(Data("x".utf8), as: "blocker")
         let store = try #require(PluginHost(configuration: .init(dataDirectory: data.file("blocker"))).storage(for: "fixture.a"))
-        do {
-            try store.set("v", for: "k")
-            Issue.record("expected notWritable")
-        } catch {
-            #expect(error.code == .storageNotWritable)
-            #expect(error.description.contains(data.file("blocker")))
-        }
+        let refused = expectServiceError(.storageNotWritable) { try store.set("v", for: "k") }
+        #expect(refused?.description.contains(data.file("blocker")) == true)
         #expect(try String(contentsOfFile: data.file("blocker"), encoding: .utf8) == "x")
     }
 

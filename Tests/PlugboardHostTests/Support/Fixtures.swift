@@ -149,6 +149,17 @@ final class TemporaryDirectory: Sendable {
     func file(_ name: String) -> String { url.appendingPathComponent(name).path }
 }
 
+/// Writes a lock file at `path` listing each file (its name, the id given,
+/// version 1.0.0) with the SHA-256 of its bytes as they are now.
+func writeLockFile(_ path: String, listing files: [(path: String, id: String)]) throws {
+    let entries = try files.map { file in
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file.path)))
+        return LockFile.Entry(
+            file: URL(fileURLWithPath: file.path).lastPathComponent, id: file.id, version: "1.0.0", sha256: LockFile.sha256(of: bytes))
+    }
+    try LockFile(plugins: entries).write(to: path)
+}
+
 /// Runs a process to completion; returns status and both outputs.
 struct ProcessResult {
     let status: Int32
