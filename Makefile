@@ -136,7 +136,7 @@ bench: fixtures examples
 
 # A perf profile of the benchmark suite (where perf is installed): call
 # graphs in $(PROFILE_DATA); read them with `perf report -i $(PROFILE_DATA)`.
-profile: fixtures examples
+profile:  # bench builds what it needs
 	@command -v perf > /dev/null || { echo "make profile: perf is not installed (apt-get install linux-perf)"; exit 1; }
 	$(MAKE) bench BENCH_JSON=bench/out/profiled.json PROFILE_WRAPPER="perf record -g -o $(PROFILE_DATA) --" \
 		PLUGBOARD_BENCH_ONLY=$(PROFILE_ONLY)

@@ -5,17 +5,6 @@ import Foundation
 enum Measure {
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
-    /// Nanoseconds per iteration of `body`, best of `rounds` (the least disturbed).
-    static func perIteration(iterations: Int, rounds: Int = 5, _ body: (Int) -> Void) -> Double {
-        var best = Double.infinity
-        for _ in 0..<rounds {
-            let start = now()
-            for index in 0..<iterations { body(index) }
-            best = min(best, Double(now() - start) / Double(iterations))
-        }
-        return best
-    }
-
     /// Nanoseconds per iteration of `body` in each of `rounds` rounds: the
     /// samples a report row takes its median and spread from.
     static func samples(iterations: Int, rounds: Int = 9, _ body: (Int) -> Void) -> [Double] {
@@ -30,18 +19,6 @@ enum Measure {
     static func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()
         return sorted[sorted.count / 2]
-    }
-
-    static func format(_ nanoseconds: Double) -> String {
-        switch nanoseconds {
-        case ..<1_000: String(format: "%.1f ns", nanoseconds)
-        case ..<1_000_000: String(format: "%.1f µs", nanoseconds / 1_000)
-        default: String(format: "%.2f ms", nanoseconds / 1_000_000)
-        }
-    }
-
-    static func row(_ label: String, _ value: String, _ ratio: String = "") {
-        print("  " + label.padding(toLength: 46, withPad: " ", startingAt: 0) + value.padding(toLength: 14, withPad: " ", startingAt: 0) + ratio)
     }
 }
 

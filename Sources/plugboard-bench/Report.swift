@@ -10,6 +10,8 @@ final class Report: @unchecked Sendable {
     enum Goal: Codable {
         /// figure / baseline at most this.
         case ratioAtMost(Double)
+        /// figure / baseline below this (the path beats its baseline).
+        case ratioBelow(Double)
         /// baseline / figure at least this (the path is this many times faster).
         case fasterAtLeast(Double)
         /// the figure itself below this, in the row's unit.
@@ -18,6 +20,7 @@ final class Report: @unchecked Sendable {
         var text: String {
             switch self {
             case let .ratioAtMost(limit): String(format: "≤ %gx", limit)
+            case let .ratioBelow(limit): String(format: "< %gx", limit)
             case let .fasterAtLeast(limit): String(format: "≥ %gx faster", limit)
             case let .below(limit): String(format: "< %g", limit)
             }
@@ -60,6 +63,7 @@ final class Report: @unchecked Sendable {
         let met: Bool? = goal.map { goal in
             switch goal {
             case let .ratioAtMost(limit): (ratio ?? .infinity) <= limit
+            case let .ratioBelow(limit): (ratio ?? .infinity) < limit
             case let .fasterAtLeast(limit): (ratio.map { 1 / $0 } ?? 0) >= limit
             case let .below(limit): figure < limit
             }
