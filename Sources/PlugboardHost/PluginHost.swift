@@ -121,6 +121,10 @@ public final class PluginHost: Sendable {
             self.hangThreshold = hangThreshold
         }
 
+        /// Record each admitted file's SHA-256 (``PluginRecord/sha256``) even
+        /// without a lock file: what `plugboard lock` writes.
+        package var recordsSHA256 = false
+
         /// Every disabled id with its source: ``disabledPlugins`` and
         /// `"enabled": false` entries of ``settings``.
         var allDisabled: [String: String] {
@@ -141,14 +145,13 @@ public final class PluginHost: Sendable {
     /// live set the previous one left. (Plugin code runs under it: a plugin
     /// must not call back into its host's lifecycle.)
     let lifecycle = Mutex(())
-    let copies: PrivateCopies
+    /// The one way a file becomes code here (holds the private copies and the lock file).
+    let admission: Admission
     let cache: RegistryCache
     let journal: CrashJournal
     let services: HostServices
     /// A scanner process kept ready for the next reload's verification.
     let spareScanner = ScannerSpare()
-    /// The lock file, when one is configured (read once, at creation).
-    let lock: Result<LockFile, PluginLoadError>?
 
     struct State {
         var records: [PluginRecord] = []
@@ -159,28 +162,47 @@ public final class PluginHost: Sendable {
         /// Whether the journal's dead notes were read (once per host).
         var recovered = false
         var lastDiscovery = DiscoveryStatistics()
+        /// Every interface library admitted or refused so far.
+        var interfaceLibraries: [InterfaceLibrary] = []
     }
+
+    /// An interface library of a plugins directory's `lib/` folder, as admitted.
+    package struct InterfaceLibrary: Sendable {
+        package let path: String
+        /// Its SHA-256, when admitted with one computed (a lock file, ``Configuration/recordsSHA256``).
+        package let sha256: String?
+        /// Why it was refused.
+        package let error: PluginLoadError?
+    }
+
+    /// The interface libraries admitted or refused so far (`plugboard lock` records them).
+    package var interfaceLibraries: [InterfaceLibrary] { state.withLock { $0.interfaceLibraries } }
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        self.copies = PrivateCopies(directory: configuration.imagesDirectory, checksOwnership: configuration.trust.enforced)
-        self.lock = configuration.lockFile.map { path in
-            Result { () throws(PluginLoadError) in
-                // A lock file others can write would let them approve their own files.
-                var ownership = OwnershipCheck()
-                // (A missing one is LockFile.load's to report, with how to write it.)
-                if configuration.trust.enforced, access(path, F_OK) == 0, let problem = ownership.problem(file: path) {
-                    throw .lockFileInvalid(path: path, reason: problem.reason)
-                }
-                return try LockFile.load(path)
-            }
-        }
-        let cacheDirectory = PluginDirectory.absolutePath(configuration.cacheDirectory ?? RegistryCache.defaultDirectory)
-        self.cache = RegistryCache(directory: cacheDirectory, environment: HostEnvironment.current)
-        self.journal = CrashJournal(directory: cacheDirectory + "/journal", hangThreshold: configuration.hangThreshold)
+        self.admission = Admission(
+            environment: environment, trust: configuration.trust,
+            lock: configuration.lockFile.map { LockPolicy(path: $0, checksOwnership: configuration.trust.enforced) },
+            copies: PrivateCopies(directory: configuration.imagesDirectory, checksOwnership: configuration.trust.enforced),
+            recordsSHA256: configuration.recordsSHA256)
         self.services = HostServices(
             configuration: configuration.settings, dataDirectory: configuration.dataDirectory,
             logSink: configuration.logSink, storageQuota: configuration.storageQuota)
+        // The cache and the journal steer what loads and what is quarantined:
+        // used only from a directory as trusted as a plugins directory.
+        let cacheDirectory = PluginDirectory.absolutePath(configuration.cacheDirectory ?? RegistryCache.defaultDirectory())
+        let untrusted = configuration.trust.enforced
+            ? RegistryCache.untrustedReason(cacheDirectory) ?? RegistryCache.untrustedReason(cacheDirectory + "/journal") : nil
+        if let untrusted {
+            services.report(HostDiagnostic(.warning, code: "cache-directory-untrusted",
+                message: "\(cacheDirectory): not used for the registry cache or the crash journal: \(untrusted); "
+                    + "every start scans every plugin file and a crash is not remembered. Fix it as the reason says, "
+                    + "or set another cache directory (PluginHost.Configuration.cacheDirectory, `--cache DIR`)",
+                file: cacheDirectory))
+        }
+        self.cache = RegistryCache(directory: cacheDirectory, environment: HostEnvironment.current, isUsable: untrusted == nil)
+        self.journal = CrashJournal(
+            directory: cacheDirectory + "/journal", hangThreshold: configuration.hangThreshold, isUsable: untrusted == nil)
         // Weak: the registry and services live inside the host.
         registry.setActivator { [weak self] interfaceID in self?.activateProviders(of: interfaceID) }
         services.triggers.setActivator { [weak self] pluginIDs in self?.activate(pluginIDs: pluginIDs) }
@@ -231,7 +253,7 @@ public final class PluginHost: Sendable {
         let candidates = try PluginDirectory.scan(directory)
         let libraries = installInterfaceLibraries(from: directory)
         let records = lifecycle.withLock { _ in admitLocked(examineLocked(candidates, rescan: rescan)) }
-        state.withLock { $0.lastDiscovery.interfaceLibraries = libraries }
+        state.withLock { $0.lastDiscovery.interfaceLibraries = libraries.filter { $0.error == nil }.map(\.path) }
         let known = Set(records.compactMap(\.id))
         for id in configuration.settings.plugins.keys.sorted() where !known.contains(id) {
             services.report(HostDiagnostic(.warning, code: "config-unknown-plugin",
@@ -241,28 +263,35 @@ public final class PluginHost: Sendable {
         return records
     }
 
-    /// Puts the interface libraries of `directory`'s `lib/` folder beside the
-    /// private copies plugins are loaded from (here and in scanners), so a
-    /// plugin of a host's own extension point finds the library it needs
-    /// even in a host that does not link it (the `plugboard` tool).
-    private func installInterfaceLibraries(from directory: String) -> [String] {
+    /// Admits the interface libraries of `directory`'s `lib/` folder like
+    /// plugins (trust, one read, ELF checks, lock entry) and puts their copies
+    /// beside the private copies plugins are loaded from (here and in
+    /// scanners), so a plugin of a host's own extension point finds the
+    /// library it needs even in a host that does not link it (the
+    /// `plugboard` tool). A library installed by an earlier discovery stays.
+    private func installInterfaceLibraries(from directory: String) -> [InterfaceLibrary] {
         var ownership = OwnershipCheck()
-        return PluginDirectory.interfaceLibraries(in: directory).filter { library in
-            if configuration.trust.enforced, let problem = ownership.problem(file: library) {
-                services.report(HostDiagnostic(.error, code: problem.code.rawValue,
-                    message: "\(library): interface library \(problem.reason); plugins that need it will fail to load"))
-                return false
+        let installed = PluginDirectory.interfaceLibraries(in: directory).map { library -> InterfaceLibrary in
+            // Installed by an earlier discovery of this host: its image may be mapped already.
+            if let earlier = state.withLock({ $0.interfaceLibraries.first { $0.path == library && $0.error == nil } }) {
+                return earlier
             }
-            do {
-                try copies.install(library: library)
-                return true
-            } catch {
-                services.report(HostDiagnostic(.error, code: "interface-library-unreadable",
-                    message: "\(library): cannot put this interface library where plugins find it (\(error)); "
-                        + "check that it is readable and the images directory writable; plugins that need it will fail to load"))
-                return false
+            switch admission.admit(PluginDirectory.candidate(at: library), as: .interfaceLibrary, ownership: &ownership) {
+            case let .success(image):
+                return InterfaceLibrary(path: library, sha256: image.sha256, error: nil)
+            case let .failure(refusal):
+                services.report(HostDiagnostic(.error, code: refusal.error.code.rawValue,
+                    message: "\(library): interface library refused: \(refusal.error.reason); plugins that need it will fail to load"))
+                return InterfaceLibrary(path: library, sha256: nil, error: refusal.error)
             }
         }
+        state.withLock { state in
+            for library in installed {
+                state.interfaceLibraries.removeAll { $0.path == library.path }
+                state.interfaceLibraries.append(library)
+            }
+        }
+        return installed
     }
 
     /// ``discover(rescan:)``, then activates the plugins that declared the
@@ -291,7 +320,14 @@ public final class PluginHost: Sendable {
     @discardableResult
     public func examine(files: [String], rescan: Bool = false) -> [PluginRecord] {
         let candidates = PluginDirectory.candidates(at: files)
-        return lifecycle.withLock { _ in admitLocked(examineLocked(candidates, rescan: rescan)) }
+        // The interface libraries beside each file, as discovery of its folder would install them.
+        var libraries: [InterfaceLibrary] = []
+        for folder in Set(candidates.map { OwnershipCheck.parent(of: $0.path) }).sorted() {
+            libraries += installInterfaceLibraries(from: folder)
+        }
+        let records = lifecycle.withLock { _ in admitLocked(examineLocked(candidates, rescan: rescan)) }
+        state.withLock { $0.lastDiscovery.interfaceLibraries = libraries.filter { $0.error == nil }.map(\.path) }
+        return records
     }
 
     /// Examines specific files and activates the compatible ones.
@@ -373,7 +409,7 @@ public final class PluginHost: Sendable {
         }
         journal.close()
         spareScanner.discard()
-        copies.removeIfPrivate()
+        admission.copies.removeIfPrivate()
     }
 }
 

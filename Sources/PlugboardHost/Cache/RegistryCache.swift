@@ -36,9 +36,12 @@ struct RegistryCache: Sendable {
 
     let directory: String
     let host: HostKey
+    /// False when the directory failed its trust check: nothing is read or written.
+    let isUsable: Bool
 
-    init(directory: String, environment: HostEnvironment) {
+    init(directory: String, environment: HostEnvironment, isUsable: Bool = true) {
         self.directory = directory
+        self.isUsable = isUsable
         let image = environment.sdkImagePath.map { PluginDirectory.realPath($0) ?? $0 } ?? ""
         host = HostKey(
             sdkABI: environment.sdkABI.description, toolchain: environment.runtimeToolchain ?? environment.compiledToolchain,
@@ -54,6 +57,7 @@ struct RegistryCache: Sendable {
 
     /// The entries on disk, and a warning if the file was there but unusable.
     func load() -> (entries: [String: CacheEntry], warning: HostDiagnostic?) {
+        guard isUsable else { return ([:], nil) }
         let fd = open(file, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return ([:], nil) }  // no cache yet
         defer { close(fd) }
@@ -77,6 +81,7 @@ struct RegistryCache: Sendable {
 
     /// Writes `entries` atomically; a warning when it could not.
     func save(_ entries: [String: CacheEntry]) -> HostDiagnostic? {
+        guard isUsable else { return nil }
         let data: [UInt8]
         do {
             data = try CompactEncoder().encode(Contents(format: Self.format, host: host, entries: entries))
@@ -124,11 +129,24 @@ struct RegistryCache: Sendable {
     }
 
     /// The default cache directory: `$XDG_CACHE_HOME/plugboard`, else
-    /// `$HOME/.cache/plugboard`, else `/tmp/plugboard-cache-<uid>`.
-    static var defaultDirectory: String {
-        let environment = ProcessInfo.processInfo.environment
+    /// `$HOME/.cache/plugboard`, else `<temp>/plugboard-cache-<uid>`, which
+    /// another user could create first: it is made private (0700) here, and
+    /// like any cache directory it is used only if it passes the trust check
+    /// (ours, nobody else can write it).
+    static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         if let base = environment["XDG_CACHE_HOME"], base.hasPrefix("/") { return "\(base)/plugboard" }
         if let home = environment["HOME"], home.hasPrefix("/") { return "\(home)/.cache/plugboard" }
-        return "/tmp/plugboard-cache-\(getuid())"
+        return FileManager.default.temporaryDirectory.path + "/plugboard-cache-\(geteuid())"
+    }
+
+    /// Why `directory` (the cache's, the journal's) must not be used: it
+    /// cannot be made, or someone else owns or can write it or a folder above
+    /// it (a forged entry or note there would steer this host). nil when it may.
+    static func untrustedReason(_ directory: String) -> String? {
+        if let failed = makeDirectories(directory) {
+            return "cannot create \(failed.path): \(String(cString: strerror(failed.errno)))"
+        }
+        var ownership = OwnershipCheck()
+        return ownership.problem(folder: directory)
     }
 }

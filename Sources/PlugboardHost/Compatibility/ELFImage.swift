@@ -134,7 +134,7 @@ extension ELFImage {
     ///
     /// For the host's own, trusted images only (the Swift runtime): if another
     /// process truncates a mapped file, touching the vanished pages raises
-    /// SIGBUS. Plugin files are read with ``PluginFile/read(path:)`` instead.
+    /// SIGBUS. Plugin files are read with ``PluginFile/readBytes(_:reportedAs:)`` instead.
     static func readMapped(
         path: String, expectedMachine: UInt16 = ELFImage.hostMachine, symbols: Bool = true
     ) throws(ReadError) -> ELFImage {

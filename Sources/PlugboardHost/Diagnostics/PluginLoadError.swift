@@ -54,6 +54,8 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
         public static let notLocked = Code("not-locked")
         public static let lockMismatch = Code("lock-hash-mismatch")
         public static let lockFileInvalid = Code("lock-file-invalid")
+        public static let lockIDMismatch = Code("lock-id-mismatch")
+        public static let copyFailed = Code("copy-failed")
         public static let unsafeOwner = Code("unsafe-owner")
         public static let unsafePermissions = Code("unsafe-permissions")
         public static let untrustedSymlink = Code("untrusted-symlink")
@@ -131,6 +133,14 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
 
     public static func lockMismatch(path: String, expected: String, found: String, lockFile: String) -> PluginLoadError {
         PluginLoadError(code: .lockMismatch, path: path, reason: "its SHA-256 is \(found), the lock file \(lockFile) expects \(expected): the file changed since it was locked; review it and run `plugboard lock` again, or restore the locked file")
+    }
+
+    static func copyFailed(path: String, reason: String) -> PluginLoadError {
+        PluginLoadError(code: .copyFailed, path: path, reason: "cannot make the private copy it would be loaded from (\(reason)); check that the images directory (PluginHost.Configuration.imagesDirectory) can be written and is safe")
+    }
+
+    static func lockIDMismatch(path: String, found: String, recorded: String, lockFile: String) -> PluginLoadError {
+        PluginLoadError(code: .lockIDMismatch, path: path, reason: "is plugin \(found), the lock file \(lockFile) records \(recorded) for this file: it is not the plugin that was locked; review it and run `plugboard lock` again, or restore the locked file")
     }
 
     public static func lockFileInvalid(path: String, reason: String) -> PluginLoadError {

@@ -4,12 +4,12 @@ struct AvailablePlugin: Sendable {
     let plugin: ScannedPlugin
     /// As found in the plugins directory (for messages).
     let path: String
-    /// The file the path resolves to.
+    /// The real path the trust check walked to it.
     let resolvedPath: String
     /// The file's identity and content hash when it was examined.
     let identity: FileIdentity
     let hash: String?
-    /// The private copy of the examined bytes, when they were read in this
-    /// process; a plugin known from the cache is copied when it activates.
-    let copy: String?
+    /// The admitted bytes and their scan, when they were admitted in this
+    /// process; a plugin known from the cache is admitted when it activates.
+    let image: LoadableImage?
 }

@@ -45,6 +45,8 @@ final class CrashJournal: Sendable {
 
     let directory: String
     private let hangThreshold: Duration
+    /// False when the directory failed its trust check: no note is written or read.
+    let isUsable: Bool
     private struct State {
         var fd: Int32 = -1
         var file: String?
@@ -54,8 +56,9 @@ final class CrashJournal: Sendable {
     }
     private let state = Mutex(State())
 
-    init(directory: String, hangThreshold: Duration) {
+    init(directory: String, hangThreshold: Duration, isUsable: Bool = true) {
         self.directory = directory
+        self.isUsable = isUsable
         self.hangThreshold = hangThreshold
     }
 
@@ -93,7 +96,7 @@ final class CrashJournal: Sendable {
     /// then renamed, so nobody ever sees it unlocked.
     private func open(_ state: inout State) -> Bool {
         if state.fd >= 0 { return true }
-        guard makeDirectories(directory) == nil else { return false }
+        guard isUsable, makeDirectories(directory) == nil else { return false }
         let name = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let temporary = "\(directory)/.\(name).tmp"
         let fd = Glibc.open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -133,7 +136,7 @@ final class CrashJournal: Sendable {
 
     /// Notes left by processes that have ended, removed as they are read.
     func recoverDeadNotes() -> [Recovered] {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
+        guard isUsable, let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
         let own = state.withLock { $0.file }
         var recovered: [Recovered] = []
         for name in names.sorted() where name.hasSuffix(".note") {

@@ -43,47 +43,43 @@ extension PluginHost {
         if let problem = cache.save(entries) { services.report(problem) }
     }
 
-    /// Loads the checked bytes of one available plugin, creates and activates it.
+    /// Loads the admitted bytes of one available plugin, creates and activates it.
     private func start(_ plugin: AvailablePlugin) -> Result<LivePlugin, PluginLoadError> {
         let path = plugin.path
-        let copy: String
-        if let examined = plugin.copy {
-            copy = examined
+        let image: LoadableImage
+        if let admitted = plugin.image {
+            image = admitted
         } else {
-            // Known from the cache: the bytes read now must be the ones scanned.
-            switch PluginFile.readBytes(plugin.resolvedPath, reportedAs: path) {
-            case let .failure(error): return .failure(error)
-            case let .success(file):
-                guard file.identity == plugin.identity, ContentHash.text(file.hash) == plugin.hash else {
-                    forgetCacheEntry(path)
-                    return .failure(.fileChanged(path: path, detail: "it is not the file that was scanned: it changed since"))
-                }
-                // The very bytes about to be copied and loaded.
-                if let problem = lockProblem(bytes: file.bytes, path: path) { return .failure(problem) }
-                do {
-                    copy = try copies.write(file.bytes, label: Self.fileName(path))
-                } catch {
-                    return .failure(.unreadable(path: path, reason: "cannot copy it for loading: \(error)"))
-                }
+            // Known from the cache, which is only a hint: the bytes are
+            // admitted now, every check included, and must be the ones scanned.
+            var ownership = OwnershipCheck()
+            let checked: CheckedImage
+            switch admission.admit(PluginDirectory.candidate(at: path), ownership: &ownership) {
+            case let .success(admitted): checked = admitted
+            case let .failure(refusal):
+                if refusal.read != nil { forgetCacheEntry(path) }
+                return .failure(refusal.error)
+            }
+            switch admission.join(checked, with: plugin.plugin, scannedHash: plugin.hash) {
+            case let .success(joined): image = joined
+            case let .failure(error):
+                forgetCacheEntry(path)
+                return .failure(error)
             }
         }
         let date = Quarantine.now()
         let note = { (phase: Quarantine.Phase) in
             CrashJournal.Note(pluginID: plugin.plugin.id, path: path, identity: plugin.identity, phase: phase, date: date)
         }
-        let loaded = journal.record(note(.`init`)) { PluginLoader.load(copy, reportedAs: path, environment: environment) }
-        let image: LoadedImage
-        switch loaded {
-        case let .success(loaded): image = loaded
+        let loaded: LoadedImage
+        switch journal.record(note(.`init`), { PluginLoader.load(image, environment: environment) }) {
+        case let .success(success): loaded = success
         case let .failure(error): return .failure(error)
         }
-        guard image.descriptor.id == plugin.plugin.id else {
-            return .failure(.fileChanged(path: path, detail: "it now says plugin \(image.descriptor.id), it was \(plugin.plugin.id) when scanned"))
-        }
-        let defaults = journal.record(note(.`init`)) { image.factory.defaultConfiguration }
+        let defaults = journal.record(note(.`init`)) { loaded.factory.defaultConfiguration }
         return Activation.start(
-            image, path: path, generation: 1,
-            context: services.context(for: image.descriptor, defaults: defaults),
+            loaded, path: path, generation: 1,
+            context: services.context(for: loaded.descriptor, defaults: defaults),
             registry: registry, journal: journal, note: note)
     }
 }

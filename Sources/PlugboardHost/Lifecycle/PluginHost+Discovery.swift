@@ -8,8 +8,12 @@ extension PluginHost {
     }
 
     /// Takes candidates to records without running plugin code in the host:
-    /// the cache answers for files it knows; the others are read once,
-    /// checked from their bytes, copied, and scanned in child processes.
+    /// each is admitted (``Admission``: trust, one read, static checks, lock
+    /// entry, private copy) and its copy scanned in a child process. The
+    /// cache may stand in for the read and the scan of a file it knows (its
+    /// identity unchanged), never for a check: such a plugin is admitted in
+    /// full when it activates. Under a lock file every file is admitted now,
+    /// and a remembered scan is used only for the very bytes it was made of.
     func examineLocked(_ candidates: [PluginCandidate], rescan: Bool) -> [Examined] {
         var (entries, warning) = cache.load()
         if let warning { services.report(warning) }
@@ -19,79 +23,57 @@ extension PluginHost {
         var examined: [Examined] = []
         var ownership = OwnershipCheck()
         if !configuration.trust.enforced && !candidates.isEmpty { reportTrustOff() }
-        var jobs: [(index: Int, file: PluginFile, copy: String, resolved: String)] = []
+        var jobs: [(index: Int, image: CheckedImage)] = []
         for candidate in candidates {
             var record = PluginRecord(path: candidate.path, resolvedPath: candidate.resolvedPath)
-            if let problem = candidate.problem {
-                record.fail(problem)
-                examined.append(Examined(record: record))
-                continue
+            let known = rescan ? nil : entries[candidate.path].flatMap { entry in
+                entry.identity == (candidate.identity ?? candidate.resolvedPath.flatMap(FileIdentity.of(path:))) ? entry : nil
             }
-            guard var resolved = candidate.resolvedPath, let identity = candidate.identity ?? FileIdentity.of(path: resolved) else {
-                record.fail(.unreadable(path: candidate.path, reason: "cannot resolve or stat it"))
-                examined.append(Examined(record: record))
-                continue
-            }
-            switch trustedPath(of: candidate.path, resolved: resolved, ownership: &ownership) {
-            case let .success(checked): resolved = checked
-            case let .failure(problem):
-                record.fail(problem)
-                examined.append(Examined(record: record))
-                continue
-            }
-            if let problem = lockProblem(bytes: nil, path: candidate.path) {
-                record.fail(problem)
-                examined.append(Examined(record: record))
-                continue
-            }
-            if !rescan, let entry = entries[candidate.path], entry.identity == identity {
-                // Under a lock file, a cached file is still hashed (activation hashes again the bytes it loads).
-                if lock != nil, let problem = lockedBytesProblem(resolved, path: candidate.path) {
+            if let known, admission.lock == nil {
+                // Warm: trust and listing only; activation admits the bytes.
+                switch admission.trusted(candidate, ownership: &ownership) {
+                case let .failure(problem):
                     record.fail(problem)
                     examined.append(Examined(record: record))
-                    continue
+                case let .success(readPath):
+                    statistics.cacheHits += 1
+                    examined.append(apply(known, to: record, readPath: readPath, image: nil))
                 }
-                statistics.cacheHits += 1
-                examined.append(apply(entry, to: record, resolved: resolved, copy: nil))
                 continue
+            }
+            let image: CheckedImage
+            switch admission.admit(candidate, ownership: &ownership) {
+            case let .failure(refusal):
+                record.fail(refusal.error)
+                if let read = refusal.read {
+                    statistics.filesRead += 1
+                    record.file = read.details ?? record.file
+                    if refusal.isAboutContents {
+                        changed = true
+                        entries[candidate.path] = CacheEntry(
+                            identity: read.identity, hash: ContentHash.text(read.hash),
+                            result: .rejected(code: refusal.error.code.rawValue, reason: refusal.error.reason), details: read.details)
+                    }
+                }
+                examined.append(Examined(record: record))
+                continue
+            case let .success(checked): image = checked
             }
             statistics.filesRead += 1
-            switch PluginFile.read(resolved, reportedAs: candidate.path) {
-            case let .failure(error):
-                record.fail(error)
-                if Self.isAboutContents(error) {
-                    changed = true
-                    entries[candidate.path] = CacheEntry(identity: identity, hash: nil, result: .rejected(code: error.code.rawValue, reason: error.reason), details: nil)
-                }
-                examined.append(Examined(record: record))
-            case let .success(file):
-                record.file = PluginLoader.details(of: file.image)
-                if let problem = lockProblem(bytes: file.bytes, path: candidate.path) {
-                    record.fail(problem)
-                    examined.append(Examined(record: record))
-                    continue
-                }
-                if let problem = FileCompatibility.problem(in: file.image, candidate.path, environment) {
-                    record.fail(problem)
-                    changed = true
-                    entries[candidate.path] = CacheEntry(
-                        identity: file.identity, hash: ContentHash.text(file.hash),
-                        result: .rejected(code: problem.code.rawValue, reason: problem.reason), details: record.file)
-                    examined.append(Examined(record: record))
-                    continue
-                }
-                do {
-                    let copy = try copies.write(file.bytes, label: Self.fileName(candidate.path))
-                    jobs.append((examined.count, file, copy, resolved))
-                } catch {
-                    record.fail(.unreadable(path: candidate.path, reason: "cannot copy it for loading: \(error)"))
-                }
-                examined.append(Examined(record: record))
+            record.file = image.details
+            record.sha256 = image.sha256
+            // Locked and known: the remembered scan stands for these bytes only.
+            if let known, known.hash == ContentHash.text(image.hash) {
+                statistics.cacheHits += 1
+                examined.append(apply(known, to: record, readPath: image.readPath, image: image))
+                continue
             }
+            jobs.append((examined.count, image))
+            examined.append(Examined(record: record))
         }
 
         let scanner = PluginScanner(settings: configuration.scanner)
-        let (outcomes, processes) = scanner.scan(jobs.map { PluginScanner.Job(file: $0.copy) })
+        let (outcomes, processes) = scanner.scan(jobs.map { PluginScanner.Job(file: $0.image.copy) })
         statistics.filesScanned = jobs.count
         statistics.scannerProcesses = processes
         state.withLock { $0.lastDiscovery = statistics }
@@ -113,10 +95,10 @@ extension PluginHost {
                 examined[job.index].record.fail(.scannerUnavailable(path: path, detail: detail))
                 continue
             }
-            let entry = CacheEntry(identity: job.file.identity, hash: ContentHash.text(job.file.hash), result: result, details: record.file)
+            let entry = CacheEntry(identity: job.image.identity, hash: ContentHash.text(job.image.hash), result: result, details: record.file)
             entries[path] = entry
             changed = true
-            examined[job.index] = apply(entry, to: record, resolved: job.resolved, copy: job.copy)
+            examined[job.index] = apply(entry, to: record, readPath: job.image.readPath, image: job.image)
         }
 
         // Drop entries of files that are gone (other directories' files stay);
@@ -130,16 +112,26 @@ extension PluginHost {
         return examined
     }
 
-    /// What a cache entry (fresh or remembered) means for a record.
-    private func apply(_ entry: CacheEntry, to record: PluginRecord, resolved: String, copy: String?) -> Examined {
+    /// What a cache entry (fresh or remembered) means for a record; `image`
+    /// is the file admitted now, if it was (its scan must agree with it).
+    private func apply(_ entry: CacheEntry, to record: PluginRecord, readPath: String, image: CheckedImage?) -> Examined {
         var record = record
         record.file = entry.details ?? record.file
         switch entry.result {
         case let .plugin(plugin):
             record.describe(plugin)
+            var loadable: LoadableImage?
+            if let image {
+                switch admission.join(image, with: plugin) {
+                case let .success(joined): loadable = joined
+                case let .failure(problem):
+                    record.fail(problem)
+                    return Examined(record: record)
+                }
+            }
             record.status = .available
             return Examined(record: record, available: AvailablePlugin(
-                plugin: plugin, path: record.path, resolvedPath: resolved, identity: entry.identity, hash: entry.hash, copy: copy))
+                plugin: plugin, path: record.path, resolvedPath: readPath, identity: entry.identity, hash: entry.hash, image: loadable))
         case let .rejected(code, reason):
             record.fail(.reported(path: record.path, code: code, reason: reason))
         case let .quarantined(quarantine):
@@ -180,16 +172,6 @@ extension PluginHost {
                 message: "\(note.path): \(quarantine.reason)", plugin: note.pluginID))
         }
         return !recoveredNotes.isEmpty
-    }
-
-    /// Whether a read failure says something lasting about the file's
-    /// contents (worth caching), rather than about this moment.
-    private static func isAboutContents(_ error: PluginLoadError) -> Bool {
-        ![PluginLoadError.Code.unreadable, .fileChanged, .notAFile].contains(error.code)
-    }
-
-    static func fileName(_ path: String) -> String {
-        String(path.split(separator: "/").last ?? "plugin.so")
     }
 
     /// Admits examined candidates: interface versions, duplicate ids and
@@ -305,42 +287,11 @@ extension PluginRecord {
 }
 
 extension PluginHost {
-    /// The path to read the file at `path` (resolving to `resolved`) through:
-    /// its real path once the directory checks passed, from which the bytes
-    /// are read (the path as given may lead through links the checks did not
-    /// walk); `resolved` itself when the checks are off.
-    func trustedPath(of path: String, resolved: String, ownership: inout OwnershipCheck) -> Result<String, PluginLoadError> {
-        guard configuration.trust.enforced else { return .success(resolved) }
-        return ownership.check(
-            path: path, resolved: resolved, folder: OwnershipCheck.parent(of: path), trusted: configuration.trust.trustedDirectories)
-    }
-
     /// Says, loudly, that anyone who can write to the plugins directory can run code here.
     func reportTrustOff() {
         services.report(HostDiagnostic(.warning, code: "directory-checks-off",
             message: "directory checks are off (--allow-unsafe-directories, \(DirectoryTrust.environmentOptOut) or DirectoryTrust.unenforced): "
                 + "plugin files are loaded whoever owns them and whoever can write to their folders; "
                 + "any user who can write there can run code in this host. Use this only for development"))
-    }
-
-    /// Why the lock file forbids the file at `path` (with `bytes`, their hash
-    /// too; without, whether it is listed); nil without a lock file.
-    func lockProblem(bytes: [UInt8]?, path: String) -> PluginLoadError? {
-        guard let lock, let lockPath = configuration.lockFile else { return nil }
-        switch lock {
-        case let .failure(error):
-            return error
-        case let .success(lockFile):
-            guard let bytes else { return lockFile.entry(forFile: path) == nil ? .notLocked(path: path, lockFile: lockPath) : nil }
-            return lockFile.problem(with: bytes, at: path, lockPath: lockPath)
-        }
-    }
-
-    /// Reads the file at `resolved` and checks its bytes against the lock file.
-    func lockedBytesProblem(_ resolved: String, path: String) -> PluginLoadError? {
-        switch PluginFile.readBytes(resolved, reportedAs: path) {
-        case let .failure(error): return error
-        case let .success(file): return lockProblem(bytes: file.bytes, path: path)
-        }
     }
 }

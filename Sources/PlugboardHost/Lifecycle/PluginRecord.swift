@@ -29,6 +29,9 @@ public struct PluginRecord: Sendable {
 
     // From the file, before loading.
     public var file: FileDetails?
+    /// The SHA-256 of the bytes admitted (lowercase hex), when it was
+    /// computed: under a lock file, or for `plugboard lock`.
+    public var sha256: String?
 
     /// Facts read from the file without loading it.
     public struct FileDetails: Sendable, Codable, Equatable {

@@ -23,10 +23,24 @@ enum PluginLoader {
             hasEntryPoint: image.defines(FileCompatibility.entrySymbol))
     }
 
+    /// Loads an admitted image into the host: its private copy, whose
+    /// descriptor must still say the plugin that was scanned. Nothing else
+    /// can be loaded in the host process.
+    static func load(_ image: LoadableImage, environment: HostEnvironment) -> Result<LoadedImage, PluginLoadError> {
+        let loaded = open(image.checked.copy, reportedAs: image.path, environment: environment)
+        if case let .success(loaded) = loaded, loaded.descriptor.id != image.scan.id {
+            return .failure(.fileChanged(
+                path: image.path, detail: "it now says plugin \(loaded.descriptor.id), it was \(image.scan.id) when scanned"))
+        }
+        return loaded
+    }
+
     /// `dlopen`s `file` (a private copy of checked bytes), calls its entry,
     /// checks the descriptor and that it binds to the host's SDK copy.
     /// `phase` hears each phase before it starts. Errors name `path`.
-    static func load(
+    /// In the host only through ``load(_:environment:)``; a scanner child
+    /// (another process) calls it on the copy it was sent.
+    static func open(
         _ file: String, reportedAs path: String, environment: HostEnvironment,
         phase: (Quarantine.Phase) -> Void = { _ in }
     ) -> Result<LoadedImage, PluginLoadError> {

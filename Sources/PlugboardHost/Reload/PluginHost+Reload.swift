@@ -64,53 +64,44 @@ extension PluginHost {
                           timings: timings, stateNote: note, addedMemory: memory)
         }
 
-        // Read once, check, copy, then verify and load the copy: what is
-        // checked is exactly what is loaded.
-        let candidate = PluginDirectory.candidate(at: file)
-        if let problem = candidate.problem { return outcome(.rejected(problem)) }
-        // The same trust as discovery: who can change the file, and the lock file.
-        var ownership = OwnershipCheck()
-        let readPath: String
-        switch trustedPath(of: candidate.path, resolved: candidate.resolvedPath ?? candidate.path, ownership: &ownership) {
-        case let .success(checked): readPath = checked
-        case let .failure(problem): return outcome(.rejected(problem))
-        }
+        // Admitted like any file (trust, one read, static checks, lock,
+        // copy), verified in a scanner process, then its copy loaded: what
+        // is checked is exactly what is loaded.
         let next = old.generation + 1
-        let build: PluginFile
-        switch PluginFile.read(readPath, reportedAs: file) {
-        case let .success(read): build = read
-        case let .failure(error): return outcome(.rejected(error))
+        var ownership = OwnershipCheck()
+        let build: CheckedImage
+        switch admission.admit(PluginDirectory.candidate(at: file), label: "\(id)-gen\(next).so", ownership: &ownership) {
+        case let .success(checked): build = checked
+        case let .failure(refusal): return outcome(.rejected(refusal.error))
         }
-        if let problem = lockProblem(bytes: build.bytes, path: candidate.path) { return outcome(.rejected(problem)) }
-        var record = PluginRecord(path: file, resolvedPath: candidate.resolvedPath)
-        record.file = PluginLoader.details(of: build.image)
-        if let problem = FileCompatibility.problem(in: build.image, file, environment) { return outcome(.rejected(problem)) }
-        let copy: String
-        do {
-            copy = try copies.write(build.bytes, label: "\(id)-gen\(next).so")
-        } catch {
-            return outcome(.rejected(.unreadable(path: file, reason: "cannot copy it for loading: \(error)")))
-        }
-        let failure = verificationFailure(of: copy, reportedAs: file, verification: verification)
+        var record = PluginRecord(path: file, resolvedPath: build.readPath)
+        record.file = build.details
+        record.sha256 = build.sha256
+        let verified = verify(build, verification: verification)
         timings.verify = lap()
-        if let failure { return outcome(.rejected(failure)) }
+        let image: LoadableImage
+        switch verified {
+        case let .failure(error): return outcome(.rejected(error))
+        case let .success(scan):
+            guard scan.id == id else { return outcome(.rejected(.reloadIDMismatch(path: file, expected: id, found: scan.id))) }
+            switch admission.join(build, with: scan) {
+            case let .success(joined): image = joined
+            case let .failure(error): return outcome(.rejected(error))
+            }
+        }
+        record.describe(image.scan)
+        guard checkInterfaces(image.scan, &record) else { return outcome(.rejected(record.error!)) }
 
         // Load.
         let journalNote = { (phase: Quarantine.Phase) in
             CrashJournal.Note(pluginID: id, path: file, identity: build.identity, phase: phase, date: Quarantine.now())
         }
-        let image: LoadedImage
-        switch journal.record(journalNote(.`init`), { PluginLoader.load(copy, reportedAs: file, environment: environment) }) {
-        case let .success(loaded): image = loaded
+        let loaded: LoadedImage
+        switch journal.record(journalNote(.`init`), { PluginLoader.load(image, environment: environment) }) {
+        case let .success(success): loaded = success
         case let .failure(error): return outcome(.rejected(error))
         }
-        guard image.descriptor.id == id else {
-            return outcome(.rejected(.reloadIDMismatch(path: file, expected: id, found: image.descriptor.id)))
-        }
-        let scanned = ScannedPlugin(image.descriptor)
-        record.describe(scanned)
-        guard checkInterfaces(scanned, &record) else { return outcome(.rejected(record.error!)) }
-        let memory = PrivateCopies.mappedBytes(of: copy)
+        let memory = PrivateCopies.mappedBytes(of: build.copy)
 
         var saved: [UInt8]?
         var note: String?
@@ -125,11 +116,11 @@ extension PluginHost {
         let staged = ServiceOwner(pluginID: id, generation: next)
         services.stage(staged)
         defer { services.unstage(staged) }
-        let defaults = journal.record(journalNote(.`init`)) { image.factory.defaultConfiguration }
-        let context = services.context(for: image.descriptor, defaults: defaults, generation: next)
+        let defaults = journal.record(journalNote(.`init`)) { loaded.factory.defaultConfiguration }
+        let context = services.context(for: loaded.descriptor, defaults: defaults, generation: next)
         let started = ExtensionRegistry.$isActivating.withValue(true) {
             Activation.start(
-            image, path: file, generation: next, context: context, registry: registry, journal: journal, note: journalNote,
+            loaded, path: file, generation: next, context: context, registry: registry, journal: journal, note: journalNote,
             beforeActivate: { instance in
                 guard let saved else { return }
                 guard let stateful = instance as? any ReloadableState else {
@@ -173,22 +164,24 @@ extension PluginHost {
         return outcome(.reloaded, generation: next, note: note, memory: memory)
     }
 
-    /// Loads `copy` in a scanner process before the host does (the one child
-    /// protocol, as for any new file), so no build runs in the host before a
-    /// child ran it. nil when it loaded.
-    private func verificationFailure(of copy: String, reportedAs file: String, verification: ReloadVerification) -> PluginLoadError? {
-        var job = PluginScanner.Job(file: copy)
+    /// Loads the build's copy in a scanner process before the host does (the
+    /// one child protocol, as for any new file), so no build runs in the host
+    /// before a child ran it; its scan, when it loaded.
+    private func verify(_ build: CheckedImage, verification: ReloadVerification) -> Result<ScannedPlugin, PluginLoadError> {
+        var job = PluginScanner.Job(file: build.copy)
         if case .loadAndActivate = verification {
-            job.activation = .init(dataDirectory: copies.directory + "/verification-data", settingsFile: configuration.settings.file)
+            job.activation = .init(dataDirectory: admission.copies.directory + "/verification-data", settingsFile: configuration.settings.file)
         }
         // A spare scanner, started after the previous verification, saves the
         // process start; the next one starts now, while the developer types.
         defer { spareScanner.fill(configuration.scanner) }
+        let file = build.path
         switch PluginScanner(settings: configuration.scanner).scan([job], spare: spareScanner).outcomes.first {
-        case .plugin?, nil: return nil
-        case let .rejected(code, reason)?: return .reported(path: file, code: code, reason: reason)
-        case let .quarantined(quarantine)?: return .verificationCrashed(path: file, detail: quarantine.account)
-        case let .unavailable(detail)?: return .scannerUnavailable(path: file, detail: detail)
+        case let .plugin(scan)?: return .success(scan)
+        case let .rejected(code, reason)?: return .failure(.reported(path: file, code: code, reason: reason))
+        case let .quarantined(quarantine)?: return .failure(.verificationCrashed(path: file, detail: quarantine.account))
+        case let .unavailable(detail)?: return .failure(.scannerUnavailable(path: file, detail: detail))
+        case nil: return .failure(.scannerUnavailable(path: file, detail: "the scan ended without an answer"))
         }
     }
 }

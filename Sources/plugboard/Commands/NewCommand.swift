@@ -1,18 +1,22 @@
 import Foundation
 import PlugboardHost
 
-/// `plugboard new NAME`: scaffolds a plugin package, ready for `plugboard dev`.
+/// `plugboard new NAME`: scaffolds a plugin package, ready for `plugboard dev`,
+/// or with `--interface` an interface package.
 enum NewCommand: CLICommand {
     static let spec = CommandSpec(
         name: "new",
-        abstract: "Create a new plugin package (a plugin with one command, its entry point, and a passing test).",
+        abstract: "Create a plugin package (one command, its entry point, a passing test) or, with --interface, an interface package.",
         discussion: """
         Writes DIR/NAME (default ./NAME): a SwiftPM package with one .dynamic library product (the \
-        plugin) and a test target that tests it with the SDK's PluginHarness. It depends on the SDK by \
-        URL and version with --sdk-url (or $PLUGBOARD_SDK_URL), else by path (--sdk-path, default: the \
-        SDK next to this tool's checkout). `swift build` then builds it, `swift test` tests it, and \
-        `plugboard dev DIR/NAME` loads it and reloads it on every save. With --interface, writes an \
-        interface package instead: the dynamic library a host publishes its own extension points in. \
+        plugin) and a test target that tests it with the SDK's PluginHarness. `swift build` then \
+        builds it, `swift test` tests it, and `plugboard dev DIR/NAME` loads it and reloads it on \
+        every save. With --interface, writes an interface package instead (no test target): the \
+        dynamic library a host publishes its own extension points in. Either package depends on the \
+        SDK by URL and version with --sdk-url (or $PLUGBOARD_SDK_URL), else by path (--sdk-path, \
+        default: the SDK next to this tool's checkout). An interface package must take the SDK the \
+        way its host and plugins do (--sdk-url beside their URL dependencies), or SwiftPM finds two \
+        packages declaring a product named Plugboard. \
         Exits 0 when written, 1 if the directory exists or cannot be written, 64 on wrong usage.
         """,
         options: [
@@ -75,8 +79,9 @@ enum NewCommand: CLICommand {
             return ExitStatus.failure
         }
         Terminal.write(interface ? """
-        Created interface package \(id) in \(root)
+        Created interface package \(id) in \(root) (SDK \(sdk.description))
         Hosts and plugins depend on its product \(name) (a dynamic library); the host links it.
+        For a host that does not, such as the plugboard tool, put lib\(name).so in the plugins directory's lib/.
         Next:
           swift build --package-path \(root)
 

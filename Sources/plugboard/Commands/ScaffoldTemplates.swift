@@ -143,12 +143,15 @@ enum ScaffoldTemplates {
         """
     }
 
+    /// An interface package: ``manifest(name:sdk:tests:purpose:)`` without a
+    /// test target, so it depends on the SDK exactly as a plugin scaffold does.
     static func interfaceManifest(name: String, sdk: SDKDependency) -> String {
         manifest(name: name, sdk: sdk, tests: false, purpose: """
             // A host's own extension points, published for its plugins: one dynamic
             // library (one copy in the process, shared by the host and every plugin),
             // depending on the SDK only. The host and the plugins depend on its
-            // product; the host links it, so the plugins' references resolve to it.
+            // product; the host links it (or, if it does not, finds it in its
+            // plugins directory's lib/), so the plugins' references resolve to it.
             """)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import PlugboardHost
 import Testing
 
 /// A host's own extension point, in an interface package of its own (made by
@@ -61,11 +62,16 @@ import Testing
         let plugins = try TemporaryDirectory()
         try plugins.copy(URL(fileURLWithPath: plugin + "/.build/debug/libCSVExporter.so"), as: "libCSVExporter.so")
         let cache = try TemporaryDirectory()
-        func list() throws -> [String: Any] {
+        var lastErrors = ""
+        func list(_ extra: [String] = []) throws -> [String: Any] {
             let result = try runProcess(
-                Fixtures.executable("plugboard"), ["list", "--plugins", plugins.path, "--json", "--cache", cache.path, "--rescan"])
+                Fixtures.executable("plugboard"), ["list", "--plugins", plugins.path, "--json", "--cache", cache.path, "--rescan"] + extra)
             #expect(result.status == 0, "\(result.stderr)")
+            lastErrors = result.stderr
             return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        }
+        func statuses(_ output: [String: Any]) -> [String] {
+            (output["plugins"] as? [[String: Any]] ?? []).map { $0["code"] as? String ?? $0["status"] as? String ?? "" }
         }
 
         // Without lib/: the plugin's library is nowhere to be found.
@@ -85,5 +91,32 @@ import Testing
         #expect(records.first?["id"] as? String == "com.example.csv")
         let libraries = (with["discovery"] as? [String: Any])?["interfaceLibraries"] as? [String]
         #expect(libraries?.map { URL(fileURLWithPath: $0).lastPathComponent } == ["libExporters.so"])
+
+        // inspect gives list's answer: it uses the lib/ beside the file.
+        let inspected = try runProcess(
+            Fixtures.executable("plugboard"), ["inspect", plugins.file("libCSVExporter.so"), "--json", "--cache", cache.path, "--rescan"])
+        #expect(inspected.status == 0, "\(inspected.stdout)\(inspected.stderr)")
+        let inspectedRecord = try #require(try JSONSerialization.jsonObject(with: Data(inspected.stdout.utf8)) as? [String: Any])
+        #expect(inspectedRecord["status"] as? String == "available", "\(inspectedRecord)")
+
+        // Locked: the library is recorded with its hash, and a locked host loads the plugin.
+        let locked = try runProcess(Fixtures.executable("plugboard"), ["lock", "--plugins", plugins.path, "--cache", cache.path])
+        #expect(locked.status == 0, "\(locked.stderr)")
+        #expect(locked.stdout.contains("Locked 1 plugin and 1 interface library"), "\(locked.stdout)")
+        #expect(try LockFile.load(LockFile.defaultPath(for: plugins.path)).libraries.map(\.file) == ["libExporters.so"])
+        #expect(statuses(try list(["--locked"])) == ["available"])
+
+        // A changed library is refused under the lock: never copied where the
+        // plugin would find it, so the plugin cannot load (nothing of it ran).
+        let library = plugins.file("lib/libExporters.so")
+        let original = try Data(contentsOf: URL(fileURLWithPath: library))
+        try (original + Data([0])).write(to: URL(fileURLWithPath: library))
+        #expect(statuses(try list(["--locked"])) == ["load-failed"])
+        #expect(lastErrors.contains("\(library): interface library refused") && lastErrors.contains("[lock-hash-mismatch]"), "\(lastErrors)")
+        // An added one, unlisted, too.
+        try original.write(to: URL(fileURLWithPath: library))
+        try original.write(to: URL(fileURLWithPath: plugins.file("lib/libExtra.so")))
+        #expect(statuses(try list(["--locked"])) == ["available"])
+        #expect(lastErrors.contains("libExtra.so: interface library refused") && lastErrors.contains("[not-locked]"), "\(lastErrors)")
     }
 }

@@ -302,7 +302,7 @@ import Testing
         host.declare(Commands.self)
         defer { host.shutdown() }
         let record = try #require(try host.loadAll().first)
-        #expect(record.code == "unreadable")
+        #expect(record.code == "copy-failed")
         #expect(record.reason?.contains("the images directory is not safe") == true && record.reason?.contains(images.path) == true,
                 "\(record.reason ?? "")")
     }

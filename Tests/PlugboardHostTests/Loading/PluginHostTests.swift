@@ -118,8 +118,10 @@ import Testing
         let blocker = try dir.write(Data("a file".utf8), as: "blocker")
         let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, imagesDirectory: blocker + "/images"))
         try host.discover()
-        let diagnostic = try #require(host.diagnostics.first { $0.code == "interface-library-unreadable" })
+        // Refused by the admission's last step, the copy, with the code any file gets there.
+        let diagnostic = try #require(host.diagnostics.first { $0.code == "copy-failed" })
         #expect(diagnostic.message.contains(dir.file("lib/libExporters.so")), "\(diagnostic.message)")
+        #expect(diagnostic.message.contains("interface library refused: cannot make the private copy"), "\(diagnostic.message)")
         #expect(host.lastDiscovery.interfaceLibraries.isEmpty)
     }
 

@@ -1,9 +1,11 @@
 import Foundation
 
-/// The plugins a host may load, by file name, with the SHA-256 of their
-/// bytes (`plugboard lock` writes it; `PluginHost.Configuration.lockFile` or
-/// `--locked` enforces it). Like `Package.resolved`: what was reviewed is
-/// what runs, and anything else is refused before any of its code runs.
+/// The plugins a host may load, by file name, with the id, version and
+/// SHA-256 that were checked and scanned, and the interface libraries of
+/// `lib/` with their SHA-256 (`plugboard lock` writes it;
+/// `PluginHost.Configuration.lockFile` or `--locked` enforces it). Like
+/// `Package.resolved`: what was reviewed is what runs, and anything else is
+/// refused before any of its code runs.
 public struct LockFile: Sendable, Codable, Equatable {
     public struct Entry: Sendable, Codable, Equatable {
         /// The file's name in the plugins directory.
@@ -21,12 +23,38 @@ public struct LockFile: Sendable, Codable, Equatable {
         }
     }
 
-    /// The format's version.
-    public var lockVersion = 1
-    public var plugins: [Entry]
+    /// An interface library of the plugins directory's `lib/` folder.
+    public struct Library: Sendable, Codable, Equatable {
+        /// The file's name in `lib/`.
+        public let file: String
+        /// Lowercase hex SHA-256 of the file's bytes.
+        public let sha256: String
 
-    public init(plugins: [Entry]) {
+        public init(file: String, sha256: String) {
+            self.file = file
+            self.sha256 = sha256
+        }
+    }
+
+    /// The format's version: 2 adds ``libraries`` (a version 1 file lists
+    /// none, so a locked host refuses every interface library until it is
+    /// written again).
+    public var lockVersion = 2
+    public var plugins: [Entry]
+    public var libraries: [Library]
+
+    public init(plugins: [Entry], libraries: [Library] = []) {
         self.plugins = plugins.sorted { $0.file < $1.file }
+        self.libraries = libraries.sorted { $0.file < $1.file }
+    }
+
+    private enum CodingKeys: String, CodingKey { case lockVersion, plugins, libraries }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        lockVersion = try container.decode(Int.self, forKey: .lockVersion)
+        plugins = try container.decode([Entry].self, forKey: .plugins)
+        libraries = try container.decodeIfPresent([Library].self, forKey: .libraries) ?? []
     }
 
     /// The default lock file of a plugins directory.
@@ -54,15 +82,7 @@ public struct LockFile: Sendable, Codable, Equatable {
     /// The lowercase hex SHA-256 of `bytes`, as entries record it.
     public static func sha256(of bytes: [UInt8]) -> String { SHA256.hex(bytes) }
 
-    func entry(forFile path: String) -> Entry? {
-        let name = path.split(separator: "/").last.map(String.init) ?? path
-        return plugins.first { $0.file == name }
-    }
-
-    /// Why `bytes` of the file at `path` may not be loaded under this lock, if they may not.
-    func problem(with bytes: [UInt8], at path: String, lockPath: String) -> PluginLoadError? {
-        guard let entry = entry(forFile: path) else { return .notLocked(path: path, lockFile: lockPath) }
-        let found = SHA256.hex(bytes)
-        return found == entry.sha256 ? nil : .lockMismatch(path: path, expected: entry.sha256, found: found, lockFile: lockPath)
+    static func fileName(_ path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? path
     }
 }

@@ -77,18 +77,22 @@ struct PrivateCopies: Sendable {
         return true
     }
 
-    /// Copies the library at `path` into the directory under its own name, so
-    /// a plugin loaded from a copy here finds it through `$ORIGIN` (SwiftPM
-    /// links plugins with that run path). Copied once; a later call is a no-op.
-    func install(library path: String) throws(CopyError) {
+    /// Writes an interface library's checked bytes into the directory under
+    /// its own name, so a plugin loaded from a copy here finds it through
+    /// `$ORIGIN` (SwiftPM links plugins with that run path). A file already
+    /// there with other bytes (left in a configured images directory by an
+    /// earlier process) is replaced: only admitted bytes may sit there.
+    func install(_ bytes: [UInt8], as name: String) throws(CopyError) -> String {
         try prepareDirectory()
-        let target = directory + "/" + (path.split(separator: "/").last.map(String.init) ?? path)
-        // Installed by an earlier discovery of this host: not read again.
-        if access(target, F_OK) == 0 { return }
-        guard let bytes = FileManager.default.contents(atPath: path) else {
-            throw CopyError(reason: "cannot read \(path): \(String(cString: strerror(errno)))")
-        }
-        _ = try create(target, with: bytes)  // false: installed meanwhile, as good as by us
+        let target = directory + "/" + name
+        if try create(target, with: bytes) { return target }
+        let fd = open(target, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let present = fd < 0 ? nil : readToEnd(fd)
+        if fd >= 0 { close(fd) }
+        if present == bytes { return target }
+        unlink(target)
+        guard try create(target, with: bytes) else { throw CopyError(reason: "\(target) was created again by someone else") }
+        return target
     }
 
     struct CopyError: Error, Sendable, CustomStringConvertible {

@@ -19,15 +19,15 @@ struct PluginFile: Sendable {
     /// Larger files are refused before reading: no plugin is this big.
     static let maximumSize = 1 << 30
 
-    /// Reads and parses `file`; errors name it as `path`.
-    static func read(_ file: String, reportedAs path: String) -> Result<PluginFile, PluginLoadError> {
-        readBytes(file, reportedAs: path).flatMap { read in
-            let parsed = read.bytes.withUnsafeBytes { buffer in Result { () throws(ELFImage.ReadError) in try ELFImage.parse(buffer) } }
-            switch parsed {
-            case let .success(image):
-                return .success(PluginFile(path: path, identity: read.identity, bytes: read.bytes, hash: read.hash, image: image))
-            case let .failure(error): return .failure(FileCompatibility.map(error, path))
-            }
+    /// Parses bytes read by ``readBytes(_:reportedAs:)`` as ELF.
+    static func parse(
+        _ read: (identity: FileIdentity, bytes: [UInt8], hash: UInt64), reportedAs path: String
+    ) -> Result<PluginFile, PluginLoadError> {
+        let parsed = read.bytes.withUnsafeBytes { buffer in Result { () throws(ELFImage.ReadError) in try ELFImage.parse(buffer) } }
+        switch parsed {
+        case let .success(image):
+            return .success(PluginFile(path: path, identity: read.identity, bytes: read.bytes, hash: read.hash, image: image))
+        case let .failure(error): return .failure(FileCompatibility.map(error, path))
         }
     }
 

@@ -1,0 +1,142 @@
+import Plugboard
+
+/// The one way bytes on disk become code the host may load: a path in, a
+/// ``CheckedImage`` out. Discovery, lazy activation, reload, the dev loop,
+/// `inspect`, `lock` and the interface libraries of `lib/` all come through
+/// here, so no path can skip a check or take them in another order.
+///
+/// The order, fixed (docs/loading.md, "Admission"):
+/// 1. **trust**: the file and every folder above it (``DirectoryTrust``);
+/// 2. **one read** with `pread`: size limit, no special files, no change while read;
+/// 3. **static checks** on those bytes: ELF for this machine, then for a
+///    plugin everything ``FileCompatibility`` checks (nothing runs);
+/// 4. **lock entry**: under a lock file, the file is listed and the SHA-256
+///    of *these* bytes is the one recorded;
+/// 5. **private copy** of these bytes, under a name never used before.
+///
+/// ``CheckedImage`` has no other initializer, and the loader takes only a
+/// ``LoadableImage``: a checked image joined with a scan that agrees with
+/// its lock entry (``join(_:with:scannedHash:)``).
+struct Admission: Sendable {
+    /// What is being admitted: plugins get every static check; an interface
+    /// library only the ELF ones (it has no entry point) and is copied under
+    /// its own name, where plugins find it through `$ORIGIN`.
+    enum Kind: Sendable { case plugin, interfaceLibrary }
+
+    /// Proof that a value was made here: only this file can make one.
+    struct Seal: Sendable { fileprivate init() {} }
+
+    /// Why a file was not admitted, and what was learned of it first.
+    struct Refusal: Error, Sendable {
+        let error: PluginLoadError
+        /// Set when the bytes were read and parsed: their identity, hash and ELF facts.
+        var read: (identity: FileIdentity, hash: UInt64, details: PluginRecord.FileDetails?)?
+        /// Whether the refusal says something lasting about the bytes (a
+        /// static check), worth remembering in the registry cache; trust and
+        /// lock refusals depend on the machine, not on the file.
+        var isAboutContents = false
+    }
+
+    let environment: HostEnvironment
+    let trust: DirectoryTrust
+    let lock: LockPolicy?
+    let copies: PrivateCopies
+    /// Record each admitted file's SHA-256 even without a lock file (`plugboard lock`).
+    let recordsSHA256: Bool
+
+    /// Step 1 alone: the path to read `candidate` through once it and its
+    /// folders are trusted. Warm discovery stops here (and at ``listed(_:)``):
+    /// the cache may save the read and the scan, and activation admits the
+    /// bytes in full.
+    func trusted(_ candidate: PluginCandidate, ownership: inout OwnershipCheck) -> Result<String, PluginLoadError> {
+        if let problem = candidate.problem { return .failure(problem) }
+        guard let resolved = candidate.resolvedPath else {
+            return .failure(.unreadable(path: candidate.path, reason: "cannot resolve or stat it"))
+        }
+        guard trust.enforced else { return .success(resolved) }
+        return ownership.check(
+            path: candidate.path, resolved: resolved, folder: OwnershipCheck.parent(of: candidate.path),
+            trusted: trust.trustedDirectories)
+    }
+
+    /// Whether the lock file lists `path` at all (no bytes read); nil without a lock file.
+    func listed(_ path: String, as kind: Kind = .plugin) -> PluginLoadError? {
+        lock?.listingProblem(path, kind: kind)
+    }
+
+    /// Every step, in order. `label` names the private copy (an interface
+    /// library's copy keeps its file name).
+    func admit(
+        _ candidate: PluginCandidate, as kind: Kind = .plugin, label: String? = nil, ownership: inout OwnershipCheck
+    ) -> Result<CheckedImage, Refusal> {
+        let path = candidate.path
+        // 1. Trust.
+        let readPath: String
+        switch trusted(candidate, ownership: &ownership) {
+        case let .success(checked): readPath = checked
+        case let .failure(error): return .failure(Refusal(error: error))
+        }
+        // 2. One read.
+        let bytes: (identity: FileIdentity, bytes: [UInt8], hash: UInt64)
+        switch PluginFile.readBytes(readPath, reportedAs: path) {
+        case let .success(read): bytes = read
+        case let .failure(error):
+            // An empty or oversized file is a fact about it; the others are about this moment.
+            let lasting = ![PluginLoadError.Code.unreadable, .fileChanged, .notAFile].contains(error.code)
+            return .failure(Refusal(error: error, isAboutContents: lasting))
+        }
+        // 3. Static checks on these bytes: ELF for this machine first.
+        let file: PluginFile
+        switch PluginFile.parse(bytes, reportedAs: path) {
+        case let .success(parsed): file = parsed
+        case let .failure(error):
+            return .failure(Refusal(error: error, read: (bytes.identity, bytes.hash, nil), isAboutContents: true))
+        }
+        let details = PluginLoader.details(of: file.image)
+        let facts = (file.identity, file.hash, Optional(details))
+        if kind == .plugin, let problem = FileCompatibility.problem(in: file.image, path, environment) {
+            return .failure(Refusal(error: problem, read: facts, isAboutContents: true))
+        }
+        // 4. The lock entry, against the SHA-256 of these bytes.
+        let sha256 = lock != nil || recordsSHA256 ? SHA256.hex(file.bytes) : nil
+        var entry: LockFile.Entry?
+        if let lock, let sha256 {
+            switch lock.entry(for: path, sha256: sha256, kind: kind) {
+            case let .success(found): entry = found
+            case let .failure(error): return .failure(Refusal(error: error, read: facts))
+            }
+        }
+        // 5. The private copy of these bytes.
+        let copy: String
+        do {
+            switch kind {
+            case .plugin: copy = try copies.write(file.bytes, label: label ?? Self.fileName(path))
+            case .interfaceLibrary: copy = try copies.install(file.bytes, as: Self.fileName(path))
+            }
+        } catch {
+            return .failure(Refusal(error: .copyFailed(path: path, reason: "\(error)"), read: facts))
+        }
+        return .success(CheckedImage(
+            path: path, readPath: readPath, identity: file.identity, hash: file.hash, sha256: sha256, details: details,
+            copy: copy, lockEntry: entry, seal: Seal()))
+    }
+
+    /// A checked image and the scan of its copy, when they agree: the scan
+    /// is of these bytes (`scannedHash`, for a scan remembered by the cache,
+    /// must be their hash), and under a lock file the scanned id and version
+    /// are the ones recorded for the file (`lock-id-mismatch`).
+    func join(_ image: CheckedImage, with scan: ScannedPlugin, scannedHash: String? = nil) -> Result<LoadableImage, PluginLoadError> {
+        if let scannedHash, scannedHash != ContentHash.text(image.hash) {
+            return .failure(.fileChanged(path: image.path, detail: "it is not the file that was scanned: it changed since"))
+        }
+        if let entry = image.lockEntry, entry.id != scan.id || entry.version != scan.version, let lock {
+            return .failure(.lockIDMismatch(
+                path: image.path, found: "\(scan.id) \(scan.version)", recorded: "\(entry.id) \(entry.version)", lockFile: lock.path))
+        }
+        return .success(LoadableImage(checked: image, scan: scan, seal: Seal()))
+    }
+
+    static func fileName(_ path: String) -> String {
+        String(path.split(separator: "/").last ?? "plugin.so")
+    }
+}

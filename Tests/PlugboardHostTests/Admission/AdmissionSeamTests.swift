@@ -1,0 +1,162 @@
+import Foundation
+import Plugboard
+import PlugboardDemo
+@testable import PlugboardHost
+import Synchronization
+import Testing
+
+/// The seams between discovery, activation and `plugboard lock` that one
+/// admission step closes: a lock file records only bytes that were checked
+/// and scanned, a locked host compares the scanned id with the lock entry,
+/// and a cache entry can save a scan but never a check.
+@Suite struct AdmissionSeamTests {
+    /// Another process keeps swapping the installed file (by rename) between
+    /// a good plugin and a C library that fails the static checks while
+    /// `plugboard lock` runs again and again. Every lock file either leaves
+    /// the file out or records the good plugin's id with the good bytes' hash.
+    @Test func aSwapDuringLockNeverRecordsBytesThatWereNotCheckedAndScanned() throws {
+        let dir = try TemporaryDirectory(), work = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        let good = try work.copy(Fixtures.library("Alpha"), as: "good.so")
+        let evil = try work.copy(Fixtures.library("CMarker"), as: "evil.so")
+        let goodHash = LockFile.sha256(of: [UInt8](try Data(contentsOf: URL(fileURLWithPath: good))))
+        let target = dir.file("libAlpha.so")
+        try FileManager.default.copyItem(atPath: good, toPath: target)
+        let flip = Atomic<Bool>(false)
+        let swapper = BackgroundLoop {
+            let next = !flip.load(ordering: .relaxed)
+            flip.store(next, ordering: .relaxed)
+            let staged = work.file("staged-\(next)")
+            unlink(staged)
+            link(next ? good : evil, staged)
+            rename(staged, target)
+        }
+        defer { swapper.stop() }
+        var seen: Set<String> = []
+        var runs = 0
+        // On until both outcomes were seen (at least 10 runs, at most 60).
+        while runs < 10 || (runs < 60 && seen.count < 2) {
+            runs += 1
+            let lock = work.file("run-\(runs).lock")
+            let result = try runProcess(
+                Fixtures.executable("plugboard"), ["lock", "--plugins", dir.path, "--cache", cache.path, "--output", lock])
+            #expect(result.status == 0, "\(result.stderr)")
+            let entries = try LockFile.load(lock).plugins
+            if let entry = entries.first {
+                #expect(entry.sha256 == goodHash && entry.id == "fixture.alpha", "recorded \(entry)")
+                seen.insert("locked")
+            } else {
+                seen.insert("left out")
+            }
+        }
+        #expect(seen == ["locked", "left out"], "both files were seen in \(runs) runs: \(seen)")
+    }
+
+    /// A lock entry whose hash matches but whose id is another plugin's: the
+    /// file is refused before any of its code runs in the host.
+    @Test func aLockedHostRefusesAPluginWhoseScannedIDIsNotTheLockedOne() throws {
+        let dir = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        let alpha = try dir.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
+        let beta = try dir.copy(Fixtures.library("Beta"), as: "libBeta.so")
+        let lock = LockFile.defaultPath(for: dir.path)
+        try writeLockFile(lock, listing: [(alpha, "fixture.beta"), (beta, "fixture.beta")])
+        for _ in 0..<2 {  // cold, then warm (the cached scan is compared too)
+            let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path, lockFile: lock))
+            host.declare(Commands.self)
+            let records = try host.loadAll()
+            defer { host.shutdown() }
+            #expect(records.map { $0.code ?? $0.status.rawValue } == ["lock-id-mismatch", "active"])
+            #expect(records[0].reason?.contains("records fixture.beta 1.0.0") == true, "\(records[0].reason ?? "")")
+            #expect(host.activePluginIDs == ["fixture.beta"])
+        }
+    }
+
+    /// Forges the cache entry of `libAlpha.so` to vouch for `replacement`:
+    /// its identity and content hash patched in, the good scan kept.
+    func forgeCacheEntry(cache: String, plugin: String) throws {
+        let registry = RegistryCache(directory: cache, environment: .current)
+        var (entries, warning) = registry.load()
+        #expect(warning == nil)
+        let old = try #require(entries[plugin])
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: plugin)))
+        entries[plugin] = CacheEntry(
+            identity: try #require(FileIdentity.of(path: plugin)), hash: ContentHash.text(bytes.withUnsafeBytes(ContentHash.of)),
+            result: old.result, details: old.details)
+        #expect(registry.save(entries) == nil)
+    }
+
+    @Test func aForgedCacheEntryCannotBringInBytesThatFailAStaticCheck() throws {
+        let dir = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        let plugin = try dir.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
+        let first = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        _ = try first.discover()
+        first.shutdown()
+        // The file replaced by one that is no Swift plugin; the cache told it is the scanned one.
+        unlink(plugin)
+        try FileManager.default.copyItem(at: Fixtures.library("CMarker"), to: URL(fileURLWithPath: plugin))
+        try forgeCacheEntry(cache: cache.path, plugin: plugin)
+
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        host.declare(Commands.self)
+        #expect(try host.discover().map(\.status) == [.available], "the forged entry is believed as a hint")
+        #expect(host.lastDiscovery.cacheHits == 1)
+        host.activateAll()
+        defer { host.shutdown() }
+        #expect(host.records.last?.code == "not-swift-plugin", "\(host.records.map { $0.code ?? "" })")
+        #expect(host.activePluginIDs.isEmpty)
+    }
+
+    @Test func aForgedCacheEntryCannotBringInBytesTheLockRefuses() throws {
+        let dir = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        let plugin = try dir.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
+        let lock = LockFile.defaultPath(for: dir.path)
+        try writeLockFile(lock, listing: [(plugin, "fixture.alpha")])
+        let first = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path, lockFile: lock))
+        _ = try first.discover()
+        first.shutdown()
+        // Another build of a good plugin (Beta's bytes under Alpha's name): it
+        // passes every static check, but not the lock.
+        unlink(plugin)
+        try FileManager.default.copyItem(at: Fixtures.library("Beta"), to: URL(fileURLWithPath: plugin))
+        try forgeCacheEntry(cache: cache.path, plugin: plugin)
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path, lockFile: lock))
+        host.declare(Commands.self)
+        let records = try host.loadAll()
+        defer { host.shutdown() }
+        #expect(records.map(\.code) == ["lock-hash-mismatch"])
+        #expect(host.activePluginIDs.isEmpty)
+    }
+
+    /// A cache directory others can write is not used: one warning names it
+    /// and the fix, and a forged entry in it is never read.
+    @Test func aCacheDirectoryOthersCanWriteIsNotUsed() throws {
+        let dir = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        let plugin = try dir.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
+        let first = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        _ = try first.discover()
+        first.shutdown()
+        unlink(plugin)
+        try FileManager.default.copyItem(at: Fixtures.library("CMarker"), to: URL(fileURLWithPath: plugin))
+        try forgeCacheEntry(cache: cache.path, plugin: plugin)
+        chmod(cache.path, 0o777)
+
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        let records = try host.discover()
+        defer { host.shutdown() }
+        #expect(records.map(\.code) == ["not-swift-plugin"], "scanned, not taken from the forged entry")
+        #expect(host.lastDiscovery.cacheHits == 0)
+        let warnings = host.diagnostics.filter { $0.code == "cache-directory-untrusted" }
+        #expect(warnings.count == 1)
+        #expect(warnings.first?.message.contains(cache.path) == true && warnings.first?.message.contains("chmod go-w") == true,
+                "\(warnings.first?.message ?? "")")
+    }
+
+    /// Without HOME and XDG_CACHE_HOME the cache is a folder of this user's
+    /// own under the temp directory, never one another user made first.
+    @Test func theFallbackCacheDirectoryIsPrivate() throws {
+        let path = RegistryCache.defaultDirectory(environment: [:])
+        #expect(path.hasPrefix(FileManager.default.temporaryDirectory.path) && path.hasSuffix("-\(geteuid())"))
+        #expect(RegistryCache.untrustedReason(path) == nil)
+        var info = stat()
+        #expect(stat(path, &info) == 0 && info.st_uid == geteuid() && info.st_mode & 0o077 == 0)
+    }
+}
