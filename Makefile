@@ -65,7 +65,7 @@ fixtures:
 
 test: fixtures examples api-check docs
 	$(SWIFT) build --build-tests $(STRICT)
-	$(SWIFT) test --skip-build
+	XDG_CACHE_HOME=$(CURDIR)/.build/test-cache $(SWIFT) test --skip-build
 	.build/debug/plugboard-fuzz replay Tests/Fuzz/corpus
 	$(MAKE) test-examples
 	$(MAKE) test-tsan
@@ -107,7 +107,7 @@ api-record: sdk
 # The registry and reload stress tests again, under ThreadSanitizer.
 test-tsan: fixtures
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan $(STRICT)
-	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter "ReloadStressTests|ExtensionRegistryTests"
+	XDG_CACHE_HOME=$(CURDIR)/.build-tsan/test-cache $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter "ReloadStressTests|ExtensionRegistryTests"
 
 # Good plugins with distinct ids: the loading benchmark loads all of them.
 # (The startup benchmark makes its own: up to 200 copies of libBenchPlugin.so,

@@ -1,5 +1,10 @@
-// The crash journal's signal handler: async-signal-safe calls only.
+// The crash journal's signal side: a fixed table with one slot per open
+// journal (a host's note file), which the SIGINT/SIGTERM handler walks.
+// Everything the handler touches is an atomic (lock-free on the 64-bit
+// targets Swift supports) and every call it makes is async-signal-safe.
 #define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -7,18 +12,70 @@
 #include <unistd.h>
 #include "plugboard_host.h"
 
-static _Atomic int note_fd = -1;
-static _Atomic int64_t call_started = 0;
-static _Atomic int hang_applies = 1;
-static int64_t hang_threshold = 0;
+enum { SLOT_FREE = 0, SLOT_CHANGING = 1, SLOT_LIVE = 2 };
 
-void plugboard_journal_set_note(int fd) { atomic_store(&note_fd, fd); }
-void plugboard_journal_call_started(int64_t ns, int applies) {
-    int64_t expected = 0;
-    // Keep the oldest running call's start.
-    if (atomic_compare_exchange_strong(&call_started, &expected, ns)) atomic_store(&hang_applies, applies);
+struct journal_slot {
+    // FREE, CHANGING (being registered or unregistered) or LIVE. Zero is
+    // FREE, so the static table needs no initialiser: readers use only a
+    // LIVE slot's fd, never the zero (stdin) of a slot never registered.
+    _Atomic int state;
+    // Readers inside the slot now (the handler, plugboard_journal_interrupted):
+    // unregister waits for none before its caller may close the fd, so a
+    // handler never writes to a number that was closed and reused meanwhile.
+    _Atomic int readers;
+    _Atomic int fd;
+    _Atomic int64_t hang_threshold;
+    // When the oldest running call started (CLOCK_MONOTONIC ns), 0 when none.
+    _Atomic int64_t call_started;
+    _Atomic int hang_applies;
+};
+
+static struct journal_slot slots[PLUGBOARD_JOURNAL_SLOTS];
+
+static struct journal_slot *slot_at(int slot) {
+    return slot >= 0 && slot < PLUGBOARD_JOURNAL_SLOTS ? &slots[slot] : NULL;
 }
-void plugboard_journal_call_ended(void) { atomic_store(&call_started, 0); }
+
+int plugboard_journal_register(int fd, int64_t hang_threshold_ns) {
+    for (int i = 0; i < PLUGBOARD_JOURNAL_SLOTS; i++) {
+        int expected = SLOT_FREE;
+        if (!atomic_compare_exchange_strong(&slots[i].state, &expected, SLOT_CHANGING)) continue;
+        atomic_store(&slots[i].fd, fd);
+        atomic_store(&slots[i].hang_threshold, hang_threshold_ns);
+        atomic_store(&slots[i].call_started, 0);
+        atomic_store(&slots[i].hang_applies, 0);
+        // Last: readers see the slot only once every field is set.
+        atomic_store(&slots[i].state, SLOT_LIVE);
+        return i;
+    }
+    return -1;
+}
+
+void plugboard_journal_unregister(int slot) {
+    struct journal_slot *entry = slot_at(slot);
+    if (entry == NULL) return;
+    // Hidden from new readers first, then wait for the ones inside (a
+    // handler's few writes). Sequentially consistent on both sides: a reader
+    // either counted itself before this load, or sees the slot not LIVE.
+    atomic_store(&entry->state, SLOT_CHANGING);
+    while (atomic_load(&entry->readers) != 0) sched_yield();
+    atomic_store(&entry->call_started, 0);
+    atomic_store(&entry->fd, -1);
+    atomic_store(&entry->state, SLOT_FREE);
+}
+
+void plugboard_journal_call_started(int slot, int64_t monotonic_ns, int hang_applies) {
+    struct journal_slot *entry = slot_at(slot);
+    if (entry == NULL) return;
+    // The flag before the time: a reader that sees this call's start sees its flag.
+    atomic_store(&entry->hang_applies, hang_applies);
+    atomic_store(&entry->call_started, monotonic_ns);
+}
+
+void plugboard_journal_call_ended(int slot) {
+    struct journal_slot *entry = slot_at(slot);
+    if (entry != NULL) atomic_store(&entry->call_started, 0);
+}
 
 int64_t plugboard_monotonic_ns(void) {
     struct timespec now;
@@ -38,42 +95,72 @@ static size_t format_decimal(char *out, int64_t value) {
     return count;
 }
 
-static void on_termination(int signo) {
-    int fd = atomic_load(&note_fd);
-    int64_t started = atomic_load(&call_started);
-    if (fd >= 0 && started != 0) {
-        int64_t elapsed = plugboard_monotonic_ns() - started;
-        if (!atomic_load(&hang_applies) || elapsed < hang_threshold) {
-            ftruncate(fd, 0);
-        } else {
-            char line[80] = "\ninterrupted ";
-            size_t length = strlen(line);
-            length += format_decimal(line + length, signo);
-            line[length++] = ' ';
-            length += format_decimal(line + length, elapsed / 1000000);
-            line[length++] = '\n';
-            off_t end = lseek(fd, 0, SEEK_END);
-            if (end >= 0) pwrite(fd, line, length, end);
-        }
+static void note_interrupted(int fd, int64_t started, int hang_applies, int64_t threshold, int signo, int64_t now) {
+    if (fd < 0 || started == 0) return;
+    int64_t elapsed = now - started;
+    if (!hang_applies || elapsed < threshold) {
+        // Not the plugin's fault: a clean stop leaves nothing to blame.
+        ftruncate(fd, 0);
+        return;
     }
+    // A hang: the note stays, marked for the next start.
+    char line[80] = "\ninterrupted ";
+    size_t length = strlen(line);
+    length += format_decimal(line + length, signo);
+    line[length++] = ' ';
+    length += format_decimal(line + length, elapsed / 1000000);
+    line[length++] = '\n';
+    off_t end = lseek(fd, 0, SEEK_END);
+    if (end >= 0) pwrite(fd, line, length, end);
+}
+
+void plugboard_journal_note_interrupted(int fd, int64_t call_started_ns, int hang_applies, int64_t hang_threshold_ns, int signo) {
+    note_interrupted(fd, call_started_ns, hang_applies, hang_threshold_ns, signo, plugboard_monotonic_ns());
+}
+
+void plugboard_journal_interrupted(int signo) {
+    int saved_errno = errno;
+    int64_t now = plugboard_monotonic_ns();
+    for (int i = 0; i < PLUGBOARD_JOURNAL_SLOTS; i++) {
+        struct journal_slot *entry = &slots[i];
+        atomic_fetch_add(&entry->readers, 1);
+        if (atomic_load(&entry->state) == SLOT_LIVE) {
+            note_interrupted(atomic_load(&entry->fd), atomic_load(&entry->call_started), atomic_load(&entry->hang_applies),
+                             atomic_load(&entry->hang_threshold), signo, now);
+        }
+        atomic_fetch_sub(&entry->readers, 1);
+    }
+    errno = saved_errno;
+}
+
+static void on_interrupt(int signo) {
+    plugboard_journal_interrupted(signo);
+    // Then end as the default action would have (SA_RESETHAND restored it
+    // already; said again for clarity). The signal is blocked while this
+    // handler runs, so the raise takes effect as the handler returns.
     signal(signo, SIG_DFL);
     raise(signo);
 }
 
-void plugboard_journal_install_signal_handlers(int64_t threshold_ns) {
-    hang_threshold = threshold_ns;
-    int signals[] = {SIGINT, SIGTERM};
+int plugboard_journal_install_signal_handlers(void) {
+    static const int signals[] = {SIGINT, SIGTERM};
+    int installed = 0;
     for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) {
         struct sigaction current;
         if (sigaction(signals[i], NULL, &current) != 0) continue;
-        // A host with its own handler (or ignoring the signal) stops cleanly
-        // itself and clears its notes through PluginHost.shutdown().
+        // A host with its own handler (or ignoring the signal) is left alone:
+        // it calls plugboard_journal_interrupted (PluginHost.interrupted) itself.
+        // Ours is not SIG_DFL either, so a second call installs nothing.
         if (current.sa_handler != SIG_DFL || (current.sa_flags & SA_SIGINFO)) continue;
         struct sigaction action;
         memset(&action, 0, sizeof action);
-        action.sa_handler = on_termination;
+        action.sa_handler = on_interrupt;
+        // The other signal waits too: one handler at a time writes the notes.
         sigemptyset(&action.sa_mask);
+        sigaddset(&action.sa_mask, SIGINT);
+        sigaddset(&action.sa_mask, SIGTERM);
         action.sa_flags = SA_RESETHAND;
-        sigaction(signals[i], &action, NULL);
+        if (sigaction(signals[i], &action, NULL) == 0) installed++;
     }
+    return installed;
 }

@@ -2,9 +2,17 @@
 
 /// What a host reaches of its services directly: routes, events, storage.
 extension PluginHost {
+    /// A registered route: its pattern and who registered it.
+    public struct Route: Sendable, Equatable {
+        /// The pattern as registered, such as `/restaurants/:id`.
+        public let pattern: String
+        /// The plugin id that registered it, or `host`.
+        public let plugin: String
+    }
+
     /// Every registered route pattern with its plugin.
-    public var routes: [(pattern: String, plugin: String)] {
-        services.routes.routes.map { ($0.pattern, $0.owner) }
+    public var routes: [Route] {
+        services.routes.routes.map { Route(pattern: $0.pattern, plugin: $0.owner) }
     }
 
     /// The event bus, for the host itself (publisher and subscriber id `host`).

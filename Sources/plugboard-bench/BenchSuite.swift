@@ -52,7 +52,8 @@ struct BenchSuite {
         report.begin("Calling a provider (release-built plugin, 9 rounds of 2,000,000 calls, ns per call)")
         let host = PluginHost(configuration: .init(logSink: Self.quiet))
         host.declareDemoExtensionPoints()
-        host.load(files: [callPlugin])
+        host.discover(files: [callPlugin])
+        host.activateAll()
         guard let held = host.registry.providers(of: Commands.self).first else {
             print("  no command provider in \(callPlugin): call benchmark skipped")
             return

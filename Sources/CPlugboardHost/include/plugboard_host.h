@@ -37,21 +37,46 @@ int plugboard_under_sanitizer(void);
 int plugboard_acl_grants_named_write(const char *_Nonnull path);
 
 // MARK: - Crash journal
+//
+// Each open journal (one per host, its note file) has a slot in a fixed
+// table that the SIGINT/SIGTERM handler walks, so several hosts in one
+// process each keep a working journal. Nothing here installs a handler
+// unless plugboard_journal_install_signal_handlers is called.
 
-/// The journal's note file and when the oldest plugin call still running
-/// started (CLOCK_MONOTONIC nanoseconds, 0 when none). Read by the signal
-/// handler; written by the host.
-void plugboard_journal_set_note(int fd);
-/// `hang_applies` is 0 for a call (a command may run long on purpose: a
-/// SIGINT/SIGTERM then always clears its note), 1 for init and activate.
-void plugboard_journal_call_started(int64_t monotonic_ns, int hang_applies);
-void plugboard_journal_call_ended(void);
-/// Handle SIGINT and SIGTERM where they still have their default action:
-/// a call running for less than `threshold_ns` is not the plugin's fault, so
-/// its note is cleared; a longer one (a hang) keeps its note and gets a line
-/// "interrupted SIGNO ELAPSED_MS" appended. Then the signal is raised again
-/// with its default action, so the process ends as it would have.
-void plugboard_journal_install_signal_handlers(int64_t threshold_ns);
+/// How many journals can be registered at once.
+#define PLUGBOARD_JOURNAL_SLOTS 32
+
+/// Registers a note file `fd` whose hangs count from `hang_threshold_ns`
+/// (this host's threshold). Returns its slot, or -1 when the table is full
+/// (the note still protects against crashes; signals then pass it by).
+int plugboard_journal_register(int fd, int64_t hang_threshold_ns);
+/// Frees `slot` (ignored when -1). Returns once no handler is using the
+/// slot's fd any more: only then may the caller close the fd.
+void plugboard_journal_unregister(int slot);
+/// The slot's first running call started at `monotonic_ns` (CLOCK_MONOTONIC
+/// nanoseconds): the oldest running call is the one timed. `hang_applies` is
+/// 0 for a `call` (a command may run long on purpose: an interruption then
+/// always clears its note), 1 for init and activate. Ignored for slot -1.
+void plugboard_journal_call_started(int slot, int64_t monotonic_ns, int hang_applies);
+/// The slot's last running call returned. Ignored for slot -1.
+void plugboard_journal_call_ended(int slot);
+/// What an interruption by `signo` does to every registered note: a call
+/// that has run for less than its slot's threshold, or a `call`, is not the
+/// plugin's fault, so its note is cleared; a longer init or activate (a
+/// hang) keeps its note and gets a line "interrupted SIGNO ELAPSED_MS"
+/// appended. Async-signal-safe; callable from a host's own signal handler
+/// as well as from normal code. Raises nothing.
+void plugboard_journal_interrupted(int signo);
+/// The same for one note, from the journal's own record of its running call
+/// (fd -1 or `call_started_ns` 0: nothing to do).
+void plugboard_journal_note_interrupted(int fd, int64_t call_started_ns, int hang_applies, int64_t hang_threshold_ns,
+                                        int signo);
+/// Installs a SIGINT and SIGTERM handler where their action is still the
+/// default (never over a host's own handler, nor over SIG_IGN): it calls
+/// plugboard_journal_interrupted, restores the default action and raises the
+/// signal again, so the process ends as it would have. Returns how many it
+/// installed (0 on a second call). Never called implicitly.
+int plugboard_journal_install_signal_handlers(void);
 int64_t plugboard_monotonic_ns(void);
 
 #endif

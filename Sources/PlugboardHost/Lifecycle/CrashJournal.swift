@@ -10,12 +10,13 @@ import Glibc
 /// quarantines that plugin instead of crashing again (JUCE's "dead man's
 /// pedal").
 ///
-/// One note file per process under `<cache>/journal/`, locked with `flock`
-/// for the life of the process: a locked note belongs to a live host and is
-/// left alone; an unlocked one belongs to a process that ended, and its
-/// content (if any) names the plugin that was running. A call that returns
-/// clears its note, and so does a clean stop (``PluginHost/shutdown()``,
-/// or SIGINT/SIGTERM arriving within the hang threshold of the call's start).
+/// One note file per host under `<cache>/journal/`, locked with `flock`
+/// while the host keeps it: a locked note belongs to a live host and is left
+/// alone; an unlocked one belongs to a process that ended, and its content
+/// (if any) names the plugin that was running. A call that returns clears
+/// its note, and so does a clean stop (``PluginHost/shutdown()``, or a
+/// handled SIGINT/SIGTERM, see below, arriving within the hang threshold of
+/// the call's start).
 ///
 /// What it cannot know: how the process died (a process cannot record its own
 /// end; the next start says "exit status unknown"). What it cannot catch: a
@@ -24,9 +25,14 @@ import Glibc
 /// and the time, so the next start quarantines the plugin as `host-hung`
 /// (init and activate only: a command may run long on purpose).
 ///
-/// The signal handler's state is the process's: with several hosts in one
-/// process, the note of the host that last opened its journal is the one a
-/// signal handles.
+/// Each journal is its host's own: it registers its note file in a slot of
+/// its own in the table the SIGINT/SIGTERM handler walks (`journal.c`), with
+/// its own hang threshold, so several hosts in one process each keep a
+/// working journal. No journal touches the process's signals: the handler is
+/// installed only by ``installSignalHandlers()`` (a host configured with
+/// `handlesInterruptSignals`), and a host that handles the signals itself
+/// calls ``interrupted(signal:)`` on its way out. A host that does neither
+/// and is stopped by a signal leaves its note as a crash would.
 final class CrashJournal: Sendable {
     struct Note: Sendable, Codable, Equatable {
         let pluginID: String
@@ -44,22 +50,78 @@ final class CrashJournal: Sendable {
     }
 
     let directory: String
-    private let hangThreshold: Duration
+    /// The host's hang threshold, as the signal side compares it.
+    private let hangThresholdNanoseconds: Int64
     /// False when the directory failed its trust check: no note is written or read.
     let isUsable: Bool
     private struct State {
         var fd: Int32 = -1
         var file: String?
+        /// This journal's slot in the signal handler's table; -1 when it has
+        /// none (no note file yet, or the table was full).
+        var slot: Int32 = -1
         var next = 0
         /// Running calls' notes, encoded once each (one JSON line).
         var running: [Int: [UInt8]] = [:]
+        /// When the oldest running call started (CLOCK_MONOTONIC ns, 0 when
+        /// none) and whether a hang counts for it (init, activate): what
+        /// ``interrupted(signal:)`` judges, with or without a slot.
+        var callStarted: Int64 = 0
+        var hangApplies = false
+        /// Set by ``interrupted(signal:)``: the process is on its way out and
+        /// the note file stays as that left it.
+        var interrupted = false
     }
     private let state = Mutex(State())
+    /// Serialises installations, so the count each returns is exact.
+    private static let installing = Mutex(())
 
     init(directory: String, hangThreshold: Duration, isUsable: Bool = true) {
         self.directory = directory
         self.isUsable = isUsable
-        self.hangThreshold = hangThreshold
+        self.hangThresholdNanoseconds = Self.nanoseconds(hangThreshold)
+    }
+
+    /// A host dropped without ``close()`` gives its slot back (the table is
+    /// fixed) and its note file with it: none of its calls can be running.
+    deinit {
+        state.withLock { release(&$0) }
+    }
+
+    /// `duration` in nanoseconds, clamped to 0...Int64.max.
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0, attoseconds >= 0 else { return 0 }
+        let whole = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let total = whole.partialValue.addingReportingOverflow(attoseconds / 1_000_000_000)
+        return whole.overflow || total.overflow ? .max : total.partialValue
+    }
+
+    /// Installs the process's SIGINT and SIGTERM handlers, where their action
+    /// is still the default: on either, every registered journal clears the
+    /// note of a call that is not hung (or is a `call`) and marks a hung init
+    /// or activate, then the signal ends the process as it would have.
+    /// Idempotent: a second call (or one after the host set its own handler)
+    /// installs nothing. Returns how many handlers it installed.
+    @discardableResult
+    static func installSignalHandlers() -> Int {
+        installing.withLock { _ in Int(plugboard_journal_install_signal_handlers()) }
+    }
+
+    /// Tells this journal that a SIGINT/SIGTERM (`signal`) is stopping the
+    /// process: what the installed handler does, for a host that handles the
+    /// signals itself. Call it from normal code (not inside a signal handler:
+    /// it takes a lock; a C handler calls `plugboard_journal_interrupted`),
+    /// right before exiting: from then on the note file is left as this
+    /// leaves it (calls starting or returning no longer rewrite it), until
+    /// ``close()``.
+    func interrupted(signal: Int32) {
+        state.withLock { state in
+            state.interrupted = true
+            guard state.fd >= 0 else { return }
+            plugboard_journal_note_interrupted(
+                state.fd, state.callStarted, state.hangApplies ? 1 : 0, hangThresholdNanoseconds, signal)
+        }
     }
 
     /// Runs `body` with a note saying plugin code of `note` is running.
@@ -72,11 +134,14 @@ final class CrashJournal: Sendable {
     private func begin(_ note: Note) -> Int? {
         let line = ((try? JSONEncoder().encode(note)).map { [UInt8]($0) } ?? []) + [0x0A]
         return state.withLock { state -> Int? in
-            guard open(&state) else { return nil }
+            guard !state.interrupted, open(&state) else { return nil }
             state.next += 1
             state.running[state.next] = line
             if state.running.count == 1 {
-                plugboard_journal_call_started(plugboard_monotonic_ns(), note.phase == .call ? 0 : 1)
+                // The oldest running call is the one timed.
+                state.callStarted = plugboard_monotonic_ns()
+                state.hangApplies = note.phase != .call
+                plugboard_journal_call_started(state.slot, state.callStarted, state.hangApplies ? 1 : 0)
             }
             write(state)
             return state.next
@@ -87,13 +152,18 @@ final class CrashJournal: Sendable {
         guard let token else { return }
         state.withLock { state in
             state.running[token] = nil
-            if state.running.isEmpty { plugboard_journal_call_ended() }
+            if state.running.isEmpty {
+                state.callStarted = 0
+                plugboard_journal_call_ended(state.slot)
+            }
+            guard !state.interrupted else { return }
             write(state)
         }
     }
 
-    /// The process's note file, created on first use: `.tmp` name, locked,
-    /// then renamed, so nobody ever sees it unlocked.
+    /// This host's note file, created on first use: `.tmp` name, locked,
+    /// then renamed, so nobody ever sees it unlocked. Registered in the
+    /// signal handler's table with this host's threshold.
     private func open(_ state: inout State) -> Bool {
         if state.fd >= 0 { return true }
         guard isUsable, makeDirectories(directory) == nil else { return false }
@@ -108,9 +178,9 @@ final class CrashJournal: Sendable {
         }
         state.fd = fd
         state.file = "\(directory)/\(name).note"
-        plugboard_journal_set_note(fd)
-        let threshold = hangThreshold.components
-        plugboard_journal_install_signal_handlers(threshold.seconds * 1_000_000_000 + threshold.attoseconds / 1_000_000_000)
+        // Full table: the note still protects against crashes; a signal
+        // handler passes it by (interrupted(signal:) still works).
+        state.slot = plugboard_journal_register(fd, hangThresholdNanoseconds)
         return true
     }
 
@@ -122,16 +192,22 @@ final class CrashJournal: Sendable {
         ftruncate(state.fd, off_t(bytes.count))
     }
 
-    /// Removes this process's note file (a clean stop).
+    /// Removes this host's note file (a clean stop).
     func close() {
-        state.withLock { state in
-            guard state.fd >= 0 else { return }
-            plugboard_journal_set_note(-1)
-            if let file = state.file { unlink(file) }
-            Glibc.close(state.fd)
-            state.fd = -1
-            state.file = nil
-        }
+        state.withLock { release(&$0) }
+    }
+
+    private func release(_ state: inout State) {
+        guard state.fd >= 0 else { return }
+        // Out of the table first: unregister returns once no handler can
+        // still write to the fd, which may then be closed (and its number reused).
+        plugboard_journal_unregister(state.slot)
+        state.slot = -1
+        if let file = state.file { unlink(file) }
+        Glibc.close(state.fd)
+        state.fd = -1
+        state.file = nil
+        state.callStarted = 0
     }
 
     /// Notes left by processes that have ended, removed as they are read.

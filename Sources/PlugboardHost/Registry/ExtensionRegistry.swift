@@ -18,14 +18,17 @@ public final class ExtensionRegistry: Sendable {
     private let cell = SnapshotCell(.empty)
     /// One handle per point type, kept current by every update.
     private let handles = Mutex<[ObjectIdentifier: any AnyProviderHandle]>([:])
-    /// Activates the available plugins providing an interface (set by the host).
-    private let activator = Mutex<(@Sendable (String) -> Void)?>(nil)
+    /// Activates the available plugins providing an interface (nil: a
+    /// registry without a host, which activates nothing).
+    private let activator: (any PluginActivating)?
 
     /// Set while the host runs plugin code under its lifecycle lock: a lookup
     /// from there must not wait for an activation (that would deadlock).
     @TaskLocal static var isActivating = false
 
-    init() {}
+    init(activator: (any PluginActivating)? = nil) {
+        self.activator = activator
+    }
 
     // MARK: - Reading
 
@@ -56,13 +59,9 @@ public final class ExtensionRegistry: Sendable {
     /// that cannot happen here (no host, or called from plugin code the host
     /// is running under its lifecycle lock).
     private func activate(_ interfaceID: String) -> Bool {
-        guard !Self.isActivating, let activator = activator.withLock({ $0 }) else { return false }
-        activator(interfaceID)
+        guard !Self.isActivating, let activator else { return false }
+        activator.activateProviders(of: interfaceID)
         return true
-    }
-
-    func setActivator(_ activate: @escaping @Sendable (String) -> Void) {
-        activator.withLock { $0 = activate }
     }
 
     /// A handle on the providers of `point` that follows every change (see

@@ -43,44 +43,6 @@ struct PluginScanner: Sendable {
     }
 }
 
-/// A scanner process started ahead of need, so that a hot reload's
-/// verification does not wait for one to start: most of a verification's
-/// time is the dynamic loader preparing the host executable in the new
-/// process, which a spare has done while the developer was typing.
-final class ScannerSpare: Sendable {
-    private let waiting = Mutex<StartedScanner?>(nil)
-
-    /// Starts one, unless one is waiting. Returns at once: the child
-    /// initialises on its own.
-    func fill(_ settings: ScannerSettings) {
-        waiting.withLock { waiting in
-            guard waiting == nil else { return }
-            waiting = try? StartedScanner.start(settings.program, passing: settings.environment)
-        }
-    }
-
-    /// The waiting process, if it is still alive.
-    func take() -> StartedScanner? {
-        guard let started = waiting.withLock({ taken in defer { taken = nil }; return taken }) else { return nil }
-        var status: Int32 = 0
-        guard waitpid(started.pid, &status, WNOHANG) == 0 else {
-            started.close()
-            return nil
-        }
-        return started
-    }
-
-    /// Ends the waiting process (end of stream makes it exit) and reaps it.
-    func discard() {
-        guard let started = waiting.withLock({ taken in defer { taken = nil }; return taken }) else { return }
-        started.close()
-        var status: Int32 = 0
-        waitpid(started.pid, &status, 0)
-    }
-
-    deinit { discard() }
-}
-
 /// A scanner process just started: its pid, channel and stderr. (Package
 /// access: the benchmark times a scanner's start with it.)
 package struct StartedScanner: Sendable {
@@ -93,11 +55,17 @@ package struct StartedScanner: Sendable {
     }
 
     /// Starts `executable` as a scanner (its C constructor takes over before
-    /// main), with only the host's environment variables named in `names`:
-    /// a plugin's constructors must not read the host's secrets.
-    package static func start(_ executable: String, passing names: [String] = ScannerSettings.defaultEnvironment) throws(Failure) -> StartedScanner {
+    /// main), with only the host's environment variables named in `names`
+    /// (a plugin's constructors must not read the host's secrets), plus the
+    /// variables in `extra` with their values (``ScannerSettings/extraEnvironment``;
+    /// they win over a passed-through variable of the same name, and the
+    /// scanner's own two below win over them).
+    package static func start(
+        _ executable: String, passing names: [String] = ScannerSettings.defaultEnvironment, adding extra: [String: String] = [:]
+    ) throws(Failure) -> StartedScanner {
         var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(executable), nil]
         var environment = ProcessInfo.processInfo.environment.filter { names.contains($0.key) }
+        environment.merge(extra) { _, given in given }
         environment[PLUGBOARD_SCANNER_VARIABLE] = PLUGBOARD_SCANNER_PROTOCOL
         // The runtime's crash report would push the plugin's own last words
         // out of the stderr tail; the signal and phase say where it died.
@@ -233,13 +201,14 @@ private struct Pool {
             started = waiting
         } else {
             do {
-                started = try StartedScanner.start(executable, passing: settings.environment)
+                started = try StartedScanner.start(executable, passing: settings.environment, adding: settings.extraEnvironment)
             } catch {
                 unavailable = error.reason
                 return nil
             }
+            // Started by this scan (a spare was started before it).
+            spawned += 1
         }
-        spawned += 1
         return ScannerProcess(pid: started.pid, channel: started.channel, errors: started.errors, deadline: .now + settings.timeout)
     }
 

@@ -22,6 +22,14 @@ public struct ScannerSettings: Sendable {
     /// other (a plugin's constructors run there and must not read the host's
     /// tokens or keys). Add a variable a plugin needs while it is loaded.
     public var environment: [String]
+    /// Variables given to scanner processes with these values, besides those
+    /// passed through from the host's environment by ``environment`` (a value
+    /// here wins over a passed-through one of the same name). The host's own
+    /// environment is not changed: this is how one host gives its scanners a
+    /// setting that another host in the same process must not see.
+    /// `PLUGBOARD_SCANNER` and `SWIFT_BACKTRACE` are set by the host and
+    /// cannot be overridden here.
+    public var extraEnvironment: [String: String]
 
     /// What scanners get by default: where programs and libraries are found
     /// (the scanner must load the same libraries as the host), the locale,
@@ -30,9 +38,10 @@ public struct ScannerSettings: Sendable {
 
     public init(
         executable: String? = nil, timeout: Duration = .seconds(10), parallelism: Int? = nil, filesPerProcess: Int = 64,
-        environment: [String] = ScannerSettings.defaultEnvironment
+        environment: [String] = ScannerSettings.defaultEnvironment, extraEnvironment: [String: String] = [:]
     ) {
         self.environment = environment
+        self.extraEnvironment = extraEnvironment
         self.executable = executable
         self.timeout = timeout
         self.parallelism = parallelism

@@ -7,18 +7,23 @@ final class HostServices: Sendable {
     let events: EventHub
     let routes: RouteTable
     /// Event and route triggers of plugins not yet active.
-    let triggers = ActivationTriggers()
+    let triggers: ActivationTriggers
     let logSink: LogSink
     let dataDirectory: String?
     let storageQuota: StorageQuota
     let configuration: HostSettings
     private let custom = Mutex<[String: @Sendable (String) -> any Sendable]>([:])
-    private let diagnostics: DiagnosticLog
+    private var diagnostics: DiagnosticLog { diagnosticLog }
 
-    init(configuration: HostSettings, dataDirectory: String?, logSink: LogSink, storageQuota: StorageQuota = StorageQuota()) {
+    init(
+        configuration: HostSettings, dataDirectory: String?, logSink: LogSink, storageQuota: StorageQuota = StorageQuota(),
+        diagnostics: DiagnosticLog = DiagnosticLog(), activator: (any PluginActivating)? = nil
+    ) {
         self.storageQuota = storageQuota
-        let diagnostics = DiagnosticLog(configuration.diagnostics)
-        self.diagnostics = diagnostics
+        let triggers = ActivationTriggers(activator: activator)
+        self.triggers = triggers
+        for diagnostic in configuration.diagnostics { diagnostics.append(diagnostic) }
+        self.diagnosticLog = diagnostics
         self.configuration = configuration
         self.dataDirectory = dataDirectory.map(PluginDirectory.absolutePath)
         self.logSink = logSink
@@ -30,13 +35,14 @@ final class HostServices: Sendable {
 
     /// Plugin `id`'s storage: the plugin gets the error, the host a diagnostic when a quota refuses.
     func store(for id: String, in dataDirectory: String) -> FileKeyValueStore {
-        let diagnostics = diagnostics
+        let diagnostics = diagnosticLog
         return FileKeyValueStore(root: dataDirectory, folder: id, quota: storageQuota) { error in
             diagnostics.append(HostDiagnostic(.warning, code: error.code.rawValue, message: error.message, plugin: id))
         }
     }
 
     var allDiagnostics: [HostDiagnostic] { diagnostics.all }
+    let diagnosticLog: DiagnosticLog
 
     func provide(_ id: String, _ make: @escaping @Sendable (String) -> any Sendable) {
         custom.withLock { $0[id] = make }
@@ -111,15 +117,4 @@ final class HostServices: Sendable {
 /// The ``PluginConfiguration`` a plugin receives.
 struct MergedConfiguration: PluginConfiguration {
     let values: [String: ConfigValue]
-}
-
-/// The host's diagnostics, appended from any thread.
-final class DiagnosticLog: Sendable {
-    private let entries: Mutex<[HostDiagnostic]>
-
-    init(_ initial: [HostDiagnostic] = []) { entries = Mutex(initial) }
-
-    @Sendable func append(_ diagnostic: HostDiagnostic) { entries.withLock { $0.append(diagnostic) } }
-
-    var all: [HostDiagnostic] { entries.withLock { $0 } }
 }

@@ -28,7 +28,7 @@ enum InspectCommand: CLICommand {
         let file = [arguments.positionals[0]]
         let activate = arguments.flag("--activate")
         let rescan = arguments.flag(PluginsOption.rescan.long)
-        var record = host.examine(files: file, rescan: rescan)[0]
+        var record = host.discover(files: file, rescan: rescan)[0]
         if activate, let id = record.id, record.status == .available {
             host.activate(pluginIDs: [id])
             record = host.records.last { $0.path == record.path } ?? record

@@ -93,7 +93,10 @@ enum PluginsOption {
             switch start {
             case .discover: records = try host.discover(rescan: rescan)
             case .lazily: records = try host.start(rescan: rescan)
-            case .everything: records = try host.loadAll(rescan: rescan)
+            case .everything:
+                let discovered = try host.discover(rescan: rescan)
+                host.activateAll()
+                records = host.current(discovered)
             }
             if printingDiagnostics { reportDiagnostics(host) }
             return (host, records)

@@ -38,7 +38,9 @@ final class DevSession: @unchecked Sendable {
         stopOnSignals()
         if let directory = host.configuration.pluginsDirectory {
             do {
-                for record in try host.loadAll() where record.status != .active {
+                let discovered = try host.discover()
+                host.activateAll()
+                for record in host.current(discovered) where record.status != .active {
                     Terminal.writeErr(Terminal.style("warning:", .yellow, stderr: true) + " \(record.error?.message ?? record.path) [\(record.code ?? "")]\n")
                 }
             } catch {

@@ -155,7 +155,7 @@ import Testing
     @Test func theFallbackCacheDirectoryIsPrivate() throws {
         let path = RegistryCache.defaultDirectory(environment: [:])
         #expect(path.hasPrefix(FileManager.default.temporaryDirectory.path) && path.hasSuffix("-\(geteuid())"))
-        #expect(RegistryCache.untrustedReason(path) == nil)
+        #expect(StateDirectory.untrustedReason(path) == nil)
         var info = stat()
         #expect(stat(path, &info) == 0 && info.st_uid == geteuid() && info.st_mode & 0o077 == 0)
     }

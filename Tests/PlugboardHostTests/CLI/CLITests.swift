@@ -16,8 +16,8 @@ import Testing
     }
 
     @Test func listJSONHasOneEntryPerCandidateWithTheContractKeys() throws {
-        let dir = try directoryWithOneGoodAndOneBad()
-        let result = try plugboard("list", "--plugins", dir.path, "--json")
+        let dir = try directoryWithOneGoodAndOneBad(), cache = try TemporaryDirectory()
+        let result = try plugboard("list", "--plugins", dir.path, "--cache", cache.path, "--json")
         #expect(result.status == 0)
         let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         let plugins = try #require(json["plugins"] as? [[String: Any]])
@@ -59,17 +59,17 @@ import Testing
     }
 
     @Test func strictExitsOneWhenAFileWasRejected() throws {
-        let dir = try directoryWithOneGoodAndOneBad()
-        #expect(try plugboard("list", "--plugins", dir.path).status == 0)
-        #expect(try plugboard("list", "--plugins", dir.path, "--strict").status == 1)
+        let dir = try directoryWithOneGoodAndOneBad(), cache = try TemporaryDirectory()
+        #expect(try plugboard("list", "--plugins", dir.path, "--cache", cache.path).status == 0)
+        #expect(try plugboard("list", "--plugins", dir.path, "--cache", cache.path, "--strict").status == 1)
         let clean = try TemporaryDirectory()
         try clean.copy(Fixtures.library("Alpha"), as: "a.so")
-        #expect(try plugboard("list", "--plugins", clean.path, "--strict").status == 0)
+        #expect(try plugboard("list", "--plugins", clean.path, "--cache", cache.path, "--strict").status == 0)
     }
 
     @Test func humanListShowsStatusIDAndReasonWithCode() throws {
-        let dir = try directoryWithOneGoodAndOneBad()
-        let out = try plugboard("list", "--plugins", dir.path).stdout
+        let dir = try directoryWithOneGoodAndOneBad(), cache = try TemporaryDirectory()
+        let out = try plugboard("list", "--plugins", dir.path, "--cache", cache.path).stdout
         #expect(out.contains("available  fixture.alpha  1.0.0"))
         #expect(out.contains("b.so: [not-elf] not an ELF shared object"))
     }
@@ -110,21 +110,22 @@ import Testing
     }
 
     @Test func unreadableDirectoryExitsOne() throws {
-        let result = try plugboard("list", "--plugins", "/nonexistent/plugins")
+        let cache = try TemporaryDirectory()
+        let result = try plugboard("list", "--plugins", "/nonexistent/plugins", "--cache", cache.path)
         #expect(result.status == 1)
         #expect(result.stderr.contains("/nonexistent/plugins: cannot open plugins directory"))
     }
 
     @Test func inspectExplainsARejectionAndExitsOne() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(), cache = try TemporaryDirectory()
         let path = try dir.copy(Fixtures.futureLibrary("FutureAPI"), as: "future.so")
-        let host = PluginHost().baseline.sdkABI, future = "\(host.major).\(host.minor + 1)"
-        let text = try plugboard("inspect", path)
+        let host = Fixtures.baseline.sdkABI, future = "\(host.major).\(host.minor + 1)"
+        let text = try plugboard("inspect", path, "--cache", cache.path)
         #expect(text.status == 1)
         #expect(text.stdout.contains("missing-sdk-symbols"))
         #expect(text.stdout.contains("Plugboard.futureOnlyAPI"))
         #expect(text.stdout.contains("SDK ABI (file)    \(future)"))
-        let json = try plugboard("inspect", path, "--json")
+        let json = try plugboard("inspect", path, "--json", "--cache", cache.path)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(object["code"] as? String == "missing-sdk-symbols")
         #expect((object["file"] as? [String: Any])?["sdkABI"] as? String == future)
@@ -139,16 +140,17 @@ import Testing
     }
 
     @Test func inspectOfAGoodPluginExitsZero() throws {
-        let result = try plugboard("inspect", Fixtures.library("Alpha").path, "--json")
+        let cache = try TemporaryDirectory()
+        let result = try plugboard("inspect", Fixtures.library("Alpha").path, "--json", "--cache", cache.path)
         #expect(result.status == 0)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(object["status"] as? String == "available")
-        #expect((object["sdk"] as? [String: String])?["abi"] == PluginHost().baseline.sdkABI.description)
-        let activated = try plugboard("inspect", "--activate", Fixtures.library("Alpha").path, "--json")
+        #expect((object["sdk"] as? [String: String])?["abi"] == Fixtures.baseline.sdkABI.description)
+        let activated = try plugboard("inspect", "--activate", Fixtures.library("Alpha").path, "--json", "--cache", cache.path)
         #expect(activated.status == 0)
         let active = try #require(try JSONSerialization.jsonObject(with: Data(activated.stdout.utf8)) as? [String: Any])
         #expect(active["status"] as? String == "active")
-        let failing = try plugboard("inspect", "--activate", Fixtures.library("InitThrows").path, "--json")
+        let failing = try plugboard("inspect", "--activate", Fixtures.library("InitThrows").path, "--json", "--cache", cache.path)
         #expect(failing.status == 1)
     }
 }
@@ -167,9 +169,9 @@ import Testing
         let test = try runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["swift", "test", "--skip-build", "--package-path", package])
         #expect(test.status == 0, "\(test.stdout)\(test.stderr)")
         #expect(test.stdout.contains("2 tests"), "\(test.stdout)")
-        let plugins = try TemporaryDirectory()
+        let plugins = try TemporaryDirectory(), cache = try TemporaryDirectory()
         try plugins.copy(URL(fileURLWithPath: package + "/.build/debug/libHello.so"), as: "libHello.so")
-        let run = try runProcess(Fixtures.executable("plugboard"), ["run", "hello", "--plugins", plugins.path, "--", "Ada"])
+        let run = try runProcess(Fixtures.executable("plugboard"), ["run", "hello", "--plugins", plugins.path, "--cache", cache.path, "--", "Ada"])
         #expect(run.stdout == "Hello from Hello, Ada!\n", "\(run.stderr)")
         #expect(try runProcess(Fixtures.executable("plugboard"), ["new", "Hello", "--dir", dir.path, "--sdk", sdk]).status == 1)
         #expect(try runProcess(Fixtures.executable("plugboard"), ["new", "9lives", "--sdk", sdk]).status == 64)

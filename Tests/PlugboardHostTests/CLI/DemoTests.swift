@@ -5,12 +5,12 @@ import Testing
 @Suite struct DemoTests {
     @Test func theDemoShowsEveryStepAndStoragePersistsBetweenRuns() throws {
         let plugins = try Fixtures.examplesDirectory()
-        let data = try TemporaryDirectory()
+        let data = try TemporaryDirectory(), cache = try TemporaryDirectory()
         let demo = Fixtures.repository.appendingPathComponent("Demo")
         func run() throws -> [String: Any] {
             let result = try runProcess(Fixtures.executable("plugboard"), [
                 "demo", "--plugins", plugins.path, "--config", demo.appendingPathComponent("host-config.json").path,
-                "--screen", demo.appendingPathComponent("checkout-screen.json").path, "--data", data.path, "--json",
+                "--screen", demo.appendingPathComponent("checkout-screen.json").path, "--data", data.path, "--cache", cache.path, "--json",
             ])
             #expect(result.status == 0, "\(result.stderr)")
             return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
@@ -35,11 +35,11 @@ import Testing
     /// The screen output names each problem once, however often it happened.
     @Test func theDemoPrintsEachDiagnosticOnce() throws {
         let plugins = try Fixtures.examplesDirectory()
-        let data = try TemporaryDirectory()
+        let data = try TemporaryDirectory(), cache = try TemporaryDirectory()
         let demo = Fixtures.repository.appendingPathComponent("Demo")
         let result = try runProcess(Fixtures.executable("plugboard"), [
             "demo", "--plugins", plugins.path, "--config", demo.appendingPathComponent("host-config.json").path,
-            "--screen", demo.appendingPathComponent("checkout-screen.json").path, "--data", data.path,
+            "--screen", demo.appendingPathComponent("checkout-screen.json").path, "--data", data.path, "--cache", cache.path,
         ], environment: ["NO_COLOR": "1"])
         #expect(result.status == 0, "\(result.stderr)")
         let cycles = result.stdout.split(separator: "\n").filter { $0.contains("event cycle stopped") }

@@ -17,10 +17,20 @@ import Testing
         return dir
     }
 
+    func configuration(_ dir: TemporaryDirectory, _ cache: TemporaryDirectory) -> PluginHost.Configuration {
+        .init(pluginsDirectory: dir.path, cacheDirectory: cache.path)
+    }
+
+    /// A host on `dir` with `cache`; the caller shuts it down.
     func host(_ dir: TemporaryDirectory, _ cache: TemporaryDirectory) -> PluginHost {
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        let host = PluginHost(configuration: configuration(dir, cache))
         host.declareDemoExtensionPoints()
         return host
+    }
+
+    /// One start that fills the cache: a host that discovers `dir`, then shuts down.
+    func discoverOnce(_ dir: TemporaryDirectory, _ cache: TemporaryDirectory) throws {
+        try withHost(configuration(dir, cache)) { _ = try $0.discover() }
     }
 
     func cacheFile(_ cache: TemporaryDirectory) throws -> String {
@@ -32,11 +42,13 @@ import Testing
     @Test func aWarmStartOpensNoPluginFileAndStillActivates() throws {
         let dir = try installed(), cache = try TemporaryDirectory()
         let cold = host(dir, cache)
+        defer { cold.shutdown() }
         #expect(try cold.discover().allSatisfy { $0.status == .available })
         #expect(cold.lastDiscovery.filesRead == 3)
         #expect(cold.lastDiscovery.filesScanned == 3)
 
         let warm = host(dir, cache)
+        defer { warm.shutdown() }
         let records = try warm.discover()
         #expect(records.map(\.status) == [.available, .available, .available])
         #expect(records.compactMap(\.id) == ["fixture.alpha", "fixture.beta", "fixture.gamma"])
@@ -47,7 +59,6 @@ import Testing
         }())
         // Known from the cache, loaded on first use from a fresh copy of the same bytes.
         #expect(try warm.registry.providers(of: Commands.self).map { try $0.run(arguments: []) } == ["alpha", "beta", "gamma"])
-        warm.shutdown()
     }
 
     enum Damage: String, CaseIterable, Sendable {
@@ -57,7 +68,7 @@ import Testing
     @Test(arguments: Damage.allCases)
     func aDamagedOrForeignCacheIsIgnoredWithOneWarningAndRebuilt(_ damage: Damage) throws {
         let dir = try installed(), cache = try TemporaryDirectory()
-        _ = try host(dir, cache).discover()
+        try discoverOnce(dir, cache)
         let file = try cacheFile(cache)
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
         // A keyed field as the cache's coding writes it: key, tag, payload.
@@ -84,6 +95,7 @@ import Testing
         #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: file))) != bytes, "the damage must change the file")
 
         let next = host(dir, cache)
+        defer { next.shutdown() }
         let records = try next.discover()
         #expect(records.allSatisfy { $0.status == .available })
         #expect(next.lastDiscovery.filesScanned == 3)
@@ -92,6 +104,7 @@ import Testing
         #expect(warnings.first?.message.contains(file) == true)
         // Rebuilt: valid again.
         let after = host(dir, cache)
+        defer { after.shutdown() }
         _ = try after.discover()
         #expect(after.lastDiscovery.cacheHits == 3)
         #expect(after.diagnostics.isEmpty)
@@ -99,10 +112,11 @@ import Testing
 
     @Test func aFileReplacedWithMvIsExaminedAgain() throws {
         let dir = try installed(), cache = try TemporaryDirectory()
-        _ = try host(dir, cache).discover()
+        try discoverOnce(dir, cache)
         let staged = try dir.copy(Fixtures.library("AlphaOld"), as: ".staged")
         #expect(rename(staged, dir.file("libAlpha.so")) == 0)
         let next = host(dir, cache)
+        defer { next.shutdown() }
         let records = try next.discover()
         #expect(next.lastDiscovery.filesScanned == 1)
         #expect(records.first { $0.path == dir.file("libAlpha.so") }?.version == SemanticVersion(0, 9, 0))
@@ -110,7 +124,7 @@ import Testing
 
     @Test func aRewriteInPlaceWithItsModificationTimeRestoredIsExaminedAgain() throws {
         let dir = try installed(), cache = try TemporaryDirectory()
-        _ = try host(dir, cache).discover()
+        try discoverOnce(dir, cache)
         let path = dir.file("libGamma.so")
         var before = stat()
         stat(path, &before)
@@ -124,6 +138,7 @@ import Testing
         #expect(after.st_size == before.st_size && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec && after.st_mtim.tv_sec == before.st_mtim.tv_sec)
 
         let next = host(dir, cache)
+        defer { next.shutdown() }
         let records = try next.discover()
         #expect(next.lastDiscovery.filesRead == 1)
         #expect(records.first { $0.path == path }?.code == "toolchain-mismatch")
@@ -134,8 +149,9 @@ import Testing
     /// and the next start examines it again.
     @Test func aFileChangedAfterItsScanIsRefusedAtActivation() throws {
         let dir = try installed(), cache = try TemporaryDirectory()
-        _ = try host(dir, cache).discover()
+        try discoverOnce(dir, cache)
         let warm = host(dir, cache)
+        defer { warm.shutdown() }  // also when a check throws before the shutdown below
         #expect(try warm.discover().allSatisfy { $0.status == .available })
         #expect(warm.lastDiscovery.filesRead == 0)
         let gamma = dir.file("libGamma.so")
@@ -149,6 +165,7 @@ import Testing
         warm.shutdown()
 
         let next = host(dir, cache)
+        defer { next.shutdown() }
         #expect(try next.discover().first { $0.path == gamma }?.status == .available)
         #expect(next.lastDiscovery.filesRead == 1)
     }
@@ -159,6 +176,7 @@ import Testing
         let dir = try installed(), blocker = try TemporaryDirectory()
         try blocker.write(Data("a file, not a directory".utf8), as: "file")
         let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: blocker.file("file") + "/cache"))
+        defer { host.shutdown() }
         host.declareDemoExtensionPoints()
         #expect(try host.discover().map(\.status) == [.available, .available, .available])
         let problems = host.diagnostics.filter { $0.code == "cache-directory-untrusted" }
@@ -168,9 +186,9 @@ import Testing
 
     @Test func entriesOfRemovedFilesAreDropped() throws {
         let dir = try installed(), cache = try TemporaryDirectory()
-        _ = try host(dir, cache).discover()
+        try discoverOnce(dir, cache)
         try FileManager.default.removeItem(atPath: dir.file("libBeta.so"))
-        _ = try host(dir, cache).discover()
+        try discoverOnce(dir, cache)
         let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: try cacheFile(cache))), as: UTF8.self)
         #expect(!text.contains("libBeta.so"))
         #expect(text.contains("libAlpha.so"))
@@ -184,11 +202,13 @@ import Testing
             let cache = try TemporaryDirectory()
             let results = Mutex<[[PluginStatus]]>([])
             concurrently(4, prepare: { self.host(dir, cache) }) { host in
+                defer { host.shutdown() }
                 let statuses = (try? host.discover().map(\.status)) ?? []
                 results.withLock { $0.append(statuses) }
             }
             #expect(results.withLock { $0 }.allSatisfy { $0 == [.available, .available, .available] }, "round \(round)")
             let after = host(dir, cache)
+            defer { after.shutdown() }
             _ = try after.discover()
             #expect(after.lastDiscovery.cacheHits == 3, "round \(round)")
             #expect(after.diagnostics.isEmpty, "round \(round): \(after.diagnostics)")

@@ -14,6 +14,10 @@ import Testing
         let status: PluginStatus
         /// Text the reason must contain.
         let mentions: String
+        /// Whether the bad file's code carries ConstructorMarkC (an ELF
+        /// constructor that writes PLUGBOARD_FIXTURE_MARKER): checked never to
+        /// have run, in a scanner or in this process.
+        var constructorMark = false
         /// Puts the bad file(s) into the directory.
         let make: @Sendable (TemporaryDirectory) throws -> Void
         var description: String { name }
@@ -24,7 +28,7 @@ import Testing
     }
 
     /// The SDK ABI this host was built with (the expected texts follow it across bumps).
-    static let host = PluginHost().baseline.sdkABI
+    static let host = Fixtures.baseline.sdkABI
     static let future = "\(host.major).\(host.minor + 1)"
 
     static let cases: [Case] = [
@@ -46,18 +50,16 @@ import Testing
         fixture("EntryData", code: "entry-not-function", mentions: "data object"),
         fixture("NoMarker", code: "no-sdk-marker", mentions: "plugboard_sdk_abi_"),
         Case(name: "C library with entry symbol, ABI marker and a constructor", code: "not-swift-plugin", status: .rejected,
-             mentions: "no Swift type metadata") { dir in
-            setenv("PLUGBOARD_FIXTURE_MARKER", dir.file("constructor-ran"), 1)
+             mentions: "no Swift type metadata", constructorMark: true) { dir in
             try dir.copy(Fixtures.library("CMarker"), as: "bad.so")
         },
         Case(name: "plugin built for SDK 1.x (old marker, API that 2.0 removed)", code: "sdk-abi-mismatch", status: .rejected,
-             mentions: "compiled against SDK ABI 1.0, the host has SDK ABI \(host)") { dir in
-            setenv("PLUGBOARD_FIXTURE_MARKER", dir.file("constructor-ran"), 1)
+             mentions: "compiled against SDK ABI 1.0, the host has SDK ABI \(host)", constructorMark: true) { dir in
             try dir.copy(Fixtures.library("OldMajor"), as: "bad.so")
         },
         // Built against a "future" SDK (ABI 2.1 with extra API, made by make-future-sdk).
         Case(name: "FutureAPI", code: "missing-sdk-symbols", status: .rejected,
-             mentions: "Plugboard.futureOnlyAPI(Swift.Int) -> Swift.Int (plugin built against SDK ABI \(future), host has SDK \(PluginHost().baseline.sdkVersion) (ABI \(host)))") {
+             mentions: "Plugboard.futureOnlyAPI(Swift.Int) -> Swift.Int (plugin built against SDK ABI \(future), host has SDK \(Fixtures.baseline.sdkVersion) (ABI \(host)))") {
             try $0.copy(Fixtures.futureLibrary("FutureAPI"), as: "bad.so")
         },
         Case(name: "FutureABI", code: "sdk-too-new", status: .rejected, mentions: "SDK ABI \(future)") {
@@ -111,15 +113,21 @@ import Testing
 
     @Test(arguments: cases)
     func badInputIsReportedAndGoodPluginsStillLoad(_ testCase: Case) throws {
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(), images = try TemporaryDirectory(), cache = try TemporaryDirectory()
         try dir.copy(Fixtures.library("Alpha"), as: "a.so")
         try dir.copy(Fixtures.library("Beta"), as: "b.so")
         try testCase.make(dir)
 
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, scanner: .forFixtures))
+        // The marker goes to this host's scanners only: the process's own
+        // environment is never changed (tests run in parallel, and every
+        // host's scanners would see it).
+        let marker = dir.file("constructor-ran")
+        let host = PluginHost(configuration: .init(
+            pluginsDirectory: dir.path, imagesDirectory: images.path, cacheDirectory: cache.path,
+            scanner: ScannerSettings(extraEnvironment: ["PLUGBOARD_FIXTURE_MARKER": marker])))
+        defer { host.shutdown() }
         host.declareDemoExtensionPoints()
         let records = try host.loadAll()
-        defer { host.shutdown() }
 
         let bad = try #require(records.first { $0.status != .active })
         #expect(bad.code == testCase.code, "\(bad.message)")
@@ -129,7 +137,20 @@ import Testing
         #expect(records.filter { $0.status == .active }.compactMap(\.id).sorted() == ["fixture.alpha", "fixture.beta"])
         #expect(host.registry.providers(of: Commands.self).map(\.name) == ["alpha", "beta"])
         #expect(try host.registry.providers(of: Commands.self)[1].run(arguments: ["ok"]) == "beta ok")
-        #expect(!FileManager.default.fileExists(atPath: dir.file("constructor-ran")), "a refused file's constructor ran")
+        #expect(!FileManager.default.fileExists(atPath: marker), "a refused file's constructor ran in a scanner")
+        if testCase.constructorMark {
+            // In this process the constructor would read this process's
+            // environment, which has no marker: here the proof is that no
+            // image the host mapped (from its images directory) has the bad
+            // file's bytes. The good plugins' images are found there, so the
+            // check looks in the right place.
+            let mapped = mappedFiles(under: images.path)
+            #expect(mapped.count >= 2, "the active plugins' images are in /proc/self/maps: \(mapped.sorted())")
+            let badBytes = try Data(contentsOf: URL(fileURLWithPath: dir.file("bad.so")))
+            for file in mapped {
+                #expect(try Data(contentsOf: URL(fileURLWithPath: file)) != badBytes, "the refused file was mapped in the host: \(file)")
+            }
+        }
     }
 }
 

@@ -12,12 +12,17 @@ import Testing
     /// plugin and a C library whose constructor writes a marker, while the
     /// host examines and activates it. The marker must never appear: the
     /// library is refused from its bytes, and only checked bytes are loaded.
+    /// The marker is given to each host's scanners (never set in this
+    /// process's environment, which tests running in parallel share); in
+    /// this process, the proof is that no image the host mapped has the C
+    /// library's bytes.
     @Test func aFileSwappedBetweenCheckAndLoadNeverRunsUncheckedCode() throws {
         let dir = try TemporaryDirectory(), work = try TemporaryDirectory()
         let marker = work.file("constructor-ran")
-        setenv("PLUGBOARD_FIXTURE_MARKER", marker, 1)
+        let scanner = ScannerSettings(extraEnvironment: ["PLUGBOARD_FIXTURE_MARKER": marker])
         let good = try work.copy(Fixtures.library("Alpha"), as: "good.so")
         let evil = try work.copy(Fixtures.library("CMarker"), as: "evil.so")
+        let evilBytes = try Data(contentsOf: URL(fileURLWithPath: evil))
         let target = dir.file("plugin.so")
         try FileManager.default.copyItem(atPath: good, toPath: target)
         let flip = Atomic<Bool>(false)
@@ -35,15 +40,21 @@ import Testing
         var loads = 0
         while loads < 60 || (loads < 600 && (outcomes["active", default: 0] == 0 || outcomes["not-swift-plugin", default: 0] == 0)) {
             loads += 1
-            let cache = try TemporaryDirectory()
-            let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path, scanner: .forFixtures))
+            let cache = try TemporaryDirectory(), images = try TemporaryDirectory()
+            let host = PluginHost(configuration: .init(
+                pluginsDirectory: dir.path, imagesDirectory: images.path, cacheDirectory: cache.path, scanner: scanner))
+            defer { host.shutdown() }
             host.declareDemoExtensionPoints()
             let record = try host.loadAll()[0]
             outcomes[record.code ?? record.status.rawValue, default: 0] += 1
+            let mapped = mappedFiles(under: images.path)
             if record.status == .active {
                 #expect(try host.registry.providers(of: Commands.self).map { try $0.run(arguments: []) } == ["alpha"])
+                #expect(!mapped.isEmpty, "the active plugin's image is in /proc/self/maps: the check below looks in the right place")
             }
-            host.shutdown()
+            for file in mapped {
+                #expect(try Data(contentsOf: URL(fileURLWithPath: file)) != evilBytes, "the C library was mapped in the host: \(file)")
+            }
         }
         swapper.stop()
         #expect(!FileManager.default.fileExists(atPath: marker), "the C library's constructor ran")
@@ -71,6 +82,7 @@ import Testing
         }
         let cache = try TemporaryDirectory()
         let host = PluginHost(configuration: .init(cacheDirectory: cache.path))
+        defer { host.shutdown() }
         var codes: Set<String> = []
         for _ in 0..<100 {
             let record = host.examine(files: [target], rescan: true)[0]
@@ -80,7 +92,6 @@ import Testing
         let expected: Set<String> = ["available", "file-changed", "malformed-elf", "empty-file", "not-elf", "duplicate-id", "scan-crashed", "no-entry-symbol", "load-failed"]
         #expect(codes.isSubset(of: expected), "\(codes)")
         #expect(codes.contains("file-changed") || codes.contains("malformed-elf"), "the rewrites were noticed: \(codes)")
-        host.shutdown()
     }
 
     /// `cp` over an installed plugin rewrites its inode in place. The host
@@ -90,6 +101,7 @@ import Testing
         let dir = try TemporaryDirectory(), cache = try TemporaryDirectory()
         let installed = try dir.copy(Fixtures.library("Alpha"), as: "plugin.so")
         let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        defer { host.shutdown() }  // also when a check throws before the shutdown below
         host.declareDemoExtensionPoints()
         try host.loadAll()
         let command = try #require(host.registry.providers(of: Commands.self).first)
@@ -106,6 +118,7 @@ import Testing
         host.shutdown()
 
         let next = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        defer { next.shutdown() }
         #expect(try next.discover().first?.id == "fixture.beta")
         #expect(next.lastDiscovery.filesScanned == 1)
     }

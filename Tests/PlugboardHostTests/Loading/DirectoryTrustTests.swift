@@ -31,13 +31,23 @@ import Testing
         return entry[3].isEmpty || entry[3] == me[0]
     }()
 
+    /// The registry cache and crash journal of the hosts a test makes (a
+    /// suite value is made per test, so each test has its own).
+    let cache: TemporaryDirectory
+
+    init() throws {
+        cache = try TemporaryDirectory("plugboard-cache")
+    }
+
+    /// A host; the caller shuts it down.
     func host(trust: DirectoryTrust = .enforced) -> PluginHost {
-        let host = PluginHost(configuration: .init(trust: trust))  // the tests' own cache home
+        let host = PluginHost(configuration: .init(cacheDirectory: cache.path, trust: trust))
         host.declare(Commands.self)
         return host
     }
 
-    /// A good plugin in a folder of its own, and `bad` loaded beside it.
+    /// A good plugin in a folder of its own, and `bad` loaded beside it; the
+    /// caller shuts the host down.
     func load(_ bad: String, trust: DirectoryTrust = .enforced) throws -> (bad: PluginRecord, host: PluginHost) {
         let good = try TemporaryDirectory()
         let goodFile = try good.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
@@ -135,7 +145,7 @@ import Testing
         let runtime = try TemporaryDirectory()
         chmod(runtime.path, 0o700)
         #expect(chown(runtime.path, 65534, 65534) == 0)
-        let result = try runProcess(try Fixtures.executable("plugboard"), ["run", "alpha", "--plugins", dir.path],
+        let result = try runProcess(try Fixtures.executable("plugboard"), ["run", "alpha", "--plugins", dir.path, "--cache", cache.path],
                                     environment: ["XDG_RUNTIME_DIR": runtime.path])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("alpha"), "\(result.stdout)")
@@ -236,7 +246,8 @@ import Testing
         let lock = LockFile.defaultPath(for: dir.path)
         try writeLockFile(lock, listing: [(dir.file("libAlpha.so"), "fixture.alpha")])
         chmod(lock, 0o666)
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, lockFile: lock))
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path, lockFile: lock))
+        defer { host.shutdown() }
         let records = try host.discover()
         #expect(records.map(\.code) == ["lock-file-invalid"])
         #expect(records.first?.reason?.contains("can be written by other users") == true, "\(records.first?.reason ?? "")")
@@ -246,7 +257,6 @@ import Testing
         let dir = try TemporaryDirectory()
         try dir.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
         chmod(dir.path, 0o777)
-        let cache = try TemporaryDirectory()
         let tool = try Fixtures.executable("plugboard")
         // Explicitly not opted out, whatever the environment running the tests says.
         let refused = try runProcess(tool, ["list", "--plugins", dir.path, "--cache", cache.path, "--json"],
@@ -262,7 +272,7 @@ import Testing
     /// the lock file; the running generation stays.
     @Test func aReloadOfABuildOthersCanChangeOrThatIsNotLockedIsRefused() throws {
         let dir = try TemporaryDirectory()
-        let host = PluginHost(configuration: .init(imagesDirectory: dir.file("generations")))
+        let host = PluginHost(configuration: .init(imagesDirectory: dir.file("generations"), cacheDirectory: cache.path))
         host.declare(Commands.self)
         defer { host.shutdown() }
         #expect(host.load(reloadable: try Fixtures.library("ReloadV1").path).status == .active)
@@ -280,7 +290,7 @@ import Testing
         let first = try locked.copy(Fixtures.library("ReloadV1"), as: "libReloadV1.so")
         let lock = locked.file("plugboard.lock")
         try writeLockFile(lock, listing: [(first, "fixture.reloadable")])
-        let strict = PluginHost(configuration: .init(imagesDirectory: locked.file("generations"), lockFile: lock))
+        let strict = PluginHost(configuration: .init(imagesDirectory: locked.file("generations"), cacheDirectory: cache.path, lockFile: lock))
         strict.declare(Commands.self)
         defer { strict.shutdown() }
         #expect(strict.load(reloadable: first).status == .active)
@@ -298,7 +308,7 @@ import Testing
         try dir.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
         let images = try TemporaryDirectory()
         chmod(images.path, 0o777)
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, imagesDirectory: images.path))
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, imagesDirectory: images.path, cacheDirectory: cache.path))
         host.declare(Commands.self)
         defer { host.shutdown() }
         let record = try #require(try host.loadAll().first)

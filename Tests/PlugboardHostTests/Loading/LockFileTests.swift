@@ -16,6 +16,7 @@ import Testing
         return (dir, lock)
     }
 
+    /// A host on `dir` under `lock`; the caller shuts it down.
     func host(_ dir: TemporaryDirectory, lock: String, cache: TemporaryDirectory) -> PluginHost {
         let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path, lockFile: lock))
         host.declare(Commands.self)
@@ -26,11 +27,14 @@ import Testing
         let (dir, lock) = try lockedDirectory()
         let cache = try TemporaryDirectory()
         // Warm the cache first: a locked host hashes cached files too.
-        _ = try host(dir, lock: lock, cache: cache).discover()
+        try withHost(.init(pluginsDirectory: dir.path, cacheDirectory: cache.path, lockFile: lock), declaring: false) { warm in
+            warm.declare(Commands.self)
+            _ = try warm.discover()
+        }
         try patchBytes(at: dir.file("libBeta.so"), replacing: Array("echo from".utf8), with: Array("ECHO FROM".utf8))
         let host = host(dir, lock: lock, cache: cache)
-        let records = try host.loadAll()
         defer { host.shutdown() }
+        let records = try host.loadAll()
         let beta = try #require(records.first { $0.path.hasSuffix("libBeta.so") })
         #expect(beta.code == "lock-hash-mismatch")
         #expect(beta.reason?.contains("expects") == true && beta.reason?.contains("its SHA-256 is") == true, "\(beta.reason ?? "")")
@@ -40,9 +44,10 @@ import Testing
     @Test func aFileNotInTheLockFileIsRefused() throws {
         let (dir, lock) = try lockedDirectory()
         try dir.copy(Fixtures.library("Gamma"), as: "libGamma.so")
-        let host = host(dir, lock: lock, cache: try TemporaryDirectory())
-        let records = try host.loadAll()
+        let cache = try TemporaryDirectory()
+        let host = host(dir, lock: lock, cache: cache)
         defer { host.shutdown() }
+        let records = try host.loadAll()
         #expect(records.first { $0.path.hasSuffix("libGamma.so") }?.code == "not-locked")
         #expect(host.activePluginIDs == ["fixture.alpha", "fixture.beta"])
     }
@@ -50,9 +55,10 @@ import Testing
     @Test func anUnreadableLockFileRefusesEveryPluginAndSaysHowToWriteIt() throws {
         let (dir, lock) = try lockedDirectory()
         try Data("not json".utf8).write(to: URL(fileURLWithPath: lock))
-        let host = host(dir, lock: lock, cache: try TemporaryDirectory())
-        let records = try host.loadAll()
+        let cache = try TemporaryDirectory()
+        let host = host(dir, lock: lock, cache: cache)
         defer { host.shutdown() }
+        let records = try host.loadAll()
         #expect(records.map(\.code) == ["lock-file-invalid", "lock-file-invalid"])
         #expect(records.first?.reason?.contains("plugboard lock --plugins DIR") == true)
         #expect(host.activePluginIDs.isEmpty)

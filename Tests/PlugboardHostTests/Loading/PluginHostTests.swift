@@ -7,8 +7,17 @@ import Testing
 /// The documented rules beyond single bad files: duplicates, symlinks,
 /// undeclared interfaces, disabled plugins, lifecycle order, packaging.
 @Suite struct PluginHostTests {
+    /// The registry cache and crash journal of the hosts a test makes (a
+    /// suite value is made per test, so each test has its own).
+    let cache: TemporaryDirectory
+
+    init() throws {
+        cache = try TemporaryDirectory("plugboard-cache")
+    }
+
+    /// A host on `dir`; the caller shuts it down.
     func host(_ dir: TemporaryDirectory, disabled: [String: String] = [:]) -> PluginHost {
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, disabledPlugins: disabled))
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, disabledPlugins: disabled, cacheDirectory: cache.path))
         host.declareDemoExtensionPoints()
         return host
     }
@@ -19,13 +28,13 @@ import Testing
             let old = try dir.copy(Fixtures.library("AlphaOld"), as: oldName)
             let new = try dir.copy(Fixtures.library("Alpha"), as: newName)
             let host = host(dir)
+            defer { host.shutdown() }
             let records = try host.loadAll()
             let loser = try #require(records.first { $0.path == old })
             #expect(loser.code == "duplicate-id")
             #expect(loser.reason?.contains(new) == true)
             #expect(records.first { $0.path == new }?.status == .active)
             #expect(host.registry.providers(of: Commands.self).map(\.name) == ["alpha"])
-            host.shutdown()
         }
     }
 
@@ -33,7 +42,9 @@ import Testing
         let dir = try TemporaryDirectory()
         let first = try dir.copy(Fixtures.library("Alpha"), as: "a.so")
         let second = try dir.copy(Fixtures.library("Alpha"), as: "b.so")
-        let records = try host(dir).loadAll()
+        let host = host(dir)
+        defer { host.shutdown() }
+        let records = try host.loadAll()
         #expect(records.first { $0.path == first }?.status == .active)
         #expect(records.first { $0.path == second }?.code == "duplicate-id")
     }
@@ -43,7 +54,9 @@ import Testing
         let real = try elsewhere.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
         let dir = try TemporaryDirectory()
         symlink(real, dir.file("alpha.so"))
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, trust: DirectoryTrust(trustedDirectories: [elsewhere.path])))
+        let host = PluginHost(configuration: .init(
+            pluginsDirectory: dir.path, cacheDirectory: cache.path, trust: DirectoryTrust(trustedDirectories: [elsewhere.path])))
+        defer { host.shutdown() }
         host.declareDemoExtensionPoints()
         let records = try host.loadAll()
         #expect(records.count == 1)
@@ -56,6 +69,7 @@ import Testing
         let dir = try TemporaryDirectory()
         try dir.copy(Fixtures.library("Undeclared"), as: "u.so")
         let host = host(dir)
+        defer { host.shutdown() }
         let record = try #require(try host.loadAll().first)
         #expect(record.status == .active)
         #expect(record.warnings == ["provides fixture.unknown 1.0.0, which this host does not declare; ignored"])
@@ -65,7 +79,8 @@ import Testing
     @Test func aHostThatDeclaresNothingLoadsPluginsButRegistersNothing() throws {
         let dir = try TemporaryDirectory()
         try dir.copy(Fixtures.library("Alpha"), as: "a.so")
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path))
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        defer { host.shutdown() }
         let record = try #require(try host.loadAll().first)
         #expect(record.status == .active)
         #expect(record.warnings.count == 1)
@@ -77,6 +92,7 @@ import Testing
         try dir.copy(Fixtures.library("Alpha"), as: "a.so")
         try dir.copy(Fixtures.library("Beta"), as: "b.so")
         let host = host(dir, disabled: ["fixture.beta": "host configuration"])
+        defer { host.shutdown() }
         let records = try host.loadAll()
         #expect(records.map(\.status) == [.active, .disabled])
         #expect(records[1].code == "disabled")
@@ -92,11 +108,13 @@ import Testing
         // In a child process: the fixtures log through an environment variable.
         // `run` activates the command providers (InitThrows provides none).
         let result = try runProcess(
-            Fixtures.executable("plugboard"), ["run", "alpha", "--plugins", dir.path], environment: ["PLUGBOARD_FIXTURE_LOG": log])
+            Fixtures.executable("plugboard"), ["run", "alpha", "--plugins", dir.path, "--cache", cache.path],
+            environment: ["PLUGBOARD_FIXTURE_LOG": log])
         #expect(result.status == 0)
         let events = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
         #expect(events == ["init alpha", "activate alpha", "init beta", "activate beta", "deactivate beta", "deactivate alpha"])
         let host = host(dir)
+        defer { host.shutdown() }  // also when loading throws
         try host.loadAll()
         host.shutdown()
         #expect(host.registry.providers(of: Commands.self).isEmpty)
@@ -104,7 +122,8 @@ import Testing
     }
 
     @Test func aMissingDirectoryIsAnErrorNotAnEmptyList() throws {
-        let host = PluginHost(configuration: .init(pluginsDirectory: "/nonexistent/plugboard"))
+        let host = PluginHost(configuration: .init(pluginsDirectory: "/nonexistent/plugboard", cacheDirectory: cache.path))
+        defer { host.shutdown() }
         let error = #expect(throws: PluginDirectory.ScanError.self) { try host.loadAll() }
         #expect(error?.code == .cannotOpen)
         #expect(error?.path == "/nonexistent/plugboard")
@@ -116,7 +135,8 @@ import Testing
         try dir.copy(Fixtures.library("Alpha"), as: "lib/libExporters.so")
         // The images directory would be under a plain file: nothing can be created there.
         let blocker = try dir.write(Data("a file".utf8), as: "blocker")
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, imagesDirectory: blocker + "/images"))
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, imagesDirectory: blocker + "/images", cacheDirectory: cache.path))
+        defer { host.shutdown() }
         try host.discover()
         // Refused by the admission's last step, the copy, with the code any file gets there.
         let diagnostic = try #require(host.diagnostics.first { $0.code == "copy-failed" })
@@ -131,14 +151,17 @@ import Testing
         let dir = try TemporaryDirectory()
         try dir.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
         try dir.copy(Fixtures.library("Plugboard"), as: "libPlugboard.so")
-        let records = try host(dir).discover()
+        let host = host(dir)
+        defer { host.shutdown() }
+        let records = try host.discover()
         #expect(records.map { URL(fileURLWithPath: $0.path).lastPathComponent } == ["libAlpha.so"])
     }
 
     @Test func aFileGivenAsThePluginsDirectoryIsAnErrorThatSaysWhatToPass() throws {
         let dir = try TemporaryDirectory()
         let file = try dir.copy(Fixtures.library("Alpha"), as: "a.so")
-        let host = PluginHost(configuration: .init(pluginsDirectory: file))
+        let host = PluginHost(configuration: .init(pluginsDirectory: file, cacheDirectory: cache.path))
+        defer { host.shutdown() }
         let error = #expect(throws: PluginDirectory.ScanError.self) { try host.start() }
         #expect(error?.code == .notADirectory)
         #expect(error?.reason.contains("the directory that holds the .so files") == true)
@@ -147,7 +170,8 @@ import Testing
     @Test func aHostWithItsOwnStaticSDKCopyReportsAPackagingError() throws {
         let host = try Fixtures.executable("mispackaged-host", package: "Tests/EmbeddedFixture")
         let plugin = try Fixtures.library("Alpha")
-        let result = try runProcess(host, [plugin.path])
+        // It takes no cache argument: its default cache is under XDG_CACHE_HOME.
+        let result = try runProcess(host, [plugin.path], environment: ["XDG_CACHE_HOME": cache.path])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.hasPrefix("sdk-duplicated "), "\(result.stdout)")
         #expect(result.stdout.contains("mispackaged-host"), "names the host image")
@@ -158,6 +182,7 @@ import Testing
         let dir = try TemporaryDirectory()
         try dir.copy(Fixtures.library("Alpha"), as: "a.so")
         let host = host(dir)
+        defer { host.shutdown() }
         let record = try #require(try host.loadAll().first)
         #expect(record.sdkABI == host.baseline.sdkABI)
         #expect(record.file?.sdkABI == host.baseline.sdkABI)
@@ -182,7 +207,7 @@ import Testing
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.contains("sdk-image \(future)/libPlugboard.so"), "runs with the future SDK: \(result.stdout)")
         #expect(lines.contains("active - fixture.alpha a.so"), "\(result.stdout)")
-        let compiled = PluginHost().baseline
+        let compiled = Fixtures.baseline
         #expect(lines.contains("versions a.so \(compiled.sdkABI) \(compiled.sdkVersion)"), "\(result.stdout)")
     }
 }

@@ -8,9 +8,12 @@ import Testing
         let process = Process()
         let lines = LineReader()
 
-        init(package: String, data: String) throws {
+        /// `cache`: where its host keeps the registry cache and crash journal
+        /// (`dev` takes no `--cache`: its default is under XDG_CACHE_HOME).
+        init(package: String, data: String, cache: String) throws {
             process.executableURL = try Fixtures.executable("plugboard")
             process.arguments = ["dev", package, "--json", "--data", data, "--run", "greet Ada"]
+            process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CACHE_HOME": cache]) { $1 }
             let out = Pipe()
             process.standardOutput = out
             process.standardError = FileHandle.nullDevice
@@ -87,7 +90,7 @@ import Testing
             _ = rename(temporary.path, source.path)
         }
 
-        let session = try Session(package: package.path, data: work.file("data"))
+        let session = try Session(package: package.path, data: work.file("data"), cache: work.file("cache"))
         defer { _ = session.stop() }
 
         let ready = try #require(session.next())

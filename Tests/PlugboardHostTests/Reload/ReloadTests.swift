@@ -7,11 +7,14 @@ import Testing
 
 /// The library's reload API on real builds of one plugin id.
 @Suite struct ReloadTests {
+    /// A host running ReloadV1, and the folder of its images and cache; the
+    /// caller shuts the host down and keeps the folder.
     func host() throws -> (PluginHost, TemporaryDirectory) {
         let dir = try TemporaryDirectory()
-        let host = PluginHost(configuration: .init(imagesDirectory: dir.file("generations")))
+        let first = try Fixtures.library("ReloadV1").path
+        let host = PluginHost(configuration: .init(imagesDirectory: dir.file("generations"), cacheDirectory: dir.file("cache")))
         host.declareDemoExtensionPoints()
-        let record = host.load(reloadable: try Fixtures.library("ReloadV1").path)
+        let record = host.load(reloadable: first)
         #expect(record.status == .active)
         return (host, dir)
     }
@@ -22,7 +25,7 @@ import Testing
 
     @Test func aReloadSwitchesToTheNewCodeAndHandsOverState() throws {
         let (host, dir) = try host()
-        defer { withExtendedLifetime(dir) {} }
+        defer { host.shutdown(); withExtendedLifetime(dir) {} }
         #expect(try call(host) == "v1 call 1")
         let outcome = host.reload("fixture.reloadable", from: try Fixtures.library("ReloadV2").path)
         #expect(outcome.result == .reloaded)
@@ -36,7 +39,7 @@ import Testing
 
     @Test func aNewGenerationThatThrowsIsRolledBackWithTheOldStateIntact() throws {
         let (host, dir) = try host()
-        defer { withExtendedLifetime(dir) {} }
+        defer { host.shutdown(); withExtendedLifetime(dir) {} }
         #expect(try call(host) == "v1 call 1")
         let outcome = host.reload("fixture.reloadable", from: try Fixtures.library("ReloadFailActivate").path)
         #expect(outcome.result == .rolledBack(.activateFailed(
@@ -47,7 +50,7 @@ import Testing
 
     @Test func aRejectedBuildKeepsTheOldGeneration() throws {
         let (host, dir) = try host()
-        defer { withExtendedLifetime(dir) {} }
+        defer { host.shutdown(); withExtendedLifetime(dir) {} }
         let other = host.reload("fixture.reloadable", from: try Fixtures.library("Alpha").path)
         #expect(other.error?.code == "reload-id-mismatch")
         let broken = try dir.write(Data("garbage".utf8), as: "broken.so")
@@ -58,7 +61,7 @@ import Testing
 
     @Test func aNewStateShapeStartsFreshAndSaysSo() throws {
         let (host, dir) = try host()
-        defer { withExtendedLifetime(dir) {} }
+        defer { host.shutdown(); withExtendedLifetime(dir) {} }
         let outcome = host.reload("fixture.reloadable", from: try Fixtures.library("ReloadReshaped").path)
         #expect(outcome.result == .reloaded)
         #expect(outcome.stateNote?.hasPrefix("state not restored: the new code cannot decode the old state") == true)
@@ -67,7 +70,7 @@ import Testing
 
     @Test func withoutAVerifierANewBuildIsScannedBeforeItRunsInTheHost() throws {
         let (host, dir) = try host()
-        defer { withExtendedLifetime(dir) {} }
+        defer { host.shutdown(); withExtendedLifetime(dir) {} }
         let outcome = host.reload("fixture.reloadable", from: try Fixtures.library("EntryAbort").path)
         #expect(outcome.error?.code == "verify-crashed")
         #expect(outcome.error?.reason.contains("SIGABRT in phase entry") == true, "\(outcome.error?.reason ?? "")")
@@ -76,7 +79,7 @@ import Testing
 
     @Test func aBuildThatCrashesInInitIsCaughtInAScannerAndTheHostLivesOn() throws {
         let (host, dir) = try host()
-        defer { withExtendedLifetime(dir) {} }
+        defer { host.shutdown(); withExtendedLifetime(dir) {} }
         let outcome = host.reload("fixture.reloadable", from: try Fixtures.library("ReloadCrash").path, verification: .loadAndActivate)
         #expect(outcome.error?.code == "verify-crashed")
         #expect(outcome.error?.reason.contains("crashed with SIG") == true, "\(outcome.error?.reason ?? "")")
@@ -96,7 +99,8 @@ import Testing
 @Suite struct ReloadStressTests {
     @Test func callsDuringManyReloadsAreNeverLostOrTorn() throws {
         let dir = try TemporaryDirectory()
-        let host = PluginHost(configuration: .init(imagesDirectory: dir.file("generations")))
+        let host = PluginHost(configuration: .init(imagesDirectory: dir.file("generations"), cacheDirectory: dir.file("cache")))
+        defer { host.shutdown(); withExtendedLifetime(dir) {} }
         host.declareDemoExtensionPoints()
         #expect(host.load(reloadable: try Fixtures.library("ReloadV1").path).status == .active)
         let builds = [try Fixtures.library("ReloadV2").path, try Fixtures.library("ReloadV1").path]
@@ -145,7 +149,5 @@ import Testing
         #expect(reloads == 120)
         #expect(counters.bad.withLock { $0 }.isEmpty, "\(counters.bad.withLock { Array($0.prefix(5)) })")
         #expect(counters.switchesSeen.load(ordering: .relaxed) > 0, "no caller called on both sides of a reload: the test proved nothing")
-        host.shutdown()
-        withExtendedLifetime(dir) {}
     }
 }

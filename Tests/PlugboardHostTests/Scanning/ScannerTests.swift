@@ -28,9 +28,13 @@ import Testing
         Case(fixture: "Chatty", code: "scan-crashed", phase: .entry, signal: "SIGSEGV", output: "chatty line 200"),
     ]
 
+    static func configuration(_ dir: TemporaryDirectory, cache: String) -> PluginHost.Configuration {
+        .init(pluginsDirectory: dir.path, cacheDirectory: cache, scanner: ScannerSettings(timeout: .seconds(2)))
+    }
+
+    /// A host on `dir`; the caller shuts it down.
     static func host(_ dir: TemporaryDirectory, cache: String) -> PluginHost {
-        let host = PluginHost(configuration: .init(
-            pluginsDirectory: dir.path, cacheDirectory: cache, scanner: ScannerSettings(timeout: .seconds(2))))
+        let host = PluginHost(configuration: configuration(dir, cache: cache))
         host.declareDemoExtensionPoints()
         return host
     }
@@ -44,8 +48,8 @@ import Testing
         let bad = try dir.copy(Fixtures.library(testCase.fixture), as: "b.so")
 
         let host = Self.host(dir, cache: cache.path)
-        let records = try host.loadAll()
         defer { host.shutdown() }
+        let records = try host.loadAll()
         let record = try #require(records.first { $0.path == bad })
         #expect(record.status == .quarantined)
         #expect(record.code == testCase.code, "\(record.reason ?? "")")
@@ -67,17 +71,20 @@ import Testing
         let dir = try TemporaryDirectory()
         let cache = try TemporaryDirectory()
         let bad = try dir.copy(Fixtures.library("EntryAbort"), as: "bad.so")
-        let first = try #require(Self.host(dir, cache: cache.path).discover().first)
+        let discovered = try withHost(Self.configuration(dir, cache: cache.path)) { host in try host.discover() }
+        let first = try #require(discovered.first)
         #expect(first.code == "scan-crashed")
 
         // Remembered: the next start does not scan it again.
         let second = Self.host(dir, cache: cache.path)
+        defer { second.shutdown() }
         #expect(try second.discover().first?.quarantine == first.quarantine)
         #expect(second.lastDiscovery.filesScanned == 0)
         #expect(second.lastDiscovery.cacheHits == 1)
 
         // Asked for: scanned again (and quarantined again, with a new scan).
         let retry = Self.host(dir, cache: cache.path)
+        defer { retry.shutdown() }
         #expect(try retry.discover(rescan: true).first?.code == "scan-crashed")
         #expect(retry.lastDiscovery.filesScanned == 1)
 
@@ -85,6 +92,7 @@ import Testing
         try FileManager.default.removeItem(atPath: bad)
         try dir.copy(Fixtures.library("Alpha"), as: "bad.so")
         let fixed = Self.host(dir, cache: cache.path)
+        defer { fixed.shutdown() }
         #expect(try fixed.discover().first?.status == .available)
         #expect(fixed.lastDiscovery.filesScanned == 1)
     }
@@ -97,6 +105,7 @@ import Testing
         }
         let host = PluginHost(configuration: .init(
             pluginsDirectory: dir.path, cacheDirectory: cache.path, scanner: ScannerSettings(parallelism: 2)))
+        defer { host.shutdown() }
         host.declareDemoExtensionPoints()
         let records = try host.discover()
         #expect(records.allSatisfy { $0.status == .available }, "\(records.map(\.message))")
@@ -114,6 +123,7 @@ import Testing
         let bad = try dir.copy(Fixtures.library("EntryAbort"), as: "c.so")
         let host = PluginHost(configuration: .init(
             pluginsDirectory: dir.path, cacheDirectory: cache.path, scanner: ScannerSettings(parallelism: 1)))
+        defer { host.shutdown() }
         host.declareDemoExtensionPoints()
         let records = try host.discover()
         #expect(records.map(\.status) == [.available, .available, .quarantined])
@@ -131,10 +141,12 @@ import Testing
         let path = try dir.copy(Fixtures.library("Alpha"), as: "a.so")
         try patchBytes(at: path, replacing: Array("libswiftGlibc.so".utf8), with: Array("libswiftGlibX.so".utf8))
         let first = Self.host(dir, cache: cache.path)
+        defer { first.shutdown() }
         let record = try #require(try first.discover().first)
         #expect(record.code == "load-failed")
         #expect(record.reason?.contains("libswiftGlibX.so") == true, "\(record.reason ?? "")")
         let second = Self.host(dir, cache: cache.path)
+        defer { second.shutdown() }
         #expect(try second.discover().first?.code == "load-failed")
         #expect(second.lastDiscovery.filesScanned == 1)
     }
@@ -145,6 +157,7 @@ import Testing
         try dir.copy(Fixtures.library("Alpha"), as: "a.so")
         let host = PluginHost(configuration: .init(
             pluginsDirectory: dir.path, cacheDirectory: cache.path, scanner: ScannerSettings(executable: "/bin/true")))
+        defer { host.shutdown() }
         host.declareDemoExtensionPoints()
         let record = try #require(try host.loadAll().first)
         #expect(record.code == "scanner-unavailable")
@@ -153,6 +166,7 @@ import Testing
         #expect(host.activePluginIDs.isEmpty)
         // Nothing learned, nothing cached: a working scanner examines it next time.
         let next = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        defer { next.shutdown() }
         #expect(try next.discover().first?.status == .available)
     }
 
@@ -189,21 +203,77 @@ import Testing
         return try String(contentsOfFile: images.path + "/" + seen, encoding: .utf8).split(separator: "\n").map(String.init)
     }
 
-    /// The variables a plugin's constructor sees while scanned: only those
-    /// the host passes on (ScannerSettings.environment), never its secrets.
-    @Test func aScannerGetsOnlyTheEnvironmentVariablesItIsGiven() throws {
-        let secret = "PLUGBOARD_TEST_SECRET_\(getpid())"
-        setenv(secret, "hunter2", 1)
-        defer { unsetenv(secret) }
-        func names(_ lines: [String]) -> Set<String> { Set(lines.filter { $0.hasPrefix("env ") }.map { String($0.dropFirst(4)) }) }
+    /// What the probe's constructor saw in a scanner of another host process
+    /// (`plugboard run`) whose environment has `environment` added: a
+    /// variable a test needs in a host's own environment is set for a child
+    /// host only, never in this process (tests run in parallel, and every
+    /// scanner started meanwhile would inherit it). The probe is disabled in
+    /// that host, so its code runs only in the scanner. The host removes its
+    /// private copies (and the probe's file beside them) at shutdown, so a
+    /// command that lingers holds it until the file is read, then it is killed.
+    static func probeInChildHost(environment: [String: String]) throws -> [String] {
+        let dir = try TemporaryDirectory(), work = try TemporaryDirectory(), runtime = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("ScanProbe"), as: "a-probe.so")
+        try dir.copy(Fixtures.library("CommandLinger"), as: "b-linger.so")
+        let config = try work.write(Data(#"{ "plugins": { "fixture.scan-probe": { "enabled": false } } }"#.utf8), as: "host.json")
+        // The child's images directory is made here: a folder of this user's
+        // that no one else may enter, as XDG_RUNTIME_DIR must be.
+        chmod(runtime.path, 0o700)
+        let fifo = work.file("lingering.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
+        defer { close(reader) }
+        let variables = environment.merging(
+            ["PLUGBOARD_FIXTURE_FIFO": fifo, "XDG_RUNTIME_DIR": runtime.path, "TMPDIR": runtime.path]) { $1 }
+        let process = try ShellProcess(
+            Fixtures.executable("plugboard"),
+            ["run", "linger", "--plugins", dir.path, "--config", config, "--cache", work.file("cache"), "--data", work.file("data")],
+            environment: variables)
+        // The event, not a delay: the command runs once discovery (the probe's scan among it) is done.
+        var descriptor = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
+        let reached = poll(&descriptor, 1, 60_000) == 1
+        kill(process.pid, SIGKILL)
+        #expect(process.waitForSignal() == SIGKILL)
+        try #require(reached, "the child host never ran its lingering command")
+        let files = FileManager.default.enumerator(atPath: runtime.path)?.compactMap { $0 as? String } ?? []
+        let seen = try #require(files.first { $0.hasSuffix("scan-probe") }, "the probe's constructor ran in the child host's scanner")
+        return try String(contentsOfFile: runtime.path + "/" + seen, encoding: .utf8).split(separator: "\n").map(String.init)
+    }
 
-        let scrubbed = names(try Self.probe())
+    /// The variables a plugin's constructor sees while scanned: only those
+    /// the host passes on (ScannerSettings.environment) or gives
+    /// (ScannerSettings.extraEnvironment), never its secrets. Nothing here
+    /// changes this process's environment.
+    @Test func aScannerGetsOnlyTheEnvironmentVariablesItIsGiven() throws {
+        func names(_ lines: [String]) -> Set<String> { Set(lines.filter { $0.hasPrefix("env ") }.map { String($0.dropFirst(4)) }) }
+        let allowed = Set(ScannerSettings.defaultEnvironment + ["SWIFT_BACKTRACE"])
+
+        // A secret in a host's environment: set for a child host process only.
+        let secret = "PLUGBOARD_TEST_SECRET_\(getpid())"
+        let scrubbed = names(try Self.probeInChildHost(environment: [secret: "hunter2"]))
         #expect(scrubbed.contains("PATH"))
         #expect(!scrubbed.contains(secret), "a host variable reached the scanner: \(scrubbed.sorted())")
-        #expect(scrubbed.isSubset(of: Set(ScannerSettings.defaultEnvironment + ["SWIFT_BACKTRACE"])), "\(scrubbed.sorted())")
+        #expect(scrubbed.isSubset(of: allowed), "\(scrubbed.sorted())")
 
-        let passed = names(try Self.probe(ScannerSettings(environment: ScannerSettings.defaultEnvironment + [secret])))
-        #expect(passed.contains(secret))
+        // A variable this process has anyway (never set by a test): it reaches
+        // this host's scanners only when named.
+        let environment = ProcessInfo.processInfo.environment
+        let usual = ["HOME", "USER", "LOGNAME", "XDG_CACHE_HOME"].filter { environment[$0] != nil }
+        let others = environment.keys.sorted().filter { !allowed.contains($0) && !$0.hasPrefix("LD_") && !$0.hasPrefix("PLUGBOARD") }
+        let present = try #require((usual + others).first, "the test process has no variable besides the ones scanners always get")
+        let unnamed = names(try Self.probe())
+        #expect(unnamed.contains("PATH"))
+        #expect(!unnamed.contains(present), "a host variable reached the scanner: \(unnamed.sorted())")
+        #expect(unnamed.isSubset(of: allowed), "\(unnamed.sorted())")
+        let passed = names(try Self.probe(ScannerSettings(environment: ScannerSettings.defaultEnvironment + [present])))
+        #expect(passed.contains(present))
+
+        // A variable with a value, given to this host's scanners only.
+        let given = "PLUGBOARD_TEST_GIVEN_\(getpid())"
+        let extra = names(try Self.probe(ScannerSettings(extraEnvironment: [given: "1"])))
+        #expect(extra.contains(given), "\(extra.sorted())")
+        #expect(extra.subtracting([given]).isSubset(of: allowed), "\(extra.sorted())")
+        #expect(ProcessInfo.processInfo.environment[given] == nil, "the host's own environment is not changed")
     }
 
     /// The host's open files stay in the host; no core dumps; CPU time and

@@ -7,11 +7,19 @@ import Testing
 
 /// Screens composed from the example plugins' sections.
 @Suite struct CompositionTests {
+    /// A host with the examples loaded, and the folder it keeps them, its
+    /// data and cache in; the caller shuts the host down and keeps the folder.
     func host(_ settings: HostSettings = HostSettings()) throws -> (PluginHost, TemporaryDirectory) {
         let dir = try Fixtures.examplesDirectory()
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, settings: settings, dataDirectory: dir.file("data")))
+        let host = PluginHost(configuration: .init(
+            pluginsDirectory: dir.path, settings: settings, dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache")))
         host.declareDemoExtensionPoints()
-        try host.loadAll()
+        do {
+            try host.loadAll()
+        } catch {
+            host.shutdown()
+            throw error
+        }
         return (host, dir)
     }
 
@@ -24,7 +32,7 @@ import Testing
 
     @Test func eachSectionIsRenderedByThePluginThatRegisteredItsType() throws {
         let (host, dir) = try host()
-        defer { withExtendedLifetime(dir) {} }
+        defer { host.shutdown(); withExtendedLifetime(dir) {} }
         let screen = compose(host, #"{ "title": "T", "sections": [ \#(Self.header), { "type": "coupon" }, \#(Self.summary) ] }"#)
         #expect(screen.title == "T")
         #expect(screen.sections.map(\.plugin) == ["dev.plugboard.example.restaurants", "dev.plugboard.example.coupons", "dev.plugboard.example.checkout"])
@@ -35,7 +43,7 @@ import Testing
 
     @Test func aSectionWithWrongTypesIsDroppedAndTheRestRenders() throws {
         let (host, dir) = try host()
-        defer { withExtendedLifetime(dir) {} }
+        defer { host.shutdown(); withExtendedLifetime(dir) {} }
         let bad = #"{ "type": "menu", "items": [ { "name": "Soup", "price": "cheap" } ] }"#
         let screen = compose(host, #"{ "sections": [ \#(Self.header), \#(bad), \#(Self.summary) ] }"#)
         #expect(screen.sections.map(\.type) == ["restaurant-header", "checkout-summary"])
@@ -48,7 +56,7 @@ import Testing
 
     @Test func anUnknownSectionTypeIsDroppedWithADiagnostic() throws {
         let (host, dir) = try host()
-        defer { withExtendedLifetime(dir) {} }
+        defer { host.shutdown(); withExtendedLifetime(dir) {} }
         let screen = compose(host, #"{ "sections": [ { "type": "loyalty-banner" }, \#(Self.header), { "kind": "x" }, null, { "type": "nope" } ] }"#)
         #expect(screen.sections.map(\.type) == ["restaurant-header"])
         #expect(screen.diagnostics.map(\.code) == ["section-unknown-type", "section-malformed", "section-malformed", "section-unknown-type"])
@@ -58,7 +66,7 @@ import Testing
     @Test(arguments: [#"{ "sections": [ "#, "[]", #"{ "sections": 3 }"#, ""])
     func aMalformedScreenDocumentRendersNothingAndSaysWhy(_ document: String) throws {
         let (host, dir) = try host()
-        defer { withExtendedLifetime(dir) {} }
+        defer { host.shutdown(); withExtendedLifetime(dir) {} }
         let screen = compose(host, document)
         #expect(screen.sections.isEmpty)
         #expect(screen.diagnostics.map(\.code) == ["screen-malformed"])
@@ -68,7 +76,7 @@ import Testing
     @Test func aDisabledPluginDegradesGracefully() throws {
         let settings = HostSettings(plugins: ["dev.plugboard.example.restaurants": .init(enabled: false)])
         let (host, dir) = try host(settings)
-        defer { withExtendedLifetime(dir) {} }
+        defer { host.shutdown(); withExtendedLifetime(dir) {} }
         #expect(host.records.first { $0.id == "dev.plugboard.example.restaurants" }?.status == .disabled)
         let screen = compose(host, #"{ "sections": [ \#(Self.header), \#(Self.summary) ] }"#)
         #expect(screen.sections.map(\.type) == ["checkout-summary"], "its section is omitted")
@@ -78,7 +86,7 @@ import Testing
 
     @Test func twoPluginsRenderingOneSectionTypeAreReportedAndTheFirstByIDRenders() throws {
         let (host, dir) = try host()
-        defer { withExtendedLifetime(dir) {} }
+        defer { host.shutdown(); withExtendedLifetime(dir) {} }
         host.load(files: [try Fixtures.library("CouponRival").path])
         let screen = compose(host, #"{ "sections": [ { "type": "coupon" } ] }"#)
         #expect(screen.sections.map(\.plugin) == ["dev.plugboard.example.coupons"])
@@ -89,7 +97,7 @@ import Testing
 
     @Test func validationRunsOnAdoptersOnlyAndAggregates() throws {
         let (host, dir) = try host()
-        defer { withExtendedLifetime(dir) {} }
+        defer { host.shutdown(); withExtendedLifetime(dir) {} }
         _ = compose(host, #"{ "sections": [ { "type": "checkout-summary", "items": [] } ] }"#)
         let apply = try #require(host.registry.provider(of: Commands.self) { $0.name == "apply-coupon" })
         _ = try apply.run(arguments: ["EXPIRED20"])

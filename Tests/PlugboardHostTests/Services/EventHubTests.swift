@@ -107,13 +107,14 @@ import Testing
     @Test func theExamplesCouponCycleIsStoppedAndTheCheckoutStillUpdates() throws {
         let dir = try Fixtures.examplesDirectory(["Checkout", "Coupons"])
         let settings = HostSettings(plugins: ["dev.plugboard.example.coupons": .init(overrides: ["reapplyOnRefresh": .bool(true)])])
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, settings: settings, dataDirectory: dir.file("data")))
+        let host = PluginHost(configuration: .init(
+            pluginsDirectory: dir.path, settings: settings, dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache")))
+        defer { host.shutdown() }
         host.declareDemoExtensionPoints()
         try host.loadAll()
         let apply = try #require(host.registry.provider(of: Commands.self) { $0.name == "apply-coupon" })
         #expect(try apply.run(arguments: ["SAVE10"]) == "applied SAVE10; delivered to 1 subscriber(s)")
         #expect(host.diagnostics.contains { $0.code == "event-cycle" && $0.message.contains("coupon.applied → checkout.refreshed → coupon.applied") })
         #expect(try host.router.navigate(to: "/checkout", as: RenderedSection.self).lines.contains { $0.contains("SAVE10 −10%") })
-        host.shutdown()
     }
 }

@@ -67,9 +67,10 @@ import Testing
 
     @Test func aConfigurationNamingAnUnknownPluginIsAWarning() throws {
         let (config, path) = try load(#"{ "plugins": { "fixture.nobody": { "enabled": false } } }"#)
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(), cache = try TemporaryDirectory()
         try dir.copy(Fixtures.library("Alpha"), as: "a.so")
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, settings: config))
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, settings: config, cacheDirectory: cache.path))
+        defer { host.shutdown() }
         host.declareDemoExtensionPoints()
         let records = try host.loadAll()
         #expect(records.map(\.status) == [.active])

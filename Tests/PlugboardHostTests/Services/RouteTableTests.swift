@@ -57,7 +57,9 @@ import Testing
         let dir = try TemporaryDirectory()
         try dir.copy(Fixtures.library("RouteOwnerB"), as: "a-route-b.so")
         try dir.copy(Fixtures.library("RouteOwnerA"), as: "b-route-a.so")
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path))
+        let cache = try TemporaryDirectory()
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        defer { host.shutdown() }  // also when a check throws before the shutdown below
         try host.loadAll()
         #expect(host.records.map(\.status) == [.active, .active])
         #expect(try host.router.navigate(to: "/shared/9", as: [String].self) == ["route-b", "9"])

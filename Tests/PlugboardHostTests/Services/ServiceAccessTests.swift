@@ -6,13 +6,21 @@ import Testing
 
 /// What a real plugin gets from its context, through the probe fixtures.
 @Suite struct ServiceAccessTests {
+    /// A host with both probes loaded, and the folder it keeps them, its
+    /// data and cache in; the caller shuts the host down and keeps the folder.
     func host(_ settings: HostSettings = HostSettings(), data: String? = nil) throws -> (PluginHost, TemporaryDirectory) {
         let dir = try TemporaryDirectory()
         try dir.copy(Fixtures.library("ProbeA"), as: "a.so")
         try dir.copy(Fixtures.library("ProbeB"), as: "b.so")
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, settings: settings, dataDirectory: data ?? dir.file("data")))
+        let host = PluginHost(configuration: .init(
+            pluginsDirectory: dir.path, settings: settings, dataDirectory: data ?? dir.file("data"), cacheDirectory: dir.file("cache")))
         host.declareDemoExtensionPoints()
-        try host.loadAll()
+        do {
+            try host.loadAll()
+        } catch {
+            host.shutdown()
+            throw error
+        }
         return (host, dir)
     }
 
@@ -22,14 +30,14 @@ import Testing
 
     @Test func declaredServicesAreGrantedAndAnUndeclaredOneIsATypedError() throws {
         let (host, dir) = try host()
-        defer { withExtendedLifetime(dir) {} }
+        defer { host.shutdown(); withExtendedLifetime(dir) {} }
         #expect(try run(host, "probe-a") == "logging=ok storage=ok configuration=ok events=service-not-declared")
     }
 
     @Test func theHostConfigurationCanDenyAServiceToOnePlugin() throws {
         let settings = HostSettings(plugins: ["fixture.probe-a": .init(deniedServices: ["plugboard.storage"])], file: "host.json")
         let (host, dir) = try host(settings)
-        defer { withExtendedLifetime(dir) {} }
+        defer { host.shutdown(); withExtendedLifetime(dir) {} }
         #expect(try run(host, "probe-a") == "logging=ok storage=service-denied configuration=ok events=service-not-declared")
         #expect(try run(host, "probe-b") == "logging=ok storage=ok configuration=ok events=service-not-declared")
         let denied = expectServiceError(.serviceDenied) { _ = try run(host, "probe-a", "get", "k") }
@@ -38,7 +46,7 @@ import Testing
 
     @Test func twoPluginsWithTheSameKeyNeverSeeEachOthersData() throws {
         let (host, dir) = try host()
-        defer { withExtendedLifetime(dir) {} }
+        defer { host.shutdown(); withExtendedLifetime(dir) {} }
         #expect(try run(host, "probe-a", "put", "../probe-b/shared", "from a") == "stored")
         #expect(try run(host, "probe-b", "put", "../probe-b/shared", "from b") == "stored")
         #expect(try run(host, "probe-a", "get", "../probe-b/shared") == "from a")
@@ -48,7 +56,7 @@ import Testing
     @Test func eachPluginSeesItsDefaultsMergedWithItsOwnOverrides() throws {
         let settings = HostSettings(plugins: ["fixture.probe-b": .init(overrides: ["label": .string("custom"), "ratio": .int(2)])])
         let (host, dir) = try host(settings)
-        defer { withExtendedLifetime(dir) {} }
+        defer { host.shutdown(); withExtendedLifetime(dir) {} }
         #expect(try run(host, "probe-a", "config") == #"label="default" limit=10 ratio=0.5"#)
         #expect(try run(host, "probe-b", "config") == #"label="custom" limit=10 ratio=2.0"#)
     }
@@ -56,7 +64,7 @@ import Testing
     @Test func aDisabledPluginIsListedAsDisabled() throws {
         let settings = HostSettings(plugins: ["fixture.probe-b": .init(enabled: false)], file: "host.json")
         let (host, dir) = try host(settings)
-        defer { withExtendedLifetime(dir) {} }
+        defer { host.shutdown(); withExtendedLifetime(dir) {} }
         #expect(host.records.map(\.status) == [.active, .disabled])
         #expect(host.records[1].reason?.contains("host.json (plugins.fixture.probe-b.enabled is false)") == true)
         #expect(host.registry.providers(of: Commands.self).map(\.name) == ["probe-a"])
@@ -71,10 +79,10 @@ import Testing
         try dir.copy(Fixtures.library("StorageAsker"), as: "a.so")
         try dir.copy(Fixtures.library("StorageRelay"), as: "b.so")
         let data = dir.file("data")
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, dataDirectory: data))
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, dataDirectory: data, cacheDirectory: dir.file("cache")))
+        defer { host.shutdown() }
         host.declare(Commands.self)
         try host.loadAll()
-        defer { host.shutdown() }
         #expect(host.activePluginIDs.sorted() == ["fixture.storage-asker", "fixture.storage-relay"])
 
         let refusal = "service-not-declared: plugin fixture.storage-asker asked for service 'plugboard.storage' but did not declare it; "
@@ -101,10 +109,10 @@ import Testing
         try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: false)
         symlink(outside.path, data + "/fixture.probe-a")
         let host = PluginHost(configuration: .init(
-            pluginsDirectory: dir.path, dataDirectory: data, storageQuota: StorageQuota(maximumKeys: 1)))
+            pluginsDirectory: dir.path, dataDirectory: data, cacheDirectory: dir.file("cache"), storageQuota: StorageQuota(maximumKeys: 1)))
+        defer { host.shutdown() }
         host.declare(Commands.self)
         try host.loadAll()
-        defer { host.shutdown() }
 
         let link = expectServiceError(.storageSymlink) { _ = try run(host, "probe-a", "put", "k", "v") }
         #expect(link?.message.contains(data + "/fixture.probe-a") == true, "\(link?.message ?? "")")

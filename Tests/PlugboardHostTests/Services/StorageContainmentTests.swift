@@ -6,9 +6,11 @@ import Testing
 /// Storage that cannot escape its data directory, one file per key, and quotas.
 @Suite struct StorageContainmentTests {
     @Test func aSymlinkedPluginFolderIsRefusedAndNothingIsWrittenThroughIt() throws {
-        let data = try TemporaryDirectory(), outside = try TemporaryDirectory()
+        let data = try TemporaryDirectory(), outside = try TemporaryDirectory(), cache = try TemporaryDirectory()
         symlink(outside.path, data.file("fixture.a"))
-        let store = try #require(PluginHost(configuration: .init(dataDirectory: data.path)).storage(for: "fixture.a"))
+        let host = PluginHost(configuration: .init(dataDirectory: data.path, cacheDirectory: cache.path))
+        defer { host.shutdown() }
+        let store = try #require(host.storage(for: "fixture.a"))
         let error = expectServiceError(.storageSymlink) { try store.set("x", for: "k") }
         #expect(error?.message.contains(data.file("fixture.a")) == true, "names the link")
         expectServiceError(.storageSymlink) { _ = try store.value(for: "k") }
@@ -16,8 +18,9 @@ import Testing
     }
 
     @Test func aSymlinkedValueFileIsNotFollowed() throws {
-        let data = try TemporaryDirectory(), outside = try TemporaryDirectory()
-        let host = PluginHost(configuration: .init(dataDirectory: data.path))
+        let data = try TemporaryDirectory(), outside = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        let host = PluginHost(configuration: .init(dataDirectory: data.path, cacheDirectory: cache.path))
+        defer { host.shutdown() }
         let store = try #require(host.storage(for: "fixture.a"))
         try store.set("mine", for: "other")  // creates the folder
         let secret = try outside.write(Data("secret".utf8), as: "secret")
@@ -33,8 +36,10 @@ import Testing
     /// Listing keys closes the folder it opened: 500 listings leave no
     /// descriptors behind (other tests running meanwhile open a few).
     @Test func listingKeysLeavesNoDescriptorOpen() throws {
-        let data = try TemporaryDirectory()
-        let store = try #require(PluginHost(configuration: .init(dataDirectory: data.path)).storage(for: "fixture.a"))
+        let data = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        let host = PluginHost(configuration: .init(dataDirectory: data.path, cacheDirectory: cache.path))
+        defer { host.shutdown() }
+        let store = try #require(host.storage(for: "fixture.a"))
         try store.set("v", for: "k")
         func open() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0 }
         let before = open()
@@ -43,8 +48,10 @@ import Testing
     }
 
     @Test func composedAndDecomposedKeysAreOneKey() throws {
-        let data = try TemporaryDirectory()
-        let store = try #require(PluginHost(configuration: .init(dataDirectory: data.path)).storage(for: "fixture.a"))
+        let data = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        let host = PluginHost(configuration: .init(dataDirectory: data.path, cacheDirectory: cache.path))
+        defer { host.shutdown() }
+        let store = try #require(host.storage(for: "fixture.a"))
         let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
         #expect(Array(composed.utf8) != Array(decomposed.utf8))
         try store.set("one", for: composed)
@@ -55,9 +62,10 @@ import Testing
     }
 
     @Test func quotasRefuseAWriteAndKeepWhatWasStored() throws {
-        let data = try TemporaryDirectory()
+        let data = try TemporaryDirectory(), cache = try TemporaryDirectory()
         let quota = StorageQuota(maximumBytes: 10, maximumKeys: 2, maximumValueBytes: 6)
-        let host = PluginHost(configuration: .init(dataDirectory: data.path, storageQuota: quota))
+        let host = PluginHost(configuration: .init(dataDirectory: data.path, cacheDirectory: cache.path, storageQuota: quota))
+        defer { host.shutdown() }
         let store = try #require(host.storage(for: "fixture.a"))
         try store.set("12345", for: "a")
         let big = expectServiceError(.storageQuotaExceeded) { try store.set("1234567", for: "b") }

@@ -6,8 +6,9 @@ import Testing
 @Suite struct StorageTests {
     @Test(arguments: ["a/b", "../../etc/passwd", "..", ".", "/", "nul\u{0}key", "é✓", "key with spaces", String(repeating: "k", count: 120)])
     func anyKeyStaysInsideThePluginsSpace(_ key: String) throws {
-        let data = try TemporaryDirectory()
-        let host = PluginHost(configuration: .init(dataDirectory: data.path))
+        let data = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        let host = PluginHost(configuration: .init(dataDirectory: data.path, cacheDirectory: cache.path))
+        defer { host.shutdown() }
         let a = try #require(host.storage(for: "fixture.a"))
         let b = try #require(host.storage(for: "fixture.b"))
         try a.set("from a", for: key)
@@ -23,8 +24,10 @@ import Testing
     }
 
     @Test func tooLongAndEmptyKeysAreRefusedAndLoseNothing() throws {
-        let data = try TemporaryDirectory()
-        let store = try #require(PluginHost(configuration: .init(dataDirectory: data.path)).storage(for: "fixture.a"))
+        let data = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        let host = PluginHost(configuration: .init(dataDirectory: data.path, cacheDirectory: cache.path))
+        defer { host.shutdown() }
+        let store = try #require(host.storage(for: "fixture.a"))
         try store.set("kept", for: "k")
         expectServiceError(.storageInvalidKey) { try store.set("x", for: String(repeating: "k", count: 121)) }
         expectServiceError(.storageInvalidKey) { try store.set("x", for: "") }
@@ -34,19 +37,26 @@ import Testing
     }
 
     @Test func anUnwritableDataDirectoryIsATypedErrorAndOldDataSurvives() throws {
-        let data = try TemporaryDirectory()
+        let data = try TemporaryDirectory(), cache = try TemporaryDirectory()
         // A regular file where a directory should be: not writable even for root.
         try data.write(Data("x".utf8), as: "blocker")
-        let store = try #require(PluginHost(configuration: .init(dataDirectory: data.file("blocker"))).storage(for: "fixture.a"))
+        let host = PluginHost(configuration: .init(dataDirectory: data.file("blocker"), cacheDirectory: cache.path))
+        defer { host.shutdown() }
+        let store = try #require(host.storage(for: "fixture.a"))
         let refused = expectServiceError(.storageNotWritable) { try store.set("v", for: "k") }
         #expect(refused?.description.contains(data.file("blocker")) == true)
         #expect(try String(contentsOfFile: data.file("blocker"), encoding: .utf8) == "x")
     }
 
     @Test func storageSurvivesANewHost() throws {
-        let data = try TemporaryDirectory()
-        try #require(PluginHost(configuration: .init(dataDirectory: data.path)).storage(for: "fixture.a")).set("1", for: "n")
-        #expect(try #require(PluginHost(configuration: .init(dataDirectory: data.path)).storage(for: "fixture.a")).string(for: "n") == "1")
+        let data = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        try withHost(.init(dataDirectory: data.path, cacheDirectory: cache.path)) { host in
+            try #require(host.storage(for: "fixture.a")).set("1", for: "n")
+        }
+        let stored = try withHost(.init(dataDirectory: data.path, cacheDirectory: cache.path)) { host in
+            try #require(host.storage(for: "fixture.a")).string(for: "n")
+        }
+        #expect(stored == "1")
     }
 
     /// A real writer process killed while it writes: the value is always a
@@ -54,13 +64,15 @@ import Testing
     /// "writing N" line (an event, not a delay), and the test checks that
     /// some kills really landed mid-write (a temporary file was left behind).
     @Test func aWriterKilledMidWriteLeavesAWholeValue() throws {
-        let data = try TemporaryDirectory()
+        let data = try TemporaryDirectory(), cache = try TemporaryDirectory()
         let writer = try Fixtures.executable("plugboard-storage-writer")
         var seenValues = 0, killedMidWrite = 0
         for round in 0..<12 {
             let process = Process()
             process.executableURL = writer
             process.arguments = [data.path]
+            // Its host takes no cache argument: its default cache is under XDG_CACHE_HOME.
+            process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CACHE_HOME": cache.file("writer")]) { $1 }
             let output = Pipe()
             process.standardOutput = output
             try process.run()
@@ -85,7 +97,9 @@ import Testing
             let leftovers = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasPrefix(".tmp-") }
             if !leftovers.isEmpty { killedMidWrite += 1 }
             for name in leftovers { try? FileManager.default.removeItem(atPath: "\(directory)/\(name)") }
-            let store = try #require(PluginHost(configuration: .init(dataDirectory: data.path)).storage(for: "fixture.writer"))
+            let reader = PluginHost(configuration: .init(dataDirectory: data.path, cacheDirectory: cache.path))
+            defer { reader.shutdown() }
+            let store = try #require(reader.storage(for: "fixture.writer"))
             guard let value = try store.value(for: "value") else { continue }
             seenValues += 1
             #expect(value.count == 1 << 20, "round \(round): torn length \(value.count)")

@@ -80,33 +80,27 @@ enum Fixtures {
 
     struct FixtureMissing: Error { let path: String }
 
+    /// What this host build checks plugins against (SDK version and ABI,
+    /// toolchain), read from a host with a cache folder of its own that is
+    /// shut down at once.
+    static let baseline: PluginHost.Baseline = {
+        let cache = try? TemporaryDirectory("plugboard-baseline-cache")
+        return withExtendedLifetime(cache) {
+            withHost(.init(cacheDirectory: cache?.path), declaring: false) { $0.baseline }
+        }
+    }()
+
     /// The host's toolchain line as it starts ("clang version 21.") and the
     /// same with another major of the same length ("clang version 99."): to
     /// make a file look built by another toolchain, whatever this one is.
     static let toolchainPatch: (current: [UInt8], foreign: [UInt8], foreignText: String) = {
         let prefix = "clang version "
-        let line = PlugboardHost.PluginHost().baseline.toolchain
+        let line = baseline.toolchain
         let major = String(line.dropFirst(prefix.count).prefix { $0.isNumber })
         let other = String(repeating: major.allSatisfy { $0 == "9" } ? "8" : "9", count: max(1, major.count))
         return (Array("\(prefix)\(major).".utf8), Array("\(prefix)\(other).".utf8), "\(prefix)\(other).")
     }()
 }
-
-extension ScannerSettings {
-    /// Scanners that get the variables the fixtures signal through, so that
-    /// a fixture's constructor run in a scanner is seen by the test.
-    static let forFixtures = ScannerSettings(
-        environment: ScannerSettings.defaultEnvironment + ["PLUGBOARD_FIXTURE_MARKER", "PLUGBOARD_FIXTURE_LOG", "PLUGBOARD_FIXTURE_FIFO"])
-}
-
-/// The test process keeps registry caches and crash journals (and so do the
-/// processes it starts, which inherit the variable) in a folder of its own,
-/// never in the user's `~/.cache`. Set before the first directory is made.
-let isolatedCacheHome: String = {
-    let path = FileManager.default.temporaryDirectory.path + "/plugboard-test-cache-\(getpid())"
-    setenv("XDG_CACHE_HOME", path, 1)
-    return path
-}()
 
 /// A fresh directory under the system temp dir, removed when the value is deinitialised.
 final class TemporaryDirectory: Sendable {
@@ -114,7 +108,6 @@ final class TemporaryDirectory: Sendable {
     var path: String { url.path }
 
     init(_ label: String = "plugboard-test") throws {
-        _ = isolatedCacheHome
         url = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         // Explicit modes: the host refuses folders and plugin files other

@@ -13,7 +13,12 @@ final class ActivationTriggers: Sendable {
 
     private let pending = Mutex(Pending())
     private let count = Atomic<Int>(0)
-    private let activate = Mutex<(@Sendable (Set<String>) -> Void)?>(nil)
+    private let activator: (any PluginActivating)?
+
+    /// `activator`: what activates a triggered plugin (nil: nothing does).
+    init(activator: (any PluginActivating)? = nil) {
+        self.activator = activator
+    }
 
     /// Whether `trigger` is one the host understands.
     static func isValid(_ trigger: String) -> Bool {
@@ -21,10 +26,6 @@ final class ActivationTriggers: Sendable {
         if trigger.hasPrefix("route:/") { return true }
         if trigger.hasPrefix("event:") { return trigger.count > "event:".count }
         return false
-    }
-
-    func setActivator(_ activator: @escaping @Sendable (Set<String>) -> Void) {
-        activate.withLock { $0 = activator }
     }
 
     /// Adds the event and route triggers of an available plugin.
@@ -79,8 +80,8 @@ final class ActivationTriggers: Sendable {
     }
 
     private func fire(_ pluginIDs: Set<String>) {
-        guard !pluginIDs.isEmpty, let activate = activate.withLock({ $0 }) else { return }
-        activate(pluginIDs)
+        guard !pluginIDs.isEmpty, let activator else { return }
+        activator.activate(pluginIDs: pluginIDs)
     }
 
     private static func segments(_ path: Substring) -> [Substring] {

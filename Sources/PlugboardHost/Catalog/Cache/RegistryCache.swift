@@ -139,14 +139,4 @@ struct RegistryCache: Sendable {
         return FileManager.default.temporaryDirectory.path + "/plugboard-cache-\(geteuid())"
     }
 
-    /// Why `directory` (the cache's, the journal's) must not be used: it
-    /// cannot be made, or someone else owns or can write it or a folder above
-    /// it (a forged entry or note there would steer this host). nil when it may.
-    static func untrustedReason(_ directory: String) -> String? {
-        if let failed = makeDirectories(directory) {
-            return "cannot create \(failed.path): \(String(cString: strerror(failed.errno)))"
-        }
-        var ownership = OwnershipCheck()
-        return ownership.problem(folder: directory)
-    }
 }

@@ -12,42 +12,13 @@ public enum ReloadVerification: Sendable {
     case loadAndActivate
 }
 
-extension PluginHost {
-    /// Loads a plugin you intend to hot-reload (see ``reload(_:from:verification:)``).
-    /// Like every load, it runs from a private copy, so rebuilding `file`
-    /// never touches the mapped image.
-    @discardableResult
-    public func load(reloadable file: String) -> PluginRecord {
-        defer { spareScanner.fill(configuration.scanner) }  // ready for the first reload
-        return load(files: [file])[0]
+extension Lifecycle {
+    /// See ``PluginHost/reload(_:from:verification:)``.
+    func reload(_ pluginID: String, from file: String, verification: ReloadVerification) -> ReloadOutcome {
+        serial.withLock { _ in reloadSerially(pluginID, from: PluginDirectory.absolutePath(file), verification: verification) }
     }
 
-    /// Replaces a live plugin with a new build of it, without restarting.
-    ///
-    /// Steps, timed in the outcome: **verify** (load the build in a scanner
-    /// process first, and with `.loadAndActivate` create and activate it
-    /// there too: a crash there costs nothing), **load** (copy to a unique
-    /// file, every check of a first load, create the new generation with the
-    /// old one's state, activate it), **switch** (publish its providers in
-    /// one registry update, then deactivate and release the old generation).
-    ///
-    /// Failure never costs the working version: a rejected build or a new
-    /// generation that throws leaves the old generation live with its state.
-    /// The old image stays mapped (Swift images cannot be unloaded); each
-    /// generation adds ``ReloadOutcome/addedMemory``.
-    ///
-    /// Calls already running on the old generation finish there; calls that
-    /// read the registry after the switch reach the new one; events and routes
-    /// reach the new generation only from the switch on. `deactivate()` of the
-    /// old generation runs right after the switch, so it must not break what
-    /// an in-flight call may still use. The old state is saved before the new
-    /// generation is created: what the old one changes after that is lost.
-    /// Loads, reloads and shutdown are serialised.
-    public func reload(_ pluginID: String, from file: String, verification: ReloadVerification = .load) -> ReloadOutcome {
-        lifecycle.withLock { _ in reloadLocked(pluginID, from: PluginDirectory.absolutePath(file), verification: verification) }
-    }
-
-    private func reloadLocked(_ id: String, from file: String, verification: ReloadVerification) -> ReloadOutcome {
+    private func reloadSerially(_ id: String, from file: String, verification: ReloadVerification) -> ReloadOutcome {
         var timings = ReloadOutcome.Timings()
         var clock = ContinuousClock.now
         func lap() -> Double {
@@ -55,7 +26,7 @@ extension PluginHost {
             defer { clock = now }
             return (now - clock).milliseconds
         }
-        guard let old = state.withLock({ $0.live.first { $0.id == id } }) else {
+        guard let old = live.withLock({ $0.first { $0.id == id } }) else {
             return ReloadOutcome(pluginID: id, result: .rejected(.notLoaded(path: file, id: id)), generation: 0,
                                  timings: timings, stateNote: nil, addedMemory: 0)
         }
@@ -90,7 +61,7 @@ extension PluginHost {
             }
         }
         record.describe(image.scan)
-        guard checkInterfaces(image.scan, &record) else { return outcome(.rejected(record.error!)) }
+        guard catalog.checkInterfaces(image.scan, &record) else { return outcome(.rejected(record.error!)) }
 
         // Load.
         let journalNote = { (phase: Quarantine.Phase) in
@@ -151,14 +122,12 @@ extension PluginHost {
         // one step each, then the old generation is retired.
         registry.replaceProviders(of: [id], with: live.providers)
         services.switchOver(from: ServiceOwner(pluginID: id, generation: old.generation), to: staged)
-        state.withLock { state in
-            if let index = state.live.firstIndex(where: { $0.id == id }) { state.live[index] = live }
-            if let index = state.records.lastIndex(where: { $0.id == id && $0.status == .active }) {
-                record.status = .active
-                record.generation = next
-                state.records[index] = record
-            }
+        self.live.withLock { running in
+            if let index = running.firstIndex(where: { $0.id == id }) { running[index] = live }
         }
+        record.status = .active
+        record.generation = next
+        catalog.replaceActiveRecord(of: id, with: record)
         ExtensionRegistry.$isActivating.withValue(true) { old.instance.deactivate() }
         timings.switch = lap()
         return outcome(.reloaded, generation: next, note: note, memory: memory)
@@ -170,13 +139,13 @@ extension PluginHost {
     private func verify(_ build: CheckedImage, verification: ReloadVerification) -> Result<ScannedPlugin, PluginLoadError> {
         var job = PluginScanner.Job(file: build.copy)
         if case .loadAndActivate = verification {
-            job.activation = .init(dataDirectory: admission.copies.directory + "/verification-data", settingsFile: configuration.settings.file)
+            job.activation = .init(dataDirectory: admission.copies.directory + "/verification-data", settingsFile: services.configuration.file)
         }
         // A spare scanner, started after the previous verification, saves the
         // process start; the next one starts now, while the developer types.
-        defer { spareScanner.fill(configuration.scanner) }
+        defer { spareScanner.fill(scanner) }
         let file = build.path
-        switch PluginScanner(settings: configuration.scanner).scan([job], spare: spareScanner).outcomes.first {
+        switch PluginScanner(settings: scanner).scan([job], spare: spareScanner).outcomes.first {
         case let .plugin(scan)?: return .success(scan)
         case let .rejected(code, reason)?: return .failure(.reported(path: file, code: code, reason: reason))
         case let .quarantined(quarantine)?: return .failure(.verificationCrashed(path: file, detail: quarantine.account))

@@ -1,6 +1,6 @@
 import Plugboard
 
-extension PluginHost {
+extension Catalog {
     /// A record of one candidate, and what is needed to activate it if it is compatible.
     struct Examined {
         var record: PluginRecord
@@ -14,7 +14,7 @@ extension PluginHost {
     /// identity unchanged), never for a check: such a plugin is admitted in
     /// full when it activates. Under a lock file every file is admitted now,
     /// and a remembered scan is used only for the very bytes it was made of.
-    func examineLocked(_ candidates: [PluginCandidate], rescan: Bool) -> [Examined] {
+    func examine(_ candidates: [PluginCandidate], rescan: Bool) -> [Examined] {
         var (entries, warning) = cache.load()
         if let warning { services.report(warning) }
         var changed = applyJournal(to: &entries) || warning != nil
@@ -22,7 +22,7 @@ extension PluginHost {
         var statistics = DiscoveryStatistics()
         var examined: [Examined] = []
         var ownership = OwnershipCheck()
-        if !configuration.trust.enforced && !candidates.isEmpty { reportTrustOff() }
+        if !settings.trust.enforced && !candidates.isEmpty { reportTrustOff() }
         var jobs: [(index: Int, image: CheckedImage)] = []
         for candidate in candidates {
             var record = PluginRecord(path: candidate.path, resolvedPath: candidate.resolvedPath)
@@ -72,7 +72,7 @@ extension PluginHost {
             examined.append(Examined(record: record))
         }
 
-        let scanner = PluginScanner(settings: configuration.scanner)
+        let scanner = PluginScanner(settings: settings.scanner)
         let (outcomes, processes) = scanner.scan(jobs.map { PluginScanner.Job(file: $0.image.copy) })
         statistics.filesScanned = jobs.count
         statistics.scannerProcesses = processes
@@ -174,13 +174,13 @@ extension PluginHost {
         return !recoveredNotes.isEmpty
     }
 
-    /// Admits examined candidates: interface versions, duplicate ids and
-    /// disabled plugins settled; the rest become `available`.
-    func admitLocked(_ examined: [Examined]) -> [PluginRecord] {
+    /// Settles examined candidates: interface versions, duplicate ids and
+    /// disabled plugins; the rest become `available`.
+    func settle(_ examined: [Examined]) -> [PluginRecord] {
         // A file this host already has (available or active) stays as it is:
         // discovering twice must not make a plugin its own duplicate.
         let (known, records) = state.withLock { state in
-            (Set(state.live.map(\.path) + state.available.values.map(\.path)), state.records)
+            (Set(state.claimed.values).union(state.available.values.map(\.path)), state.records)
         }
         var reused: [Int: PluginRecord] = [:]
         for (index, item) in examined.enumerated() where item.available != nil && known.contains(item.record.path) {
@@ -194,7 +194,7 @@ extension PluginHost {
             }
         }
         settleDuplicates(&examined)
-        let disabled = configuration.allDisabled
+        let disabled = settings.disabled
         for index in examined.indices {
             guard let available = examined[index].available, let source = disabled[available.plugin.id] else { continue }
             examined[index].record.fail(.disabled(path: examined[index].record.path, id: available.plugin.id, source: source))
@@ -209,11 +209,6 @@ extension PluginHost {
         }
         registry.replaceProviders(of: [], with: [], pending: pendingInterfaces())
         return examined.enumerated().map { reused[$0.offset] ?? $0.element.record }
-    }
-
-    /// The interfaces available plugins provide.
-    func pendingInterfaces() -> Set<String> {
-        state.withLock { Set($0.available.values.flatMap { $0.plugin.provides.map(\.interface) }) }
     }
 
     /// Rejects a plugin that provides a declared interface at an incompatible
@@ -237,7 +232,7 @@ extension PluginHost {
     /// by name; a plugin already active or available in this host always wins.
     private func settleDuplicates(_ examined: inout [Examined]) {
         let known = state.withLock { state in
-            Dictionary(state.live.map { ($0.id, $0.path) } + state.available.values.map { ($0.plugin.id, $0.path) },
+            Dictionary(state.claimed.map { ($0.key, $0.value) } + state.available.values.map { ($0.plugin.id, $0.path) },
                        uniquingKeysWith: { first, _ in first })
         }
         var winner: [String: Int] = [:]
@@ -286,7 +281,7 @@ extension PluginRecord {
     }
 }
 
-extension PluginHost {
+extension Catalog {
     /// Says, loudly, that anyone who can write to the plugins directory can run code here.
     func reportTrustOff() {
         services.report(HostDiagnostic(.warning, code: "directory-checks-off",

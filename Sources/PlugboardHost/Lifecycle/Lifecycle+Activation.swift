@@ -1,29 +1,17 @@
 @_spi(PlugboardHost) import Plugboard
 
-extension PluginHost {
+extension Lifecycle {
     /// Activates the available plugins among `pluginIDs`, in file-name order,
     /// and publishes their providers in one registry update. Each load,
-    /// init and activate runs with a crash-journal note.
-    func activateLocked(_ pluginIDs: Set<String>) {
-        let pending = state.withLock { state in
-            pluginIDs.compactMap { state.available.removeValue(forKey: $0) }.sorted { $0.path < $1.path }
-        }
+    /// init and activate runs with a crash-journal note. Under ``serial``.
+    func activateSerially(_ pluginIDs: Set<String>) {
+        let pending = catalog.take(pluginIDs)
         guard !pending.isEmpty else { return }
-        services.triggers.remove(Set(pending.map(\.plugin.id)))
         var started: [LivePlugin] = []
         ExtensionRegistry.$isActivating.withValue(true) {
             for plugin in pending {
                 let result = start(plugin)
-                state.withLock { state in
-                    guard let index = state.records.lastIndex(where: { $0.path == plugin.path && $0.status == .available }) else { return }
-                    switch result {
-                    case .success:
-                        state.records[index].status = .active
-                        state.records[index].generation = 1
-                    case let .failure(error):
-                        state.records[index].fail(error)
-                    }
-                }
+                catalog.settle(plugin, result.map { _ in () })
                 switch result {
                 case var .success(live):
                     live.identity = plugin.identity
@@ -32,15 +20,8 @@ extension PluginHost {
                 }
             }
         }
-        state.withLock { $0.live.append(contentsOf: started) }
-        registry.replaceProviders(of: Set(started.map(\.id)), with: started.flatMap(\.providers), pending: pendingInterfaces())
-    }
-
-    /// Drops what the cache says about `path`, so the next start examines it.
-    private func forgetCacheEntry(_ path: String) {
-        var (entries, _) = cache.load()
-        guard entries.removeValue(forKey: path) != nil else { return }
-        if let problem = cache.save(entries) { services.report(problem) }
+        live.withLock { $0.append(contentsOf: started) }
+        registry.replaceProviders(of: Set(started.map(\.id)), with: started.flatMap(\.providers), pending: catalog.pendingInterfaces())
     }
 
     /// Loads the admitted bytes of one available plugin, creates and activates it.
@@ -57,13 +38,13 @@ extension PluginHost {
             switch admission.admit(PluginDirectory.candidate(at: path), ownership: &ownership) {
             case let .success(admitted): checked = admitted
             case let .failure(refusal):
-                if refusal.read != nil { forgetCacheEntry(path) }
+                if refusal.read != nil { catalog.forgetCacheEntry(path) }
                 return .failure(refusal.error)
             }
             switch admission.join(checked, with: plugin.plugin, scannedHash: plugin.hash) {
             case let .success(joined): image = joined
             case let .failure(error):
-                forgetCacheEntry(path)
+                catalog.forgetCacheEntry(path)
                 return .failure(error)
             }
         }

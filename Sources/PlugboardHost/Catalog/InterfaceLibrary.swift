@@ -1,0 +1,41 @@
+/// An interface library of a plugins directory's `lib/` folder, as admitted.
+package struct InterfaceLibrary: Sendable {
+    package let path: String
+    /// Its SHA-256, when admitted with one computed (a lock file, `plugboard lock`).
+    package let sha256: String?
+    /// Why it was refused.
+    package let error: PluginLoadError?
+}
+
+extension Catalog {
+    /// Admits the interface libraries of `directory`'s `lib/` folder like
+    /// plugins (trust, one read, ELF checks, lock entry) and puts their copies
+    /// beside the private copies plugins are loaded from (here and in
+    /// scanners), so a plugin of a host's own extension point finds the
+    /// library it needs even in a host that does not link it (the
+    /// `plugboard` tool). A library installed by an earlier discovery stays.
+    func installInterfaceLibraries(from directory: String) -> [InterfaceLibrary] {
+        var ownership = OwnershipCheck()
+        let installed = PluginDirectory.interfaceLibraries(in: directory).map { library -> InterfaceLibrary in
+            // Installed by an earlier discovery of this host: its image may be mapped already.
+            if let earlier = state.withLock({ $0.interfaceLibraries.first { $0.path == library && $0.error == nil } }) {
+                return earlier
+            }
+            switch admission.admit(PluginDirectory.candidate(at: library), as: .interfaceLibrary, ownership: &ownership) {
+            case let .success(image):
+                return InterfaceLibrary(path: library, sha256: image.sha256, error: nil)
+            case let .failure(refusal):
+                services.report(HostDiagnostic(.error, code: refusal.error.code.rawValue,
+                    message: "\(library): interface library refused: \(refusal.error.reason); plugins that need it will fail to load"))
+                return InterfaceLibrary(path: library, sha256: nil, error: refusal.error)
+            }
+        }
+        state.withLock { state in
+            for library in installed {
+                state.interfaceLibraries.removeAll { $0.path == library.path }
+                state.interfaceLibraries.append(library)
+            }
+        }
+        return installed
+    }
+}

@@ -1,0 +1,88 @@
+import Plugboard
+
+extension PluginHost {
+    /// How the host loads plugins and what it offers them.
+    public struct Configuration: Sendable {
+        /// Directory scanned by ``PluginHost/start(rescan:)``, ``PluginHost/discover(rescan:)`` and ``PluginHost/loadAll(rescan:)``.
+        public var pluginsDirectory: String?
+        /// Plugin ids kept out, with where that was decided (shown in `disabled` records).
+        public var disabledPlugins: [String: String]
+        /// The host configuration file's contents: toggles, denied services,
+        /// configuration overrides (see ``HostSettings/load(from:)``).
+        public var settings: HostSettings
+        /// Where the storage service keeps each plugin's data
+        /// (`<dataDirectory>/<plugin id>/`). Without one, storage is denied.
+        public var dataDirectory: String?
+        /// Where plugin log messages go.
+        public var logSink: LogSink
+        /// Where the private copies of plugin files are written before they
+        /// are loaded (default: a new per-process directory under
+        /// `$XDG_RUNTIME_DIR` or the temp directory, removed at shutdown).
+        public var imagesDirectory: String?
+        /// Where the registry cache and the crash journal live (default:
+        /// `$XDG_CACHE_HOME/plugboard`, else `~/.cache/plugboard`).
+        public var cacheDirectory: String?
+        /// How plugin files are scanned in child processes.
+        public var scanner: ScannerSettings
+        /// How much each plugin may store (bytes, keys, value size).
+        public var storageQuota: StorageQuota
+        /// A lock file (``LockFile``): only the files it lists, with their
+        /// SHA-256, are loaded; anything else is refused before any of its code runs.
+        public var lockFile: String?
+        /// Which plugin files are trusted as code, by who can change them
+        /// (``DirectoryTrust``): enforced unless turned off.
+        public var trust: DirectoryTrust
+        /// A SIGINT/SIGTERM that stops the host while a plugin's init,
+        /// activate or journaled call has run this long counts as a hang:
+        /// the next start quarantines that plugin (see "Crash journal" in the README).
+        public var hangThreshold: Duration
+        /// Whether the host installs SIGINT and SIGTERM handlers for its crash
+        /// journal (only where their action is still the default). Off by
+        /// default: a library does not take over a process's signals. A host
+        /// that handles them itself calls ``PluginHost/interrupted(signal:)``
+        /// before it exits instead. The `plugboard` tool turns it on.
+        public var handlesInterruptSignals = false
+        /// How many host diagnostics ``PluginHost/diagnostics`` keeps (the
+        /// latest; older ones are let go, so a plugin failing on every event
+        /// cannot grow the host without bound).
+        public var diagnosticsLimit = 1_000
+        /// Hears every host diagnostic as it is reported, on the thread that
+        /// reported it, for hosts that keep their own log. Must not call back into the host.
+        public var diagnosticSink: (@Sendable (HostDiagnostic) -> Void)?
+
+        public init(
+            pluginsDirectory: String? = nil, disabledPlugins: [String: String] = [:],
+            settings: HostSettings = HostSettings(), dataDirectory: String? = nil,
+            logSink: LogSink = .standardError, imagesDirectory: String? = nil, cacheDirectory: String? = nil,
+            scanner: ScannerSettings = ScannerSettings(), hangThreshold: Duration = .seconds(5),
+            storageQuota: StorageQuota = StorageQuota(), lockFile: String? = nil, trust: DirectoryTrust = .enforced
+        ) {
+            self.trust = trust
+            self.storageQuota = storageQuota
+            self.lockFile = lockFile
+            self.pluginsDirectory = pluginsDirectory
+            self.disabledPlugins = disabledPlugins
+            self.settings = settings
+            self.dataDirectory = dataDirectory
+            self.logSink = logSink
+            self.imagesDirectory = imagesDirectory
+            self.cacheDirectory = cacheDirectory
+            self.scanner = scanner
+            self.hangThreshold = hangThreshold
+        }
+
+        /// Record each admitted file's SHA-256 (``PluginRecord/sha256``) even
+        /// without a lock file: what `plugboard lock` writes.
+        package var recordsSHA256 = false
+
+        /// Every disabled id with its source: ``disabledPlugins`` and
+        /// `"enabled": false` entries of ``settings``.
+        var allDisabled: [String: String] {
+            var all = disabledPlugins
+            for (id, plugin) in settings.plugins where !plugin.enabled {
+                all[id] = all[id] ?? "\(settings.file ?? "the host configuration") (plugins.\(id).enabled is false)"
+            }
+            return all
+        }
+    }
+}

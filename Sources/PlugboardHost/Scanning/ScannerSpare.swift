@@ -1,0 +1,127 @@
+import Dispatch
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A scanner process started ahead of need, so that a hot reload's
+/// verification does not wait for one to start: most of a verification's
+/// time is the dynamic loader preparing the host executable in the new
+/// process, which a spare has done while the developer was typing.
+///
+/// Spares are started by one thread of the spare's own, alive as long as
+/// the spare: a scanner child dies with the *thread* that started it
+/// (`PR_SET_PDEATHSIG`), and a reload may run on a short-lived thread.
+final class ScannerSpare: Sendable {
+    /// What the owner thread holds: not the spare itself, so a host never
+    /// shut down still ends its spare and thread when it is released.
+    private let core = Core()
+
+    init() {}
+
+    /// Starts one on the owner thread, unless one is waiting; returns once it
+    /// was started (the child initialises on its own).
+    func fill(_ settings: ScannerSettings) { core.fill(settings) }
+
+    /// The waiting process, if it is still alive.
+    func take() -> StartedScanner? { core.take() }
+
+    /// The pid of the waiting process (for tests).
+    var waitingPID: pid_t? { core.waitingPID }
+
+    /// Ends the waiting process, reaps it, and ends the owner thread.
+    func discard() { core.discard() }
+
+    deinit { core.discard() }
+}
+
+private final class Core: Sendable {
+    private struct State {
+        var waiting: StartedScanner?
+        /// Settings of the spare asked for, until the owner thread started it.
+        var request: ScannerSettings?
+        var ownerStarted = false
+        var stopping = false
+        /// Fills waiting for the owner thread.
+        var pending = 0
+    }
+
+    private let state = Mutex(State())
+    /// Wakes the owner thread (a request, or stop).
+    private let wake = DispatchSemaphore(value: 0)
+    /// Signalled by the owner thread when a request is done.
+    private let served = DispatchSemaphore(value: 0)
+    private let ownerDone = DispatchSemaphore(value: 0)
+
+    func fill(_ settings: ScannerSettings) {
+        let startOwner = state.withLock { state -> Bool? in
+            guard state.waiting == nil, !state.stopping else { return nil }
+            state.request = settings
+            state.pending += 1
+            defer { state.ownerStarted = true }
+            return !state.ownerStarted
+        }
+        guard let startOwner else { return }
+        if startOwner { Thread.detachNewThread { [self] in serve() } }
+        wake.signal()
+        served.wait()
+    }
+
+    /// The owner thread: starts the spares asked for, until ``discard()``.
+    private func serve() {
+        while true {
+            wake.wait()
+            let (request, stopping) = state.withLock { state in
+                defer { state.request = nil }
+                return (state.request, state.stopping)
+            }
+            if stopping {
+                // Release every fill still waiting, then end.
+                let waiting = state.withLock { state in defer { state.pending = 0 }; return state.pending }
+                for _ in 0..<waiting { served.signal() }
+                ownerDone.signal()
+                return
+            }
+            if let request, state.withLock({ $0.waiting == nil }) {
+                let started = try? StartedScanner.start(request.program, passing: request.environment, adding: request.extraEnvironment)
+                state.withLock { $0.waiting = started }
+            }
+            state.withLock { $0.pending -= 1 }
+            served.signal()
+        }
+    }
+
+    func take() -> StartedScanner? {
+        guard let started = state.withLock({ state in defer { state.waiting = nil }; return state.waiting }) else { return nil }
+        var status: Int32 = 0
+        guard waitpid(started.pid, &status, WNOHANG) == 0 else {
+            started.close()
+            return nil
+        }
+        return started
+    }
+
+    var waitingPID: pid_t? { state.withLock { $0.waiting?.pid } }
+
+    /// Ends the waiting process (end of stream makes it exit), reaps it,
+    /// and ends the owner thread.
+    func discard() {
+        let (started, owner) = state.withLock { state in
+            defer {
+                state.waiting = nil
+                state.stopping = true
+            }
+            return (state.waiting, state.ownerStarted && !state.stopping)
+        }
+        if let started {
+            started.close()
+            var status: Int32 = 0
+            waitpid(started.pid, &status, 0)
+        }
+        if owner {
+            wake.signal()
+            ownerDone.wait()
+        }
+    }
+}
