@@ -3,7 +3,7 @@ import Plugboard
 extension PluginHost {
     /// How the host loads plugins and what it offers them.
     public struct Configuration: Sendable {
-        /// Directory scanned by ``PluginHost/start(rescan:)``, ``PluginHost/discover(rescan:)`` and ``PluginHost/loadAll(rescan:)``.
+        /// Directory scanned by ``PluginHost/start(rescan:)`` and ``PluginHost/discover(rescan:)``.
         public var pluginsDirectory: String?
         /// Plugin ids kept out, with where that was decided (shown in `disabled` records).
         public var disabledPlugins: [String: String]
@@ -20,7 +20,10 @@ extension PluginHost {
         /// `$XDG_RUNTIME_DIR` or the temp directory, removed at shutdown).
         public var imagesDirectory: String?
         /// Where the registry cache and the crash journal live (default:
-        /// `$XDG_CACHE_HOME/plugboard`, else `~/.cache/plugboard`).
+        /// `$XDG_CACHE_HOME/plugboard`, else `~/.cache/plugboard`, else a
+        /// private `plugboard-cache-<uid>` in the temp directory). Used only
+        /// when it passes the same trust check as a plugins directory;
+        /// otherwise the warning `cache-directory-untrusted` says why.
         public var cacheDirectory: String?
         /// How plugin files are scanned in child processes.
         public var scanner: ScannerSettings

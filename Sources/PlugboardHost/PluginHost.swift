@@ -210,10 +210,11 @@ public final class PluginHost: Sendable {
 
     /// Tells the host that the process is being stopped by `signal` (for a
     /// host that handles SIGINT and SIGTERM itself, instead of
-    /// ``Configuration/handlesInterruptSignals``): a plugin call running
-    /// past ``Configuration/hangThreshold`` keeps its journal note, marked
-    /// as a hang, so the next start quarantines it; shorter ones are cleared.
-    /// Call it, then exit without ``shutdown()``.
+    /// ``Configuration/handlesInterruptSignals``): a plugin's init or
+    /// activate running past ``Configuration/hangThreshold`` keeps its
+    /// journal note, marked as a hang, so the next start quarantines it;
+    /// shorter ones, and journaled calls (a command may run long on purpose),
+    /// are cleared. Call it, then exit (``shutdown()`` when nothing hangs).
     public func interrupted(signal: Int32) {
         lifecycle.journal.interrupted(signal: signal)
     }

@@ -12,6 +12,7 @@ let package = Package(
     name: "Fixtures",
     products: [
         .library(name: "Alpha", type: .dynamic, targets: ["Alpha"]),
+        .library(name: "MarkedDelta", type: .dynamic, targets: ["MarkedDelta"]),
         .library(name: "Beta", type: .dynamic, targets: ["Beta"]),
         .library(name: "Gamma", type: .dynamic, targets: ["Gamma"]),
         .library(name: "CouponRival", type: .dynamic, targets: ["CouponRival"]),
@@ -65,6 +66,8 @@ let package = Package(
     targets: [
         .target(name: "FixtureSupport", dependencies: [sdk], swiftSettings: strict),
         .target(name: "Alpha", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),
+        .target(name: "MarkedDelta", dependencies: ["FixtureSupport", "DeltaMarkC", sdk], swiftSettings: strict),
+        .target(name: "DeltaMarkC"),
         .target(name: "Beta", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),
         .target(name: "Gamma", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),
         .target(name: "CouponRival", dependencies: ["FixtureSupport", sdk, demoInterfaces], swiftSettings: strict),

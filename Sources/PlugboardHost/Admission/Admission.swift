@@ -45,7 +45,7 @@ struct Admission: Sendable {
     let recordsSHA256: Bool
 
     /// Step 1 alone: the path to read `candidate` through once it and its
-    /// folders are trusted. Warm discovery stops here (and at ``listed(_:)``):
+    /// folders are trusted. Warm discovery without a lock file stops here:
     /// the cache may save the read and the scan, and activation admits the
     /// bytes in full.
     func trusted(_ candidate: PluginCandidate, ownership: inout OwnershipCheck) -> Result<String, PluginLoadError> {
@@ -57,11 +57,6 @@ struct Admission: Sendable {
         return ownership.check(
             path: candidate.path, resolved: resolved, folder: OwnershipCheck.parent(of: candidate.path),
             trusted: trust.trustedDirectories)
-    }
-
-    /// Whether the lock file lists `path` at all (no bytes read); nil without a lock file.
-    func listed(_ path: String, as kind: Kind = .plugin) -> PluginLoadError? {
-        lock?.listingProblem(path, kind: kind)
     }
 
     /// Every step, in order. `label` names the private copy (an interface
@@ -92,7 +87,7 @@ struct Admission: Sendable {
         case let .failure(error):
             return .failure(Refusal(error: error, read: (bytes.identity, bytes.hash, nil), isAboutContents: true))
         }
-        let details = PluginLoader.details(of: file.image)
+        let details = PluginRecord.FileDetails(file.image)
         let facts = (file.identity, file.hash, Optional(details))
         if kind == .plugin, let problem = FileCompatibility.problem(in: file.image, path, environment) {
             return .failure(Refusal(error: problem, read: facts, isAboutContents: true))
@@ -121,12 +116,21 @@ struct Admission: Sendable {
             copy: copy, lockEntry: entry, seal: Seal()))
     }
 
-    /// A checked image and the scan of its copy, when they agree: the scan
-    /// is of these bytes (`scannedHash`, for a scan remembered by the cache,
-    /// must be their hash), and under a lock file the scanned id and version
-    /// are the ones recorded for the file (`lock-id-mismatch`).
-    func join(_ image: CheckedImage, with scan: ScannedPlugin, scannedHash: String? = nil) -> Result<LoadableImage, PluginLoadError> {
-        if let scannedHash, scannedHash != ContentHash.text(image.hash) {
+    /// Where a scan joined to a checked image comes from.
+    enum ScanSource: Sendable {
+        /// A scanner process loaded this image's own copy.
+        case thisImage
+        /// The registry cache remembers a scan of bytes with this content hash
+        /// (nil: it does not say, so it cannot vouch for any bytes).
+        case remembered(hash: String?)
+    }
+
+    /// A checked image and a scan, when they agree: the scan is of these
+    /// bytes (a remembered scan's hash must be theirs), and under a lock file
+    /// the scanned id and version are the ones recorded for the file
+    /// (`lock-id-mismatch`).
+    func join(_ image: CheckedImage, with scan: ScannedPlugin, from source: ScanSource) -> Result<LoadableImage, PluginLoadError> {
+        if case let .remembered(hash) = source, hash != ContentHash.text(image.hash) {
             return .failure(.fileChanged(path: image.path, detail: "it is not the file that was scanned: it changed since"))
         }
         if let entry = image.lockEntry, entry.id != scan.id || entry.version != scan.version, let lock {

@@ -95,6 +95,13 @@ struct PrivateCopies: Sendable {
         return target
     }
 
+    /// Removes an interface library's copy left by an earlier process (in a
+    /// configured images directory) when the library is refused now: only
+    /// admitted bytes may sit where plugins find their libraries.
+    func removeUnadmitted(library name: String) {
+        unlink(directory + "/" + name)
+    }
+
     struct CopyError: Error, Sendable, CustomStringConvertible {
         let reason: String
         var description: String { reason }

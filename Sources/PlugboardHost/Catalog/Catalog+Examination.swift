@@ -122,7 +122,8 @@ extension Catalog {
             record.describe(plugin)
             var loadable: LoadableImage?
             if let image {
-                switch admission.join(image, with: plugin) {
+                // Fresh from a scanner, or remembered for these very bytes (hashes compared above).
+                switch admission.join(image, with: plugin, from: .thisImage) {
                 case let .success(joined): loadable = joined
                 case let .failure(problem):
                     record.fail(problem)

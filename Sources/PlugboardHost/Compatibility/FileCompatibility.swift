@@ -96,3 +96,14 @@ enum FileCompatibility {
         }
     }
 }
+
+extension PluginRecord.FileDetails {
+    /// What the file says before loading, for `inspect` and the cache.
+    init(_ image: ELFImage) {
+        self.init(
+            size: image.fileSize, architecture: FileCompatibility.machineName(image.machine),
+            toolchain: image.toolchainComment, sdkABI: FileCompatibility.compiledABI(of: image),
+            needed: image.needed, runpath: image.runpath,
+            hasEntryPoint: image.defines(FileCompatibility.entrySymbol))
+    }
+}

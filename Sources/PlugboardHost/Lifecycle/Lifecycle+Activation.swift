@@ -41,7 +41,7 @@ extension Lifecycle {
                 if refusal.read != nil { catalog.forgetCacheEntry(path) }
                 return .failure(refusal.error)
             }
-            switch admission.join(checked, with: plugin.plugin, scannedHash: plugin.hash) {
+            switch admission.join(checked, with: plugin.plugin, from: .remembered(hash: plugin.hash)) {
             case let .success(joined): image = joined
             case let .failure(error):
                 catalog.forgetCacheEntry(path)

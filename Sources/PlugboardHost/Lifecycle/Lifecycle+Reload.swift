@@ -55,7 +55,7 @@ extension Lifecycle {
         case let .failure(error): return outcome(.rejected(error))
         case let .success(scan):
             guard scan.id == id else { return outcome(.rejected(.reloadIDMismatch(path: file, expected: id, found: scan.id))) }
-            switch admission.join(build, with: scan) {
+            switch admission.join(build, with: scan, from: .thisImage) {
             case let .success(joined): image = joined
             case let .failure(error): return outcome(.rejected(error))
             }

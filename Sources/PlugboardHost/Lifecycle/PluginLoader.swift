@@ -14,15 +14,6 @@ struct LoadedImage: Sendable {
 enum PluginLoader {
     typealias Entry = @convention(c) () -> UnsafeRawPointer?
 
-    /// What the file says before loading, for `inspect` and the cache.
-    static func details(of image: ELFImage) -> PluginRecord.FileDetails {
-        PluginRecord.FileDetails(
-            size: image.fileSize, architecture: FileCompatibility.machineName(image.machine),
-            toolchain: image.toolchainComment, sdkABI: FileCompatibility.compiledABI(of: image),
-            needed: image.needed, runpath: image.runpath,
-            hasEntryPoint: image.defines(FileCompatibility.entrySymbol))
-    }
-
     /// Loads an admitted image into the host: its private copy, whose
     /// descriptor must still say the plugin that was scanned. Nothing else
     /// can be loaded in the host process.

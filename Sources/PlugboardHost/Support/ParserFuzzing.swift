@@ -23,7 +23,7 @@ package enum ParserFuzzing {
     static func elf(_ bytes: UnsafeRawBufferPointer) {
         guard let image = try? ELFImage.parse(bytes) else { return }
         _ = FileCompatibility.problem(in: image, "fuzz.so", .current)
-        _ = PluginLoader.details(of: image)
+        _ = PluginRecord.FileDetails(image)
     }
 
     /// A descriptor as a plugin's entry point could return it, built from

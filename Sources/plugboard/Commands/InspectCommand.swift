@@ -1,3 +1,4 @@
+import Foundation
 import Plugboard
 import PlugboardDemo
 import PlugboardHost
@@ -23,7 +24,12 @@ enum InspectCommand: CLICommand {
         positionals: [.init(name: "file", help: "The plugin .so file.")])
 
     static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32 {
-        let host = PluginHost(configuration: try PluginsOption.configuration(arguments, pluginsDirectory: nil, command: spec.name))
+        var configuration = try PluginsOption.configuration(arguments, pluginsDirectory: nil, command: spec.name)
+        // --locked: the lock file of the folder the file is in, as `list --plugins` that folder would use.
+        if arguments.flag(PluginsOption.locked.long) {
+            configuration.lockFile = LockFile.defaultPath(for: URL(fileURLWithPath: PluginDirectory.absolutePath(arguments.positionals[0])).deletingLastPathComponent().path)
+        }
+        let host = PluginHost(configuration: configuration)
         host.declareDemoExtensionPoints()
         let file = [arguments.positionals[0]]
         let activate = arguments.flag("--activate")

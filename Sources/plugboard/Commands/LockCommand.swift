@@ -35,7 +35,7 @@ enum LockCommand: CLICommand {
         var entries: [LockFile.Entry] = []
         for record in records {
             guard record.status == .available, let id = record.id, let version = record.version, let sha256 = record.sha256 else {
-                Terminal.writeErr("left out: \(record.path) (\(record.status.rawValue))\n")
+                Terminal.writeErr("left out: \(record.path) (\(record.status.rawValue)\(record.code.map { ": \($0)" } ?? ""))\n")
                 continue
             }
             entries.append(LockFile.Entry(

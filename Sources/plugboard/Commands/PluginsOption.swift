@@ -45,13 +45,17 @@ enum PluginsOption {
             }
             scanner.timeout = .milliseconds(Int(seconds * 1000))
         }
-        return PluginHost.Configuration(
+        var configuration = PluginHost.Configuration(
             pluginsDirectory: pluginsDirectory,
             settings: arguments.value(config.long).map(HostSettings.load(from:)) ?? HostSettings(),
             dataDirectory: arguments.value(data.long) ?? defaultData,
             cacheDirectory: arguments.value(cache.long), scanner: scanner,
             lockFile: arguments.flag(locked.long) ? pluginsDirectory.map(LockFile.defaultPath(for:)) : nil,
             trust: trust(arguments))
+        // A command-line tool owns its process: Ctrl-C during a plugin's
+        // init or activate is a hang the next start must know of.
+        configuration.handlesInterruptSignals = true
+        return configuration
     }
 
     /// How far `loadHost` takes the plugins.

@@ -169,7 +169,10 @@ final class DevSession: @unchecked Sendable {
         for number in [SIGINT, SIGTERM] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [watcher] in
+            source.setEventHandler { [watcher, host] in
+                // This tool handles the signal itself: the journal hears of it
+                // (a plugin hung past the threshold is blamed next start).
+                host.interrupted(signal: number)
                 watcher.stop()
                 PackageBuilder.cancelRunningBuild()
             }

@@ -72,14 +72,14 @@ import Testing
 
     /// Forges the cache entry of `libAlpha.so` to vouch for `replacement`:
     /// its identity and content hash patched in, the good scan kept.
-    func forgeCacheEntry(cache: String, plugin: String) throws {
+    func forgeCacheEntry(cache: String, plugin: String, withHash: Bool = true) throws {
         let registry = RegistryCache(directory: cache, environment: .current)
         var (entries, warning) = registry.load()
         #expect(warning == nil)
         let old = try #require(entries[plugin])
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: plugin)))
         entries[plugin] = CacheEntry(
-            identity: try #require(FileIdentity.of(path: plugin)), hash: ContentHash.text(bytes.withUnsafeBytes(ContentHash.of)),
+            identity: try #require(FileIdentity.of(path: plugin)), hash: withHash ? ContentHash.text(bytes.withUnsafeBytes(ContentHash.of)) : nil,
             result: old.result, details: old.details)
         #expect(registry.save(entries) == nil)
     }
@@ -124,6 +124,26 @@ import Testing
         defer { host.shutdown() }
         #expect(records.map(\.code) == ["lock-hash-mismatch"])
         #expect(host.activePluginIDs.isEmpty)
+    }
+
+    /// An entry that names no content hash vouches for no bytes: even a good
+    /// plugin's bytes are refused under it, and the entry is forgotten.
+    @Test func aCacheEntryWithoutAHashVouchesForNoBytes() throws {
+        let dir = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        let plugin = try dir.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
+        try withHost(.init(pluginsDirectory: dir.path, cacheDirectory: cache.path)) { host in _ = try host.discover() }
+        try forgeCacheEntry(cache: cache.path, plugin: plugin, withHash: false)
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        host.declare(Commands.self)
+        #expect(try host.discover().map(\.status) == [.available])
+        host.activateAll()
+        #expect(host.records.last?.code == "file-changed")
+        #expect(host.activePluginIDs.isEmpty)
+        host.shutdown()
+        let next = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        defer { next.shutdown() }
+        #expect(try next.discover().map(\.status) == [.available])
+        #expect(next.lastDiscovery.filesScanned == 1, "the entry was forgotten and the file scanned again")
     }
 
     /// A cache directory others can write is not used: one warning names it

@@ -70,7 +70,7 @@ import Testing
         try dir.copy(Fixtures.library("NoEntry"), as: "libNoEntry.so")
         let locked = try runProcess(Fixtures.executable("plugboard"), ["lock", "--plugins", dir.path, "--cache", cache.path])
         #expect(locked.status == 0, "\(locked.stderr)")
-        #expect(locked.stderr.contains("left out: \(dir.file("libNoEntry.so")) (rejected)"))
+        #expect(locked.stderr.contains("left out: \(dir.file("libNoEntry.so")) (rejected: no-entry-symbol)"))
         let file = try LockFile.load(LockFile.defaultPath(for: dir.path))
         #expect(file.plugins.map(\.file) == ["libAlpha.so"])
         let list = try runProcess(Fixtures.executable("plugboard"), ["list", "--plugins", dir.path, "--cache", cache.path, "--locked", "--json"])
