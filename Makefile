@@ -23,8 +23,8 @@ help:
 	@echo "make test-examples  the example plugins' own unit tests (PluginHarness)"
 	@echo "make test-tsan  the registry and reload stress tests under ThreadSanitizer"
 	@echo "make docs     DocC archives of the SDK and the host library in .build/docs (warnings are errors)"
-	@echo "make api-check  fail if the SDK's API or ABI changed without the version bump and CHANGELOG entry it needs"
-	@echo "make api-record make the SDK as built now the recorded baseline (after a release)"
+	@echo "make api-check  fail if the SDK's API or ABI changed without the version bump and CHANGELOG entry it needs, or the host library's API changed without being recorded"
+	@echo "make api-record make the SDK and host library as built now the recorded baselines (after a release, or a described host API change)"
 	@echo "make bench    run the benchmarks (release build); the summary also goes to $(BENCH_JSON)"
 	@echo "make profile  the benchmarks under perf record (call graphs in $(PROFILE_DATA))"
 	@echo "make fuzz     libFuzzer + AddressSanitizer on every parser of untrusted input, FUZZ_SECONDS (60) each"
@@ -97,12 +97,15 @@ docs: sdk host
 		--output-path $(DOCS)/PlugboardHost.doccarchive --warnings-as-errors
 	@echo "docs: $(DOCS)/Plugboard.doccarchive and $(DOCS)/PlugboardHost.doccarchive (docc preview to browse)"
 
-# The SDK's compatibility gate against the API and ABI recorded in SDK/api/.
-api-check: sdk
+# The SDK's compatibility gate against the API and ABI recorded in SDK/api/,
+# and the host library's API gate against Tests/API/PlugboardHost.api.json.
+api-check: sdk host
 	sh SDK/api/check
+	sh Tests/API/check-host
 
-api-record: sdk
+api-record: sdk host
 	sh SDK/api/check record
+	sh Tests/API/check-host record
 
 # The registry and reload stress tests again, under ThreadSanitizer.
 test-tsan: fixtures

@@ -30,7 +30,7 @@ extension PluginHost {
     /// `source` and the section's index; the rest of the screen renders.
     public func compose(screen document: Data, source: String) -> ComposedScreen {
         var problems: [HostDiagnostic] = []
-        func drop(_ code: String, _ message: String, _ keyPath: String?, plugin: String? = nil) {
+        func drop(_ code: HostDiagnostic.Code, _ message: String, _ keyPath: String?, plugin: String? = nil) {
             problems.append(HostDiagnostic(.error, code: code, message: message, file: source, keyPath: keyPath, plugin: plugin))
         }
         // Foundation's parser: each section goes on as its own JSON, which the

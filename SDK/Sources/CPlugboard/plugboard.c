@@ -4,3 +4,4 @@
 #include "plugboard.h"
 
 const uint32_t plugboard_sdk_abi_2_0 = 0x0200;
+const uint32_t plugboard_sdk_abi_2_1 = 0x0201;

@@ -39,10 +39,10 @@ struct PluginFile: Sendable {
         // O_NONBLOCK: a fifo must not block the open; O_NOCTTY: a terminal must
         // not become our controlling tty. Neither matters for regular files.
         let fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-        guard fd >= 0 else { return .failure(.unreadable(path: path, reason: String(cString: strerror(errno)))) }
+        guard fd >= 0 else { return .failure(.unreadable(path: path, call: "open", errno: errno)) }
         defer { close(fd) }
         var before = stat()
-        guard fstat(fd, &before) == 0 else { return .failure(.unreadable(path: path, reason: String(cString: strerror(errno)))) }
+        guard fstat(fd, &before) == 0 else { return .failure(.unreadable(path: path, call: "fstat", errno: errno)) }
         guard (before.st_mode & S_IFMT) == S_IFREG else { return .failure(.notAFile(path: path, kind: "special file")) }
         guard before.st_size > 0 else { return .failure(.emptyFile(path: path)) }
         guard before.st_size <= maximumSize else {
@@ -57,7 +57,7 @@ struct PluginFile: Sendable {
                 let count = pread(fd, buffer.baseAddress! + done, size - done, off_t(done))
                 if count < 0 {
                     if errno == EINTR { continue }
-                    failure = .unreadable(path: path, reason: String(cString: strerror(errno)))
+                    failure = .unreadable(path: path, call: "pread", errno: errno)
                     return
                 }
                 if count == 0 {
@@ -69,7 +69,7 @@ struct PluginFile: Sendable {
         }
         if let failure { return .failure(failure) }
         var after = stat()
-        guard fstat(fd, &after) == 0 else { return .failure(.unreadable(path: path, reason: String(cString: strerror(errno)))) }
+        guard fstat(fd, &after) == 0 else { return .failure(.unreadable(path: path, call: "fstat", errno: errno)) }
         let identity = FileIdentity(before)
         guard FileIdentity(after) == identity else {
             return .failure(.fileChanged(path: path, detail: "it was written to while being read"))

@@ -169,7 +169,7 @@ extension Catalog {
             entries[note.path] = CacheEntry(
                 identity: identity, hash: old?.identity == identity ? old?.hash : nil,
                 result: .quarantined(quarantine), details: old?.details, plugin: plugin ?? old?.plugin)
-            services.report(HostDiagnostic(.error, code: quarantine.code,
+            services.report(HostDiagnostic(.error, code: .init(quarantine.code.rawValue),
                 message: "\(note.path): \(quarantine.reason)", plugin: note.pluginID))
         }
         return !recoveredNotes.isEmpty

@@ -47,9 +47,10 @@ public enum PluginDirectory {
     /// ``Code``, like ``PluginLoadError``).
     public struct ScanError: Error, Sendable, Equatable, CustomStringConvertible {
         /// A stable, machine-readable code.
-        public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public struct Code: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
             public let rawValue: String
             public init(_ rawValue: String) { self.rawValue = rawValue }
+            public init(stringLiteral value: String) { rawValue = value }
             public var description: String { rawValue }
 
             /// The directory cannot be opened: it does not exist, or its permissions forbid it.
@@ -63,11 +64,17 @@ public enum PluginDirectory {
         public let path: String
         /// What is wrong and what to do.
         public let reason: String
+        /// The system call that failed, with its `errno`, when the error comes from one.
+        public internal(set) var systemCall: PluginLoadError.SystemCallFailure? = nil
 
         public var description: String { "\(path): \(reason)" }
 
-        static func cannotOpen(path: String, reason: String) -> ScanError {
-            ScanError(code: .cannotOpen, path: path, reason: "cannot open plugins directory (\(reason)); check that it exists and can be read")
+        static func cannotOpen(path: String, call: String, errno: Int32) -> ScanError {
+            var error = ScanError(
+                code: .cannotOpen, path: path,
+                reason: "cannot open plugins directory (\(String(cString: strerror(errno)))); check that it exists and can be read")
+            error.systemCall = .init(call: call, errno: errno)
+            return error
         }
 
         static func notADirectory(path: String) -> ScanError {
@@ -80,11 +87,11 @@ public enum PluginDirectory {
         let absolute = absolutePath(directory)
         var info = stat()
         guard stat(absolute, &info) == 0 else {
-            throw .cannotOpen(path: absolute, reason: String(cString: strerror(errno)))
+            throw .cannotOpen(path: absolute, call: "stat", errno: errno)
         }
         guard (info.st_mode & S_IFMT) == S_IFDIR else { throw .notADirectory(path: absolute) }
         guard let dir = opendir(absolute) else {
-            throw .cannotOpen(path: absolute, reason: String(cString: strerror(errno)))
+            throw .cannotOpen(path: absolute, call: "opendir", errno: errno)
         }
         defer { closedir(dir) }
         var names: [String] = []
@@ -124,7 +131,7 @@ public enum PluginDirectory {
     private static func candidate(at path: String, seen: inout [FileKey: String]) -> PluginCandidate {
         var link = stat()
         guard lstat(path, &link) == 0 else {
-            return PluginCandidate(path: path, resolvedPath: nil, problem: .unreadable(path: path, reason: String(cString: strerror(errno))))
+            return PluginCandidate(path: path, resolvedPath: nil, problem: .unreadable(path: path, call: "lstat", errno: errno))
         }
         // A plain entry is what lstat saw; only a symlink needs a second look.
         var info = link

@@ -4,46 +4,46 @@ import Plugboard
 /// `plugboard list` and the body of `plugboard inspect`.
 public struct PluginRecord: Sendable {
     /// Absolute path of the candidate, as found.
-    public var path: String
+    public internal(set) var path: String
     /// The real file after following symlinks.
-    public var resolvedPath: String?
-    public var status: PluginStatus
+    public internal(set) var resolvedPath: String?
+    public internal(set) var status: PluginStatus
     /// Why it is not active (nil when active).
-    public var error: PluginLoadError?
+    public internal(set) var error: PluginLoadError?
     /// Problems that did not stop the plugin (e.g. an undeclared interface).
-    public var warnings: [String] = []
+    public internal(set) var warnings: [String] = []
 
     // From the descriptor, once read.
-    public var id: String?
-    public var version: SemanticVersion?
-    public var provides: [Interface] = []
-    public var services: [String] = []
-    public var sdkABI: ABIVersion?
-    public var sdkVersion: String?
-    public var toolchain: String?
+    public internal(set) var id: String?
+    public internal(set) var version: SemanticVersion?
+    public internal(set) var provides: [Interface] = []
+    public internal(set) var services: [String] = []
+    public internal(set) var sdkABI: ABIVersion?
+    public internal(set) var sdkVersion: String?
+    public internal(set) var toolchain: String?
     /// Activation triggers from the descriptor (`startup`, `route:<prefix>`,
     /// `event:<name>`), besides the first lookup of a provided interface.
-    public var activation: [String] = []
+    public internal(set) var activation: [String] = []
     /// 1 for the first load, +1 per hot reload.
-    public var generation: Int?
+    public internal(set) var generation: Int?
 
     // From the file, before loading.
-    public var file: FileDetails?
+    public internal(set) var file: FileDetails?
     /// The SHA-256 of the bytes admitted (lowercase hex), when it was
     /// computed: under a lock file, or for `plugboard lock`.
-    public var sha256: String?
+    public internal(set) var sha256: String?
 
     /// Facts read from the file without loading it.
     public struct FileDetails: Sendable, Codable, Equatable {
-        public var size: Int
-        public var architecture: String
+        public let size: Int
+        public let architecture: String
         /// The toolchain line of the file's `.comment`.
-        public var toolchain: String?
+        public let toolchain: String?
         /// SDK ABI read from the ABI marker the file references.
-        public var sdkABI: ABIVersion?
-        public var needed: [String]
-        public var runpath: [String]
-        public var hasEntryPoint: Bool
+        public let sdkABI: ABIVersion?
+        public let needed: [String]
+        public let runpath: [String]
+        public let hasEntryPoint: Bool
     }
 
     init(path: String, resolvedPath: String?, status: PluginStatus = .rejected) {

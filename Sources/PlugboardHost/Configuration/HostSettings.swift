@@ -124,7 +124,7 @@ public struct HostSettings: Sendable {
         return settings
     }
 
-    mutating func report(_ severity: HostDiagnostic.Severity, _ code: String, _ message: String, keyPath: String? = nil, plugin: String? = nil) {
+    mutating func report(_ severity: HostDiagnostic.Severity, _ code: HostDiagnostic.Code, _ message: String, keyPath: String? = nil, plugin: String? = nil) {
         diagnostics.append(HostDiagnostic(severity, code: code, message: message, file: file, keyPath: keyPath, plugin: plugin))
     }
 

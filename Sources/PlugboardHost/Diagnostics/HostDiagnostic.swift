@@ -4,9 +4,24 @@
 public struct HostDiagnostic: Sendable, Equatable, Encodable, CustomStringConvertible {
     public enum Severity: String, Sendable, Encodable { case warning, error }
 
+    /// A stable, machine-readable code, such as `config-type-mismatch`: the
+    /// same shape as ``PluginLoadError/Code`` (a struct, so codes can be
+    /// added without breaking anyone who switches over them). Encoded as its
+    /// string.
+    public struct Code: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral, Encodable {
+        public let rawValue: String
+        public init(_ rawValue: String) { self.rawValue = rawValue }
+        public init(stringLiteral value: String) { rawValue = value }
+        public var description: String { rawValue }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(rawValue)
+        }
+    }
+
     public let severity: Severity
-    /// Stable machine code, e.g. `config-type-mismatch`.
-    public let code: String
+    public let code: Code
     public let message: String
     /// File involved, if any.
     public var file: String? = nil
@@ -15,7 +30,7 @@ public struct HostDiagnostic: Sendable, Equatable, Encodable, CustomStringConver
     /// Plugin involved, if any.
     public var plugin: String? = nil
 
-    public init(_ severity: Severity, code: String, message: String, file: String? = nil, keyPath: String? = nil, plugin: String? = nil) {
+    public init(_ severity: Severity, code: Code, message: String, file: String? = nil, keyPath: String? = nil, plugin: String? = nil) {
         self.severity = severity
         self.code = code
         self.message = message

@@ -1,4 +1,7 @@
 import Plugboard
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Why one plugin file did not become an active plugin.
 ///
@@ -70,6 +73,16 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
     public let status: PluginStatus
     /// Why it is quarantined, for ``PluginStatus/quarantined``.
     public let quarantine: Quarantine?
+    /// The system call that failed, with its `errno`, when the error comes from one.
+    public internal(set) var systemCall: SystemCallFailure?
+
+    /// A failed system call: its name and `errno`.
+    public struct SystemCallFailure: Sendable, Equatable, CustomStringConvertible {
+        /// Such as `open`, `pread`, `fstat`.
+        public let call: String
+        public let errno: Int32
+        public var description: String { "\(call): \(String(cString: strerror(errno)))" }
+    }
 
     init(code: Code, path: String, reason: String, status: PluginStatus = .rejected, quarantine: Quarantine? = nil) {
         self.code = code
@@ -83,55 +96,62 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
     public var message: String { "\(path): \(reason)" }
     public var description: String { message }
 
-    public static func unreadable(path: String, reason: String) -> PluginLoadError {
+    /// `call` failed with `errno` on the file.
+    static func unreadable(path: String, call: String, errno: Int32) -> PluginLoadError {
+        var error = unreadable(path: path, reason: String(cString: strerror(errno)))
+        error.systemCall = SystemCallFailure(call: call, errno: errno)
+        return error
+    }
+
+    static func unreadable(path: String, reason: String) -> PluginLoadError {
         PluginLoadError(code: .unreadable, path: path, reason: "cannot read the file (\(reason)); check that it exists and its permissions allow reading")
     }
 
-    public static func notAFile(path: String, kind: String) -> PluginLoadError {
+    static func notAFile(path: String, kind: String) -> PluginLoadError {
         PluginLoadError(code: .notAFile, path: path, reason: "is a \(kind), not a plugin file; plugins are .so files built by `swift build` from a package with a .dynamic library product")
     }
 
-    public static func emptyFile(path: String) -> PluginLoadError {
+    static func emptyFile(path: String) -> PluginLoadError {
         PluginLoadError(code: .emptyFile, path: path, reason: "the file is empty; rebuild the plugin or remove the file")
     }
 
-    public static func notELF(path: String) -> PluginLoadError {
+    static func notELF(path: String) -> PluginLoadError {
         PluginLoadError(code: .notELF, path: path, reason: "not an ELF shared object (no ELF magic); only .so files built by SwiftPM can be loaded")
     }
 
-    public static func wrongArchitecture(path: String, found: String, expected: String) -> PluginLoadError {
+    static func wrongArchitecture(path: String, found: String, expected: String) -> PluginLoadError {
         PluginLoadError(code: .wrongArchitecture, path: path, reason: "built for \(found), this host runs on \(expected); rebuild the plugin on/for \(expected)")
     }
 
-    public static func notSharedObject(path: String, elfType: UInt16) -> PluginLoadError {
+    static func notSharedObject(path: String, elfType: UInt16) -> PluginLoadError {
         PluginLoadError(code: .notSharedObject, path: path, reason: "an ELF file of type \(elfType), not a shared object; build the plugin as `.library(type: .dynamic)`")
     }
 
-    public static func malformed(path: String, detail: String) -> PluginLoadError {
+    static func malformed(path: String, detail: String) -> PluginLoadError {
         PluginLoadError(code: .malformed, path: path, reason: "a damaged ELF file (\(detail)); the copy is probably truncated: rebuild or copy it again")
     }
 
-    public static func noEntrySymbol(path: String) -> PluginLoadError {
+    static func noEntrySymbol(path: String) -> PluginLoadError {
         PluginLoadError(code: .noEntrySymbol, path: path, reason: "no `plugboard_entry` symbol: this library is not a Plugboard plugin; export the entry point with `@_cdecl(\"plugboard_entry\")` as the plugin guide shows")
     }
 
-    public static func entryNotFunction(path: String, detail: String) -> PluginLoadError {
+    static func entryNotFunction(path: String, detail: String) -> PluginLoadError {
         PluginLoadError(code: .entryNotFunction, path: path, reason: "`plugboard_entry` is not code (\(detail)); export it with `@_cdecl(\"plugboard_entry\")` on a function returning `PluginExport.descriptor(...)`")
     }
 
-    public static func notSwiftPlugin(path: String) -> PluginLoadError {
+    static func notSwiftPlugin(path: String) -> PluginLoadError {
         PluginLoadError(code: .notSwiftPlugin, path: path, reason: "has no Swift type metadata, so it was not built from a Swift plugin package; build the plugin with SwiftPM from Swift sources that depend on the Plugboard SDK")
     }
 
-    public static func noSDKMarker(path: String) -> PluginLoadError {
+    static func noSDKMarker(path: String) -> PluginLoadError {
         PluginLoadError(code: .noSDKMarker, path: path, reason: "does not reference the SDK's ABI marker (plugboard_sdk_abi_*), so it was not built against the Plugboard SDK; depend on `.product(name: \"Plugboard\", package: \"SDK\")` and return `PluginExport.descriptor(...)` from `plugboard_entry`")
     }
 
-    public static func notLocked(path: String, lockFile: String) -> PluginLoadError {
+    static func notLocked(path: String, lockFile: String) -> PluginLoadError {
         PluginLoadError(code: .notLocked, path: path, reason: "not in the lock file \(lockFile), so it is not loaded; review it and run `plugboard lock` again, or remove it")
     }
 
-    public static func lockMismatch(path: String, expected: String, found: String, lockFile: String) -> PluginLoadError {
+    static func lockMismatch(path: String, expected: String, found: String, lockFile: String) -> PluginLoadError {
         PluginLoadError(code: .lockMismatch, path: path, reason: "its SHA-256 is \(found), the lock file \(lockFile) expects \(expected): the file changed since it was locked; review it and run `plugboard lock` again, or restore the locked file")
     }
 
@@ -143,111 +163,111 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
         PluginLoadError(code: .lockIDMismatch, path: path, reason: "is plugin \(found), the lock file \(lockFile) records \(recorded) for this file: it is not the plugin that was locked; review it and run `plugboard lock` again, or restore the locked file")
     }
 
-    public static func lockFileInvalid(path: String, reason: String) -> PluginLoadError {
+    static func lockFileInvalid(path: String, reason: String) -> PluginLoadError {
         PluginLoadError(code: .lockFileInvalid, path: path, reason: reason)
     }
 
-    public static func fileChanged(path: String, detail: String) -> PluginLoadError {
+    static func fileChanged(path: String, detail: String) -> PluginLoadError {
         PluginLoadError(code: .fileChanged, path: path, reason: "changed while Plugboard was reading it (\(detail)); install plugins by copying to a temporary name in the same directory and renaming it into place (`cp lib.so DIR/.lib.so.tmp && mv DIR/.lib.so.tmp DIR/lib.so`), then start the host again (a changed file is examined again)")
     }
 
-    public static func toolchainMismatch(path: String, plugin: String, host: String) -> PluginLoadError {
+    static func toolchainMismatch(path: String, plugin: String, host: String) -> PluginLoadError {
         PluginLoadError(code: .toolchainMismatch, path: path, reason: "built with another Swift toolchain (plugin: \(plugin); host: \(host)); Swift has no stable ABI on Linux, rebuild the plugin with the host's toolchain")
     }
 
-    public static func sdkEmbedded(path: String) -> PluginLoadError {
+    static func sdkEmbedded(path: String) -> PluginLoadError {
         PluginLoadError(code: .sdkEmbedded, path: path, reason: "contains its own copy of the Plugboard SDK; depend on the SDK's product `.product(name: \"Plugboard\", package: \"SDK\")` (a dynamic library) instead of copying or statically linking its sources")
     }
 
-    public static func sdkABIMismatch(path: String, plugin: ABIVersion, host: ABIVersion) -> PluginLoadError {
+    static func sdkABIMismatch(path: String, plugin: ABIVersion, host: ABIVersion) -> PluginLoadError {
         PluginLoadError(code: .sdkABIMismatch, path: path, reason: "compiled against SDK ABI \(plugin), the host has SDK ABI \(host); majors must be equal: rebuild the plugin against the host's SDK")
     }
 
-    public static func sdkTooNew(path: String, plugin: ABIVersion, host: ABIVersion) -> PluginLoadError {
+    static func sdkTooNew(path: String, plugin: ABIVersion, host: ABIVersion) -> PluginLoadError {
         PluginLoadError(code: .sdkTooNew, path: path, reason: "compiled against SDK ABI \(plugin), newer than the host's SDK ABI \(host); rebuild the plugin against the host's SDK or upgrade the host")
     }
 
-    public static func missingSDKSymbols(path: String, symbols: [String], pluginSDK: String, hostSDK: String) -> PluginLoadError {
+    static func missingSDKSymbols(path: String, symbols: [String], pluginSDK: String, hostSDK: String) -> PluginLoadError {
         PluginLoadError(code: .missingSDKSymbols, path: path, reason: "uses SDK API the host's SDK lacks: \(symbols.joined(separator: "; ")) (plugin built against SDK \(pluginSDK), host has SDK \(hostSDK)); rebuild the plugin against the host's SDK or upgrade the host")
     }
 
-    public static func duplicateFile(path: String, original: String) -> PluginLoadError {
+    static func duplicateFile(path: String, original: String) -> PluginLoadError {
         PluginLoadError(code: .duplicateFile, path: path, reason: "is the same file as \(original) (symlinks are followed); remove one of them")
     }
 
-    public static func loadFailed(path: String, dlerror: String) -> PluginLoadError {
+    static func loadFailed(path: String, dlerror: String) -> PluginLoadError {
         PluginLoadError(code: .loadFailed, path: path, reason: "dlopen failed: \(dlerror)")
     }
 
-    public static func nullDescriptor(path: String) -> PluginLoadError {
+    static func nullDescriptor(path: String) -> PluginLoadError {
         PluginLoadError(code: .nullDescriptor, path: path, reason: "`plugboard_entry` returned a null descriptor; return `PluginExport.descriptor(...)` from it")
     }
 
-    public static func badMagic(path: String, found: UInt32) -> PluginLoadError {
+    static func badMagic(path: String, found: UInt32) -> PluginLoadError {
         PluginLoadError(code: .badMagic, path: path, reason: "the descriptor has magic 0x\(String(found, radix: 16)), expected 0x\(String(Descriptor.magic, radix: 16)); `plugboard_entry` must return `PluginExport.descriptor(...)`")
     }
 
-    public static func unsupportedLayout(path: String, found: UInt32, expected: UInt32) -> PluginLoadError {
+    static func unsupportedLayout(path: String, found: UInt32, expected: UInt32) -> PluginLoadError {
         PluginLoadError(code: .unsupportedLayout, path: path, reason: "descriptor layout \(found), this host reads layout \(expected); rebuild the plugin against the host's SDK")
     }
 
-    public static func invalidDescriptor(path: String, detail: String) -> PluginLoadError {
+    static func invalidDescriptor(path: String, detail: String) -> PluginLoadError {
         PluginLoadError(code: .invalidDescriptor, path: path, reason: "invalid descriptor: \(detail)")
     }
 
-    public static func sdkDuplicated(path: String, pluginSDK: String, hostSDK: String) -> PluginLoadError {
+    static func sdkDuplicated(path: String, pluginSDK: String, hostSDK: String) -> PluginLoadError {
         PluginLoadError(code: .sdkDuplicated, path: path, reason: "binds to a second copy of the SDK (plugin uses \(pluginSDK), host uses \(hostSDK)); the process must hold one copy: the host must depend on `.product(name: \"Plugboard\", package: \"SDK\")` in every target of its Package.swift (never an SDK target), and the plugin must link that product dynamically")
     }
 
-    public static func interfaceVersion(path: String, interface: String, provided: SemanticVersion, host: SemanticVersion) -> PluginLoadError {
+    static func interfaceVersion(path: String, interface: String, provided: SemanticVersion, host: SemanticVersion) -> PluginLoadError {
         PluginLoadError(code: .interfaceVersion, path: path, reason: "provides \(interface) \(provided), the host offers \(interface) \(host); accepted are equal majors with a minor <= the host's (0.x: equal minors); rebuild the plugin against the host's interface")
     }
 
-    public static func duplicateID(path: String, id: String, kept: String) -> PluginLoadError {
+    static func duplicateID(path: String, id: String, kept: String) -> PluginLoadError {
         PluginLoadError(code: .duplicateID, path: path, reason: "plugin id \(id) is also provided by \(kept), which was kept (higher version, or first by path); remove one of them")
     }
 
-    public static func initFailed(path: String, id: String, error: String) -> PluginLoadError {
+    static func initFailed(path: String, id: String, error: String) -> PluginLoadError {
         PluginLoadError(code: .initFailed, path: path, reason: "plugin \(id) threw while being created: \(error)", status: .failed)
     }
 
-    public static func activateFailed(path: String, id: String, error: String) -> PluginLoadError {
+    static func activateFailed(path: String, id: String, error: String) -> PluginLoadError {
         PluginLoadError(code: .activateFailed, path: path, reason: "plugin \(id) threw while activating: \(error)", status: .failed)
     }
 
-    public static func providerTypeMismatch(path: String, id: String, interface: String, expected: String, found: String) -> PluginLoadError {
+    static func providerTypeMismatch(path: String, id: String, interface: String, expected: String, found: String) -> PluginLoadError {
         PluginLoadError(code: .providerTypeMismatch, path: path, reason: "plugin \(id) gave a \(found) for \(interface), the host expects \(expected)", status: .failed)
     }
 
-    public static func missingProvider(path: String, id: String, interface: String) -> PluginLoadError {
+    static func missingProvider(path: String, id: String, interface: String) -> PluginLoadError {
         PluginLoadError(code: .missingProvider, path: path, reason: "plugin \(id) declares \(interface) in `provides:` but `contributions()` has no provider for it", status: .failed)
     }
 
-    public static func disabled(path: String, id: String, source: String) -> PluginLoadError {
+    static func disabled(path: String, id: String, source: String) -> PluginLoadError {
         PluginLoadError(code: .disabled, path: path, reason: "plugin \(id) is disabled by \(source)", status: .disabled)
     }
 
-    public static func verificationCrashed(path: String, detail: String) -> PluginLoadError {
+    static func verificationCrashed(path: String, detail: String) -> PluginLoadError {
         PluginLoadError(code: .verificationCrashed, path: path, reason: "the new build \(detail), in the scanner process that verified it; the running version was kept: fix the build and save again")
     }
 
-    public static func reloadIDMismatch(path: String, expected: String, found: String) -> PluginLoadError {
+    static func reloadIDMismatch(path: String, expected: String, found: String) -> PluginLoadError {
         PluginLoadError(code: .reloadIDMismatch, path: path, reason: "is plugin \(found), not \(expected); a reload must keep the plugin id")
     }
 
-    public static func notLoaded(path: String, id: String) -> PluginLoadError {
+    static func notLoaded(path: String, id: String) -> PluginLoadError {
         PluginLoadError(code: .notLoaded, path: path, reason: "plugin \(id) is not active in this host; load it before reloading it")
     }
 
-    public static func quarantined(path: String, quarantine: Quarantine) -> PluginLoadError {
-        PluginLoadError(code: Code(quarantine.code), path: path, reason: quarantine.reason, status: .quarantined, quarantine: quarantine)
+    static func quarantined(path: String, quarantine: Quarantine) -> PluginLoadError {
+        PluginLoadError(code: quarantine.code, path: path, reason: quarantine.reason, status: .quarantined, quarantine: quarantine)
     }
 
-    public static func scannerUnavailable(path: String, detail: String) -> PluginLoadError {
+    static func scannerUnavailable(path: String, detail: String) -> PluginLoadError {
         PluginLoadError(code: .scannerUnavailable, path: path, reason: "not scanned, so not loaded: the scanner process could not run (\(detail)); a host executable must link PlugboardHost (its scanner hook runs before main), or set `PluginHost.Configuration.scanner` to an executable that does, such as `plugboard`")
     }
 
-    public static func reported(path: String, code: String, reason: String) -> PluginLoadError {
+    static func reported(path: String, code: String, reason: String) -> PluginLoadError {
         PluginLoadError(code: Code(code), path: path, reason: reason)
     }
 }

@@ -13,9 +13,9 @@ public struct ReloadOutcome: Sendable {
 
     /// Milliseconds per phase.
     public struct Timings: Sendable, Equatable, Encodable {
-        public var verify: Double = 0
-        public var load: Double = 0
-        public var `switch`: Double = 0
+        public internal(set) var verify: Double = 0
+        public internal(set) var load: Double = 0
+        public internal(set) var `switch`: Double = 0
     }
 
     public let pluginID: String

@@ -52,21 +52,21 @@ public struct Quarantine: Sendable, Equatable, Codable {
         case hostInterrupted = "host-interrupted"
     }
 
-    public var phase: Phase
-    public var ending: Ending
+    public internal(set) var phase: Phase
+    public internal(set) var ending: Ending
     /// Signal name, e.g. `SIGABRT`.
-    public var signal: String?
-    public var exitStatus: Int32?
+    public internal(set) var signal: String?
+    public internal(set) var exitStatus: Int32?
     /// How long its code ran, in milliseconds (nil when unknown).
-    public var milliseconds: Double?
+    public internal(set) var milliseconds: Double?
     /// The last lines it wrote to stderr while being scanned.
-    public var stderrTail: [String]
+    public internal(set) var stderrTail: [String]
     /// When it happened (ISO 8601, UTC).
-    public var date: String
+    public internal(set) var date: String
 
     /// Stable code: `scan-crashed`, `scan-exited`, `scan-timeout`,
     /// `host-crashed`, `host-hung`.
-    public var code: String {
+    public var code: PluginLoadError.Code {
         switch ending {
         case .signal: "scan-crashed"
         case .exit: "scan-exited"

@@ -173,15 +173,7 @@ struct FileKeyValueStore: KeyValueStore {
 }
 
 /// The storage failures, worded once: what failed, where, and what to check.
-/// `storage-symlink` and `storage-quota-exceeded` are the host's own codes
-/// (ServiceError.Code is extensible: no new SDK needed).
-extension ServiceError.Code {
-    /// A plugin folder or value file is a symbolic link.
-    public static let storageSymlink = ServiceError.Code("storage-symlink")
-    /// A write would pass a ``StorageQuota`` limit.
-    public static let storageQuotaExceeded = ServiceError.Code("storage-quota-exceeded")
-}
-
+/// (Every code is the SDK's: plugins can match them, see `KeyValueStore`.)
 extension ServiceError {
 
     fileprivate static func invalidKey(_ key: String, reason: String) -> ServiceError {

@@ -37,7 +37,7 @@ final class HostServices: Sendable {
     func store(for id: String, in dataDirectory: String) -> FileKeyValueStore {
         let diagnostics = diagnosticLog
         return FileKeyValueStore(root: dataDirectory, folder: id, quota: storageQuota) { error in
-            diagnostics.append(HostDiagnostic(.warning, code: error.code.rawValue, message: error.message, plugin: id))
+            diagnostics.append(HostDiagnostic(.warning, code: .init(error.code.rawValue), message: error.message, plugin: id))
         }
     }
 

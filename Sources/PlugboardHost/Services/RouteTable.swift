@@ -232,7 +232,7 @@ struct PluginRouter: Router {
         do {
             try table.register(pattern, owner: owner, handler: handler)
         } catch {
-            report(HostDiagnostic(.error, code: error.code.rawValue, message: error.description, plugin: owner.pluginID))
+            report(HostDiagnostic(.error, code: .init(error.code.rawValue), message: error.description, plugin: owner.pluginID))
             throw error
         }
     }

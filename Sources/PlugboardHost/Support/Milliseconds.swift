@@ -1,11 +1,11 @@
 extension Duration {
     /// The duration in milliseconds, as every phase timing is reported.
-    public var milliseconds: Double {
+    package var milliseconds: Double {
         Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
     }
 }
 
 extension ContinuousClock.Instant {
     /// Milliseconds from this instant until now.
-    public var millisecondsElapsed: Double { (ContinuousClock.now - self).milliseconds }
+    package var millisecondsElapsed: Double { (ContinuousClock.now - self).milliseconds }
 }

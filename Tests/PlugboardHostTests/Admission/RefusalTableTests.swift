@@ -211,7 +211,7 @@ import Testing
             configuration.imagesDirectory = setup.images
             try withHost(configuration) { host in
                 _ = try host.discover()
-                code = host.diagnostics.first { $0.message.hasPrefix("\(library): interface library refused") }?.code
+                code = host.diagnostics.first { $0.message.hasPrefix("\(library): interface library refused") }?.code.rawValue
             }
             // Never copied where a plugin would find (and load) it.
             #expect(!FileManager.default.fileExists(atPath: setup.images + "/libDelta.so"))

@@ -1,7 +1,7 @@
 import Foundation
 import Plugboard
 import PlugboardDemo
-import PlugboardHost
+@testable import PlugboardHost
 import Synchronization
 import Testing
 
@@ -88,7 +88,7 @@ import Testing
             // The header comes first: the first match is the cache's own field.
             try patchBytes(at: file, replacing: field("format", tag: 2, integer(2)), with: field("format", tag: 2, integer(99)))
         case .otherSDKABI:
-            try patchBytes(at: file, replacing: field("sdkABI", tag: 5, string("2.0")), with: field("sdkABI", tag: 5, string("3.0")))
+            try patchBytes(at: file, replacing: field("sdkABI", tag: 5, string(Fixtures.baseline.sdkABI.description)), with: field("sdkABI", tag: 5, string("9.\(Fixtures.baseline.sdkABI.minor)")))
         case .otherToolchain:
             try patchBytes(at: file, replacing: Fixtures.toolchainPatch.current, with: Fixtures.toolchainPatch.foreign)
         }

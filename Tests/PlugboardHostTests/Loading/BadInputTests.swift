@@ -37,7 +37,7 @@ import Testing
         fixture("NullDescriptor", code: "null-descriptor", mentions: "null descriptor"),
         fixture("BadMagic", code: "bad-magic", mentions: "0xdeadbeef"),
         fixture("BadLayout", code: "descriptor-layout", mentions: "layout 99"),
-        fixture("ABIMajor", code: "sdk-abi-mismatch", mentions: "SDK ABI \(host.major + 1).0, the host has SDK ABI \(host)"),
+        fixture("ABIMajor", code: "sdk-abi-mismatch", mentions: "SDK ABI \(host.major + 1).\(host.minor), the host has SDK ABI \(host)"),
         fixture("ABINewer", code: "sdk-too-new", mentions: "SDK ABI \(host.major).9, newer than the host's SDK ABI \(host)"),
         fixture("ForeignToolchain", code: "toolchain-mismatch", mentions: "99.0.0"),
         fixture("InvalidID", code: "invalid-descriptor", mentions: "not reverse dns"),

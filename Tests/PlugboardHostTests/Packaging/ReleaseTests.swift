@@ -113,6 +113,118 @@ import Testing
         #expect(tested.status == 0, "\(tested.stdout)\(tested.stderr)")
     }
 
+    /// The README's host-author path, typed as written: the host by URL and
+    /// version, an interface package made by `plugboard new --interface
+    /// --sdk-url`, a plugin of it, the interface library in `lib/` for the
+    /// `plugboard` tool; the host app builds (no second package declaring a
+    /// `Plugboard` product), and the app, `list` and `inspect` agree.
+    @Test func theREADMEsHostAuthorPathWorksTypedLiterally() throws {
+        let work = try TemporaryDirectory("plugboard-readme-host")
+        let repos = work.file("repos")
+        let release = try runProcess(URL(fileURLWithPath: "/bin/sh"), [Fixtures.repository.appendingPathComponent(".ci/release").path, repos])
+        #expect(release.status == 0, "\(release.stderr)")
+        let sdkURL = "file://\(repos)/plugboard-sdk"
+
+        let created = try runProcess(
+            Fixtures.executable("plugboard"),
+            ["new", "Exporters", "--interface", "--id", "com.example.exporter", "--dir", work.path, "--sdk-url", sdkURL])
+        #expect(created.status == 0, "\(created.stderr)")
+        let interface = work.file("Exporters")
+        let app = work.file("MyHost"), plugin = work.file("CSVExporter")
+        for folder in [app + "/Sources/MyHost", plugin + "/Sources/CSVExporter"] {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        }
+        // The README's manifest, plus the interface package the host links.
+        try """
+            // swift-tools-version: 6.0
+            import PackageDescription
+            let package = Package(
+                name: "MyHost",
+                dependencies: [
+                    .package(url: "file://\(repos)/plugboard", from: "\(Self.version)"),
+                    .package(url: "\(sdkURL)", from: "\(Self.version)"),
+                    .package(path: "\(interface)"),
+                ],
+                targets: [
+                    .executableTarget(name: "MyHost", dependencies: [
+                        .product(name: "PlugboardHost", package: "plugboard"),
+                        .product(name: "Plugboard", package: "plugboard-sdk"),
+                        .product(name: "Exporters", package: "Exporters"),
+                    ])
+                ]
+            )
+            """.write(toFile: app + "/Package.swift", atomically: true, encoding: .utf8)
+        try """
+            import Exporters
+            import Plugboard
+            import PlugboardHost
+
+            let host = PluginHost(configuration: .init(pluginsDirectory: CommandLine.arguments[1]))
+            host.declare(Exporters.self)
+            try host.start()
+            let names = host.registry.providers(of: Exporters.self).map(\\.name)  // activates the plugin
+            for record in host.records { print(record.path.split(separator: "/").last!, record.code ?? record.status.rawValue) }
+            print(names)
+            host.shutdown()
+            """.write(toFile: app + "/Sources/MyHost/main.swift", atomically: true, encoding: .utf8)
+        try """
+            // swift-tools-version: 6.0
+            import PackageDescription
+            let package = Package(
+                name: "CSVExporter",
+                products: [.library(name: "CSVExporter", type: .dynamic, targets: ["CSVExporter"])],
+                dependencies: [.package(url: "\(sdkURL)", from: "\(Self.version)"), .package(path: "\(interface)")],
+                targets: [.target(name: "CSVExporter", dependencies: [
+                    .product(name: "Plugboard", package: "plugboard-sdk"), .product(name: "Exporters", package: "Exporters"),
+                ])]
+            )
+            """.write(toFile: plugin + "/Package.swift", atomically: true, encoding: .utf8)
+        try """
+            import Exporters
+            import Plugboard
+
+            final class CSVExporter: Plugin {
+                init(context: PluginContext) throws {}
+                func contributions() -> [Contribution] { [.provider(CSV(), for: Exporters.self)] }
+            }
+
+            struct CSV: ExportersProvider { let name = "csv" }
+
+            @_cdecl("plugboard_entry")
+            public func plugboardEntry() -> UnsafeRawPointer {
+                PluginExport.descriptor(for: CSVExporter.self, id: "com.example.csv", version: "1.0.0", provides: [Exporters.interface])
+            }
+            """.write(toFile: plugin + "/Sources/CSVExporter/CSVExporter.swift", atomically: true, encoding: .utf8)
+
+        // One build at a time: they share the machine's cores.
+        let builtPlugin = try swift(["build"], in: plugin)
+        #expect(builtPlugin.status == 0, "\(builtPlugin.stdout)\(builtPlugin.stderr)")
+        let builtApp = try swift(["build"], in: app)
+        #expect(builtApp.status == 0, "\(builtApp.stdout)\(builtApp.stderr)")
+
+        let plugins = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        try plugins.copy(URL(fileURLWithPath: plugin + "/.build/debug/libCSVExporter.so"), as: "libCSVExporter.so")
+        try FileManager.default.createDirectory(atPath: plugins.file("lib"), withIntermediateDirectories: true)
+        // The interface library, built beside the plugin that depends on it.
+        try plugins.copy(URL(fileURLWithPath: plugin + "/.build/debug/libExporters.so"), as: "lib/libExporters.so")
+        chmod(plugins.file("lib"), 0o755)
+
+        let run = try runProcess(
+            URL(fileURLWithPath: app + "/.build/debug/MyHost"), [plugins.path], environment: ["XDG_CACHE_HOME": cache.file("app")])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == "libCSVExporter.so active\n[\"csv\"]\n", "\(run.stdout)\(run.stderr)")
+
+        let list = try runProcess(Fixtures.executable("plugboard"), ["list", "--plugins", plugins.path, "--json", "--cache", cache.file("tool")])
+        let listed = try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [String: Any]
+        let listedRecord = (listed?["plugins"] as? [[String: Any]])?.first
+        let inspect = try runProcess(
+            Fixtures.executable("plugboard"), ["inspect", plugins.file("libCSVExporter.so"), "--json", "--cache", cache.file("tool")])
+        let inspected = try JSONSerialization.jsonObject(with: Data(inspect.stdout.utf8)) as? [String: Any]
+        #expect(listedRecord?["status"] as? String == "available", "\(list.stdout)\(list.stderr)")
+        #expect(inspected?["status"] as? String == "available", "\(inspect.stdout)\(inspect.stderr)")
+        #expect(inspect.status == 0)
+    }
+
     @Test func theReleaseScriptRefusesAUsedFolderAndBadUsage() throws {
         let work = try TemporaryDirectory("plugboard-release")
         let script = Fixtures.repository.appendingPathComponent(".ci/release").path

@@ -1,7 +1,7 @@
 import Foundation
 import Plugboard
 import PlugboardDemo
-import PlugboardHost
+@testable import PlugboardHost
 import Synchronization
 import Testing
 

@@ -18,9 +18,9 @@
 /// Bump the minor for additive changes, the major for anything else (2.0:
 /// the demo's interfaces left the SDK, one `ServiceError` replaced three enums).
 #define PLUGBOARD_SDK_ABI_MAJOR 2u
-#define PLUGBOARD_SDK_ABI_MINOR 0u
+#define PLUGBOARD_SDK_ABI_MINOR 1u
 /// The SDK's release version (semantic version string).
-#define PLUGBOARD_SDK_VERSION "2.0.0"
+#define PLUGBOARD_SDK_VERSION "2.1.0"
 
 /// The one C symbol a plugin exports.
 #define PLUGBOARD_ENTRY_SYMBOL "plugboard_entry"
@@ -76,8 +76,9 @@ typedef struct plugboard_descriptor {
 /// symbols before loading it. When bumping the ABI, add a marker to
 /// plugboard.c (keep the old ones for minor bumps) and point this at it.
 extern const uint32_t plugboard_sdk_abi_2_0;
+extern const uint32_t plugboard_sdk_abi_2_1;
 static inline const void *_Nonnull plugboard_sdk_abi_marker(void) {
-    return &plugboard_sdk_abi_2_0;
+    return &plugboard_sdk_abi_2_1;
 }
 
 /// The compiler that compiles the *caller*: static inline on purpose, so that

@@ -4,9 +4,15 @@
 /// including `/`, `..` or NUL: they never name a file outside the plugin's
 /// space, and no plugin can reach another's data. Each `set` replaces the
 /// value atomically: after a crash a reader sees the old value or the new
-/// one, never a mix. A failure throws ``ServiceError`` (codes
-/// ``ServiceError/Code/storageInvalidKey``, ``ServiceError/Code/storageNotWritable``,
-/// ``ServiceError/Code/storageUnreadable``) and loses nothing already stored.
+/// one, never a mix. A failure throws ``ServiceError`` and loses nothing
+/// already stored. The codes a plugin can receive:
+/// - ``ServiceError/Code/storageInvalidKey``: the key is empty or too long;
+/// - ``ServiceError/Code/storageNotWritable``: the host's storage cannot be written;
+/// - ``ServiceError/Code/storageUnreadable``: a stored value cannot be read;
+/// - ``ServiceError/Code/storageSymlink``: the plugin's folder or a value
+///   file is a link or a special file, which the host does not follow;
+/// - ``ServiceError/Code/storageQuotaExceeded``: the host's quota for this
+///   plugin (bytes, keys, value size) would be exceeded.
 public protocol KeyValueStore: Sendable {
     /// The value for `key`, nil if none.
     func value(for key: String) throws(ServiceError) -> [UInt8]?

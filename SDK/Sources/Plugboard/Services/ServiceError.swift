@@ -36,6 +36,13 @@ public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
         public static var storageNotWritable: Code { Code("storage-not-writable") }
         /// A stored value cannot be read.
         public static var storageUnreadable: Code { Code("storage-unreadable") }
+        /// The plugin's storage folder or a value file is a symbolic link or
+        /// another kind of file the host does not follow; nothing is read or
+        /// written through it. (SDK 2.1)
+        public static var storageSymlink: Code { Code("storage-symlink") }
+        /// The write would take the plugin past its storage quota (bytes,
+        /// keys or value size, set by the host); nothing was written. (SDK 2.1)
+        public static var storageQuotaExceeded: Code { Code("storage-quota-exceeded") }
         /// A route pattern is malformed.
         public static var routeInvalidPattern: Code { Code("route-invalid-pattern") }
         /// Another plugin registered the same route pattern first.

@@ -6,6 +6,8 @@ import PlugboardHost
 
 let host = PluginHost()
 host.declare(Commands.self)
-for record in host.load(files: Array(CommandLine.arguments.dropFirst())) {
+host.discover(files: Array(CommandLine.arguments.dropFirst()))
+host.activateAll()
+for record in host.records {
     print("\(record.code ?? "active") \(record.reason ?? "")")
 }
