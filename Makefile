@@ -120,7 +120,7 @@ BENCH_PLUGINS = $(addprefix Tests/Fixtures/.build/debug/lib,$(addsuffix .so,Alph
 
 BENCH_JSON   ?= bench/out/bench.json
 PROFILE_DATA ?= bench/out/perf.data
-# Benchmark groups to profile: calls, events, router, loading, reload, startup.
+# Benchmark groups to profile: calls, events, router, loading, admission, reload, startup.
 PROFILE_ONLY ?= calls,events,router
 
 bench: fixtures examples

@@ -27,6 +27,7 @@ struct BenchSuite {
         if wanted("events") { events() }
         if wanted("router") { routing() }
         if wanted("loading") { loading() }
+        if wanted("admission") { admission() }
         if wanted("reload") { reload?.run(into: report) }
         if wanted("startup") { startup?.run(into: report) }
         report.print(json: json)
@@ -244,6 +245,37 @@ struct BenchSuite {
         report.add("activation per plugin (available → active)", unit: "ms", samples: ours,
                    baselineName: "C dlopen+dlsym", baseline: theirs, goal: .ratioAtMost(1.3))
         report.add("resident memory per activated plugin", unit: "KiB", samples: memory)
+    }
+
+    /// Each admission step per plugin file, in this process, over the same
+    /// files: warm discovery runs step 1 only; a cold file, and now also a
+    /// plugin known from the cache when it activates, run them all.
+    func admission() {
+        report.begin("Admission per plugin file (in process, 25 rounds over \(plugins.count) files, µs per file)")
+        let images = FileManager.default.temporaryDirectory.appendingPathComponent("plugboard-bench-images-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: images) }
+        var samples: [AdmissionCost.Sample] = []
+        for _ in 0..<25 {
+            for file in plugins {
+                guard let sample = AdmissionCost.measure(file, images: images) else {
+                    print("  admission benchmark: \(file) was not admitted")
+                    return
+                }
+                samples.append(sample)
+            }
+        }
+        func micro(_ step: (AdmissionCost.Sample) -> Double) -> [Double] { samples.map { step($0) / 1_000 } }
+        let read = micro(\.read)
+        report.add("warm discovery: trust (step 1)", unit: "µs", samples: micro(\.trust), baselineName: "one read", baseline: read)
+        report.add("admit: every step (trust, read, static checks, copy)", unit: "µs", samples: micro(\.admit),
+                   baselineName: "one read", baseline: read)
+        report.add("of which static checks (ELF, FileCompatibility)", unit: "µs", samples: micro(\.staticChecks),
+                   baselineName: "one read", baseline: read)
+        report.add("of which the private copy", unit: "µs", samples: micro(\.copy), baselineName: "one read", baseline: read)
+        report.add("SHA-256 (under a lock file)", unit: "µs", samples: micro(\.sha256), baselineName: "one read", baseline: read)
+        report.add("before: activation from the cache (read + copy)", unit: "µs",
+                   samples: samples.map { ($0.read + $0.copy) / 1_000 }, baselineName: "one read", baseline: read,
+                   note: "what activating a plugin known from the cache cost before the admission step: no trust, no static checks")
     }
 
     /// In the child: start on `directory` (cache warm), then time activating

@@ -21,15 +21,7 @@ import Testing
         let goodHash = LockFile.sha256(of: [UInt8](try Data(contentsOf: URL(fileURLWithPath: good))))
         let target = dir.file("libAlpha.so")
         try FileManager.default.copyItem(atPath: good, toPath: target)
-        let flip = Atomic<Bool>(false)
-        let swapper = BackgroundLoop {
-            let next = !flip.load(ordering: .relaxed)
-            flip.store(next, ordering: .relaxed)
-            let staged = work.file("staged-\(next)")
-            unlink(staged)
-            link(next ? good : evil, staged)
-            rename(staged, target)
-        }
+        let swapper = swapping(target, between: good, and: evil, staging: work)
         defer { swapper.stop() }
         var seen: Set<String> = []
         var runs = 0
@@ -84,16 +76,20 @@ import Testing
         #expect(registry.save(entries) == nil)
     }
 
-    @Test func aForgedCacheEntryCannotBringInBytesThatFailAStaticCheck() throws {
+    /// Alpha discovered (its scan cached), then replaced by a C library that
+    /// is no Swift plugin, and the cache entry forged to vouch for it.
+    func cacheVouchingForANonPlugin() throws -> (TemporaryDirectory, TemporaryDirectory) {
         let dir = try TemporaryDirectory(), cache = try TemporaryDirectory()
         let plugin = try dir.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
-        let first = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
-        _ = try first.discover()
-        first.shutdown()
-        // The file replaced by one that is no Swift plugin; the cache told it is the scanned one.
+        try withHost(.init(pluginsDirectory: dir.path, cacheDirectory: cache.path), declaring: false) { _ = try $0.discover() }
         unlink(plugin)
         try FileManager.default.copyItem(at: Fixtures.library("CMarker"), to: URL(fileURLWithPath: plugin))
         try forgeCacheEntry(cache: cache.path, plugin: plugin)
+        return (dir, cache)
+    }
+
+    @Test func aForgedCacheEntryCannotBringInBytesThatFailAStaticCheck() throws {
+        let (dir, cache) = try cacheVouchingForANonPlugin()
 
         let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
         host.declare(Commands.self)
@@ -149,14 +145,7 @@ import Testing
     /// A cache directory others can write is not used: one warning names it
     /// and the fix, and a forged entry in it is never read.
     @Test func aCacheDirectoryOthersCanWriteIsNotUsed() throws {
-        let dir = try TemporaryDirectory(), cache = try TemporaryDirectory()
-        let plugin = try dir.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
-        let first = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
-        _ = try first.discover()
-        first.shutdown()
-        unlink(plugin)
-        try FileManager.default.copyItem(at: Fixtures.library("CMarker"), to: URL(fileURLWithPath: plugin))
-        try forgeCacheEntry(cache: cache.path, plugin: plugin)
+        let (dir, cache) = try cacheVouchingForANonPlugin()
         chmod(cache.path, 0o777)
 
         let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))

@@ -21,35 +21,7 @@ import Testing
         #expect(created.status == 0, "\(created.stderr)")
         let interface = work.file("Exporters")
         let plugin = work.file("CSVExporter")
-        try FileManager.default.createDirectory(atPath: plugin + "/Sources/CSVExporter", withIntermediateDirectories: true)
-        try """
-            // swift-tools-version: 6.0
-            import PackageDescription
-            let package = Package(
-                name: "CSVExporter",
-                products: [.library(name: "CSVExporter", type: .dynamic, targets: ["CSVExporter"])],
-                dependencies: [.package(path: "\(sdk)"), .package(path: "\(interface)")],
-                targets: [.target(name: "CSVExporter", dependencies: [
-                    .product(name: "Plugboard", package: "SDK"), .product(name: "Exporters", package: "Exporters"),
-                ])]
-            )
-            """.write(toFile: plugin + "/Package.swift", atomically: true, encoding: .utf8)
-        try """
-            import Exporters
-            import Plugboard
-
-            final class CSVExporter: Plugin {
-                init(context: PluginContext) throws {}
-                func contributions() -> [Contribution] { [.provider(CSV(), for: Exporters.self)] }
-            }
-
-            struct CSV: ExportersProvider { let name = "csv" }
-
-            @_cdecl("plugboard_entry")
-            public func plugboardEntry() -> UnsafeRawPointer {
-                PluginExport.descriptor(for: CSVExporter.self, id: "com.example.csv", version: "1.0.0", provides: [Exporters.interface])
-            }
-            """.write(toFile: plugin + "/Sources/CSVExporter/CSVExporter.swift", atomically: true, encoding: .utf8)
+        try writeExporterPlugin(at: plugin, sdk: (".package(path: \"\(sdk)\")", "SDK"), interface: interface)
         let builtInterface = try swiftBuild(interface)
         #expect(builtInterface.status == 0, "\(builtInterface.stdout)\(builtInterface.stderr)")
         // The scaffold is a dynamic library with the id it was given.

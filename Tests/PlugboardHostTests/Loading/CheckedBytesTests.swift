@@ -25,15 +25,7 @@ import Testing
         let evilBytes = try Data(contentsOf: URL(fileURLWithPath: evil))
         let target = dir.file("plugin.so")
         try FileManager.default.copyItem(atPath: good, toPath: target)
-        let flip = Atomic<Bool>(false)
-        let swapper = BackgroundLoop {
-            let next = !flip.load(ordering: .relaxed)
-            flip.store(next, ordering: .relaxed)
-            let staged = work.file("staged-\(next)")
-            unlink(staged)
-            link(next ? good : evil, staged)
-            rename(staged, target)
-        }
+        let swapper = swapping(target, between: good, and: evil, staging: work)
         var outcomes: [String: Int] = [:]
         // At least 60 loads, and on until both files were seen (a busy machine
         // can starve the swapping thread for a while), at most 600.

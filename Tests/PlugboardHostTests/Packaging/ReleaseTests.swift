@@ -131,9 +131,7 @@ import Testing
         #expect(created.status == 0, "\(created.stderr)")
         let interface = work.file("Exporters")
         let app = work.file("MyHost"), plugin = work.file("CSVExporter")
-        for folder in [app + "/Sources/MyHost", plugin + "/Sources/CSVExporter"] {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        }
+        try FileManager.default.createDirectory(atPath: app + "/Sources/MyHost", withIntermediateDirectories: true)
         // The README's manifest, plus the interface package the host links.
         try """
             // swift-tools-version: 6.0
@@ -167,34 +165,7 @@ import Testing
             print(names)
             host.shutdown()
             """.write(toFile: app + "/Sources/MyHost/main.swift", atomically: true, encoding: .utf8)
-        try """
-            // swift-tools-version: 6.0
-            import PackageDescription
-            let package = Package(
-                name: "CSVExporter",
-                products: [.library(name: "CSVExporter", type: .dynamic, targets: ["CSVExporter"])],
-                dependencies: [.package(url: "\(sdkURL)", from: "\(Self.version)"), .package(path: "\(interface)")],
-                targets: [.target(name: "CSVExporter", dependencies: [
-                    .product(name: "Plugboard", package: "plugboard-sdk"), .product(name: "Exporters", package: "Exporters"),
-                ])]
-            )
-            """.write(toFile: plugin + "/Package.swift", atomically: true, encoding: .utf8)
-        try """
-            import Exporters
-            import Plugboard
-
-            final class CSVExporter: Plugin {
-                init(context: PluginContext) throws {}
-                func contributions() -> [Contribution] { [.provider(CSV(), for: Exporters.self)] }
-            }
-
-            struct CSV: ExportersProvider { let name = "csv" }
-
-            @_cdecl("plugboard_entry")
-            public func plugboardEntry() -> UnsafeRawPointer {
-                PluginExport.descriptor(for: CSVExporter.self, id: "com.example.csv", version: "1.0.0", provides: [Exporters.interface])
-            }
-            """.write(toFile: plugin + "/Sources/CSVExporter/CSVExporter.swift", atomically: true, encoding: .utf8)
+        try writeExporterPlugin(at: plugin, sdk: (".package(url: \"\(sdkURL)\", from: \"\(Self.version)\")", "plugboard-sdk"), interface: interface)
 
         // One build at a time: they share the machine's cores.
         let builtPlugin = try swift(["build"], in: plugin)

@@ -76,3 +76,18 @@ final class BackgroundLoop: Sendable {
         done.wait()
     }
 }
+
+/// Keeps replacing `target` (by rename, as an installer would) with `first`
+/// and `second` in turn, staging hard links in `staging`, from the moment it
+/// returns until ``BackgroundLoop/stop()``.
+func swapping(_ target: String, between first: String, and second: String, staging: TemporaryDirectory) -> BackgroundLoop {
+    let flip = Atomic<Bool>(false)
+    return BackgroundLoop {
+        let next = !flip.load(ordering: .relaxed)
+        flip.store(next, ordering: .relaxed)
+        let staged = staging.file("staged-\(next)")
+        unlink(staged)
+        link(next ? first : second, staged)
+        rename(staged, target)
+    }
+}
