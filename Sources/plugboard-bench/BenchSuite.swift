@@ -266,14 +266,14 @@ struct BenchSuite {
         }
         func micro(_ step: (AdmissionCost.Sample) -> Double) -> [Double] { samples.map { step($0) / 1_000 } }
         let read = micro(\.read)
-        report.add("warm discovery: trust (step 1)", unit: "µs", samples: micro(\.trust), baselineName: "one read", baseline: read)
-        report.add("admit: every step (trust, read, static checks, copy)", unit: "µs", samples: micro(\.admit),
+        report.add("trust only (warm discovery)", unit: "µs", samples: micro(\.trust), baselineName: "one read", baseline: read)
+        report.add("admit, all steps (no lock)", unit: "µs", samples: micro(\.admit),
                    baselineName: "one read", baseline: read)
-        report.add("of which static checks (ELF, FileCompatibility)", unit: "µs", samples: micro(\.staticChecks),
+        report.add("of which static checks", unit: "µs", samples: micro(\.staticChecks),
                    baselineName: "one read", baseline: read)
         report.add("of which the private copy", unit: "µs", samples: micro(\.copy), baselineName: "one read", baseline: read)
-        report.add("SHA-256 (under a lock file)", unit: "µs", samples: micro(\.sha256), baselineName: "one read", baseline: read)
-        report.add("before: activation from the cache (read + copy)", unit: "µs",
+        report.add("SHA-256 (lock file only)", unit: "µs", samples: micro(\.sha256), baselineName: "one read", baseline: read)
+        report.add("before: cache → active (read+copy)", unit: "µs",
                    samples: samples.map { ($0.read + $0.copy) / 1_000 }, baselineName: "one read", baseline: read,
                    note: "what activating a plugin known from the cache cost before the admission step: no trust, no static checks")
     }
