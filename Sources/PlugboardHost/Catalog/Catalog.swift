@@ -134,7 +134,7 @@ final class Catalog: Sendable {
 
     /// What activating a taken plugin came to: active at generation 1, or
     /// failed with `error` (its id is free again).
-    func settle(_ plugin: AvailablePlugin, _ result: Result<Void, PluginLoadError>) {
+    func finishActivation(of plugin: AvailablePlugin, _ result: Result<Void, PluginLoadError>) {
         state.withLock { state in
             if case .failure = result { state.claimed[plugin.plugin.id] = nil }
             guard let index = state.records.lastIndex(where: { $0.path == plugin.path && $0.status == .available }) else { return }

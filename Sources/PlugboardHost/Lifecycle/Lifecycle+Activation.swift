@@ -11,7 +11,7 @@ extension Lifecycle {
         ExtensionRegistry.$isActivating.withValue(true) {
             for plugin in pending {
                 let result = start(plugin)
-                catalog.settle(plugin, result.map { _ in () })
+                catalog.finishActivation(of: plugin, result.map { _ in () })
                 switch result {
                 case var .success(live):
                     live.identity = plugin.identity

@@ -6,8 +6,9 @@ import Testing
 
 /// Every refusal of the admission step, through every path that admits a
 /// file: the same code on each, and the refused file's code never ran (its
-/// constructor writes `$TMPDIR/fixture-delta-ran`; each case gives its
-/// processes and scanners a TMPDIR of its own), except for `lock-id-mismatch`,
+/// constructor writes `$TMPDIR/fixture-delta-ran`, CMarker's the file
+/// `$PLUGBOARD_FIXTURE_MARKER` names: each case points both at one file of
+/// its own, for its processes and scanners), except for `lock-id-mismatch`,
 /// which only a scan can find: there it ran once, in the scanner child.
 @Suite struct RefusalTableTests {
     enum Refusal: String, CaseIterable, Sendable {
@@ -74,6 +75,10 @@ import Testing
             }
         }
 
+        /// Where the fixtures' constructors write: MarkedDelta's in
+        /// `$TMPDIR`, CMarker's in `$PLUGBOARD_FIXTURE_MARKER`; one file here.
+        var markers: [String: String] { ["TMPDIR": temporary, "PLUGBOARD_FIXTURE_MARKER": marker] }
+
         var ranCount: Int {
             ((try? String(contentsOfFile: marker, encoding: .utf8)) ?? "").split(separator: "\n").count
         }
@@ -81,11 +86,11 @@ import Testing
         func configuration(locked: Bool) -> PluginHost.Configuration {
             PluginHost.Configuration(
                 pluginsDirectory: plugins, cacheDirectory: cache,
-                scanner: ScannerSettings(extraEnvironment: ["TMPDIR": temporary]), lockFile: locked ? lock : nil)
+                scanner: ScannerSettings(extraEnvironment: markers), lockFile: locked ? lock : nil)
         }
 
         func plugboard(_ arguments: [String]) throws -> ProcessResult {
-            try runProcess(Fixtures.executable("plugboard"), arguments, environment: ["TMPDIR": temporary])
+            try runProcess(Fixtures.executable("plugboard"), arguments, environment: markers)
         }
     }
 
@@ -229,7 +234,7 @@ import Testing
     func reloadCode(setup: Setup, refusal: Refusal, good: String, file: String) -> String? {
         var configuration = setup.configuration(locked: Self.locks.contains(refusal))
         configuration.pluginsDirectory = nil
-        configuration.scanner = ScannerSettings(extraEnvironment: ["TMPDIR": setup.temporary])
+        configuration.scanner = ScannerSettings(extraEnvironment: setup.markers)
         return withHost(configuration) { host in
             let before = setup.ranCount
             guard let id = host.load(files: [good]).first?.id else {
