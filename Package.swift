@@ -33,7 +33,8 @@ let package = Package(
         .package(path: "Examples/DemoInterfaces"),
     ],
     targets: [
-        .target(name: "CPlugboardHost"),
+        // libcrypto (Debian libssl-dev) for SHA-256: see CPlugboardHost/sha256.c.
+        .target(name: "CPlugboardHost", linkerSettings: [.linkedLibrary("crypto")]),
         .target(name: "PlugboardHost", dependencies: [sdk, "CPlugboardHost"], swiftSettings: strict),
         .target(name: "PlugboardDev", dependencies: ["PlugboardHost"], swiftSettings: strict),
         .target(name: "PlugboardDemo", dependencies: ["PlugboardHost", sdk, demoInterfaces], swiftSettings: strict),

@@ -16,7 +16,7 @@ let package = Package(
         .target(name: "CPlugboard"),
         .target(name: "Plugboard", dependencies: ["CPlugboard"], swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]),
         .target(name: "Embedded", dependencies: ["Plugboard"], swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]),
-        .target(name: "CPlugboardHost"),
+        .target(name: "CPlugboardHost", linkerSettings: [.linkedLibrary("crypto")]),
         .target(name: "PlugboardHost", dependencies: ["Plugboard", "CPlugboardHost"], swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]),
         .executableTarget(name: "mispackaged-host", dependencies: ["PlugboardHost", "Plugboard"], swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]),
     ]

@@ -4,6 +4,7 @@
 #ifndef PLUGBOARD_HOST_H
 #define PLUGBOARD_HOST_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -78,5 +79,16 @@ void plugboard_journal_note_interrupted(int fd, int64_t call_started_ns, int han
 /// installed (0 on a second call). Never called implicitly.
 int plugboard_journal_install_signal_handlers(void);
 int64_t plugboard_monotonic_ns(void);
+
+// MARK: - SHA-256 (OpenSSL libcrypto, in sha256.c)
+
+/// A new SHA-256 computation, or NULL when libcrypto cannot make one.
+void *_Nullable plugboard_sha256_begin(void);
+/// Adds `count` bytes; 0, or -1 on failure.
+int plugboard_sha256_update(void *_Nonnull context, const void *_Nullable bytes, size_t count);
+/// Writes the 32-byte digest and frees `context`; 0, or -1 on failure.
+int plugboard_sha256_end(void *_Nonnull context, uint8_t *_Nonnull digest);
+/// Frees `context` without a digest.
+void plugboard_sha256_discard(void *_Nonnull context);
 
 #endif
