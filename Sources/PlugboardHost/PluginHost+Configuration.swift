@@ -16,8 +16,11 @@ extension PluginHost {
         /// Where plugin log messages go.
         public var logSink: LogSink
         /// Where the private copies of plugin files are written before they
-        /// are loaded (default: a new per-process directory under
-        /// `$XDG_RUNTIME_DIR` or the temp directory, removed at shutdown).
+        /// are loaded: each host makes a new folder of its own in it, removed
+        /// at shutdown (default: under `$XDG_RUNTIME_DIR` or the temp
+        /// directory). Used only when nobody else can write it or a folder
+        /// above it; otherwise the warning `images-directory-untrusted` says
+        /// why and the default is used.
         public var imagesDirectory: String?
         /// Where the registry cache and the crash journal live (default:
         /// `$XDG_CACHE_HOME/plugboard`, else `~/.cache/plugboard`, else a

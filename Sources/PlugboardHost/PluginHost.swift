@@ -84,7 +84,10 @@ public final class PluginHost: Sendable {
         let admission = Admission(
             environment: environment, trust: configuration.trust,
             lock: configuration.lockFile.map { LockPolicy(path: $0, checksOwnership: configuration.trust.enforced) },
-            copies: PrivateCopies(directory: configuration.imagesDirectory, checksOwnership: configuration.trust.enforced),
+            copies: PrivateCopies(
+                directory: PrivateCopies.usableBase(
+                    configuration.imagesDirectory, checksOwnership: configuration.trust.enforced, report: diagnostics.append),
+                checksOwnership: configuration.trust.enforced),
             recordsSHA256: configuration.recordsSHA256)
         catalog = Catalog(
             admission: admission,
@@ -193,7 +196,8 @@ public final class PluginHost: Sendable {
 
     /// Deactivates every plugin in reverse activation order and empties the
     /// registry. Images stay mapped (they can never be unloaded). Clears this
-    /// host's crash-journal note and removes its private copies.
+    /// host's crash-journal note and removes its private copies. After it,
+    /// the host discovers and activates nothing.
     public func shutdown() {
         lifecycle.shutdown()
     }

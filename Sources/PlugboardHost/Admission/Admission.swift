@@ -14,17 +14,15 @@ import Plugboard
 ///    of *these* bytes is the one recorded;
 /// 5. **private copy** of these bytes, under a name never used before.
 ///
-/// ``CheckedImage`` has no other initializer, and the loader takes only a
-/// ``LoadableImage``: a checked image joined with a scan that agrees with
-/// its lock entry (``join(_:with:scannedHash:)``).
+/// ``CheckedImage`` and ``LoadableImage`` are declared in this file with
+/// `fileprivate` initializers, so nothing else can make one, and the loader
+/// takes only a ``LoadableImage``: a checked image joined with a scan that
+/// agrees with its lock entry (``join(_:with:from:)``).
 struct Admission: Sendable {
     /// What is being admitted: plugins get every static check; an interface
     /// library only the ELF ones (it has no entry point) and is copied under
     /// its own name, where plugins find it through `$ORIGIN`.
     enum Kind: Sendable { case plugin, interfaceLibrary }
-
-    /// Proof that a value was made here: only this file can make one.
-    struct Seal: Sendable { fileprivate init() {} }
 
     /// Why a file was not admitted, and what was learned of it first.
     struct Refusal: Error, Sendable {
@@ -113,7 +111,7 @@ struct Admission: Sendable {
         }
         return .success(CheckedImage(
             path: path, readPath: readPath, identity: file.identity, hash: file.hash, sha256: sha256, details: details,
-            copy: copy, lockEntry: entry, seal: Seal()))
+            copy: copy, lockEntry: entry))
     }
 
     /// Where a scan joined to a checked image comes from.
@@ -137,10 +135,66 @@ struct Admission: Sendable {
             return .failure(.lockIDMismatch(
                 path: image.path, found: "\(scan.id) \(scan.version)", recorded: "\(entry.id) \(entry.version)", lockFile: lock.path))
         }
-        return .success(LoadableImage(checked: image, scan: scan, seal: Seal()))
+        return .success(LoadableImage(checked: image, scan: scan))
     }
 
     static func fileName(_ path: String) -> String {
         String(path.split(separator: "/").last ?? "plugin.so")
+    }
+}
+
+// MARK: - The only values the loader takes (declared here: their initializers are this file's)
+
+/// A file that passed every step of ``Admission``, in order: trusted, read
+/// once, statically checked, matched to its lock entry, and copied. Only
+/// ``Admission/admit(_:as:label:ownership:)`` makes one.
+struct CheckedImage: Sendable {
+    /// As found (in the plugins directory, or as given): for messages and records.
+    let path: String
+    /// The real path the bytes were read through, once the trust check walked it.
+    let readPath: String
+    /// The file's identity while it was read.
+    let identity: FileIdentity
+    /// ``ContentHash`` of the bytes read: what the registry cache remembers.
+    let hash: UInt64
+    /// Lowercase hex SHA-256 of the bytes read, when a lock file is in force
+    /// or a lock file is being written.
+    let sha256: String?
+    /// What the ELF file says, for `inspect` and the cache.
+    let details: PluginRecord.FileDetails
+    /// The private copy of exactly those bytes: what a scanner or the host loads.
+    let copy: String
+    /// The lock file's entry for the file, under a lock file.
+    let lockEntry: LockFile.Entry?
+
+    fileprivate init(
+        path: String, readPath: String, identity: FileIdentity, hash: UInt64, sha256: String?,
+        details: PluginRecord.FileDetails, copy: String, lockEntry: LockFile.Entry?
+    ) {
+        self.path = path
+        self.readPath = readPath
+        self.identity = identity
+        self.hash = hash
+        self.sha256 = sha256
+        self.details = details
+        self.copy = copy
+        self.lockEntry = lockEntry
+    }
+}
+
+/// A ``CheckedImage`` joined with the scan of its bytes (fresh, or remembered
+/// by the cache under the same content hash) and agreeing with its lock
+/// entry. The only thing ``PluginLoader`` loads into the host; only
+/// ``Admission/join(_:with:from:)`` makes one.
+struct LoadableImage: Sendable {
+    let checked: CheckedImage
+    /// What the scanner process read from the descriptor.
+    let scan: ScannedPlugin
+
+    var path: String { checked.path }
+
+    fileprivate init(checked: CheckedImage, scan: ScannedPlugin) {
+        self.checked = checked
+        self.scan = scan
     }
 }

@@ -13,22 +13,41 @@ import Synchronization
 /// cannot be unloaded); the copies of the default per-process directory are
 /// unlinked at shutdown, which leaves the mappings intact.
 struct PrivateCopies: Sendable {
+    /// This host's own folder, made new (under the configured images
+    /// directory, or `$XDG_RUNTIME_DIR` or the temp directory), removed at
+    /// shutdown: nothing an earlier process left is ever where a plugin
+    /// looks for its libraries.
     let directory: String
-    /// Whether the directory is this process's own (default), removed at shutdown.
-    let isPrivate: Bool
     /// Whether the directory must pass the directory checks (``DirectoryTrust``):
     /// whoever can write it could swap a copy between its write and its load.
     let checksOwnership: Bool
     private static let counter = Atomic<Int>(0)
 
     init(directory: String? = nil, checksOwnership: Bool = true) {
-        isPrivate = directory == nil
         self.checksOwnership = checksOwnership
-        let base = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { Self.isOwnPrivateFolder($0) ? $0 : nil }
+        let base = directory ?? ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { Self.isOwnPrivateFolder($0) ? $0 : nil }
             ?? FileManager.default.temporaryDirectory.path
-        let own = "\(base)/plugboard-images-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         // Normalised: /proc/self/maps names files by their exact path.
-        self.directory = PluginDirectory.absolutePath(directory ?? own)
+        self.directory = PluginDirectory.absolutePath("\(base)/plugboard-images-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+    }
+
+    /// `configured` when it can hold private copies (it can be made, and
+    /// nobody else can write it or a folder above it); otherwise nil, with one
+    /// warning that names it and the fix (the default is used instead).
+    static func usableBase(_ configured: String?, checksOwnership: Bool, report: (HostDiagnostic) -> Void) -> String? {
+        guard let configured else { return nil }
+        let path = PluginDirectory.absolutePath(configured)
+        guard checksOwnership else { return path }
+        var ownership = OwnershipCheck()
+        let reason = makeDirectories(path).map { "cannot create \($0.path): \(String(cString: strerror($0.errno)))" }
+            ?? ownership.problem(folder: path)
+        guard let reason else { return path }
+        report(HostDiagnostic(.warning, code: "images-directory-untrusted",
+            message: "\(path): not used for private copies: \(reason); whoever can write it could swap a copy between "
+                + "its check and its load. The default (a private folder in $XDG_RUNTIME_DIR or the temp directory) is used; "
+                + "fix the folder as the reason says, or set another (PluginHost.Configuration.imagesDirectory)",
+            file: path))
+        return nil
     }
 
     /// Whether `path` is a folder of this user that no one else may enter, as
@@ -95,22 +114,15 @@ struct PrivateCopies: Sendable {
         return target
     }
 
-    /// Removes an interface library's copy left by an earlier process (in a
-    /// configured images directory) when the library is refused now: only
-    /// admitted bytes may sit where plugins find their libraries.
-    func removeUnadmitted(library name: String) {
-        unlink(directory + "/" + name)
-    }
-
     struct CopyError: Error, Sendable, CustomStringConvertible {
         let reason: String
         var description: String { reason }
     }
 
-    /// Removes the copies of a private directory. Safe while their images are
-    /// mapped: unlinking a file never unmaps it.
-    func removeIfPrivate() {
-        if isPrivate { try? FileManager.default.removeItem(atPath: directory) }
+    /// Removes this host's copies. Safe while their images are mapped:
+    /// unlinking a file never unmaps it.
+    func remove() {
+        try? FileManager.default.removeItem(atPath: directory)
     }
 
     /// Bytes of address space mapped from `path` (what loading it added).

@@ -202,12 +202,13 @@ extension Catalog {
             examined[index].available = nil
         }
         let admitted = examined.compactMap(\.available)
-        for plugin in admitted { services.triggers.add(plugin.plugin.activation, for: plugin.plugin.id) }
         let fresh = examined.enumerated().filter { reused[$0.offset] == nil }.map(\.element.record)
         state.withLock { state in
             state.records.append(contentsOf: fresh)
             for plugin in admitted { state.available[plugin.plugin.id] = plugin }
         }
+        // After they are available: a trigger that fires now finds them.
+        for plugin in admitted { services.triggers.add(plugin.plugin.activation, for: plugin.plugin.id) }
         registry.replaceProviders(of: [], with: [], pending: pendingInterfaces())
         return examined.enumerated().map { reused[$0.offset] ?? $0.element.record }
     }

@@ -32,6 +32,8 @@ final class Catalog: Sendable {
         var lastDiscovery = DiscoveryStatistics()
         /// Every interface library admitted or refused so far.
         var interfaceLibraries: [InterfaceLibrary] = []
+        /// The host shut down: nothing is discovered any more.
+        var closed = false
     }
 
     let state = Mutex(State())
@@ -57,6 +59,7 @@ final class Catalog: Sendable {
     func discover(_ directory: String, rescan: Bool) throws(PluginDirectory.ScanError) -> [PluginRecord] {
         let candidates = try PluginDirectory.scan(directory)
         return discovering.withLock { _ in
+            if state.withLock(\.closed) { return [] }
             let libraries = installInterfaceLibraries(from: directory)
             let records = settle(examine(candidates, rescan: rescan))
             state.withLock { $0.lastDiscovery.interfaceLibraries = libraries.filter { $0.error == nil }.map(\.path) }
@@ -75,6 +78,7 @@ final class Catalog: Sendable {
     func discover(files: [String], rescan: Bool) -> [PluginRecord] {
         let candidates = PluginDirectory.candidates(at: files)
         return discovering.withLock { _ in
+            if state.withLock(\.closed) { return [] }
             var libraries: [InterfaceLibrary] = []
             for folder in Set(candidates.map { OwnershipCheck.parent(of: $0.path) }).sorted() {
                 libraries += installInterfaceLibraries(from: folder)
@@ -157,19 +161,26 @@ final class Catalog: Sendable {
         }
     }
 
-    /// Forgets every available and claimed plugin (the host shut down).
+    /// Forgets every available and claimed plugin; discovers nothing more
+    /// (the host shut down).
     func clear() {
-        state.withLock { state in
-            state.available.removeAll()
-            state.claimed.removeAll()
+        discovering.withLock { _ in
+            state.withLock { state in
+                state.available.removeAll()
+                state.claimed.removeAll()
+                state.closed = true
+            }
         }
         services.triggers.removeAll()
     }
 
     /// Drops what the cache says about `path`, so the next start examines it.
+    /// (Between discoveries: one running now would write the entry back.)
     func forgetCacheEntry(_ path: String) {
-        var (entries, _) = cache.load()
-        guard entries.removeValue(forKey: path) != nil else { return }
-        if let problem = cache.save(entries) { services.report(problem) }
+        discovering.withLock { _ in
+            var (entries, _) = cache.load()
+            guard entries.removeValue(forKey: path) != nil else { return }
+            if let problem = cache.save(entries) { services.report(problem) }
+        }
     }
 }

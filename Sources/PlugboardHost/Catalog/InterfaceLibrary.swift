@@ -25,7 +25,6 @@ extension Catalog {
             case let .success(image):
                 return InterfaceLibrary(path: library, sha256: image.sha256, error: nil)
             case let .failure(refusal):
-                admission.copies.removeUnadmitted(library: Admission.fileName(library))
                 services.report(HostDiagnostic(.error, code: .init(refusal.error.code.rawValue),
                     message: "\(library): interface library refused: \(refusal.error.reason); plugins that need it will fail to load"))
                 return InterfaceLibrary(path: library, sha256: nil, error: refusal.error)

@@ -63,6 +63,9 @@ final class CrashJournal: Sendable {
         var next = 0
         /// Running calls' notes, encoded once each (one JSON line).
         var running: [Int: [UInt8]] = [:]
+        /// When each running call started (CLOCK_MONOTONIC ns) and whether a
+        /// hang counts for it (init, activate; not a journaled call).
+        var starts: [Int: (nanoseconds: Int64, hangApplies: Bool)] = [:]
         /// When the oldest running call started (CLOCK_MONOTONIC ns, 0 when
         /// none) and whether a hang counts for it (init, activate): what
         /// ``interrupted(signal:)`` judges, with or without a slot.
@@ -137,12 +140,8 @@ final class CrashJournal: Sendable {
             guard !state.interrupted, open(&state) else { return nil }
             state.next += 1
             state.running[state.next] = line
-            if state.running.count == 1 {
-                // The oldest running call is the one timed.
-                state.callStarted = plugboard_monotonic_ns()
-                state.hangApplies = note.phase != .call
-                plugboard_journal_call_started(state.slot, state.callStarted, state.hangApplies ? 1 : 0)
-            }
+            state.starts[state.next] = (plugboard_monotonic_ns(), note.phase != .call)
+            Self.time(&state)
             write(state)
             return state.next
         }
@@ -152,13 +151,28 @@ final class CrashJournal: Sendable {
         guard let token else { return }
         state.withLock { state in
             state.running[token] = nil
-            if state.running.isEmpty {
-                state.callStarted = 0
-                plugboard_journal_call_ended(state.slot)
-            }
+            state.starts[token] = nil
+            Self.time(&state)
             guard !state.interrupted else { return }
             write(state)
         }
+    }
+
+    /// What a signal judges, from the calls running now (with several on
+    /// different threads): the oldest init or activate if there is one (a
+    /// hang counts for it), else the oldest call (it never counts).
+    private static func time(_ state: inout State) {
+        let hangable = state.starts.values.filter(\.hangApplies).map(\.nanoseconds).min()
+        let oldest = state.starts.values.map(\.nanoseconds).min()
+        guard let started = hangable ?? oldest else {
+            state.callStarted = 0
+            state.hangApplies = false
+            plugboard_journal_call_ended(state.slot)
+            return
+        }
+        state.callStarted = started
+        state.hangApplies = hangable != nil
+        plugboard_journal_call_started(state.slot, started, state.hangApplies ? 1 : 0)
     }
 
     /// This host's note file, created on first use: `.tmp` name, locked,

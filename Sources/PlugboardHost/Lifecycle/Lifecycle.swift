@@ -20,8 +20,9 @@ final class Lifecycle: PluginActivating {
     let live = Mutex<[LivePlugin]>([])
     /// Serialises activation, reloads and shutdown: each sees the live set
     /// the previous one left. (Plugin code runs under it: a plugin must not
-    /// call back into its host's lifecycle.)
-    let serial = Mutex(())
+    /// call back into its host's lifecycle.) Holds whether the host was shut
+    /// down: nothing activates after that.
+    let serial = Mutex(false)
 
     init(
         catalog: Catalog, registry: ExtensionRegistry, services: HostServices, journal: CrashJournal,
@@ -43,13 +44,13 @@ final class Lifecycle: PluginActivating {
 
     func activate(pluginIDs: Set<String>) {
         guard !pluginIDs.isEmpty, !ExtensionRegistry.isActivating else { return }
-        serial.withLock { _ in activateSerially(pluginIDs) }
+        serial.withLock { shutDown in if !shutDown { activateSerially(pluginIDs) } }
     }
 
     func activateProviders(of interfaceID: String) {
         guard !ExtensionRegistry.isActivating else { return }
         // Under the lock: publishes the providers and what is still pending, in one update.
-        serial.withLock { _ in activateSerially(catalog.availableIDs(providing: interfaceID)) }
+        serial.withLock { shutDown in if !shutDown { activateSerially(catalog.availableIDs(providing: interfaceID)) } }
     }
 
     // MARK: - Calls and shutdown
@@ -67,7 +68,8 @@ final class Lifecycle: PluginActivating {
     /// Deactivates every plugin in reverse activation order and empties the
     /// registry. Images stay mapped (they can never be unloaded).
     func shutdown() {
-        serial.withLock { _ in
+        serial.withLock { shutDown in
+            shutDown = true
             let running = live.withLock { live in
                 defer { live.removeAll() }
                 return live
@@ -83,7 +85,7 @@ final class Lifecycle: PluginActivating {
             }
             journal.close()
             spareScanner.discard()
-            admission.copies.removeIfPrivate()
+            admission.copies.remove()
         }
     }
 }

@@ -26,12 +26,20 @@ enum PluginLoader {
         return loaded
     }
 
+    /// In a scanner child (another process): loads the copy it was sent,
+    /// phase by phase. Never called in the host process, whose only way in is
+    /// ``load(_:environment:)``.
+    static func loadInScannerChild(
+        _ file: String, reportedAs path: String, environment: HostEnvironment,
+        phase: (Quarantine.Phase) -> Void
+    ) -> Result<LoadedImage, PluginLoadError> {
+        open(file, reportedAs: path, environment: environment, phase: phase)
+    }
+
     /// `dlopen`s `file` (a private copy of checked bytes), calls its entry,
     /// checks the descriptor and that it binds to the host's SDK copy.
     /// `phase` hears each phase before it starts. Errors name `path`.
-    /// In the host only through ``load(_:environment:)``; a scanner child
-    /// (another process) calls it on the copy it was sent.
-    static func open(
+    private static func open(
         _ file: String, reportedAs path: String, environment: HostEnvironment,
         phase: (Quarantine.Phase) -> Void = { _ in }
     ) -> Result<LoadedImage, PluginLoadError> {

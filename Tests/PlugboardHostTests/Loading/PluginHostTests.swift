@@ -133,10 +133,12 @@ import Testing
         let dir = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: dir.file("lib"), withIntermediateDirectories: true)
         try dir.copy(Fixtures.library("Alpha"), as: "lib/libExporters.so")
-        // The images directory would be under a plain file: nothing can be created there.
-        let blocker = try dir.write(Data("a file".utf8), as: "blocker")
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, imagesDirectory: blocker + "/images", cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, imagesDirectory: dir.file("images"), cacheDirectory: cache.path))
         defer { host.shutdown() }
+        // The images directory, good when the host was made, is now a plain
+        // file: the host's own folder cannot be made in it (even as root).
+        try FileManager.default.removeItem(atPath: dir.file("images"))
+        try dir.write(Data("a file".utf8), as: "images")
         try host.discover()
         // Refused by the admission's last step, the copy, with the code any file gets there.
         let diagnostic = try #require(host.diagnostics.first { $0.code == "copy-failed" })

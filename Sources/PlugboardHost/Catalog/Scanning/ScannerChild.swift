@@ -46,7 +46,7 @@ struct ScannerChild {
 
     func scan(_ request: ScanRequest) {
         limitCPU(to: request.cpuSeconds)
-        let result = PluginLoader.open(request.file, reportedAs: request.file, environment: environment) { phase in
+        let result = PluginLoader.loadInScannerChild(request.file, reportedAs: request.file, environment: environment) { phase in
             send(ScannerMessage(kind: .phase, request: request.request, phase: phase))
         }
         if case let .success(image) = result, let activation = request.activation {

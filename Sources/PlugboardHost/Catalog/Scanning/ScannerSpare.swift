@@ -85,7 +85,17 @@ private final class Core: Sendable {
             }
             if let request, state.withLock({ $0.waiting == nil }) {
                 let started = try? StartedScanner.start(request.program, passing: request.environment, adding: request.extraEnvironment)
-                state.withLock { $0.waiting = started }
+                // Discarded meanwhile: ended here, not left for nobody to reap.
+                let unwanted = state.withLock { state -> StartedScanner? in
+                    guard !state.stopping else { return started }
+                    state.waiting = started
+                    return nil
+                }
+                if let unwanted {
+                    unwanted.close()
+                    var status: Int32 = 0
+                    waitpid(unwanted.pid, &status, 0)
+                }
             }
             state.withLock { $0.pending -= 1 }
             served.signal()
