@@ -184,16 +184,6 @@ public final class PluginHost: Sendable {
         lifecycle.reload(pluginID, from: file, verification: verification)
     }
 
-    /// Discovers and activates `file`, and starts a scanner process ahead of
-    /// its first reload's verification (each reload starts the next one
-    /// itself): what the dev loop and the reload benchmark begin with.
-    package func load(reloadable file: String) -> PluginRecord {
-        defer { lifecycle.spareScanner.fill(configuration.scanner) }
-        let records = discover(files: [file])
-        activate(pluginIDs: Set(records.filter { $0.status == .available }.compactMap(\.id)))
-        return current(records)[0]
-    }
-
     /// Deactivates every plugin in reverse activation order and empties the
     /// registry. Images stay mapped (they can never be unloaded). Clears this
     /// host's crash-journal note and removes its private copies. After it,
@@ -243,11 +233,6 @@ public final class PluginHost: Sendable {
     /// Where the registry cache and crash journal are kept.
     public var cacheDirectory: String { catalog.cache.directory }
 
-    /// The latest record of each of `records`' files (after an activation).
-    package func current(_ records: [PluginRecord]) -> [PluginRecord] { catalog.current(records) }
-
-    /// The interface libraries admitted or refused so far (`plugboard lock` records them).
-    package var interfaceLibraries: [InterfaceLibrary] { catalog.interfaceLibraries }
 }
 
 extension PluginHost {

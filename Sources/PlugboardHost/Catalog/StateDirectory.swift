@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,25 +12,91 @@ struct StateDirectory: Sendable {
     let isTrusted: Bool
 
     init(configuration: PluginHost.Configuration, report: (HostDiagnostic) -> Void) {
-        path = PluginDirectory.absolutePath(configuration.cacheDirectory ?? RegistryCache.defaultDirectory())
-        let reason = configuration.trust.enforced ? Self.untrustedReason(path) ?? Self.untrustedReason(path + "/journal") : nil
-        isTrusted = reason == nil
-        if let reason {
-            report(HostDiagnostic(.warning, code: "cache-directory-untrusted",
-                message: "\(path): not used for the registry cache or the crash journal: \(reason); "
-                    + "every start scans every plugin file and a crash is not remembered. Fix it as the reason says, "
-                    + "or set another cache directory (PluginHost.Configuration.cacheDirectory, `--cache DIR`)",
-                file: path))
+        guard configuration.trust.enforced else {
+            path = PluginDirectory.absolutePath(configuration.cacheDirectory ?? Self.defaultPath())
+            isTrusted = true
+            return
         }
+        if let configured = configuration.cacheDirectory {
+            path = PluginDirectory.absolutePath(configured)
+            let reason = Self.untrustedReason(path)
+            isTrusted = reason == nil
+            if let reason { report(Self.notUsed(path, reason)) }
+            return
+        }
+        (path, isTrusted) = Self.defaultDirectory(report: report)
     }
 
-    /// Why `directory` must not be used: it cannot be made, or someone else
-    /// owns or can write it or a folder above it. nil when it may.
-    static func untrustedReason(_ directory: String) -> String? {
-        if let failed = makeDirectories(directory) {
-            return "cannot create \(failed.path): \(String(cString: strerror(failed.errno)))"
+    /// The default: `$XDG_CACHE_HOME/plugboard`, else `$HOME/.cache/plugboard`,
+    /// else the user's home from the user database, else
+    /// `<temp>/plugboard-cache-<euid>`. If that one is not trusted (another
+    /// user made it first), a new private folder made for this process
+    /// instead: the cache and the journal then last as long as the process.
+    static func defaultDirectory(
+        environment: [String: String] = ProcessInfo.processInfo.environment, home: String? = userHome(),
+        temporary: String = FileManager.default.temporaryDirectory.path, report: (HostDiagnostic) -> Void
+    ) -> (path: String, isTrusted: Bool) {
+        let path = defaultPath(environment: environment, home: home, temporary: temporary)
+        guard let reason = untrustedReason(path) else { return (path, true) }
+        guard path.hasPrefix(temporary + "/"), let own = makePrivateFolder(in: temporary) else {
+            report(notUsed(path, reason))
+            return (path, false)
         }
-        var ownership = OwnershipCheck()
-        return ownership.problem(folder: directory)
+        report(HostDiagnostic(.warning, code: "cache-directory-untrusted",
+            message: "\(path): not used for the registry cache or the crash journal: \(reason); using \(own), made for this "
+                + "process only (the next start scans again and remembers no crash). Set HOME or XDG_CACHE_HOME, or a cache "
+                + "directory (PluginHost.Configuration.cacheDirectory, `--cache DIR`)",
+            file: path))
+        return (own, true)
+    }
+
+    static func defaultPath(
+        environment: [String: String] = ProcessInfo.processInfo.environment, home: String? = userHome(),
+        temporary: String = FileManager.default.temporaryDirectory.path
+    ) -> String {
+        if let base = environment["XDG_CACHE_HOME"], base.hasPrefix("/") { return "\(base)/plugboard" }
+        if let home = environment["HOME"] ?? home, home.hasPrefix("/") { return "\(home)/.cache/plugboard" }
+        return "\(temporary)/plugboard-cache-\(geteuid())"
+    }
+
+    /// This user's home folder from the user database (getpwuid_r).
+    static func userHome() -> String? {
+        var record = passwd()
+        var found: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16_384)
+        guard getpwuid_r(geteuid(), &record, &buffer, buffer.count, &found) == 0, found != nil, let directory = record.pw_dir
+        else { return nil }
+        let home = String(cString: directory)
+        return home.isEmpty || home == "/nonexistent" ? nil : home
+    }
+
+    /// A new folder only this user can enter (mkdtemp), or nil.
+    private static func makePrivateFolder(in temporary: String) -> String? {
+        var template = Array("\(temporary)/plugboard-cache-\(geteuid())-XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else { return nil }
+        let path = String(cString: made)
+        return untrustedReason(path) == nil ? path : nil
+    }
+
+    private static func notUsed(_ path: String, _ reason: String) -> HostDiagnostic {
+        HostDiagnostic(.warning, code: "cache-directory-untrusted",
+            message: "\(path): not used for the registry cache or the crash journal: \(reason); "
+                + "every start scans every plugin file and a crash is not remembered. Fix it as the reason says, "
+                + "or set another cache directory (PluginHost.Configuration.cacheDirectory, `--cache DIR`)",
+            file: path)
+    }
+
+    /// Why `directory` (and its `journal/`) must not be used: it cannot be
+    /// made, or someone else owns or can write it or a folder above it. nil
+    /// when it may.
+    static func untrustedReason(_ directory: String) -> String? {
+        for folder in [directory, directory + "/journal"] {
+            if let failed = makeDirectories(folder) {
+                return "cannot create \(failed.path): \(String(cString: strerror(failed.errno)))"
+            }
+            var ownership = OwnershipCheck()
+            if let problem = ownership.problem(folder: folder) { return problem }
+        }
+        return nil
     }
 }

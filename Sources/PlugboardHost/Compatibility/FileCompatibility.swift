@@ -56,12 +56,29 @@ enum FileCompatibility {
                 path: path, symbols: missing.map { SwiftSymbol.demangle($0.name) },
                 pluginSDK: "ABI \(pluginABI)", hostSDK: environment.sdkLabel)
         }
+        if let problem = libraryPathProblem(in: image, path) { return problem }
         if !environment.sdkDefines(SwiftSymbol.abiMarker(pluginABI)) {
             // (Another major was refused above.)
             if pluginABI.minor > environment.sdkABI.minor {
                 return .sdkTooNew(path: path, plugin: pluginABI, host: environment.sdkABI)
             }
             return .sdkABIMismatch(path: path, plugin: pluginABI, host: environment.sdkABI)
+        }
+        return nil
+    }
+
+    /// A library the plugin needs that the dynamic loader would find outside
+    /// admission: a needed name with a `/` is loaded from that path, and a
+    /// run path other than `$ORIGIN` (the private copy's own folder) or a
+    /// fixed absolute folder (the toolchain's) searches folders beside the
+    /// private copy (`$ORIGIN/..`) or the working directory (a relative one),
+    /// where another local user may put a library.
+    static func libraryPathProblem(in image: ELFImage, _ path: String) -> PluginLoadError? {
+        if let needed = image.needed.first(where: { $0.contains("/") }) {
+            return .unsafeLibraryPath(path: path, detail: "it needs \(needed) by a path")
+        }
+        if let entry = image.runpath.first(where: { $0 != "$ORIGIN" && $0 != "${ORIGIN}" && !($0.hasPrefix("/") && !$0.contains("$")) }) {
+            return .unsafeLibraryPath(path: path, detail: "its run path has \(entry)")
         }
         return nil
     }

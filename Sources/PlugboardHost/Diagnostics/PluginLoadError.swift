@@ -59,6 +59,7 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
         public static let lockFileInvalid = Code("lock-file-invalid")
         public static let lockIDMismatch = Code("lock-id-mismatch")
         public static let copyFailed = Code("copy-failed")
+        public static let unsafeLibraryPath = Code("unsafe-library-path")
         public static let unsafeOwner = Code("unsafe-owner")
         public static let unsafePermissions = Code("unsafe-permissions")
         public static let untrustedSymlink = Code("untrusted-symlink")
@@ -153,6 +154,10 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
 
     static func lockMismatch(path: String, expected: String, found: String, lockFile: String) -> PluginLoadError {
         PluginLoadError(code: .lockMismatch, path: path, reason: "its SHA-256 is \(found), the lock file \(lockFile) expects \(expected): the file changed since it was locked; review it and run `plugboard lock` again, or restore the locked file")
+    }
+
+    static func unsafeLibraryPath(path: String, detail: String) -> PluginLoadError {
+        PluginLoadError(code: .unsafeLibraryPath, path: path, reason: "\(detail): the dynamic loader would look for a library outside the folder of the checked copy, where another user may put one; link the plugin as SwiftPM does (needed libraries by name, run path $ORIGIN and the toolchain's folder), and put the libraries it needs in the plugins directory's lib/ folder")
     }
 
     static func copyFailed(path: String, reason: String) -> PluginLoadError {

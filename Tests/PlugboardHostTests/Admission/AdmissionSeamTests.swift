@@ -159,13 +159,62 @@ import Testing
                 "\(warnings.first?.message ?? "")")
     }
 
-    /// Without HOME and XDG_CACHE_HOME the cache is a folder of this user's
-    /// own under the temp directory, never one another user made first.
-    @Test func theFallbackCacheDirectoryIsPrivate() throws {
-        let path = RegistryCache.defaultDirectory(environment: [:])
-        #expect(path.hasPrefix(FileManager.default.temporaryDirectory.path) && path.hasSuffix("-\(geteuid())"))
-        #expect(StateDirectory.untrustedReason(path) == nil)
+    /// Without HOME and XDG_CACHE_HOME the cache is the user's home from the
+    /// user database; without that either, a folder of this user's own under
+    /// the temp directory.
+    @Test func theDefaultCacheDirectoryFollowsXDGThenHOMEThenTheUserDatabase() throws {
+        #expect(StateDirectory.defaultPath(environment: ["XDG_CACHE_HOME": "/x", "HOME": "/h"], home: "/p") == "/x/plugboard")
+        #expect(StateDirectory.defaultPath(environment: ["HOME": "/h"], home: "/p") == "/h/.cache/plugboard")
+        #expect(StateDirectory.defaultPath(environment: [:], home: "/p") == "/p/.cache/plugboard")
+        #expect(StateDirectory.defaultPath(environment: [:], home: nil, temporary: "/t") == "/t/plugboard-cache-\(geteuid())")
+    }
+
+    /// Another user made `<temp>/plugboard-cache-<uid>` first: it is not
+    /// used; a folder made for this process, ours alone, is, and one
+    /// warning says so.
+    @Test(.enabled(if: geteuid() == 0, "making a folder of another user needs root"))
+    func aFallbackCacheFolderAnotherUserMadeFirstIsNotUsed() throws {
+        let temporary = try TemporaryDirectory()
+        chmod(temporary.path, 0o1777)  // as /tmp
+        let squatted = temporary.file("plugboard-cache-\(geteuid())")
+        try FileManager.default.createDirectory(atPath: squatted, withIntermediateDirectories: false)
+        chown(squatted, 65534, 65534)
+        chmod(squatted, 0o777)
+        var warnings: [HostDiagnostic] = []
+        let (path, trusted) = StateDirectory.defaultDirectory(
+            environment: [:], home: nil, temporary: temporary.path, report: { warnings.append($0) })
+        #expect(path != squatted && path.hasPrefix(squatted + "-") && trusted)
         var info = stat()
         #expect(stat(path, &info) == 0 && info.st_uid == geteuid() && info.st_mode & 0o077 == 0)
+        #expect(warnings.map(\.code) == ["cache-directory-untrusted"])
+        #expect(warnings.first?.message.contains(squatted) == true && warnings.first?.message.contains("for this process only") == true)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: squatted).isEmpty, "nothing written in the other user's folder")
+    }
+
+    /// A plugin whose needed libraries or run path lead outside the folder
+    /// of its checked copy (`$ORIGIN/..` is the shared temp directory of the
+    /// private copies, `/tmp/x.so` anyone's) is refused from its bytes.
+    @Test(arguments: ["run path", "needed path"])
+    func aLibraryPathOutsideTheCopysFolderIsRefused(_ kind: String) throws {
+        let dir = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        let plugin = try dir.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: plugin)))
+        let image = try bytes.withUnsafeBytes { try ELFImage.parse($0) }
+        if kind == "run path" {
+            let original = image.runpath.joined(separator: ":")
+            let tail = ":$ORIGIN"
+            try #require(original.count >= 10 + tail.count, "\(original)")
+            let escaping = "$ORIGIN/.." + String(repeating: "/", count: original.count - 10 - tail.count) + tail
+            try patchBytes(at: plugin, replacing: Array(original.utf8), with: Array(escaping.utf8))
+        } else {
+            try #require(image.needed.contains("libm.so.6"), "\(image.needed)")
+            try patchBytes(at: plugin, replacing: Array("libm.so.6".utf8), with: Array("/tmp/x.so".utf8))
+        }
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        defer { host.shutdown() }
+        let record = try #require(try host.discover().first)
+        #expect(record.code == "unsafe-library-path", "\(record.code ?? "") \(record.reason ?? "")")
+        #expect(record.reason?.contains(kind == "run path" ? "$ORIGIN/.." : "/tmp/x.so") == true, "\(record.reason ?? "")")
+        #expect(host.lastDiscovery.filesScanned == 0, "refused before any scan")
     }
 }

@@ -139,8 +139,12 @@ import Testing
             try Self.subject(refusal).write(to: URL(fileURLWithPath: file))
             chmod(file, 0o755)
             try Self.apply(refusal, to: file, in: setup)
-            try withHost(setup.configuration(locked: locked)) { host in
+            var configuration = setup.configuration(locked: locked)
+            configuration.imagesDirectory = setup.images
+            try withHost(configuration) { host in
                 code = try host.discover().first { $0.path == file }?.code
+                // Discovery maps nothing in the host, refused or not.
+                mappedInHost = !mappedFiles(under: setup.images).isEmpty
             }
 
         case .activation:
@@ -208,6 +212,8 @@ import Testing
             #expect(try LockFile.load(setup.lock).plugins.isEmpty)
 
         case .interfaceLibrary:
+            // (A refused library is never copied where a plugin would find
+            // it, so no plugin can load it: checked below.)
             let library = setup.plugins + "/lib/libDelta.so"
             try Self.subject(refusal).write(to: URL(fileURLWithPath: library))
             chmod(library, 0o755)
@@ -217,9 +223,11 @@ import Testing
             try withHost(configuration) { host in
                 _ = try host.discover()
                 code = host.diagnostics.first { $0.message.hasPrefix("\(library): interface library refused") }?.code.rawValue
+                // Never copied where a plugin would find (and load) it.
+                let copies = FileManager.default.enumerator(atPath: setup.images)?.compactMap { $0 as? String } ?? []
+                #expect(!copies.contains { $0.hasSuffix("/libDelta.so") }, "\(copies)")
+                mappedInHost = !mappedFiles(under: setup.images).isEmpty
             }
-            // Never copied where a plugin would find (and load) it.
-            #expect(!FileManager.default.fileExists(atPath: setup.images + "/libDelta.so"))
         }
 
         #expect(code == refusal.code, "\(testCase)")
@@ -228,12 +236,15 @@ import Testing
         let scans = refusal == .lockIDMismatch && testCase.path != .reload ? 1 : 0
         #expect(setup.ranCount == scans, "the refused file's constructor ran (\(testCase))")
         #expect(!mappedInHost, "an image of the refused file is mapped in the host (\(testCase))")
+        // The check above reads /proc/self/maps: it can see this process's own images.
+        #expect(!mappedFiles(under: Fixtures.repository.path + "/.build").isEmpty)
     }
 
     /// The reload path: a host running the good generation reloads from the refused file.
     func reloadCode(setup: Setup, refusal: Refusal, good: String, file: String) -> String? {
         var configuration = setup.configuration(locked: Self.locks.contains(refusal))
         configuration.pluginsDirectory = nil
+        configuration.imagesDirectory = setup.images
         configuration.scanner = ScannerSettings(extraEnvironment: setup.markers)
         return withHost(configuration) { host in
             let before = setup.ranCount
@@ -244,7 +255,10 @@ import Testing
             // The good generation's own scan ran its constructor: count from here.
             let afterGood = setup.ranCount
             #expect(afterGood >= before)
+            #expect(mappedFiles(under: setup.images).contains { $0.hasSuffix("-libDeltaGood.so") }, "the good generation is seen mapped")
             let outcome = host.reload(id, from: file)
+            // The refused build's copy (named for its generation) is not mapped.
+            #expect(!mappedFiles(under: setup.images).contains { $0.hasSuffix("-gen2.so") }, "the refused build is mapped in the host")
             // (A lock-id refusal follows the verification scan: one run there.)
             #expect(setup.ranCount == afterGood + (refusal == .lockIDMismatch ? 1 : 0), "the refused build's constructor ran")
             guard case let .rejected(error) = outcome.result else { return "not rejected: \(outcome.result)" }

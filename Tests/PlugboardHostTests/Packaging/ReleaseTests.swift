@@ -188,11 +188,13 @@ import Testing
         let list = try runProcess(Fixtures.executable("plugboard"), ["list", "--plugins", plugins.path, "--json", "--cache", cache.file("tool")])
         let listed = try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [String: Any]
         let listedRecord = (listed?["plugins"] as? [[String: Any]])?.first
+        // inspect with a cache of its own, scanning and activating for itself (with the lib/ beside the file).
         let inspect = try runProcess(
-            Fixtures.executable("plugboard"), ["inspect", plugins.file("libCSVExporter.so"), "--json", "--cache", cache.file("tool")])
+            Fixtures.executable("plugboard"),
+            ["inspect", plugins.file("libCSVExporter.so"), "--json", "--cache", cache.file("inspect"), "--rescan", "--activate"])
         let inspected = try JSONSerialization.jsonObject(with: Data(inspect.stdout.utf8)) as? [String: Any]
         #expect(listedRecord?["status"] as? String == "available", "\(list.stdout)\(list.stderr)")
-        #expect(inspected?["status"] as? String == "available", "\(inspect.stdout)\(inspect.stderr)")
+        #expect(inspected?["status"] as? String == "active", "\(inspect.stdout)\(inspect.stderr)")
         #expect(inspect.status == 0)
     }
 

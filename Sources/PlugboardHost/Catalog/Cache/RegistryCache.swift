@@ -128,15 +128,5 @@ struct RegistryCache: Sendable {
         }
     }
 
-    /// The default cache directory: `$XDG_CACHE_HOME/plugboard`, else
-    /// `$HOME/.cache/plugboard`, else `<temp>/plugboard-cache-<uid>`, which
-    /// another user could create first: it is made private (0700) here, and
-    /// like any cache directory it is used only if it passes the trust check
-    /// (ours, nobody else can write it).
-    static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        if let base = environment["XDG_CACHE_HOME"], base.hasPrefix("/") { return "\(base)/plugboard" }
-        if let home = environment["HOME"], home.hasPrefix("/") { return "\(home)/.cache/plugboard" }
-        return FileManager.default.temporaryDirectory.path + "/plugboard-cache-\(geteuid())"
-    }
 
 }

@@ -1,0 +1,19 @@
+/// What the `plugboard` tool and the benchmark need of a host beyond its
+/// public verbs (package access: not a host author's API).
+extension PluginHost {
+    /// Discovers and activates `file`, and starts a scanner process ahead of
+    /// its first reload's verification (each reload starts the next one
+    /// itself): what the dev loop and the reload benchmark begin with.
+    package func load(reloadable file: String) -> PluginRecord {
+        defer { lifecycle.spareScanner.fill(configuration.scanner) }
+        let records = discover(files: [file])
+        activate(pluginIDs: Set(records.filter { $0.status == .available }.compactMap(\.id)))
+        return current(records)[0]
+    }
+
+    /// The latest record of each of `records`' files (after an activation).
+    package func current(_ records: [PluginRecord]) -> [PluginRecord] { catalog.current(records) }
+
+    /// The interface libraries admitted or refused so far (`plugboard lock` records them).
+    package var interfaceLibraries: [InterfaceLibrary] { catalog.interfaceLibraries }
+}
