@@ -240,7 +240,8 @@ extension ELFImage {
             }
         }
         // The dynamic loader ignores DT_RPATH when DT_RUNPATH is present.
-        let searchPath = (runpath ?? rpath).map { $0.split(separator: ":").map(String.init) } ?? []
+        // Empty entries kept: the dynamic loader reads one as the working directory.
+        let searchPath = (runpath ?? rpath).map { $0.split(separator: ":", omittingEmptySubsequences: false).map(String.init) } ?? []
 
         var notes: [Note] = []
         for section in sections where section.type == shtNote {

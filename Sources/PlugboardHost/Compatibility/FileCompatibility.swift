@@ -78,7 +78,7 @@ enum FileCompatibility {
             return .unsafeLibraryPath(path: path, detail: "it needs \(needed) by a path")
         }
         if let entry = image.runpath.first(where: { $0 != "$ORIGIN" && $0 != "${ORIGIN}" && !($0.hasPrefix("/") && !$0.contains("$")) }) {
-            return .unsafeLibraryPath(path: path, detail: "its run path has \(entry)")
+            return .unsafeLibraryPath(path: path, detail: "its run path has \(entry.isEmpty ? "an empty entry (the working directory)" : entry)")
         }
         return nil
     }

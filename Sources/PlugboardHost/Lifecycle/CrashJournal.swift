@@ -251,10 +251,12 @@ final class CrashJournal: Sendable {
                     }
                 }
             }
-            // Notes are written oldest first; when calls nest (a journaled
-            // call activating another plugin), the newest is the code that
-            // was running: blame that one only.
-            if let innermost = notes.last { recovered.append(Recovered(note: innermost, interruption: interruption)) }
+            // Notes are written oldest first. A hang was judged on the oldest
+            // init or activate (see `time`): blame that one. A crash: when
+            // calls nest (a journaled call activating another plugin), the
+            // newest is the code that was running: blame that one only.
+            let hung = interruption == nil ? nil : notes.first { $0.phase != .call }
+            if let blamed = hung ?? notes.last { recovered.append(Recovered(note: blamed, interruption: interruption)) }
         }
         return recovered
     }
