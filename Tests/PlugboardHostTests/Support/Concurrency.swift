@@ -77,9 +77,11 @@ final class BackgroundLoop: Sendable {
     }
 }
 
-/// Keeps replacing `target` (by rename, as an installer would) with `first`
-/// and `second` in turn, staging hard links in `staging`, from the moment it
-/// returns until ``BackgroundLoop/stop()``.
+/// Keeps replacing `target` (by rename, as an installer would) with copies
+/// of `first` and `second` in turn, staged in `staging`, from the moment it
+/// returns until ``BackgroundLoop/stop()``. Copies, not hard links: a link
+/// would change the installed file's ctime while a reader has it open, and
+/// every read would be `file-changed`.
 func swapping(_ target: String, between first: String, and second: String, staging: TemporaryDirectory) -> BackgroundLoop {
     let flip = Atomic<Bool>(false)
     return BackgroundLoop {
@@ -87,7 +89,7 @@ func swapping(_ target: String, between first: String, and second: String, stagi
         flip.store(next, ordering: .relaxed)
         let staged = staging.file("staged-\(next)")
         unlink(staged)
-        link(next ? first : second, staged)
+        try? FileManager.default.copyItem(atPath: next ? first : second, toPath: staged)
         rename(staged, target)
     }
 }
