@@ -8,9 +8,11 @@ extension Lifecycle {
         let pending = catalog.take(pluginIDs)
         guard !pending.isEmpty else { return }
         var started: [LivePlugin] = []
+        // One check for the batch, as for a discovery: each folder walked once.
+        var ownership = OwnershipCheck()
         ExtensionRegistry.$isActivating.withValue(true) {
             for plugin in pending {
-                let result = start(plugin)
+                let result = start(plugin, ownership: &ownership)
                 catalog.finishActivation(of: plugin, result.map { _ in () })
                 switch result {
                 case var .success(live):
@@ -25,7 +27,7 @@ extension Lifecycle {
     }
 
     /// Loads the admitted bytes of one available plugin, creates and activates it.
-    private func start(_ plugin: AvailablePlugin) -> Result<LivePlugin, PluginLoadError> {
+    private func start(_ plugin: AvailablePlugin, ownership: inout OwnershipCheck) -> Result<LivePlugin, PluginLoadError> {
         let path = plugin.path
         let image: LoadableImage
         if let admitted = plugin.image {
@@ -33,7 +35,6 @@ extension Lifecycle {
         } else {
             // Known from the cache, which is only a hint: the bytes are
             // admitted now, every check included, and must be the ones scanned.
-            var ownership = OwnershipCheck()
             let checked: CheckedImage
             switch admission.admit(PluginDirectory.candidate(at: path), ownership: &ownership) {
             case let .success(admitted): checked = admitted
