@@ -21,6 +21,8 @@ struct PrivateCopies: Sendable {
     /// Whether the directory must pass the directory checks (``DirectoryTrust``):
     /// whoever can write it could swap a copy between its write and its load.
     let checksOwnership: Bool
+    /// Makes the folder and holds its lock; removes what dead hosts left beside it.
+    private let lock = ImagesFolderLock()
     private static let counter = Atomic<Int>(0)
 
     init(directory: String? = nil, checksOwnership: Bool = true) {
@@ -28,7 +30,8 @@ struct PrivateCopies: Sendable {
         let base = directory ?? ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { Self.isOwnPrivateFolder($0) ? $0 : nil }
             ?? FileManager.default.temporaryDirectory.path
         // Normalised: /proc/self/maps names files by their exact path.
-        self.directory = PluginDirectory.absolutePath("\(base)/plugboard-images-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        self.directory = PluginDirectory.absolutePath(
+            "\(base)/\(ImagesFolderLock.prefix)\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
     }
 
     /// `configured` when it can hold private copies (it can be made, and
@@ -72,9 +75,7 @@ struct PrivateCopies: Sendable {
 
     /// Creates the directory if needed and checks who can write it.
     private func prepareDirectory() throws(CopyError) {
-        if let failed = makeDirectories(directory) {
-            throw CopyError(reason: "cannot create \(failed.path): \(String(cString: strerror(failed.errno)))")
-        }
+        if let failed = lock.makeOnce(directory) { throw CopyError(reason: failed) }
         var ownership = OwnershipCheck()
         if checksOwnership, let problem = ownership.problem(folder: directory) {
             throw CopyError(reason: "the images directory is not safe: \(problem)")
@@ -123,6 +124,7 @@ struct PrivateCopies: Sendable {
     /// unlinking a file never unmaps it.
     func remove() {
         try? FileManager.default.removeItem(atPath: directory)
+        lock.release()
     }
 
     /// Bytes of address space mapped from `path` (what loading it added).

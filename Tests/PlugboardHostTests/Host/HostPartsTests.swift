@@ -72,6 +72,54 @@ import Testing
         #expect(host.reload(id, from: v1).isReloaded)
     }
 
+    /// The images folder of a host that was killed (copies of every plugin
+    /// it loaded) is removed by the next host that copies into the same
+    /// place; a live host's folder is kept, and so is a folder without a
+    /// lock file (nothing tells whether its owner lives).
+    @Test func theImagesOfAKilledHostAreRemovedAtTheNextStart() throws {
+        let base = try TemporaryDirectory(), dir = try TemporaryDirectory(), work = try TemporaryDirectory()
+        chmod(base.path, 0o700)  // as XDG_RUNTIME_DIR must be
+        try dir.copy(Fixtures.library("Alpha"), as: "a.so")
+        try dir.copy(Fixtures.library("CommandLinger"), as: "b-linger.so")
+        func folders() throws -> Set<String> {
+            Set(try FileManager.default.contentsOfDirectory(atPath: base.path).filter { $0.hasPrefix("plugboard-images-") })
+        }
+        // A host process that loads its plugins, then is killed while a command runs.
+        let fifo = work.file("lingering.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
+        defer { close(reader) }
+        let child = try ShellProcess(
+            Fixtures.executable("plugboard"),
+            ["run", "linger", "--plugins", dir.path, "--cache", work.file("cache"), "--data", work.file("data")],
+            environment: ["PLUGBOARD_FIXTURE_FIFO": fifo, "XDG_RUNTIME_DIR": base.path, "TMPDIR": base.path])
+        var descriptor = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
+        let reached = poll(&descriptor, 1, 60_000) == 1
+        kill(child.pid, SIGKILL)
+        #expect(child.waitForSignal() == SIGKILL)
+        try #require(reached, "the child host never ran its lingering command")
+        let dead = try folders()
+        try #require(dead.count == 1, "\(dead)")
+        // One left by a version without the lock file.
+        try FileManager.default.createDirectory(atPath: base.file("plugboard-images-999999-1"), withIntermediateDirectories: false)
+
+        // A live host copying into the same place, then the next one.
+        let live = PluginHost(configuration: .init(imagesDirectory: base.path, cacheDirectory: work.file("live-cache")))
+        defer { live.shutdown() }
+        live.declare(Commands.self)
+        #expect(live.load(files: [dir.file("a.so")]).first?.status == .active)
+        let afterLive = try folders()
+        #expect(afterLive.isDisjoint(with: dead), "the killed host's folder is removed by the next host that copies")
+        #expect(afterLive.contains("plugboard-images-999999-1"))
+        let next = PluginHost(configuration: .init(imagesDirectory: base.path, cacheDirectory: work.file("next-cache")))
+        defer { next.shutdown() }
+        next.declare(Commands.self)
+        #expect(next.load(files: [dir.file("a.so")]).first?.status == .active)
+        let afterNext = try folders()
+        #expect(afterLive.isSubset(of: afterNext), "a live host's folder is kept: \(afterLive) \(afterNext)")
+        #expect(afterNext.count == afterLive.count + 1)
+    }
+
     /// A host keeps the latest diagnostics only, and hands every one to its sink.
     @Test func diagnosticsAreBoundedAndEveryOneReachesTheSink() throws {
         let dir = try TemporaryDirectory(), cache = try TemporaryDirectory()
