@@ -9,7 +9,8 @@ enum RunCommand: CLICommand {
         discussion: """
         Examines the plugins of DIR, activates those that provide commands (plugboard.command), \
         finds the command by name and prints its output. Plugins that were rejected, quarantined \
-        or failed are reported on stderr. The command runs with a crash-journal note: if it \
+        or failed are reported on stderr, once each. When several plugins provide the command, the \
+        first by plugin id runs and a warning names the others. The command runs with a crash-journal note: if it \
         crashes the process, the next start quarantines its plugin. Exits 0 if the command ran, 1 \
         if it threw or no plugin provides it, 64 on wrong usage.
         """,
@@ -29,14 +30,27 @@ enum RunCommand: CLICommand {
         defer { host.shutdown() }
         // The lookup activates the plugins that provide commands.
         let registrations = host.registry.registrations(for: Commands.interface.id)
+        // Said once: a quarantine the host just reported (a crash of the
+        // previous start) is among its diagnostics already.
+        let diagnostics = host.diagnostics
         for record in host.records where [.rejected, .failed, .quarantined].contains(record.status) {
+            if diagnostics.contains(where: { $0.code.rawValue == record.code && $0.message.hasPrefix(record.path + ":") }) { continue }
             Terminal.writeErr(Terminal.style("warning:", .yellow, stderr: true) + " \(record.error?.message ?? record.path) [\(record.code ?? "")]\n")
         }
         let name = arguments.positionals[0]
         let commands = registrations.compactMap { registration in
             (registration.provider as? any Command).map { (registration.pluginID, $0) }
         }
-        guard let (pluginID, command) = commands.first(where: { $0.1.name == name }) else {
+        // One name, several plugins: the first by plugin id runs, and the
+        // user hears of the others (no silent winner).
+        let providing = commands.filter { $0.1.name == name }.sorted { $0.0 < $1.0 }
+        if providing.count > 1 {
+            Terminal.writeErr(Terminal.style("warning:", .yellow, stderr: true)
+                + " command '\(name)' is provided by plugins \(providing.map(\.0).joined(separator: ", ")); \(providing[0].0) runs "
+                + "(the first by plugin id). Disable the others to choose (\"enabled\": false for them in the host configuration) "
+                + "[duplicate-command]\n")
+        }
+        guard let (pluginID, command) = providing.first else {
             let known = commands.map(\.1.name).sorted()
             Terminal.error("no plugin provides command '\(name)'; available: \(known.isEmpty ? "none" : known.joined(separator: ", "))")
             return ExitStatus.failure

@@ -109,6 +109,37 @@ import Testing
         #expect(result.stdout.contains("USAGE: plugboard"))
     }
 
+    /// Two plugins providing one command name: the first by plugin id runs,
+    /// and a warning names both and the rule.
+    @Test func aCommandTwoPluginsProvideRunsTheFirstByIDAndSaysSo() throws {
+        let dir = try TemporaryDirectory(), work = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Gamma"), as: "b.so")
+        // The same plugin under another id (same length): both provide `gamma`.
+        let rival = try dir.copy(Fixtures.library("Gamma"), as: "a.so")
+        try patchBytes(at: rival, replacing: Array("fixture.gamma".utf8), with: Array("fixture.gammb".utf8))
+        let result = try plugboard("run", "gamma", "--plugins", dir.path, "--cache", work.file("cache"), "--data", work.file("data"))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == "gamma\n", "\(result.stdout)")
+        let warning = result.stderr.split(separator: "\n").filter { $0.contains("[duplicate-command]") }
+        #expect(warning.count == 1, "\(result.stderr)")
+        #expect(warning.first?.contains("fixture.gamma, fixture.gammb; fixture.gamma runs (the first by plugin id)") == true, "\(result.stderr)")
+    }
+
+    /// After a command crashed the host, the next start says the plugin is
+    /// quarantined once, not as an error and again as a warning.
+    @Test func aQuarantineAfterACrashIsSaidOnce() throws {
+        let dir = try TemporaryDirectory(), work = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Alpha"), as: "a.so")
+        try dir.copy(Fixtures.library("CommandFatal"), as: "bad.so")
+        let options = ["--plugins", dir.path, "--cache", work.file("cache"), "--data", work.file("data")]
+        let crashed = try runProcess(Fixtures.executable("plugboard"), ["run", "boom"] + options, environment: ["SWIFT_BACKTRACE": "enable=no"])
+        #expect(crashed.status != 0)
+        let next = try runProcess(Fixtures.executable("plugboard"), ["run", "alpha"] + options)
+        #expect(next.status == 0, "\(next.stderr)")
+        let lines = next.stderr.split(separator: "\n").filter { $0.contains(dir.file("bad.so")) && $0.contains("quarantined") }
+        #expect(lines.count == 1, "\(next.stderr)")
+    }
+
     @Test func unreadableDirectoryExitsOne() throws {
         let cache = try TemporaryDirectory()
         let result = try plugboard("list", "--plugins", "/nonexistent/plugins", "--cache", cache.path)
