@@ -35,13 +35,20 @@ struct FileKeyValueStore: KeyValueStore {
         let name = try self.name(for: key)
         guard let dir = try openFolder(create: false) else { return nil }
         defer { close(dir) }
-        let fd = openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        // O_NONBLOCK: a FIFO put in a value's place must not block the open.
+        let fd = openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
         if fd < 0 {
             if errno == ENOENT { return nil }
             if errno == ELOOP { throw .symlink(path: "\(directory)/\(name)") }
             throw .unreadable(path: "\(directory)/\(name)", reason: String(cString: strerror(errno)))
         }
         defer { close(fd) }
+        // Only a regular file of its own: a hard link could hold any file's contents.
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            throw .unreadable(path: "\(directory)/\(name)", reason: String(cString: strerror(errno)))
+        }
+        if let kind = Self.notAPlainFile(info) { throw .notAFile(path: "\(directory)/\(name)", kind: kind) }
         guard let bytes = readToEnd(fd) else {
             throw .unreadable(path: "\(directory)/\(name)", reason: String(cString: strerror(errno)))
         }
@@ -106,10 +113,38 @@ struct FileKeyValueStore: KeyValueStore {
         let dir = openat(base, folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
         guard dir >= 0 else {
             if errno == ENOENT && !create { return nil }
-            if errno == ELOOP || errno == ENOTDIR { throw .symlink(path: directory) }
+            if errno == ELOOP || errno == ENOTDIR {
+                // Say what is there: a link, or something that is no folder.
+                var info = stat()
+                if fstatat(base, folder, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) != S_IFLNK {
+                    throw .notAFile(path: directory, kind: Self.kind(info.st_mode) + " where the plugin's storage folder should be")
+                }
+                throw .symlink(path: directory)
+            }
             throw .notWritable(path: directory, reason: String(cString: strerror(errno)))
         }
         return dir
+    }
+
+    /// What makes a value file unfit to read, if anything: not a regular
+    /// file, or a regular file with other hard links.
+    static func notAPlainFile(_ info: stat) -> String? {
+        if (info.st_mode & S_IFMT) != S_IFREG { return kind(info.st_mode) }
+        if info.st_nlink > 1 { return "a file with \(info.st_nlink) hard links (it may be another file's contents)" }
+        return nil
+    }
+
+    static func kind(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFIFO: "a FIFO"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFSOCK: "a socket"
+        case S_IFDIR: "a folder"
+        case S_IFLNK: "a symbolic link"
+        case S_IFREG: "a file"
+        default: "a special file"
+        }
     }
 
     /// The value files in the folder `dir`, with their sizes if asked (read
@@ -190,6 +225,10 @@ extension ServiceError {
 
     fileprivate static func symlink(path: String) -> ServiceError {
         ServiceError(.storageSymlink, "\(path) is a symbolic link; storage never follows one (it could lead outside the data directory): remove the link", path: path)
+    }
+
+    fileprivate static func notAFile(path: String, kind: String) -> ServiceError {
+        ServiceError(.storageNotAFile, "\(path) is \(kind), not a stored value; storage reads only plain files of its own: remove it", path: path)
     }
 
     fileprivate static func quotaExceeded(path: String, limit: String) -> ServiceError {

@@ -21,6 +21,7 @@ import Testing
         // The host's own codes.
         (.storageSymlink, "storage-symlink"),
         (.storageQuotaExceeded, "storage-quota-exceeded"),
+        (.storageNotAFile, "storage-not-a-file"),
     ])
     func serviceErrorCodesKeepTheirText(_ code: ServiceError.Code, _ text: String) {
         #expect(code.rawValue == text)

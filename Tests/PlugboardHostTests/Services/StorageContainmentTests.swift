@@ -33,6 +33,41 @@ import Testing
         #expect(try String(contentsOfFile: secret, encoding: .utf8) == "secret")
     }
 
+    /// A value file that is a FIFO or a hard link to another file is refused
+    /// at once, naming what it is: a FIFO never blocks the read, and a link
+    /// never hands out another file's contents.
+    @Test(arguments: ["FIFO", "hard link"])
+    func aValueFileThatIsNotAPlainFileOfItsOwnIsRefused(_ kind: String) throws {
+        let data = try TemporaryDirectory(), outside = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        let host = PluginHost(configuration: .init(dataDirectory: data.path, cacheDirectory: cache.path))
+        defer { host.shutdown() }
+        let store = try #require(host.storage(for: "fixture.a"))
+        try store.set("mine", for: "other")  // creates the folder
+        let file = try (store as? FileKeyValueStore).map { try $0.path(for: "k") } ?? ""
+        if kind == "FIFO" {
+            #expect(mkfifo(file, 0o600) == 0)
+        } else {
+            let secret = try outside.write(Data("secret".utf8), as: "secret")
+            #expect(link(secret, file) == 0)
+        }
+        let error = expectServiceError(.storageNotAFile) { _ = try store.value(for: "k") }
+        #expect(error?.message.contains(kind == "FIFO" ? "is a FIFO" : "2 hard links") == true, "\(error?.message ?? "")")
+        #expect(try store.string(for: "other") == "mine", "the other values are still read")
+    }
+
+    /// Something that is not a folder where the plugin's folder should be is
+    /// named for what it is (a FIFO here), not called a symbolic link.
+    @Test func aFIFOInPlaceOfThePluginsFolderIsNamedForWhatItIs() throws {
+        let data = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        #expect(mkfifo(data.file("fixture.a"), 0o600) == 0)
+        let host = PluginHost(configuration: .init(dataDirectory: data.path, cacheDirectory: cache.path))
+        defer { host.shutdown() }
+        let store = try #require(host.storage(for: "fixture.a"))
+        let error = expectServiceError(.storageNotAFile) { _ = try store.value(for: "k") }
+        #expect(error?.message.contains("a FIFO where the plugin's storage folder should be") == true, "\(error?.message ?? "")")
+        expectServiceError(.storageNotAFile) { try store.set("x", for: "k") }
+    }
+
     /// Listing keys closes the folder it opened: 500 listings leave no
     /// descriptors behind (other tests running meanwhile open a few).
     @Test func listingKeysLeavesNoDescriptorOpen() throws {

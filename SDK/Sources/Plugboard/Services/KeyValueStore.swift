@@ -12,7 +12,10 @@
 /// - ``ServiceError/Code/storageSymlink``: the plugin's folder or a value
 ///   file is a link or a special file, which the host does not follow;
 /// - ``ServiceError/Code/storageQuotaExceeded``: the host's quota for this
-///   plugin (bytes, keys, value size) would be exceeded.
+///   plugin (bytes, keys, value size) would be exceeded;
+/// - ``ServiceError/Code/storageNotAFile``: a value file or the plugin's
+///   folder is something else (a FIFO, a device, a file with other hard
+///   links), which the host never reads through.
 public protocol KeyValueStore: Sendable {
     /// The value for `key`, nil if none.
     func value(for key: String) throws(ServiceError) -> [UInt8]?

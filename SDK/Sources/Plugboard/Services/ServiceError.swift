@@ -43,6 +43,11 @@ public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The write would take the plugin past its storage quota (bytes,
         /// keys or value size, set by the host); nothing was written. (SDK 2.1)
         public static var storageQuotaExceeded: Code { Code("storage-quota-exceeded") }
+        /// A stored value, or the plugin's storage folder, is not a plain
+        /// file (or folder) of its own: a FIFO, a device, a socket, a folder,
+        /// or a file with other hard links. Nothing is read or written
+        /// through it. (SDK 2.1)
+        public static var storageNotAFile: Code { Code("storage-not-a-file") }
         /// A route pattern is malformed.
         public static var routeInvalidPattern: Code { Code("route-invalid-pattern") }
         /// Another plugin registered the same route pattern first.
