@@ -103,8 +103,8 @@ struct Admission: Sendable {
         let copy: String
         do {
             switch kind {
-            case .plugin: copy = try copies.write(file.bytes, label: label ?? Self.fileName(path))
-            case .interfaceLibrary: copy = try copies.install(file.bytes, as: Self.fileName(path))
+            case .plugin: copy = try copies.write(file.bytes, label: label ?? LockFile.fileName(path))
+            case .interfaceLibrary: copy = try copies.install(file.bytes, as: LockFile.fileName(path))
             }
         } catch {
             return .failure(Refusal(error: .copyFailed(path: path, reason: "\(error)"), read: facts))
@@ -136,10 +136,6 @@ struct Admission: Sendable {
                 path: image.path, found: "\(scan.id) \(scan.version)", recorded: "\(entry.id) \(entry.version)", lockFile: lock.path))
         }
         return .success(LoadableImage(checked: image, scan: scan))
-    }
-
-    static func fileName(_ path: String) -> String {
-        String(path.split(separator: "/").last ?? "plugin.so")
     }
 }
 

@@ -82,6 +82,7 @@ public struct LockFile: Sendable, Codable, Equatable {
     /// The lowercase hex SHA-256 of `bytes`, as entries record it.
     public static func sha256(of bytes: [UInt8]) -> String { SHA256.hex(bytes) }
 
+    /// A file's name as its lock entry records it (and as its private copy is labelled).
     static func fileName(_ path: String) -> String {
         path.split(separator: "/").last.map(String.init) ?? path
     }

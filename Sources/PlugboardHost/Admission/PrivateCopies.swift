@@ -40,11 +40,7 @@ struct PrivateCopies: Sendable {
     static func usableBase(_ configured: String?, checksOwnership: Bool, report: (HostDiagnostic) -> Void) -> String? {
         guard let configured else { return nil }
         let path = PluginDirectory.absolutePath(configured)
-        guard checksOwnership else { return path }
-        var ownership = OwnershipCheck()
-        let reason = makeDirectories(path).map { "cannot create \($0.path): \(String(cString: strerror($0.errno)))" }
-            ?? ownership.problem(folder: path)
-        guard let reason else { return path }
+        guard checksOwnership, let reason = OwnershipCheck.problem(makingFolder: path) else { return path }
         report(HostDiagnostic(.warning, code: "images-directory-untrusted",
             message: "\(path): not used for private copies: \(reason); whoever can write it could swap a copy between "
                 + "its check and its load. The default (a private folder in $XDG_RUNTIME_DIR or the temp directory) is used; "
@@ -99,9 +95,10 @@ struct PrivateCopies: Sendable {
 
     /// Writes an interface library's checked bytes into the directory under
     /// its own name, so a plugin loaded from a copy here finds it through
-    /// `$ORIGIN` (SwiftPM links plugins with that run path). A file already
-    /// there with other bytes (left in a configured images directory by an
-    /// earlier process) is replaced: only admitted bytes may sit there.
+    /// `$ORIGIN` (SwiftPM links plugins with that run path). The folder is
+    /// this host's own; a file of that name is there only when two `lib/`
+    /// folders (of files given by path) hold libraries of one name: the same
+    /// bytes are kept, other admitted bytes replace them.
     func install(_ bytes: [UInt8], as name: String) throws(CopyError) -> String {
         try prepareDirectory()
         let target = directory + "/" + name

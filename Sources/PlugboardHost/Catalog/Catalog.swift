@@ -58,31 +58,30 @@ final class Catalog: Sendable {
     /// admitted and scanned, or answered by the cache.
     func discover(_ directory: String, rescan: Bool) throws(PluginDirectory.ScanError) -> [PluginRecord] {
         let candidates = try PluginDirectory.scan(directory)
-        return discovering.withLock { _ in
-            if state.withLock(\.closed) { return [] }
-            let libraries = installInterfaceLibraries(from: directory)
-            let records = settle(examine(candidates, rescan: rescan))
-            state.withLock { $0.lastDiscovery.interfaceLibraries = libraries.filter { $0.error == nil }.map(\.path) }
-            let known = Set(records.compactMap(\.id))
-            for id in services.configuration.plugins.keys.sorted() where !known.contains(id) {
-                services.report(HostDiagnostic(.warning, code: "config-unknown-plugin",
-                    message: "configures plugin \(id), which is not in \(directory); ignored",
-                    file: services.configuration.file, keyPath: "plugins.\(id)"))
-            }
-            return records
+        guard let records = discover(candidates, libraryFolders: [directory], rescan: rescan) else { return [] }
+        let known = Set(records.compactMap(\.id))
+        for id in services.configuration.plugins.keys.sorted() where !known.contains(id) {
+            services.report(HostDiagnostic(.warning, code: "config-unknown-plugin",
+                message: "configures plugin \(id), which is not in \(directory); ignored",
+                file: services.configuration.file, keyPath: "plugins.\(id)"))
         }
+        return records
     }
 
     /// `files` (absolute or relative paths) as discovery would take them,
     /// with the interface libraries of the `lib/` folder beside each.
     func discover(files: [String], rescan: Bool) -> [PluginRecord] {
         let candidates = PluginDirectory.candidates(at: files)
-        return discovering.withLock { _ in
-            if state.withLock(\.closed) { return [] }
-            var libraries: [InterfaceLibrary] = []
-            for folder in Set(candidates.map { OwnershipCheck.parent(of: $0.path) }).sorted() {
-                libraries += installInterfaceLibraries(from: folder)
-            }
+        return discover(candidates, libraryFolders: Set(candidates.map { OwnershipCheck.parent(of: $0.path) }).sorted(), rescan: rescan) ?? []
+    }
+
+    /// The one discovery both take: the `lib/` interface libraries of
+    /// `libraryFolders` installed, then `candidates` examined and settled.
+    /// nil after shutdown: nothing is discovered then.
+    private func discover(_ candidates: [PluginCandidate], libraryFolders: [String], rescan: Bool) -> [PluginRecord]? {
+        discovering.withLock { _ -> [PluginRecord]? in
+            if state.withLock(\.closed) { return nil }
+            let libraries = libraryFolders.flatMap(installInterfaceLibraries(from:))
             let records = settle(examine(candidates, rescan: rescan))
             state.withLock { $0.lastDiscovery.interfaceLibraries = libraries.filter { $0.error == nil }.map(\.path) }
             return records

@@ -90,13 +90,6 @@ struct StateDirectory: Sendable {
     /// made, or someone else owns or can write it or a folder above it. nil
     /// when it may.
     static func untrustedReason(_ directory: String) -> String? {
-        for folder in [directory, directory + "/journal"] {
-            if let failed = makeDirectories(folder) {
-                return "cannot create \(failed.path): \(String(cString: strerror(failed.errno)))"
-            }
-            var ownership = OwnershipCheck()
-            if let problem = ownership.problem(folder: folder) { return problem }
-        }
-        return nil
+        OwnershipCheck.problem(makingFolder: directory) ?? OwnershipCheck.problem(makingFolder: directory + "/journal")
     }
 }

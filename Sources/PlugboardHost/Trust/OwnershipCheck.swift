@@ -78,6 +78,17 @@ struct OwnershipCheck {
         return problem(path: path, resolved: PluginDirectory.realPath(path) ?? path, folder: folder, trusted: [])
     }
 
+    /// Why the folder `path`, made first if missing, may not be used for what
+    /// steers the host (the cache, the journal, an images directory): it
+    /// cannot be made, or fails ``problem(folder:)``. nil when it may.
+    static func problem(makingFolder path: String) -> String? {
+        if let failed = makeDirectories(path) {
+            return "cannot create \(failed.path): \(String(cString: strerror(failed.errno)))"
+        }
+        var ownership = OwnershipCheck()
+        return ownership.problem(folder: path)
+    }
+
     /// Why the folder `path` may not hold code the host loads (the images
     /// directory): the folder itself strictly, the folders above it as for plugins.
     mutating func problem(folder path: String) -> String? {

@@ -85,19 +85,9 @@ import Testing
             Set(try FileManager.default.contentsOfDirectory(atPath: base.path).filter { $0.hasPrefix("plugboard-images-") })
         }
         // A host process that loads its plugins, then is killed while a command runs.
-        let fifo = work.file("lingering.fifo")
-        #expect(mkfifo(fifo, 0o600) == 0)
-        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
-        defer { close(reader) }
-        let child = try ShellProcess(
-            Fixtures.executable("plugboard"),
+        try runUntilLingeringThenKill(
             ["run", "linger", "--plugins", dir.path, "--cache", work.file("cache"), "--data", work.file("data")],
-            environment: ["PLUGBOARD_FIXTURE_FIFO": fifo, "XDG_RUNTIME_DIR": base.path, "TMPDIR": base.path])
-        var descriptor = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
-        let reached = poll(&descriptor, 1, 60_000) == 1
-        kill(child.pid, SIGKILL)
-        #expect(child.waitForSignal() == SIGKILL)
-        try #require(reached, "the child host never ran its lingering command")
+            environment: ["XDG_RUNTIME_DIR": base.path, "TMPDIR": base.path], work: work)
         let dead = try folders()
         try #require(dead.count == 1, "\(dead)")
         // One left by a version without the lock file.

@@ -127,6 +127,8 @@ import Testing
         let error = #expect(throws: PluginDirectory.ScanError.self) { try host.loadAll() }
         #expect(error?.code == .cannotOpen)
         #expect(error?.path == "/nonexistent/plugboard")
+        // The failed call and its errno, not only their text.
+        #expect(error?.systemCall?.call == "stat" && error?.systemCall?.errno == ENOENT, "\(String(describing: error?.systemCall))")
     }
 
     @Test func anInterfaceLibraryThatCannotBeInstalledIsADiagnosticNamingIt() throws {

@@ -219,22 +219,10 @@ import Testing
         // The child's images directory is made here: a folder of this user's
         // that no one else may enter, as XDG_RUNTIME_DIR must be.
         chmod(runtime.path, 0o700)
-        let fifo = work.file("lingering.fifo")
-        #expect(mkfifo(fifo, 0o600) == 0)
-        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
-        defer { close(reader) }
-        let variables = environment.merging(
-            ["PLUGBOARD_FIXTURE_FIFO": fifo, "XDG_RUNTIME_DIR": runtime.path, "TMPDIR": runtime.path]) { $1 }
-        let process = try ShellProcess(
-            Fixtures.executable("plugboard"),
+        // The command runs once discovery (the probe's scan among it) is done.
+        try runUntilLingeringThenKill(
             ["run", "linger", "--plugins", dir.path, "--config", config, "--cache", work.file("cache"), "--data", work.file("data")],
-            environment: variables)
-        // The event, not a delay: the command runs once discovery (the probe's scan among it) is done.
-        var descriptor = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
-        let reached = poll(&descriptor, 1, 60_000) == 1
-        kill(process.pid, SIGKILL)
-        #expect(process.waitForSignal() == SIGKILL)
-        try #require(reached, "the child host never ran its lingering command")
+            environment: environment.merging(["XDG_RUNTIME_DIR": runtime.path, "TMPDIR": runtime.path]) { $1 }, work: work)
         let files = FileManager.default.enumerator(atPath: runtime.path)?.compactMap { $0 as? String } ?? []
         let seen = try #require(files.first { $0.hasSuffix("scan-probe") }, "the probe's constructor ran in the child host's scanner")
         return try String(contentsOfFile: runtime.path + "/" + seen, encoding: .utf8).split(separator: "\n").map(String.init)

@@ -235,3 +235,21 @@ struct ShellProcess {
         return signal != 0 && signal != 0x7f ? signal : nil
     }
 }
+
+/// Starts `plugboard ARGUMENTS` (a `run linger` on a folder holding the
+/// CommandLinger fixture) as a shell would, waits for the event that its
+/// command runs (a line on a FIFO in `work`: no delay), then kills it with
+/// SIGKILL, as a crash would end it. Returns once it is reaped.
+func runUntilLingeringThenKill(_ arguments: [String], environment: [String: String], work: TemporaryDirectory) throws {
+    let fifo = work.file("lingering.fifo")
+    #expect(mkfifo(fifo, 0o600) == 0)
+    let reader = open(fifo, O_RDONLY | O_NONBLOCK)
+    defer { close(reader) }
+    let process = try ShellProcess(
+        Fixtures.executable("plugboard"), arguments, environment: environment.merging(["PLUGBOARD_FIXTURE_FIFO": fifo]) { $1 })
+    var descriptor = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
+    let reached = poll(&descriptor, 1, 60_000) == 1
+    kill(process.pid, SIGKILL)
+    #expect(process.waitForSignal() == SIGKILL)
+    try #require(reached, "the child host never ran its lingering command")
+}
