@@ -8,42 +8,82 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "plugboard_host.h"
+#include "journal_slots.h"
 
 enum { SLOT_FREE = 0, SLOT_CHANGING = 1, SLOT_LIVE = 2 };
 
-struct journal_slot {
-    // FREE, CHANGING (being registered or unregistered) or LIVE. Zero is
-    // FREE, so the static table needs no initialiser: readers use only a
-    // LIVE slot's fd, never the zero (stdin) of a slot never registered.
-    _Atomic int state;
-    // Readers inside the slot now (the handler, plugboard_journal_interrupted):
-    // unregister waits for none before its caller may close the fd, so a
-    // handler never writes to a number that was closed and reused meanwhile.
-    _Atomic int readers;
-    _Atomic int fd;
-    _Atomic int64_t hang_threshold;
-    // When the oldest running call started (CLOCK_MONOTONIC ns), 0 when none.
-    _Atomic int64_t call_started;
-    _Atomic int hang_applies;
-};
-
 static struct journal_slot slots[PLUGBOARD_JOURNAL_SLOTS];
+static _Atomic uint64_t generations;
 
 static struct journal_slot *slot_at(int slot) {
     return slot >= 0 && slot < PLUGBOARD_JOURNAL_SLOTS ? &slots[slot] : NULL;
 }
 
-int plugboard_journal_register(int fd, int64_t hang_threshold_ns) {
+struct journal_slot *journal_slot_enter(int slot, uint64_t generation) {
+    struct journal_slot *entry = slot_at(slot);
+    if (entry == NULL) return NULL;
+    atomic_fetch_add(&entry->readers, 1);
+    if (atomic_load(&entry->state) == SLOT_LIVE && (generation == 0 || atomic_load(&entry->generation) == generation)) {
+        return entry;
+    }
+    atomic_fetch_sub(&entry->readers, 1);
+    return NULL;
+}
+
+void journal_slot_leave(struct journal_slot *entry) {
+    atomic_fetch_sub(&entry->readers, 1);
+}
+
+uint64_t journal_slot_generation(int slot) {
+    struct journal_slot *entry = journal_slot_enter(slot, 0);
+    if (entry == NULL) return 0;
+    uint64_t generation = atomic_load(&entry->generation);
+    journal_slot_leave(entry);
+    return generation;
+}
+
+// Hides a slot from new readers, then waits for the ones inside (a
+// handler's few writes). Sequentially consistent on both sides: a reader
+// either counted itself before this load, or sees the slot not LIVE.
+static void hide(struct journal_slot *entry) {
+    atomic_store(&entry->state, SLOT_CHANGING);
+    while (atomic_load(&entry->readers) != 0) sched_yield();
+}
+
+// Sets a hidden slot's files and their identities; 0, or -1 when either
+// file cannot be examined.
+static int set_files(struct journal_slot *entry, int fd, const char *fault_path) {
+    struct stat note, fault;
+    if (fd < 0 || fault_path == NULL || strlen(fault_path) >= sizeof entry->fault_path || fstat(fd, &note) != 0
+        || stat(fault_path, &fault) != 0) {
+        return -1;
+    }
+    atomic_store(&entry->fd, fd);
+    atomic_store(&entry->note_dev, (uint64_t)note.st_dev);
+    atomic_store(&entry->note_ino, (uint64_t)note.st_ino);
+    strcpy(entry->fault_path, fault_path);
+    atomic_store(&entry->fault_dev, (uint64_t)fault.st_dev);
+    atomic_store(&entry->fault_ino, (uint64_t)fault.st_ino);
+    return 0;
+}
+
+int plugboard_journal_register(int fd, const char *fault_path, int64_t hang_threshold_ns) {
     for (int i = 0; i < PLUGBOARD_JOURNAL_SLOTS; i++) {
         int expected = SLOT_FREE;
         if (!atomic_compare_exchange_strong(&slots[i].state, &expected, SLOT_CHANGING)) continue;
-        atomic_store(&slots[i].fd, fd);
+        if (set_files(&slots[i], fd, fault_path) != 0) {
+            atomic_store(&slots[i].state, SLOT_FREE);
+            return -1;
+        }
+        atomic_store(&slots[i].generation, atomic_fetch_add(&generations, 1) + 1);
         atomic_store(&slots[i].hang_threshold, hang_threshold_ns);
         atomic_store(&slots[i].call_started, 0);
         atomic_store(&slots[i].hang_applies, 0);
+        atomic_store(&slots[i].faulted, 0);
         // Last: readers see the slot only once every field is set.
         atomic_store(&slots[i].state, SLOT_LIVE);
         return i;
@@ -51,14 +91,25 @@ int plugboard_journal_register(int fd, int64_t hang_threshold_ns) {
     return -1;
 }
 
+int plugboard_journal_replace_files(int slot, int fd, const char *fault_path) {
+    struct journal_slot *entry = slot_at(slot);
+    if (entry == NULL || atomic_load(&entry->state) != SLOT_LIVE) return -1;
+    hide(entry);
+    int result = set_files(entry, fd, fault_path);
+    if (result != 0) atomic_store(&entry->fd, -1);
+    atomic_store(&entry->state, SLOT_LIVE);
+    return result;
+}
+
+int plugboard_journal_faulted(int slot) {
+    struct journal_slot *entry = slot_at(slot);
+    return entry != NULL && atomic_load(&entry->faulted);
+}
+
 void plugboard_journal_unregister(int slot) {
     struct journal_slot *entry = slot_at(slot);
     if (entry == NULL) return;
-    // Hidden from new readers first, then wait for the ones inside (a
-    // handler's few writes). Sequentially consistent on both sides: a reader
-    // either counted itself before this load, or sees the slot not LIVE.
-    atomic_store(&entry->state, SLOT_CHANGING);
-    while (atomic_load(&entry->readers) != 0) sched_yield();
+    hide(entry);
     atomic_store(&entry->call_started, 0);
     atomic_store(&entry->fd, -1);
     atomic_store(&entry->state, SLOT_FREE);
@@ -97,18 +148,23 @@ static size_t format_decimal(char *out, int64_t value) {
 
 static void note_interrupted(int fd, int64_t started, int hang_applies, int64_t threshold, int signo, int64_t now) {
     if (fd < 0 || started == 0) return;
-    int64_t elapsed = now - started;
-    if (!hang_applies || elapsed < threshold) {
-        // Not the plugin's fault: a clean stop leaves nothing to blame.
+    if (!hang_applies) {
+        // A command may run long on purpose: a person stopping it leaves
+        // nothing to blame.
         ftruncate(fd, 0);
         return;
     }
-    // A hang: the note stays, marked for the next start.
-    char line[80] = "\ninterrupted ";
+    // Stopped in init or activate: the note stays, marked for the next
+    // start, with whether it ran past the threshold (a hang at once) or not
+    // (counted: the same plugin's next interrupted start is a hang).
+    int64_t elapsed = now - started;
+    char line[96] = "\ninterrupted ";
     size_t length = strlen(line);
     length += format_decimal(line + length, signo);
     line[length++] = ' ';
     length += format_decimal(line + length, elapsed / 1000000);
+    line[length++] = ' ';
+    line[length++] = elapsed >= threshold ? '1' : '0';
     line[length++] = '\n';
     off_t end = lseek(fd, 0, SEEK_END);
     if (end >= 0) pwrite(fd, line, length, end);
@@ -122,13 +178,17 @@ void plugboard_journal_interrupted(int signo) {
     int saved_errno = errno;
     int64_t now = plugboard_monotonic_ns();
     for (int i = 0; i < PLUGBOARD_JOURNAL_SLOTS; i++) {
-        struct journal_slot *entry = &slots[i];
-        atomic_fetch_add(&entry->readers, 1);
-        if (atomic_load(&entry->state) == SLOT_LIVE) {
-            note_interrupted(atomic_load(&entry->fd), atomic_load(&entry->call_started), atomic_load(&entry->hang_applies),
+        struct journal_slot *entry = journal_slot_enter(i, 0);
+        if (entry == NULL) continue;
+        int fd = atomic_load(&entry->fd);
+        struct stat info;
+        // Only into the note file itself: never a file a plugin put at its number.
+        if (fd >= 0 && fstat(fd, &info) == 0 && (uint64_t)info.st_dev == atomic_load(&entry->note_dev)
+            && (uint64_t)info.st_ino == atomic_load(&entry->note_ino)) {
+            note_interrupted(fd, atomic_load(&entry->call_started), atomic_load(&entry->hang_applies),
                              atomic_load(&entry->hang_threshold), signo, now);
         }
-        atomic_fetch_sub(&entry->readers, 1);
+        journal_slot_leave(entry);
     }
     errno = saved_errno;
 }

@@ -47,10 +47,18 @@ int plugboard_acl_grants_named_write(const char *_Nonnull path);
 /// How many journals can be registered at once.
 #define PLUGBOARD_JOURNAL_SLOTS 32
 
-/// Registers a note file `fd` whose hangs count from `hang_threshold_ns`
-/// (this host's threshold). Returns its slot, or -1 when the table is full
-/// (the note still protects against crashes; signals then pass it by).
-int plugboard_journal_register(int fd, int64_t hang_threshold_ns);
+/// Registers a note file `fd`, with its fault file at `fault_path` (see
+/// plugboard_fault_register_image), whose hangs count from
+/// `hang_threshold_ns` (this host's threshold). Returns its slot, or -1 when
+/// the table is full or a file cannot be examined (the note still protects
+/// against crashes; signals then pass it by).
+int plugboard_journal_register(int fd, const char *_Nonnull fault_path, int64_t hang_threshold_ns);
+/// Points `slot` at new files (the old note's descriptor was taken over by
+/// plugin code). Returns 0, or -1 (the slot then writes no note).
+int plugboard_journal_replace_files(int slot, int fd, const char *_Nonnull fault_path);
+/// Whether a fatal signal was noted in `slot`'s fault file: the process is
+/// crashing and its notes must stay as they are.
+int plugboard_journal_faulted(int slot);
 /// Frees `slot` (ignored when -1). Returns once no handler is using the
 /// slot's fd any more: only then may the caller close the fd.
 void plugboard_journal_unregister(int slot);
@@ -61,12 +69,13 @@ void plugboard_journal_unregister(int slot);
 void plugboard_journal_call_started(int slot, int64_t monotonic_ns, int hang_applies);
 /// The slot's last running call returned. Ignored for slot -1.
 void plugboard_journal_call_ended(int slot);
-/// What an interruption by `signo` does to every registered note: a call
-/// that has run for less than its slot's threshold, or a `call`, is not the
-/// plugin's fault, so its note is cleared; a longer init or activate (a
-/// hang) keeps its note and gets a line "interrupted SIGNO ELAPSED_MS"
-/// appended. Async-signal-safe; callable from a host's own signal handler
-/// as well as from normal code. Raises nothing.
+/// What an interruption by `signo` does to every registered note: a `call`
+/// (a command may run long on purpose) is not the plugin's fault, so its
+/// note is cleared; an init or activate keeps its note and gets a line
+/// "interrupted SIGNO ELAPSED_MS PAST_THRESHOLD(0/1)" appended. Writes only
+/// into a descriptor that is still the note file. Async-signal-safe;
+/// callable from a host's own signal handler as well as from normal code.
+/// Raises nothing.
 void plugboard_journal_interrupted(int signo);
 /// The same for one note, from the journal's own record of its running call
 /// (fd -1 or `call_started_ns` 0: nothing to do).
@@ -79,6 +88,27 @@ void plugboard_journal_note_interrupted(int fd, int64_t call_started_ns, int han
 /// installed (0 on a second call). Never called implicitly.
 int plugboard_journal_install_signal_handlers(void);
 int64_t plugboard_monotonic_ns(void);
+
+// MARK: - Crash attribution (fault.c)
+
+/// How many plugin images can be registered for attribution.
+#define PLUGBOARD_FAULT_IMAGES 4096
+
+/// Records the executable range of the image `handle` (a dlopen handle) as
+/// plugin code whose faults go to journal `slot`'s fault file as
+/// "fault SIGNO UNIX_SECONDS " followed by `line` (`length` bytes, copied).
+/// The first registration installs the handlers for SIGSEGV, SIGBUS, SIGILL,
+/// SIGTRAP, SIGFPE and SIGABRT (not under a sanitizer): each finds the
+/// innermost frame in a registered image (the faulting instruction, then the
+/// frame-pointer chain), notes it, then passes the signal to the handler
+/// that was there before (or the default action). Returns 0, or -1.
+int plugboard_fault_register_image(void *_Nonnull handle, int slot, const char *_Nonnull line, size_t length);
+/// When a fatal signal is being handled on another thread, waits up to
+/// `seconds` for it to end the process (so a host does not exit 0 while it
+/// crashes); returns at once otherwise.
+void plugboard_fault_await_end(unsigned seconds);
+/// Whether the fault handlers are installed in this process.
+int plugboard_fault_handlers_installed(void);
 
 // MARK: - SHA-256 (OpenSSL libcrypto, in sha256.c)
 

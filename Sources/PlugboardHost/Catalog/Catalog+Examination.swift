@@ -152,16 +152,29 @@ extension Catalog {
         }
         guard first else { return false }
         let recoveredNotes = journal.recoverDeadNotes()
+        var changed = false
         for recovered in recoveredNotes {
             let note = recovered.note
             guard let identity = note.identity ?? FileIdentity.of(path: note.path) else { continue }
             var quarantine = Quarantine(
-                phase: note.phase, ending: .hostDied, signal: nil, exitStatus: nil, milliseconds: nil,
-                stderrTail: [], date: note.date)
+                phase: note.phase, ending: .hostDied, signal: recovered.signal.map(Signals.name), exitStatus: nil,
+                milliseconds: nil, stderrTail: [], date: note.date, evidence: recovered.evidence)
             if let interruption = recovered.interruption {
+                let starts = (note.interruptedStarts ?? 0) + 1
+                guard interruption.pastThreshold || starts >= Self.interruptedStartsForHang else {
+                    // Once is a person stopping a slow start; the next start
+                    // stopped in the same place is a hang (carried in its note).
+                    state.withLock { $0.interruptedStarts[note.path] = (identity, starts) }
+                    services.report(HostDiagnostic(.warning, code: .init("host-interrupted"),
+                        message: "\(note.path): the host was stopped by \(Signals.name(interruption.signal)) during this plugin's \(note.phase.label) after \(Quarantine.format(interruption.milliseconds)); if the next start is stopped there too, it is quarantined as a hang",
+                        plugin: note.pluginID))
+                    continue
+                }
                 quarantine.ending = .hostInterrupted
                 quarantine.signal = Signals.name(interruption.signal)
                 quarantine.milliseconds = interruption.milliseconds
+                quarantine.evidence = nil
+                quarantine.interruptedStarts = interruption.pastThreshold ? nil : starts
             }
             let old = entries[note.path]
             var plugin: ScannedPlugin?
@@ -171,9 +184,15 @@ extension Catalog {
                 result: .quarantined(quarantine), details: old?.details, plugin: plugin ?? old?.plugin)
             services.report(HostDiagnostic(.error, code: .init(quarantine.code.rawValue),
                 message: "\(note.path): \(quarantine.reason)", plugin: note.pluginID))
+            changed = true
         }
-        return !recoveredNotes.isEmpty
+        return changed
     }
+
+    /// How many starts in a row stopped (SIGINT/SIGTERM) during one
+    /// plugin's init or activate, each before the hang threshold, make it
+    /// quarantined as `host-hung`. One past the threshold does at once.
+    static let interruptedStartsForHang = 2
 
     /// Settles examined candidates: interface versions, duplicate ids and
     /// disabled plugins; the rest become `available`.

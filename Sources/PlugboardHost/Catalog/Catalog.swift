@@ -29,6 +29,10 @@ final class Catalog: Sendable {
         var claimed: [String: String] = [:]
         /// Whether the journal's dead notes were read (once per host).
         var recovered = false
+        /// Plugins whose init or activate the last start was stopped in
+        /// (before the hang threshold), by path: the count goes into this
+        /// start's notes for them.
+        var interruptedStarts: [String: (identity: FileIdentity, count: Int)] = [:]
         var lastDiscovery = DiscoveryStatistics()
         /// Every interface library admitted or refused so far.
         var interfaceLibraries: [InterfaceLibrary] = []
@@ -137,6 +141,14 @@ final class Catalog: Sendable {
 
     /// What activating a taken plugin came to: active at generation 1, or
     /// failed with `error` (its id is free again).
+    /// How many starts in a row were stopped during the init or activate of
+    /// the file at `path` (still `identity`), if any.
+    func interruptedStarts(of path: String, identity: FileIdentity?) -> Int? {
+        state.withLock { state in
+            state.interruptedStarts[path].flatMap { $0.identity == identity ? $0.count : nil }
+        }
+    }
+
     func finishActivation(of plugin: AvailablePlugin, _ result: Result<Void, PluginLoadError>) {
         state.withLock { state in
             if case .failure = result { state.claimed[plugin.plugin.id] = nil }

@@ -40,13 +40,23 @@ final class CrashJournal: Sendable {
         let identity: FileIdentity?
         let phase: Quarantine.Phase
         let date: String
+        /// How many starts in a row before this one were stopped during this
+        /// plugin's init or activate (before the hang threshold): the count
+        /// lives only in notes, so a start that gets through clears it.
+        var interruptedStarts: Int? = nil
     }
 
     /// A note left by a process that ended while plugin code ran.
     struct Recovered: Sendable {
         let note: Note
-        /// Set when a SIGINT/SIGTERM stopped a call that ran past the threshold.
-        let interruption: (signal: Int32, milliseconds: Double)?
+        /// What tied the plugin to the crash: the faulting stack (`frame`) or
+        /// the note of its running call (`call`).
+        let evidence: Quarantine.Evidence
+        /// The fatal signal, when the fault handler saw it.
+        let signal: Int32?
+        /// Set when a SIGINT/SIGTERM stopped the process during an init or
+        /// activate; `pastThreshold` when it had run past the hang threshold.
+        let interruption: (signal: Int32, milliseconds: Double, pastThreshold: Bool)?
     }
 
     let directory: String
@@ -57,6 +67,12 @@ final class CrashJournal: Sendable {
     private struct State {
         var fd: Int32 = -1
         var file: String?
+        /// The note file's identity: `fd` is written only while it still is
+        /// that file (plugin code may close the number and reopen it on a file
+        /// of its own).
+        var identity: (device: UInt64, inode: UInt64)?
+        /// Where the fault handler notes the plugin whose code faulted.
+        var faultFile: String?
         /// This journal's slot in the signal handler's table; -1 when it has
         /// none (no note file yet, or the table was full).
         var slot: Int32 = -1
@@ -121,7 +137,7 @@ final class CrashJournal: Sendable {
     func interrupted(signal: Int32) {
         state.withLock { state in
             state.interrupted = true
-            guard state.fd >= 0 else { return }
+            guard Self.isNote(state) else { return }
             plugboard_journal_note_interrupted(
                 state.fd, state.callStarted, state.hangApplies ? 1 : 0, hangThresholdNanoseconds, signal)
         }
@@ -137,12 +153,12 @@ final class CrashJournal: Sendable {
     private func begin(_ note: Note) -> Int? {
         let line = ((try? JSONEncoder().encode(note)).map { [UInt8]($0) } ?? []) + [0x0A]
         return state.withLock { state -> Int? in
-            guard !state.interrupted, open(&state) else { return nil }
+            guard !state.interrupted, !Self.faulted(state), open(&state) else { return nil }
             state.next += 1
             state.running[state.next] = line
             state.starts[state.next] = (plugboard_monotonic_ns(), note.phase != .call)
             Self.time(&state)
-            write(state)
+            write(&state)
             return state.next
         }
     }
@@ -153,8 +169,8 @@ final class CrashJournal: Sendable {
             state.running[token] = nil
             state.starts[token] = nil
             Self.time(&state)
-            guard !state.interrupted else { return }
-            write(state)
+            guard !state.interrupted, !Self.faulted(state) else { return }
+            write(&state)
         }
     }
 
@@ -175,31 +191,107 @@ final class CrashJournal: Sendable {
         plugboard_journal_call_started(state.slot, started, state.hangApplies ? 1 : 0)
     }
 
-    /// This host's note file, created on first use: `.tmp` name, locked,
-    /// then renamed, so nobody ever sees it unlocked. Registered in the
-    /// signal handler's table with this host's threshold.
+    /// A fault was noted: the process is crashing, and the notes stay as
+    /// the crash left them (a thread still finishing its call must not clear
+    /// them, nor a clean exit racing the crash).
+    private static func faulted(_ state: State) -> Bool {
+        state.slot >= 0 && plugboard_journal_faulted(state.slot) != 0
+    }
+
+    /// This host's note and fault files, created on first use: the fault
+    /// file, then the note under a `.tmp` name, locked, then renamed, so
+    /// nobody ever sees the note unlocked. Registered in the signal
+    /// handlers' table with this host's threshold.
     private func open(_ state: inout State) -> Bool {
         if state.fd >= 0 { return true }
-        guard isUsable, makeDirectories(directory) == nil else { return false }
-        let name = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let temporary = "\(directory)/.\(name).tmp"
-        let fd = Glibc.open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return false }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0, rename(temporary, "\(directory)/\(name).note") == 0 else {
-            Glibc.close(fd)
-            unlink(temporary)
-            return false
-        }
-        state.fd = fd
-        state.file = "\(directory)/\(name).note"
+        guard isUsable, makeDirectories(directory) == nil, let files = Self.createFiles(in: directory) else { return false }
+        state.fd = files.fd
+        state.file = files.note
+        state.faultFile = files.fault
+        state.identity = files.identity
         // Full table: the note still protects against crashes; a signal
         // handler passes it by (interrupted(signal:) still works).
-        state.slot = plugboard_journal_register(fd, hangThresholdNanoseconds)
+        state.slot = plugboard_journal_register(files.fd, files.fault, hangThresholdNanoseconds)
         return true
     }
 
-    private func write(_ state: State) {
+    private static func createFiles(in directory: String) -> (fd: Int32, note: String, fault: String, identity: (UInt64, UInt64))? {
+        let name = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let temporary = "\(directory)/.\(name).tmp"
+        let fault = "\(directory)/\(name).fault"
+        let faultFD = Glibc.open(fault, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard faultFD >= 0 else { return nil }
+        Glibc.close(faultFD)
+        let fd = Glibc.open(temporary, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        var info = stat()
+        guard fd >= 0, fstat(fd, &info) == 0, flock(fd, LOCK_EX | LOCK_NB) == 0,
+            rename(temporary, "\(directory)/\(name).note") == 0
+        else {
+            if fd >= 0 { Glibc.close(fd) }
+            unlink(temporary)
+            unlink(fault)
+            return nil
+        }
+        return (fd, "\(directory)/\(name).note", fault, (UInt64(info.st_dev), UInt64(info.st_ino)))
+    }
+
+    /// Whether `fd` still is the note file this journal made.
+    private static func isNote(_ state: State) -> Bool {
+        var info = stat()
+        guard state.fd >= 0, let identity = state.identity, fstat(state.fd, &info) == 0 else { return false }
+        return UInt64(info.st_dev) == identity.device && UInt64(info.st_ino) == identity.inode
+    }
+
+    /// Plugin code took the note's descriptor (closed it, or put a file of
+    /// its own at its number): the number is no longer ours, so it is
+    /// neither written nor closed. The old files go (what they say is stale:
+    /// the lock went with the descriptor) and new ones take over.
+    private func replaceTakenFiles(_ state: inout State) -> Bool {
+        if let file = state.file, let identity = state.identity, let now = FileIdentity.of(path: file),
+            now.device == identity.device, now.inode == identity.inode {
+            unlink(file)
+        }
+        if let fault = state.faultFile { unlink(fault) }
+        state.fd = -1
+        state.file = nil
+        state.faultFile = nil
+        state.identity = nil
+        guard let files = Self.createFiles(in: directory) else {
+            if state.slot >= 0 { plugboard_journal_unregister(state.slot) }
+            state.slot = -1
+            return false
+        }
+        state.fd = files.fd
+        state.file = files.note
+        state.faultFile = files.fault
+        state.identity = files.identity
+        if state.slot < 0 || plugboard_journal_replace_files(state.slot, files.fd, files.fault) != 0 {
+            if state.slot >= 0 { plugboard_journal_unregister(state.slot) }
+            state.slot = plugboard_journal_register(files.fd, files.fault, hangThresholdNanoseconds)
+        }
+        return true
+    }
+
+    /// Registers a loaded plugin image: a fault whose innermost plugin frame
+    /// lies in it is noted as that plugin's (phase `thread` unless a
+    /// journaled call of it was running).
+    func registerImage(_ library: DynamicLibrary, note: Note) {
+        let line = (try? JSONEncoder().encode(note)).map { [UInt8]($0) } ?? []
+        state.withLock { state in
+            guard !line.isEmpty, open(&state), state.slot >= 0 else { return }
+            _ = line.withUnsafeBufferPointer { bytes in
+                bytes.withMemoryRebound(to: CChar.self) {
+                    plugboard_fault_register_image(library.handle, state.slot, $0.baseAddress!, $0.count)
+                }
+            }
+        }
+    }
+
+    private func write(_ state: inout State) {
         guard state.fd >= 0 else { return }
+        if !Self.isNote(state) {
+            guard replaceTakenFiles(&state) else { return }
+        }
         // Usually one call at a time: an empty note is a truncate, nothing more.
         let bytes = state.running.keys.sorted().flatMap { state.running[$0]! }
         if !bytes.isEmpty { _ = bytes.withUnsafeBytes { pwrite(state.fd, $0.baseAddress, $0.count, 0) } }
@@ -213,14 +305,26 @@ final class CrashJournal: Sendable {
 
     private func release(_ state: inout State) {
         guard state.fd >= 0 else { return }
+        // A fault being handled on another thread: wait for the crash to end
+        // the process rather than exit 0 (returns at once when none is).
+        plugboard_fault_await_end(30)
+        let faulted = Self.faulted(state)
+        let ours = Self.isNote(state)
         // Out of the table first: unregister returns once no handler can
         // still write to the fd, which may then be closed (and its number reused).
         plugboard_journal_unregister(state.slot)
         state.slot = -1
-        if let file = state.file { unlink(file) }
-        Glibc.close(state.fd)
+        // A crashing process keeps its notes for the next start.
+        if !faulted {
+            if let file = state.file { unlink(file) }
+            if let fault = state.faultFile { unlink(fault) }
+        }
+        // A number plugin code took over is not ours to close.
+        if ours { Glibc.close(state.fd) }
         state.fd = -1
         state.file = nil
+        state.faultFile = nil
+        state.identity = nil
         state.callStarted = 0
     }
 
@@ -232,32 +336,71 @@ final class CrashJournal: Sendable {
         for name in names.sorted() where name.hasSuffix(".note") {
             let path = "\(directory)/\(name)"
             if path == own { continue }
-            let fd = Glibc.open(path, O_RDWR | O_CLOEXEC)
+            let fd = Glibc.open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
             guard fd >= 0 else { continue }
             defer { Glibc.close(fd) }
             // Locked: its host is alive.
             guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { continue }
             let bytes = readToEnd(fd) ?? []
+            let faultPath = String(path.dropLast(".note".count)) + ".fault"
+            let faultBytes = Self.read(faultPath)
             unlink(path)
-            var notes: [Note] = []
-            var interruption: (Int32, Double)?
-            for line in bytes.split(separator: 0x0A) {
-                if line.first == UInt8(ascii: "{") {
-                    if let note = try? JSONDecoder().decode(Note.self, from: Data(line)) { notes.append(note) }
-                } else {
-                    let words = String(decoding: line, as: UTF8.self).split(separator: " ")
-                    if words.count == 3, words[0] == "interrupted", let signal = Int32(words[1]), let ms = Double(words[2]) {
-                        interruption = (signal, ms)
-                    }
-                }
-            }
-            // Notes are written oldest first. A hang was judged on the oldest
-            // init or activate (see `time`): blame that one. A crash: when
-            // calls nest (a journaled call activating another plugin), the
-            // newest is the code that was running: blame that one only.
-            let hung = interruption == nil ? nil : notes.first { $0.phase != .call }
-            if let blamed = hung ?? notes.last { recovered.append(Recovered(note: blamed, interruption: interruption)) }
+            unlink(faultPath)
+            if let found = Self.recover(notes: bytes, faults: faultBytes) { recovered.append(found) }
         }
         return recovered
+    }
+
+    private static func read(_ path: String) -> [UInt8] {
+        let fd = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return [] }
+        defer { Glibc.close(fd) }
+        return readToEnd(fd) ?? []
+    }
+
+    /// Who to blame from a dead host's note and fault files.
+    static func recover(notes bytes: [UInt8], faults faultBytes: [UInt8]) -> Recovered? {
+        var notes: [Note] = []
+        var interruption: (Int32, Double, Bool)?
+        for line in bytes.split(separator: 0x0A) {
+            if line.first == UInt8(ascii: "{") {
+                if let note = try? JSONDecoder().decode(Note.self, from: Data(line)) { notes.append(note) }
+            } else {
+                let words = String(decoding: line, as: UTF8.self).split(separator: " ")
+                // "interrupted SIGNO MS PAST" (an older host wrote no PAST: it
+                // noted only interruptions past the threshold).
+                if words.count >= 3, words[0] == "interrupted", let signal = Int32(words[1]), let ms = Double(words[2]) {
+                    interruption = (signal, ms, words.count < 4 || words[3] == "1")
+                }
+            }
+        }
+        // "fault SIGNO SECONDS[ NOTE]": the first fault is the one that ended
+        // the process; its note, when present, names the image that faulted.
+        var signal: Int32?
+        var faulting: Note?
+        if let line = faultBytes.split(separator: 0x0A).first {
+            let parts = line.split(separator: UInt8(ascii: " "), maxSplits: 3, omittingEmptySubsequences: false)
+            if parts.count >= 3, parts[0].elementsEqual("fault".utf8) {
+                signal = Int32(String(decoding: parts[1], as: UTF8.self))
+                if parts.count == 4, var note = try? JSONDecoder().decode(Note.self, from: Data(parts[3])) {
+                    let seconds = Int(String(decoding: parts[2], as: UTF8.self)) ?? 0
+                    // Its own call, if one was running, says the phase.
+                    let phase = notes.last { $0.pluginID == note.pluginID }?.phase ?? .thread
+                    note = Note(pluginID: note.pluginID, path: note.path, identity: note.identity, phase: phase,
+                                date: Quarantine.date(secondsSinceEpoch: seconds), interruptedStarts: nil)
+                    faulting = note
+                }
+            }
+        }
+        if let faulting {
+            return Recovered(note: faulting, evidence: .frame, signal: signal, interruption: nil)
+        }
+        // Notes are written oldest first. An interruption was judged on the
+        // oldest init or activate (see `time`): blame that one. A crash: when
+        // calls nest (a journaled call activating another plugin), the newest
+        // is the code that was running: blame that one only.
+        let hung = interruption == nil ? nil : notes.first { $0.phase != .call }
+        guard let blamed = hung ?? notes.last else { return nil }
+        return Recovered(note: blamed, evidence: .call, signal: signal, interruption: hung == nil ? nil : interruption)
     }
 }

@@ -50,11 +50,16 @@ extension Lifecycle {
             }
         }
         let date = Quarantine.now()
+        let interruptedStarts = catalog.interruptedStarts(of: path, identity: plugin.identity)
         let note = { (phase: Quarantine.Phase) in
-            CrashJournal.Note(pluginID: plugin.plugin.id, path: path, identity: plugin.identity, phase: phase, date: date)
+            CrashJournal.Note(
+                pluginID: plugin.plugin.id, path: path, identity: plugin.identity, phase: phase, date: date,
+                interruptedStarts: interruptedStarts)
         }
         let loaded: LoadedImage
-        switch journal.record(note(.`init`), { PluginLoader.load(image, environment: environment) }) {
+        switch journal.record(note(.`init`), {
+            PluginLoader.load(image, environment: environment) { journal.registerImage($0, note: note(.thread)) }
+        }) {
         case let .success(success): loaded = success
         case let .failure(error): return .failure(error)
         }

@@ -68,7 +68,9 @@ extension Lifecycle {
             CrashJournal.Note(pluginID: id, path: file, identity: build.identity, phase: phase, date: Quarantine.now())
         }
         let loaded: LoadedImage
-        switch journal.record(journalNote(.`init`), { PluginLoader.load(image, environment: environment) }) {
+        switch journal.record(journalNote(.`init`), {
+            PluginLoader.load(image, environment: environment) { journal.registerImage($0, note: journalNote(.thread)) }
+        }) {
         case let .success(success): loaded = success
         case let .failure(error): return outcome(.rejected(error))
         }

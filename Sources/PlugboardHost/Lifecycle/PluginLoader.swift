@@ -16,9 +16,13 @@ enum PluginLoader {
 
     /// Loads an admitted image into the host: its private copy, whose
     /// descriptor must still say the plugin that was scanned. Nothing else
-    /// can be loaded in the host process.
-    static func load(_ image: LoadableImage, environment: HostEnvironment) -> Result<LoadedImage, PluginLoadError> {
-        let loaded = open(image.checked.copy, reportedAs: image.path, environment: environment)
+    /// can be loaded in the host process. `mapped` hears of the image once
+    /// it is mapped, before any of its code runs but its constructors (crash
+    /// attribution registers its address range there).
+    static func load(
+        _ image: LoadableImage, environment: HostEnvironment, mapped: (DynamicLibrary) -> Void
+    ) -> Result<LoadedImage, PluginLoadError> {
+        let loaded = open(image.checked.copy, reportedAs: image.path, environment: environment, mapped: mapped)
         if case let .success(loaded) = loaded, loaded.descriptor.id != image.scan.id {
             return .failure(.fileChanged(
                 path: image.path, detail: "it now says plugin \(loaded.descriptor.id), it was \(image.scan.id) when scanned"))
@@ -33,7 +37,7 @@ enum PluginLoader {
         _ file: String, reportedAs path: String, environment: HostEnvironment,
         phase: (Quarantine.Phase) -> Void
     ) -> Result<LoadedImage, PluginLoadError> {
-        open(file, reportedAs: path, environment: environment, phase: phase)
+        open(file, reportedAs: path, environment: environment, phase: phase, mapped: { _ in })
     }
 
     /// `dlopen`s `file` (a private copy of checked bytes), calls its entry,
@@ -41,7 +45,7 @@ enum PluginLoader {
     /// `phase` hears each phase before it starts. Errors name `path`.
     private static func open(
         _ file: String, reportedAs path: String, environment: HostEnvironment,
-        phase: (Quarantine.Phase) -> Void = { _ in }
+        phase: (Quarantine.Phase) -> Void = { _ in }, mapped: (DynamicLibrary) -> Void
     ) -> Result<LoadedImage, PluginLoadError> {
         phase(.dlopen)
         let library: DynamicLibrary
@@ -55,6 +59,7 @@ enum PluginLoader {
             }
             return .failure(.loadFailed(path: path, dlerror: error.message))
         }
+        mapped(library)
         guard let symbol = library.symbol(FileCompatibility.entrySymbol) else {
             return .failure(.noEntrySymbol(path: path))
         }

@@ -22,6 +22,9 @@ public struct Quarantine: Sendable, Equatable, Codable {
         case activate
         /// In the host: a call the host journals (a command run by the CLI).
         case call
+        /// In the host: its code faulted outside any call of it the host
+        /// journals (a thread it started, a callback).
+        case thread
 
         /// How the phase reads in a reason.
         var label: String {
@@ -32,6 +35,7 @@ public struct Quarantine: Sendable, Equatable, Codable {
             case .`init`: "init"
             case .activate: "activate"
             case .call: "call"
+            case .thread: "own thread or callback"
             }
         }
     }
@@ -52,6 +56,16 @@ public struct Quarantine: Sendable, Equatable, Codable {
         case hostInterrupted = "host-interrupted"
     }
 
+    /// What tied a host crash to this plugin.
+    public enum Evidence: String, Sendable, Codable {
+        /// The innermost plugin frame on the faulting thread's stack lay in
+        /// this plugin's image.
+        case frame
+        /// No plugin frame was found: this plugin's journaled call (init,
+        /// activate, a command) was the one running.
+        case call
+    }
+
     public internal(set) var phase: Phase
     public internal(set) var ending: Ending
     /// Signal name, e.g. `SIGABRT`.
@@ -63,6 +77,12 @@ public struct Quarantine: Sendable, Equatable, Codable {
     public internal(set) var stderrTail: [String]
     /// When it happened (ISO 8601, UTC).
     public internal(set) var date: String
+    /// For a host crash: what tied it to this plugin (nil for scans and hangs).
+    public internal(set) var evidence: Evidence? = nil
+    /// For a hang found by interrupted starts: how many starts in a row were
+    /// stopped during this plugin's init or activate (nil when one stop past
+    /// the hang threshold was enough).
+    public internal(set) var interruptedStarts: Int? = nil
 
     /// Stable code: `scan-crashed`, `scan-exited`, `scan-timeout`,
     /// `host-crashed`, `host-hung`.
@@ -94,10 +114,21 @@ public struct Quarantine: Sendable, Equatable, Codable {
         case .timeout:
             what = "did not finish phase \(phase.label) within the scan's time limit and was killed\(duration)"
         case .hostDied:
-            what = "the host process died during this plugin's \(phase.label) (noted \(date); exit status unknown: a process cannot record its own end), so the next start went on without it"
+            let how = signal.map { "crashed with \($0)" } ?? "died"
+            let known = signal == nil ? "; exit status unknown: a process cannot record its own end" : ""
+            let found = switch evidence {
+            case .frame?: ", found by its frame on the faulting stack"
+            case .call?: ", found by its running call"
+            case nil: ""
+            }
+            what = "the host process \(how) during this plugin's \(phase.label)\(found) (noted \(date)\(known)), so the next start went on without it"
         case .hostInterrupted:
             let ran = milliseconds.map { " for \(Self.format($0))" } ?? ""
-            what = "the host was stopped by \(signal ?? "a signal") after this plugin's \(phase.label) had run\(ran) (noted \(date)): it probably hangs"
+            if let starts = interruptedStarts {
+                what = "the host was stopped by \(signal ?? "a signal") during this plugin's \(phase.label) in \(starts) starts in a row (the last after it had run\(ran), noted \(date)): it probably hangs"
+            } else {
+                what = "the host was stopped by \(signal ?? "a signal") after this plugin's \(phase.label) had run\(ran) (noted \(date)): it probably hangs"
+            }
         }
         let output = stderrTail.isEmpty ? "" : "; its last output: \(stderrTail.joined(separator: " | "))"
         return what + output
@@ -107,7 +138,12 @@ public struct Quarantine: Sendable, Equatable, Codable {
     static func now() -> String {
         // strftime in UTC, not Date.formatted(.iso8601): that loads the ICU
         // time zone data on first use, a fifth of a fresh host's activation.
-        var seconds = time(nil)
+        date(secondsSinceEpoch: time(nil))
+    }
+
+    /// `seconds` since the epoch, as ``date`` spells it.
+    static func date(secondsSinceEpoch seconds: Int) -> String {
+        var seconds = time_t(seconds)
         var parts = tm()
         gmtime_r(&seconds, &parts)
         var buffer = [CChar](repeating: 0, count: 32)

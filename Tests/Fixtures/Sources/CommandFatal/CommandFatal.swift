@@ -1,9 +1,22 @@
 import FixtureSupport
 import Plugboard
+#if canImport(Glibc)
+import Glibc
+#endif
 
 final class CommandFatal: Plugin {
     init(context: PluginContext) throws {}
-    func contributions() -> [Contribution] { [.provider(Boom(), for: Commands.self)] }
+    func contributions() -> [Contribution] { [.provider(Boom(), for: Commands.self), .provider(Vanish(), for: Commands.self)] }
+    /// Ends the process with SIGKILL, which no handler sees: only the
+    /// journal's note of the running call can tell who it was.
+    struct Vanish: Command {
+        var name: String { "vanish" }
+        var summary: String { "kills the process with SIGKILL" }
+        func run(arguments: [String]) throws -> String {
+            kill(getpid(), SIGKILL)
+            return "unreachable"
+        }
+    }
     struct Boom: Command {
         var name: String { "boom" }
         var summary: String { "crashes the process" }

@@ -31,6 +31,7 @@ public final class EchoPlugin<Name: FixtureName>: Plugin {
 
 public struct EchoCommand: Command {
     public let name: String
+    public init(name: String) { self.name = name }
     public var summary: String { "echo from \(name)" }
     public func run(arguments: [String]) throws -> String {
         ([name] + arguments).joined(separator: " ")
