@@ -29,10 +29,18 @@ public struct ActivationTrigger: Sendable, Hashable, CustomStringConvertible {
 
     /// Activate before the host routes a path that starts with `prefix`
     /// (matched on whole segments: `/shop` matches `/shop/42`, not `/shopping`).
+    ///
+    /// `prefix` starts with `/` and holds URL path characters only (ASCII
+    /// letters, digits and ``-._~!$&'()*+,;=:@%/{}``); the whole trigger is
+    /// at most 200 bytes. A host refuses any other with `invalid-trigger`.
     @_alwaysEmitIntoClient
     public static func route(prefix: String) -> ActivationTrigger { ActivationTrigger(encoded: "route:\(prefix)") }
 
     /// Activate before the host delivers an event called `name`.
+    ///
+    /// `name` holds ASCII letters, digits, `.`, `-` and `_` only; the whole
+    /// trigger is at most 200 bytes. A host refuses any other with
+    /// `invalid-trigger`.
     @_alwaysEmitIntoClient
     public static func event(_ name: String) -> ActivationTrigger { ActivationTrigger(encoded: "event:\(name)") }
 

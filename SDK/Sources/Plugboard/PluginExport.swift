@@ -26,11 +26,15 @@ public enum PluginExport {
     ///
     /// - Parameters:
     ///   - plugin: the ``Plugin`` type the host instantiates.
-    ///   - id: reverse-DNS plugin id, unique among the host's plugins.
+    ///   - id: reverse-DNS plugin id, unique among the host's plugins: two or
+    ///     more dot-separated parts of ASCII letters, digits, `-` and `_`, at
+    ///     most 200 bytes (a host refuses any other with `invalid-id`).
     ///   - version: the plugin's semantic version, `MAJOR.MINOR.PATCH`.
     ///   - provides: the interfaces the plugin provides; use each extension
     ///     point's `interface` so its compiled version is recorded.
-    ///   - services: ids of the host services the plugin needs (``Services/Key/id``).
+    ///   - services: ids of the host services the plugin needs
+    ///     (``Services/Key/id``), reverse-DNS as `id` (a host refuses any
+    ///     other with `invalid-service`).
     ///   - activation: when the host activates the plugin besides the first
     ///     lookup of an interface in `provides` (see ``ActivationTrigger``).
     /// - Returns: a pointer to a descriptor that lives as long as the process.

@@ -42,6 +42,17 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
         public static let badMagic = Code("bad-magic")
         public static let unsupportedLayout = Code("descriptor-layout")
         public static let invalidDescriptor = Code("invalid-descriptor")
+        /// A plugin or interface id outside the documented set (reverse-DNS:
+        /// ASCII letters, digits, `-`, `_`; two or more dot-separated parts;
+        /// at most 200 bytes).
+        public static let invalidID = Code("invalid-id")
+        /// A service the descriptor asks for whose id is not reverse-DNS (as
+        /// ``invalidID``).
+        public static let invalidService = Code("invalid-service")
+        /// An activation trigger that is not `startup`, `event:NAME` (NAME of
+        /// ASCII letters, digits, `.`, `-`, `_`) or `route:/PREFIX` (PREFIX of
+        /// URL path characters), or is longer than 200 bytes.
+        public static let invalidTrigger = Code("invalid-trigger")
         public static let sdkDuplicated = Code("sdk-duplicated")
         public static let interfaceVersion = Code("interface-version")
         public static let duplicateID = Code("duplicate-id")
@@ -218,6 +229,18 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
 
     static func invalidDescriptor(path: String, detail: String) -> PluginLoadError {
         PluginLoadError(code: .invalidDescriptor, path: path, reason: "invalid descriptor: \(detail)")
+    }
+
+    static func invalidID(path: String, field: String, value: String) -> PluginLoadError {
+        PluginLoadError(code: .invalidID, path: path, reason: "\(field) '\(TerminalText.escaped(value, limit: TerminalText.nameLimit))' is not reverse-DNS (like com.example.tool: ASCII letters, digits, '-', '_', at least two dot-separated parts, at most 200 bytes); fix the id in the plugin's `PluginExport.descriptor(...)` call")
+    }
+
+    static func invalidService(path: String, value: String) -> PluginLoadError {
+        PluginLoadError(code: .invalidService, path: path, reason: "asks for service '\(TerminalText.escaped(value, limit: TerminalText.nameLimit))', which is not a reverse-DNS service id (like plugboard.storage); ask for services by their `Services` type")
+    }
+
+    static func invalidTrigger(path: String, value: String) -> PluginLoadError {
+        PluginLoadError(code: .invalidTrigger, path: path, reason: "activation trigger '\(TerminalText.escaped(value, limit: TerminalText.nameLimit))' is not startup, event:NAME (ASCII letters, digits, '.', '-', '_') or route:/PREFIX (URL path characters), at most 200 bytes; fix it in the plugin's `activation:` list")
     }
 
     static func sdkDuplicated(path: String, pluginSDK: String, hostSDK: String) -> PluginLoadError {

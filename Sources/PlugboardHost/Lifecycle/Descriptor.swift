@@ -61,12 +61,10 @@ struct Descriptor: Sendable {
             }
             let sdkVersion = try text(c.sdk_version, "sdk_version").get()
             let id = try text(c.plugin_id, "plugin_id").get()
-            guard isValidID(id) else {
-                return .failure(.invalidDescriptor(path: path, detail: "plugin id '\(id)' is not reverse-DNS (like com.example.tool: letters, digits, '-', '_', at least two dot-separated parts)"))
-            }
+            guard isValidID(id) else { return .failure(.invalidID(path: path, field: "plugin id", value: id)) }
             let versionText = try text(c.plugin_version, "plugin_version").get()
             guard let version = SemanticVersion(versionText) else {
-                return .failure(.invalidDescriptor(path: path, detail: "plugin version '\(versionText)' is not MAJOR.MINOR.PATCH"))
+                return .failure(.invalidDescriptor(path: path, detail: "plugin version '\(TerminalText.escaped(versionText, limit: TerminalText.nameLimit))' is not MAJOR.MINOR.PATCH"))
             }
             guard Int(c.provides_count) <= maxInterfaces, Int(c.services_count) <= maxInterfaces else {
                 return .failure(.invalidDescriptor(path: path, detail: "more than \(maxInterfaces) interfaces or services"))
@@ -78,7 +76,7 @@ struct Descriptor: Sendable {
                     let entry = list[index]
                     let interfaceID = try text(entry.id, "provides[\(index)].id").get()
                     guard isValidID(interfaceID) else {
-                        return .failure(.invalidDescriptor(path: path, detail: "interface id '\(interfaceID)' is not reverse-DNS"))
+                        return .failure(.invalidID(path: path, field: "interface id", value: interfaceID))
                     }
                     provides.append(Interface(id: interfaceID, version: SemanticVersion(
                         Int(entry.major), Int(entry.minor), Int(entry.patch))))
@@ -88,7 +86,9 @@ struct Descriptor: Sendable {
             if c.services_count > 0 {
                 guard let list = c.services else { return .failure(.invalidDescriptor(path: path, detail: "services is null")) }
                 for index in 0..<Int(c.services_count) {
-                    services.append(try text(list[index], "services[\(index)]").get())
+                    let service = try text(list[index], "services[\(index)]").get()
+                    guard isValidID(service) else { return .failure(.invalidService(path: path, value: service)) }
+                    services.append(service)
                 }
             }
             var activation: [String] = []
@@ -98,9 +98,7 @@ struct Descriptor: Sendable {
                 }
                 for index in 0..<Int(list.count) {
                     let trigger = try text(triggers[index], "activation[\(index)]").get()
-                    guard ActivationTriggers.isValid(trigger) else {
-                        return .failure(.invalidDescriptor(path: path, detail: "activation trigger '\(trigger)' is not startup, route:/PREFIX or event:NAME"))
-                    }
+                    guard ActivationTriggers.isValid(trigger) else { return .failure(.invalidTrigger(path: path, value: trigger)) }
                     activation.append(trigger)
                 }
             }

@@ -21,11 +21,28 @@ final class ActivationTriggers: Sendable {
     }
 
     /// Whether `trigger` is one the host understands.
+    /// `startup`, `event:NAME` (NAME of ASCII letters, digits, `.`, `-`,
+    /// `_`) or `route:/PREFIX` (PREFIX of URL path characters: ASCII
+    /// letters, digits and `-._~!$&'()*+,;=:@%/{}`), at most 200 bytes: a
+    /// trigger is shown to people and must not carry controls.
     static func isValid(_ trigger: String) -> Bool {
+        guard trigger.utf8.count <= 200 else { return false }
         if trigger == "startup" { return true }
-        if trigger.hasPrefix("route:/") { return true }
-        if trigger.hasPrefix("event:") { return trigger.count > "event:".count }
+        if trigger.hasPrefix("route:/") {
+            return trigger.utf8.dropFirst("route:".count).allSatisfy { isAlphanumeric($0) || routeSymbols.contains($0) }
+        }
+        if trigger.hasPrefix("event:") {
+            let name = trigger.utf8.dropFirst("event:".count)
+            return !name.isEmpty && name.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }
+        }
         return false
+    }
+
+    private static let routeSymbols = Set("-._~!$&'()*+,;=:@%/{}".utf8)
+
+    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
     }
 
     /// Adds the event and route triggers of an available plugin.

@@ -35,7 +35,7 @@ enum LockCommand: CLICommand {
         var entries: [LockFile.Entry] = []
         for record in records {
             guard record.status == .available, let id = record.id, let version = record.version, let sha256 = record.sha256 else {
-                Terminal.writeErr("left out: \(record.path) (\(record.status.rawValue)\(record.code.map { ": \($0)" } ?? ""))\n")
+                Terminal.writeErr("left out: \(Terminal.safe(record.path)) (\(record.status.rawValue)\(record.code.map { ": \($0)" } ?? ""))\n")
                 continue
             }
             entries.append(LockFile.Entry(
@@ -44,7 +44,7 @@ enum LockCommand: CLICommand {
         var libraries: [LockFile.Library] = []
         for library in host.interfaceLibraries {
             guard let sha256 = library.sha256 else {
-                Terminal.writeErr("left out: \(library.path) (interface library refused: \(library.error?.code.rawValue ?? "not admitted"))\n")
+                Terminal.writeErr("left out: \(Terminal.safe(library.path)) (interface library refused: \(library.error?.code.rawValue ?? "not admitted"))\n")
                 continue
             }
             libraries.append(LockFile.Library(file: URL(fileURLWithPath: library.path).lastPathComponent, sha256: sha256))

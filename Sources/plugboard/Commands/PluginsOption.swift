@@ -72,7 +72,7 @@ enum PluginsOption {
     static func reportDiagnostics(_ host: PluginHost) {
         for diagnostic in host.diagnostics {
             let style: Terminal.Style = diagnostic.severity == .error ? .red : .yellow
-            Terminal.writeErr(Terminal.style("\(diagnostic.severity.rawValue):", style, stderr: true) + " \(diagnostic)\n")
+            Terminal.writeErr(Terminal.style("\(diagnostic.severity.rawValue):", style, stderr: true) + " \(Terminal.safe("\(diagnostic)"))\n")
         }
     }
 
@@ -105,7 +105,7 @@ enum PluginsOption {
             if printingDiagnostics { reportDiagnostics(host) }
             return (host, records)
         } catch {
-            Terminal.error("\(error.description) [\(error.code)]")
+            Terminal.error("\(Terminal.safe(error.description)) [\(error.code)]")
             return nil
         }
     }

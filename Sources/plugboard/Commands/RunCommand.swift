@@ -35,7 +35,7 @@ enum RunCommand: CLICommand {
         let diagnostics = host.diagnostics
         for record in host.records where [.rejected, .failed, .quarantined].contains(record.status) {
             if diagnostics.contains(where: { $0.code.rawValue == record.code && $0.message.hasPrefix(record.path + ":") }) { continue }
-            Terminal.writeErr(Terminal.style("warning:", .yellow, stderr: true) + " \(record.error?.message ?? record.path) [\(record.code ?? "")]\n")
+            Terminal.writeErr(Terminal.style("warning:", .yellow, stderr: true) + " \(Terminal.safe(record.error?.message ?? record.path)) [\(record.code ?? "")]\n")
         }
         let name = arguments.positionals[0]
         let commands = registrations.compactMap { registration in
@@ -46,13 +46,13 @@ enum RunCommand: CLICommand {
         let providing = commands.filter { $0.1.name == name }.sorted { $0.0 < $1.0 }
         if providing.count > 1 {
             Terminal.writeErr(Terminal.style("warning:", .yellow, stderr: true)
-                + " command '\(name)' is provided by plugins \(providing.map(\.0).joined(separator: ", ")); \(providing[0].0) runs "
+                + " command '\(Terminal.safe(name, limit: TerminalText.nameLimit))' is provided by plugins \(providing.map(\.0).joined(separator: ", ")); \(providing[0].0) runs "
                 + "(the first by plugin id). Disable the others to choose (\"enabled\": false for them in the host configuration) "
                 + "[duplicate-command]\n")
         }
         guard let (pluginID, command) = providing.first else {
-            let known = commands.map(\.1.name).sorted()
-            Terminal.error("no plugin provides command '\(name)'; available: \(known.isEmpty ? "none" : known.joined(separator: ", "))")
+            let known = commands.map { Terminal.safe($0.1.name, limit: TerminalText.nameLimit) }.sorted()
+            Terminal.error("no plugin provides command '\(Terminal.safe(name, limit: TerminalText.nameLimit))'; available: \(known.isEmpty ? "none" : known.joined(separator: ", "))")
             return ExitStatus.failure
         }
         do {
@@ -62,7 +62,9 @@ enum RunCommand: CLICommand {
             Terminal.write(output + "\n")
             return ExitStatus.success
         } catch {
-            Terminal.error("command '\(name)' failed: \(error)")
+            // The command's output is the plugin's to format; its error and
+            // name are shown as text.
+            Terminal.error("command '\(Terminal.safe(name, limit: TerminalText.nameLimit))' failed: \(Terminal.safe("\(error)"))")
             return ExitStatus.failure
         }
     }

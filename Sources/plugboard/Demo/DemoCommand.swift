@@ -41,7 +41,7 @@ enum DemoCommand: CLICommand {
         var configuration = try PluginsOption.configuration(arguments, pluginsDirectory: directory, command: spec.name)
         configuration.logSink = LogSink { record in
             // In JSON mode stdout is for the document only.
-            Terminal.writeErr(Terminal.style("  log \(record.level) [\(record.label)] ", .dim, stderr: true) + record.message + "\n")
+            Terminal.writeErr(Terminal.style("  log \(record.level) [\(Terminal.safe(record.label))] ", .dim, stderr: true) + Terminal.safe(record.message) + "\n")
         }
         guard let (host, records) = PluginsOption.loadHost(configuration, start: .everything, printingDiagnostics: false) else { return ExitStatus.failure }
         defer { host.shutdown() }

@@ -34,7 +34,7 @@ enum DevCommand: CLICommand {
         do {
             builder = try PackageBuilder(packageDirectory: arguments.positionals[0])
         } catch {
-            Terminal.error("\(error.description) [\(error.code)]")
+            Terminal.error("\(Terminal.safe(error.description)) [\(error.code)]")
             return ExitStatus.failure
         }
         let session = DevSession(

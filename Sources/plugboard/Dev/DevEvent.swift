@@ -1,3 +1,4 @@
+import PlugboardHost
 import Foundation
 
 /// One line of `plugboard dev --json`: `event` is one of `ready`,
@@ -28,7 +29,7 @@ struct DevEvent: Encodable {
     /// The one human line (plus indented details) for this event.
     var humanText: String {
         var parts = [Terminal.style(event, style, stderr: true)]
-        if let id { parts.append(id) }
+        if let id { parts.append(Terminal.safe(id, limit: TerminalText.nameLimit)) }
         if let generation { parts.append("gen \(generation)") }
         var line = parts.joined(separator: " ")
         if let ms, !ms.isEmpty {
@@ -37,12 +38,12 @@ struct DevEvent: Encodable {
         }
         var notes: [String] = []
         if let memoryBytes, memoryBytes > 0 { notes.append("+\(memoryBytes / 1024) KiB mapped") }
-        if let state { notes.append(state) }
+        if let state { notes.append(Terminal.safe(state)) }
         if !notes.isEmpty { line += "  (" + notes.joined(separator: "; ") + ")" }
-        if let changed, !changed.isEmpty { line += "  " + changed.joined(separator: ", ") }
-        if let code { line += "\n  [\(code)] \(reason ?? "")" }
-        for diagnostic in diagnostics ?? [] { line += "\n  " + diagnostic }
-        if let output { line += "\n  → " + output }
+        if let changed, !changed.isEmpty { line += "  " + Terminal.safe(changed.joined(separator: ", ")) }
+        if let code { line += "\n  [\(Terminal.safe(code))] \(Terminal.safe(reason ?? ""))" }
+        for diagnostic in diagnostics ?? [] { line += "\n  " + Terminal.safe(diagnostic) }
+        if let output { line += "\n  → " + Terminal.safe(output) }
         return line
     }
 

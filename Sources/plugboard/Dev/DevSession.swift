@@ -29,7 +29,7 @@ final class DevSession: @unchecked Sendable {
         self.command = command
         host = PluginHost(configuration: .init(
             pluginsDirectory: pluginsDirectory, settings: settings, dataDirectory: dataDirectory,
-            logSink: LogSink { Terminal.writeErr("  log \($0.level) [\($0.label)] \($0.message)\n") }, trust: trust))
+            logSink: LogSink { Terminal.writeErr("  log \($0.level) [\(Terminal.safe($0.label))] \(Terminal.safe($0.message))\n") }, trust: trust))
         host.declareDemoExtensionPoints()
         watcher = SourceWatcher(root: builder.packageDirectory, polling: polling)
     }
@@ -41,10 +41,10 @@ final class DevSession: @unchecked Sendable {
                 let discovered = try host.discover()
                 host.activateAll()
                 for record in host.current(discovered) where record.status != .active {
-                    Terminal.writeErr(Terminal.style("warning:", .yellow, stderr: true) + " \(record.error?.message ?? record.path) [\(record.code ?? "")]\n")
+                    Terminal.writeErr(Terminal.style("warning:", .yellow, stderr: true) + " \(Terminal.safe(record.error?.message ?? record.path)) [\(record.code ?? "")]\n")
                 }
             } catch {
-                Terminal.error("\(error.description) (--plugins \(directory))")
+                Terminal.error("\(Terminal.safe(error.description)) (--plugins \(Terminal.safe(directory)))")
                 return ExitStatus.failure
             }
         }

@@ -22,11 +22,11 @@ enum RecordText {
             let count = records.filter { $0.status == status }.count
             return count == 0 ? nil : "\(count) \(status.rawValue)"
         }
-        var out = Terminal.style("Plugins in \(directory)", .bold)
+        var out = Terminal.style("Plugins in \(Terminal.safe(directory))", .bold)
             + " (\(records.count) file\(records.count == 1 ? "" : "s")\(counts.isEmpty ? "" : ": " + counts.joined(separator: ", ")))\n"
         if !interfaceLibraries.isEmpty {
             out += "Interface libraries (\(PluginDirectory.interfaceFolder)/, for plugins of a host's own extension points): "
-                + interfaceLibraries.map(fileName).joined(separator: ", ") + "\n"
+                + interfaceLibraries.map { Terminal.safe(fileName($0)) }.joined(separator: ", ") + "\n"
         }
         guard !records.isEmpty else { return out + "  no *.so files found" }
         var table = Table(header: ["STATUS", "ID", "VERSION", "PROVIDES", "FILE"])
@@ -45,10 +45,11 @@ enum RecordText {
             out += "\n\n" + Terminal.style("Problems", .bold)
             for record in notes {
                 if let error = record.error {
-                    out += "\n  \(fileName(record.path)): " + Terminal.style("[\(error.code)]", statusStyle(record.status)) + " \(error.reason)"
+                    out += "\n  \(Terminal.safe(fileName(record.path))): " + Terminal.style("[\(Terminal.safe(error.code.rawValue))]", statusStyle(record.status))
+                        + " \(Terminal.safe(error.reason))"
                 }
                 for warning in record.warnings {
-                    out += "\n  \(fileName(record.path)): " + Terminal.style("[warning]", .yellow) + " \(warning)"
+                    out += "\n  \(Terminal.safe(fileName(record.path))): " + Terminal.style("[warning]", .yellow) + " \(Terminal.safe(warning))"
                 }
             }
         }
@@ -91,7 +92,12 @@ enum RecordText {
         rows.append(("host SDK", "\(host.baseline.sdkVersion) (ABI \(host.baseline.sdkABI))"))
         rows.append(("host toolchain", host.baseline.toolchain))
         let width = rows.map(\.0.count).max() ?? 0
-        return rows.map { "\(Terminal.style($0.0.padding(to: width), .bold))  \($0.1)" }.joined(separator: "\n")
+        // Every value may come from the plugin file or its code: escaped and
+        // capped; only the status (ours) is styled after.
+        return rows.map { label, value in
+            let shown = label == "status" ? value : Terminal.safe(value)
+            return "\(Terminal.style(label.padding(to: width), .bold))  \(shown)"
+        }.joined(separator: "\n")
     }
 
     static func fileName(_ path: String) -> String {

@@ -1,5 +1,7 @@
+import PlugboardHost
 /// Left-aligned columns sized to their widest cell; styles do not count
-/// toward width.
+/// toward width. Cells hold plugin data: each is escaped and capped as it
+/// is added (`Terminal.safe`), so no cell can break a row.
 struct Table {
     var header: [String]
     var rows: [[Cell]] = []
@@ -7,6 +9,11 @@ struct Table {
     struct Cell {
         let text: String
         var style: Terminal.Style? = nil
+
+        init(text: String, style: Terminal.Style? = nil) {
+            self.text = Terminal.safe(text, limit: TerminalText.nameLimit)
+            self.style = style
+        }
     }
 
     func render() -> String {

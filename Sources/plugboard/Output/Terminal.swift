@@ -1,3 +1,4 @@
+import PlugboardHost
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,6 +15,12 @@ enum Terminal {
 
     static func style(_ text: String, _ style: Style, stderr: Bool = false) -> String {
         (stderr ? colorErr : colorOut) ? "\u{1B}[\(style.rawValue)m\(text)\u{1B}[0m" : text
+    }
+
+    /// Text from a plugin file or plugin code, escaped and capped for a
+    /// person to read (see `TerminalText`): used wherever such text is printed.
+    static func safe(_ text: some StringProtocol, limit: Int = TerminalText.messageLimit) -> String {
+        TerminalText.escaped(text, limit: limit)
     }
 
     static func error(_ message: String) {

@@ -40,7 +40,7 @@ import Testing
         fixture("ABIMajor", code: "sdk-abi-mismatch", mentions: "SDK ABI \(host.major + 1).\(host.minor), the host has SDK ABI \(host)"),
         fixture("ABINewer", code: "sdk-too-new", mentions: "SDK ABI \(host.major).9, newer than the host's SDK ABI \(host)"),
         fixture("ForeignToolchain", code: "toolchain-mismatch", mentions: "99.0.0"),
-        fixture("InvalidID", code: "invalid-descriptor", mentions: "not reverse dns"),
+        fixture("InvalidID", code: "invalid-id", mentions: "is not reverse-DNS"),
         fixture("InitThrows", code: "init-failed", status: .failed, mentions: "init refused on purpose"),
         fixture("ActivateThrows", code: "activate-failed", status: .failed, mentions: "activate refused on purpose"),
         fixture("InterfaceNewer", code: "interface-version", mentions: "plugboard.command 1.1.0, the host offers plugboard.command 1.0.0"),
