@@ -44,7 +44,7 @@ let package = Package(
         // Test support: a host that is not `plugboard` (its own scanner, crash journal).
         .executableTarget(name: "plugboard-test-host", dependencies: ["PlugboardHost", "CPlugboardHost", sdk, demoInterfaces], swiftSettings: strict),
         // Test support: a process the storage tests kill mid-write.
-        .executableTarget(name: "plugboard-storage-writer", dependencies: ["PlugboardHost"], swiftSettings: strict),
+        .executableTarget(name: "plugboard-storage-writer", dependencies: ["PlugboardHost", sdk], swiftSettings: strict),
         // `make fuzz` (libFuzzer, with --sanitize=fuzzer) and the corpus replay in `make test`.
         .executableTarget(name: "plugboard-fuzz", dependencies: ["PlugboardHost", "PlugboardDemo"], swiftSettings: strict),
         .testTarget(

@@ -28,6 +28,7 @@ struct BenchSuite {
         if wanted("router") { routing() }
         if wanted("loading") { loading() }
         if wanted("admission") { admission() }
+        if wanted("storage") { storage() }
         if wanted("reload") { reload?.run(into: report) }
         if wanted("startup") { startup?.run(into: report) }
         report.print(json: json)
@@ -276,6 +277,23 @@ struct BenchSuite {
         report.add("before: cache → active (read+copy)", unit: "µs",
                    samples: samples.map { ($0.read + $0.copy) / 1_000 }, baselineName: "one read", baseline: read,
                    note: "what activating a plugin known from the cache cost before the admission step: no trust, no static checks")
+    }
+
+    /// A storage `set` of a new key as the folder fills: the quota check
+    /// reads a usage record, so 10,000 keys cost what 10 do (it listed the
+    /// folder before: about 5x at 10,000).
+    func storage() {
+        report.begin("Storage set of a new key (fsync'd, 200 sets, µs per set)")
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("plugboard-bench-storage-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        guard let few = StorageCost.setNanoseconds(keys: 10, sets: 200, root: root),
+            let many = StorageCost.setNanoseconds(keys: 10_000, sets: 200, root: root)
+        else {
+            print("  storage benchmark: a set failed in \(root)")
+            return
+        }
+        report.add("set, folder of 10,000 keys", unit: "µs", samples: many.map { $0 / 1_000 },
+                   baselineName: "set, folder of 10 keys", baseline: few.map { $0 / 1_000 }, goal: .ratioAtMost(1.5))
     }
 
     /// In the child: start on `directory` (cache warm), then time activating

@@ -18,7 +18,9 @@ import Glibc
 /// - Atomicity: a value is written to a unique temporary file, `fsync`ed,
 ///   then `rename`d over the old one, and the directory is `fsync`ed; a crash
 ///   at any point leaves the old value or the new one.
-/// - Quotas: ``StorageQuota`` bounds bytes, keys and value size per plugin.
+/// - Quotas: ``StorageQuota`` bounds bytes, keys and value size per plugin,
+///   checked against ``StorageUsage``'s record in constant time, under a lock
+///   shared by every process using the data directory.
 struct FileKeyValueStore: KeyValueStore {
     /// The data directory (trusted: the host's own setting).
     let root: String
@@ -59,7 +61,17 @@ struct FileKeyValueStore: KeyValueStore {
         let name = try self.name(for: key)
         guard let dir = try openFolder(create: true) else { throw .notWritable(path: directory, reason: "no plugin folder") }
         defer { close(dir) }
-        try checkQuota(adding: value.count, as: name, in: dir)
+        try checkValueSize(value.count, as: name)
+        try StorageUsage.change(in: dir, folder: directory, count: { count(dir) }, plan: { usage throws(ServiceError) in
+            try plan(usage, adding: value.count, as: name, in: dir)
+        }, apply: { () throws(ServiceError) in
+            try write(value, as: name, in: dir)
+        })
+    }
+
+    /// Writes `value` under `name` atomically: a unique temporary file,
+    /// `fsync`ed, renamed over the old one, then the folder `fsync`ed.
+    private func write(_ value: [UInt8], as name: String, in dir: Int32) throws(ServiceError) {
         let temporary = ".tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
         let fd = openat(dir, temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw .notWritable(path: directory, reason: String(cString: strerror(errno))) }
@@ -80,10 +92,15 @@ struct FileKeyValueStore: KeyValueStore {
         let name = try self.name(for: key)
         guard let dir = try openFolder(create: false) else { return }
         defer { close(dir) }
-        if unlinkat(dir, name, 0) != 0 && errno != ENOENT {
-            throw .notWritable(path: directory, reason: String(cString: strerror(errno)))
-        }
-        fsync(dir)
+        try StorageUsage.change(in: dir, folder: directory, count: { count(dir) }, plan: { usage in
+            guard let old = size(of: name, in: dir) else { return nil }
+            return StorageUsage(keys: max(0, usage.keys - 1), bytes: max(0, usage.bytes - old))
+        }, apply: { () throws(ServiceError) in
+            if unlinkat(dir, name, 0) != 0 && errno != ENOENT {
+                throw .notWritable(path: directory, reason: String(cString: strerror(errno)))
+            }
+            fsync(dir)
+        })
     }
 
     func keys() throws(ServiceError) -> [String] {
@@ -164,24 +181,42 @@ struct FileKeyValueStore: KeyValueStore {
         return (names, bytes)
     }
 
-    private func checkQuota(adding size: Int, as name: String, in dir: Int32) throws(ServiceError) {
-        let refuse = { (limit: String) -> ServiceError in
-            let error = ServiceError.quotaExceeded(path: "\(self.directory)/\(name)", limit: limit)
-            self.onQuota?(error)
-            return error
-        }
-        guard size <= quota.maximumValueBytes else {
-            throw refuse("a value is at most \(quota.maximumValueBytes) bytes, this one has \(size)")
-        }
+    /// What the folder holds, counted file by file (when the usage record
+    /// cannot be trusted).
+    private func count(_ dir: Int32) -> StorageUsage {
         let current = listing(dir)
-        let replacing = current.bytes[name]
-        if replacing == nil, current.names.count + 1 > quota.maximumKeys {
-            throw refuse("at most \(quota.maximumKeys) keys, and all are used")
+        return StorageUsage(keys: current.names.count, bytes: current.bytes.values.reduce(0, +))
+    }
+
+    /// The size of the value file `name`, nil when there is none.
+    private func size(of name: String, in dir: Int32) -> Int? {
+        var info = stat()
+        return fstatat(dir, name, &info, AT_SYMLINK_NOFOLLOW) == 0 ? Int(info.st_size) : nil
+    }
+
+    private func refuse(_ name: String, _ limit: String) -> ServiceError {
+        let error = ServiceError.quotaExceeded(path: "\(directory)/\(name)", limit: limit)
+        onQuota?(error)
+        return error
+    }
+
+    private func checkValueSize(_ size: Int, as name: String) throws(ServiceError) {
+        guard size <= quota.maximumValueBytes else {
+            throw refuse(name, "a value is at most \(quota.maximumValueBytes) bytes, this one has \(size)")
         }
-        let total = current.bytes.values.reduce(0, +) - (replacing ?? 0) + size
+    }
+
+    /// The usage after writing `size` bytes under `name`, or the quota's refusal.
+    private func plan(_ usage: StorageUsage, adding size: Int, as name: String, in dir: Int32) throws(ServiceError) -> StorageUsage {
+        let replacing = self.size(of: name, in: dir)
+        if replacing == nil, usage.keys + 1 > quota.maximumKeys {
+            throw refuse(name, "at most \(quota.maximumKeys) keys, and all are used")
+        }
+        let total = usage.bytes - (replacing ?? 0) + size
         guard total <= quota.maximumBytes else {
-            throw refuse("at most \(quota.maximumBytes) bytes in all, this write would make \(total)")
+            throw refuse(name, "at most \(quota.maximumBytes) bytes in all, this write would make \(total)")
         }
+        return StorageUsage(keys: usage.keys + (replacing == nil ? 1 : 0), bytes: total)
     }
 
     // MARK: - Names
@@ -211,27 +246,27 @@ struct FileKeyValueStore: KeyValueStore {
 /// (Every code is the SDK's: plugins can match them, see `KeyValueStore`.)
 extension ServiceError {
 
-    fileprivate static func invalidKey(_ key: String, reason: String) -> ServiceError {
+    static func invalidKey(_ key: String, reason: String) -> ServiceError {
         ServiceError(.storageInvalidKey, "invalid storage key '\(key.prefix(40))\(key.count > 40 ? "…" : "")': \(reason)")
     }
 
-    fileprivate static func notWritable(path: String, reason: String) -> ServiceError {
+    static func notWritable(path: String, reason: String) -> ServiceError {
         ServiceError(.storageNotWritable, "\(path): storage is not writable (\(reason)); check the host's data directory permissions", path: path)
     }
 
-    fileprivate static func unreadable(path: String, reason: String) -> ServiceError {
+    static func unreadable(path: String, reason: String) -> ServiceError {
         ServiceError(.storageUnreadable, "\(path): cannot read stored value (\(reason)); check the file's permissions", path: path)
     }
 
-    fileprivate static func symlink(path: String) -> ServiceError {
+    static func symlink(path: String) -> ServiceError {
         ServiceError(.storageSymlink, "\(path) is a symbolic link; storage never follows one (it could lead outside the data directory): remove the link", path: path)
     }
 
-    fileprivate static func notAFile(path: String, kind: String) -> ServiceError {
+    static func notAFile(path: String, kind: String) -> ServiceError {
         ServiceError(.storageNotAFile, "\(path) is \(kind), not a stored value; storage reads only plain files of its own: remove it", path: path)
     }
 
-    fileprivate static func quotaExceeded(path: String, limit: String) -> ServiceError {
+    static func quotaExceeded(path: String, limit: String) -> ServiceError {
         ServiceError(.storageQuotaExceeded, "\(path): storage quota exceeded: \(limit); nothing was written (remove values, or ask the host for a larger quota)", path: path)
     }
 }

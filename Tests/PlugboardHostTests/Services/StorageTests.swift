@@ -109,3 +109,101 @@ import Testing
         #expect(killedMidWrite > 0, "no kill landed inside a write: the test proved nothing")
     }
 }
+
+/// The key quota is checked against a usage record kept under a lock, so
+/// it costs the same at 10,000 keys as at 10 (see `make bench`, storage) and
+/// stays exact with several processes writing one plugin's folder.
+@Suite struct StorageUsageTests {
+    func usage(_ data: TemporaryDirectory, _ plugin: String) -> String {
+        (try? String(contentsOfFile: data.file("\(plugin)/.usage"), encoding: .utf8)) ?? ""
+    }
+
+    func valueFiles(_ data: TemporaryDirectory, _ plugin: String) -> Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: data.file(plugin))) ?? []).filter { $0.hasSuffix(".value") }.count
+    }
+
+    /// Two writer processes, released together, each try 25 new keys under
+    /// a quota of 30: exactly 30 are stored and 20 refused, and the record
+    /// says so. (Counted from a listing, each could see 29 and both write.)
+    @Test func twoProcessesFillingOneFolderStopExactlyAtTheQuota() throws {
+        let data = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        let writer = try Fixtures.executable("plugboard-storage-writer")
+        var processes: [(Process, Pipe, Pipe)] = []
+        for name in ["a", "b"] {
+            let process = Process()
+            process.executableURL = writer
+            process.arguments = [data.path, "--fill", name, "25", "30"]
+            process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CACHE_HOME": cache.file(name)]) { $1 }
+            let input = Pipe(), output = Pipe()
+            process.standardInput = input
+            process.standardOutput = output
+            try process.run()
+            processes.append((process, input, output))
+        }
+        // The barrier: both say ready before either is told to go.
+        var outputs: [String] = []
+        for (_, _, output) in processes {
+            var received = ""
+            while !received.contains("ready\n") {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                received += String(decoding: chunk, as: UTF8.self)
+            }
+            #expect(received.contains("ready"))
+        }
+        for (_, input, _) in processes { input.fileHandleForWriting.write(Data("go\n".utf8)) }
+        for (process, _, output) in processes {
+            outputs.append(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+            process.waitUntilExit()
+        }
+        let counts = outputs.map { text -> (Int, Int) in
+            let words = text.split(whereSeparator: \.isWhitespace)
+            guard let at = words.firstIndex(of: "stored"), words.count > at + 3 else { return (-1, -1) }
+            return (Int(words[at + 1]) ?? -1, Int(words[at + 3]) ?? -1)
+        }
+        #expect(counts.map(\.0).reduce(0, +) == 30, "\(outputs)")
+        #expect(counts.map(\.1).reduce(0, +) == 20, "\(outputs)")
+        #expect(valueFiles(data, "fixture.writer") == 30)
+        #expect(usage(data, "fixture.writer").hasPrefix("v1 30 "), "\(usage(data, "fixture.writer"))")
+        #expect(usage(data, "fixture.writer").hasSuffix(" clean\n"))
+    }
+
+    /// A record left dirty (a writer died between its value and the record)
+    /// or torn is not trusted: the folder is counted again, once.
+    @Test(arguments: ["v1 0 0 dirty\n", "garbage", ""])
+    func aDirtyOrTornRecordIsRecounted(_ record: String) throws {
+        let data = try TemporaryDirectory()
+        let host = PluginHost(configuration: .init(dataDirectory: data.path, storageQuota: StorageQuota(maximumKeys: 4)))
+        defer { host.shutdown() }
+        let store = try #require(host.storage(for: "fixture.counted"))
+        for key in ["a", "b", "c"] { try store.set(Array("v".utf8), for: key) }
+        try record.write(toFile: data.file("fixture.counted/.usage"), atomically: false, encoding: .utf8)
+        try store.set(Array("v".utf8), for: "d")
+        #expect(throws: ServiceError.self) { try store.set(Array("v".utf8), for: "e") }
+        #expect(usage(data, "fixture.counted") == "v1 4 4 clean\n")
+        // Removing counts down.
+        try store.removeValue(for: "a")
+        #expect(usage(data, "fixture.counted") == "v1 3 3 clean\n")
+    }
+
+    /// The record is a file of the storage's own: a FIFO or a link in its
+    /// place is refused with its code, without blocking and writing nothing.
+    @Test func aFIFOOrLinkInTheRecordsPlaceIsRefused() throws {
+        let data = try TemporaryDirectory(), outside = try TemporaryDirectory()
+        let host = PluginHost(configuration: .init(dataDirectory: data.path))
+        defer { host.shutdown() }
+        let store = try #require(host.storage(for: "fixture.counted"))
+        try store.set(Array("v".utf8), for: "a")
+        let record = data.file("fixture.counted/.usage")
+        unlink(record)
+        #expect(mkfifo(record, 0o600) == 0)
+        let fifo = #expect(throws: ServiceError.self) { try store.set(Array("v".utf8), for: "b") }
+        #expect(fifo?.code == .storageNotAFile, "\(String(describing: fifo))")
+        unlink(record)
+        #expect(symlink(outside.file("usage"), record) == 0)
+        let link = #expect(throws: ServiceError.self) { try store.set(Array("v".utf8), for: "b") }
+        #expect(link?.code == .storageSymlink, "\(String(describing: link))")
+        #expect(!FileManager.default.fileExists(atPath: outside.file("usage")))
+        #expect(try store.value(for: "b") == nil)
+    }
+}
