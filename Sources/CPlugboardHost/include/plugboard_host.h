@@ -65,7 +65,8 @@ void plugboard_journal_unregister(int slot);
 /// The slot's first running call started at `monotonic_ns` (CLOCK_MONOTONIC
 /// nanoseconds): the oldest running call is the one timed. `hang_applies` is
 /// 0 for a `call` (a command may run long on purpose: an interruption then
-/// always clears its note), 1 for init and activate. Ignored for slot -1.
+/// always clears its note), 1 for init and activate (an interruption is
+/// noted). Ignored for slot -1.
 void plugboard_journal_call_started(int slot, int64_t monotonic_ns, int hang_applies);
 /// The slot's last running call returned. Ignored for slot -1.
 void plugboard_journal_call_ended(int slot);

@@ -18,12 +18,21 @@ import Glibc
 /// handled SIGINT/SIGTERM, see below, arriving within the hang threshold of
 /// the call's start).
 ///
-/// What it cannot know: how the process died (a process cannot record its own
-/// end; the next start says "exit status unknown"). What it cannot catch: a
-/// hang, since nothing dies. A host stopped by SIGINT/SIGTERM while a call
-/// has run past the hang threshold keeps the note, marked with the signal
-/// and the time, so the next start quarantines the plugin as `host-hung`
-/// (init and activate only: a command may run long on purpose).
+/// Beside the note, a fault file: the fault handler (`fault.c`) writes the
+/// signal there and, when the innermost plugin frame on the faulting stack
+/// lies in a plugin image registered with ``registerImage(_:note:)``, that
+/// plugin (evidence `frame`); without one, the running call's note is the
+/// evidence (`call`). What it cannot know: how a process died without a
+/// catchable signal (the next start says "exit status unknown"). A host
+/// stopped by SIGINT/SIGTERM during an init or activate keeps the note,
+/// marked with the signal, the time and whether it ran past the hang
+/// threshold, so the next start quarantines the plugin as `host-hung` (past
+/// it, or the second start in a row stopped there). A journaled call (a
+/// command may run long on purpose) is cleared instead.
+///
+/// Plugin code may close any descriptor and reopen its number: the note's
+/// descriptor is written only while it still is the note file (checked
+/// before each write), and a taken one is left to the plugin.
 ///
 /// Each journal is its host's own: it registers its note file in a slot of
 /// its own in the table the SIGINT/SIGTERM handler walks (`journal.c`), with
