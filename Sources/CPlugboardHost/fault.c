@@ -126,28 +126,17 @@ static int innermost_plugin_image(const ucontext_t *context) {
     return -1;
 }
 
-static size_t format_unsigned(char *out, uint64_t value) {
-    char digits[24];
-    size_t count = 0;
-    do {
-        digits[count++] = (char)('0' + value % 10);
-        value /= 10;
-    } while (value > 0);
-    for (size_t i = 0; i < count; i++) out[i] = digits[count - 1 - i];
-    return count;
-}
-
 // Appends "fault SIGNO SECONDS[ NOTE]\n" to a slot's fault file, opened by
 // name and checked to be the file the journal made (a plugin may have
 // replaced any descriptor, but not that file's identity).
 static void note_fault(struct journal_slot *entry, int signo, const char *line, size_t length) {
     char header[64] = "fault ";
     size_t count = strlen(header);
-    count += format_unsigned(header + count, (uint64_t)signo);
+    count += plugboard_format_decimal(header + count, signo);
     header[count++] = ' ';
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    count += format_unsigned(header + count, (uint64_t)(now.tv_sec < 0 ? 0 : now.tv_sec));
+    count += plugboard_format_decimal(header + count, (int64_t)now.tv_sec);
     if (line != NULL) header[count++] = ' ';
     int fd = open(entry->fault_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return;
@@ -165,46 +154,88 @@ static void chain(int signo, siginfo_t *info, void *context) {
     int index = index_of(signo);
     struct sigaction *before = index >= 0 ? &previous[index] : NULL;
     struct sigaction now;
-    if (before != NULL && (before->sa_flags & SA_SIGINFO) && before->sa_sigaction != NULL) {
-        before->sa_sigaction(signo, info, context);
-    } else if (before != NULL && before->sa_handler != SIG_DFL && before->sa_handler != SIG_IGN && before->sa_handler != NULL) {
-        before->sa_handler(signo);
+    if (before != NULL && before->sa_handler != SIG_DFL && before->sa_handler != SIG_IGN && before->sa_handler != NULL) {
+        // As the kernel would have run it: a one-shot handler is reset first.
+        if (before->sa_flags & SA_RESETHAND) signal(signo, SIG_DFL);
+        if (before->sa_flags & SA_SIGINFO) {
+            before->sa_sigaction(signo, info, context);
+        } else {
+            before->sa_handler(signo);
+        }
     } else {
         signal(signo, SIG_DFL);
     }
-    // A handler that recovers (it left itself installed) is obeyed. One that
-    // reset the default to end the process (the Swift runtime's backtracer
-    // does) expects the fault to happen again; end it now instead, before
-    // another thread (woken by that handler) finishes its work and exits 0.
+    // A handler that recovers (it left a handler installed) is obeyed. One
+    // that reset the default to end the process (the Swift runtime's
+    // backtracer does) expects the fault to happen again; end it now
+    // instead, before another thread (woken by that handler) finishes its
+    // work and exits 0.
     if (sigaction(signo, NULL, &now) == 0 && !(now.sa_flags & SA_SIGINFO) && now.sa_handler == SIG_DFL) {
         raise(signo);
     }
 }
 
+// The handler before ours recovered from the fault: the process goes on,
+// so what was noted of it is dropped and the journals work again.
+static void forget_fault(void) {
+    for (int slot = 0; slot < PLUGBOARD_JOURNAL_SLOTS; slot++) {
+        struct journal_slot *entry = journal_slot_enter(slot, 0);
+        if (entry == NULL) continue;
+        if (atomic_load(&entry->faulted)) {
+            int fd = open(entry->fault_path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+            struct stat info;
+            if (fd >= 0 && fstat(fd, &info) == 0 && info.st_dev == (dev_t)atomic_load(&entry->fault_dev)
+                && info.st_ino == (ino_t)atomic_load(&entry->fault_ino)) {
+                ftruncate(fd, 0);
+            }
+            if (fd >= 0) close(fd);
+            atomic_store(&entry->faulted, 0);
+        }
+        journal_slot_leave(entry);
+    }
+}
+
 static void on_fatal_signal(int signo, siginfo_t *info, void *context) {
     int saved_errno = errno;
+    // A signal another process sent (kill -SEGV) is no fault of the code the
+    // thread was running: passed on, not attributed. One this process raised
+    // (abort, raise) is.
+    int sent_from_outside = info != NULL && info->si_code <= 0 && info->si_pid != getpid();
     int expected = 0;
-    if (atomic_compare_exchange_strong(&attributing, &expected, 1)) {
+    int noting = !sent_from_outside && atomic_compare_exchange_strong(&attributing, &expected, 1);
+    if (noting) {
         int image = context != NULL ? innermost_plugin_image(context) : -1;
+        int blamed_slot = -1;
         if (image >= 0) {
             struct journal_slot *entry = journal_slot_enter(images[image].slot, images[image].generation);
             if (entry != NULL) {
                 note_fault(entry, signo, images[image].line, images[image].length);
+                blamed_slot = images[image].slot;
                 journal_slot_leave(entry);
             }
-        } else {
-            // No plugin frame: each journal keeps its running call's note
-            // (evidence "call"), with the signal that ended the process.
-            for (int slot = 0; slot < PLUGBOARD_JOURNAL_SLOTS; slot++) {
-                struct journal_slot *entry = journal_slot_enter(slot, 0);
-                if (entry == NULL) continue;
+        }
+        // Every other journal: with a plugin frame found, its running calls
+        // are innocent ("elsewhere"); without one, each keeps its running
+        // call's note (evidence "call"), with the signal that ended the process.
+        for (int slot = 0; slot < PLUGBOARD_JOURNAL_SLOTS; slot++) {
+            if (slot == blamed_slot) continue;
+            struct journal_slot *entry = journal_slot_enter(slot, 0);
+            if (entry == NULL) continue;
+            if (blamed_slot >= 0) {
+                note_fault(entry, signo, "elsewhere", strlen("elsewhere"));
+            } else {
                 note_fault(entry, signo, NULL, 0);
-                journal_slot_leave(entry);
             }
+            journal_slot_leave(entry);
         }
     }
     errno = saved_errno;
     chain(signo, info, context);
+    // Still here: the handler before ours recovered.
+    if (noting) {
+        forget_fault();
+        atomic_store(&attributing, 0);
+    }
 }
 
 static void install_fault_handlers(void) {
@@ -213,6 +244,9 @@ static void install_fault_handlers(void) {
     // Under a sanitizer the sanitizer's own reports come first.
     if (plugboard_under_sanitizer()) return;
     for (int i = 0; i < FATAL_SIGNAL_COUNT; i++) {
+        // The handler there now, read before ours replaces it: a fault
+        // between the two calls still reaches it.
+        if (sigaction(fatal_signals[i], NULL, &previous[i]) != 0) continue;
         struct sigaction action;
         memset(&action, 0, sizeof action);
         action.sa_sigaction = on_fatal_signal;
@@ -225,7 +259,8 @@ static void install_fault_handlers(void) {
         // A fault in this handler re-enters it and goes straight on (see
         // `attributing`).
         action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
-        sigaction(fatal_signals[i], &action, &previous[i]);
+        struct sigaction replaced;
+        if (sigaction(fatal_signals[i], &action, &replaced) == 0) previous[i] = replaced;
     }
 }
 

@@ -134,7 +134,7 @@ int64_t plugboard_monotonic_ns(void) {
     return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 }
 
-static size_t format_decimal(char *out, int64_t value) {
+size_t plugboard_format_decimal(char *out, int64_t value) {
     char digits[24];
     size_t count = 0;
     if (value < 0) value = 0;
@@ -160,9 +160,9 @@ static void note_interrupted(int fd, int64_t started, int hang_applies, int64_t 
     int64_t elapsed = now - started;
     char line[96] = "\ninterrupted ";
     size_t length = strlen(line);
-    length += format_decimal(line + length, signo);
+    length += plugboard_format_decimal(line + length, signo);
     line[length++] = ' ';
-    length += format_decimal(line + length, elapsed / 1000000);
+    length += plugboard_format_decimal(line + length, elapsed / 1000000);
     line[length++] = ' ';
     line[length++] = elapsed >= threshold ? '1' : '0';
     line[length++] = '\n';
@@ -182,6 +182,11 @@ void plugboard_journal_interrupted(int signo) {
         if (entry == NULL) continue;
         int fd = atomic_load(&entry->fd);
         struct stat info;
+        // A crash under way: its notes stay as they are for the next start.
+        if (atomic_load(&entry->faulted)) {
+            journal_slot_leave(entry);
+            continue;
+        }
         // Only into the note file itself: never a file a plugin put at its number.
         if (fd >= 0 && fstat(fd, &info) == 0 && (uint64_t)info.st_dev == atomic_load(&entry->note_dev)
             && (uint64_t)info.st_ino == atomic_load(&entry->note_ino)) {

@@ -5,6 +5,7 @@
 
 #include <limits.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct journal_slot {
@@ -40,6 +41,9 @@ struct journal_slot {
 /// (not LIVE, out of range, or `generation` is not 0 and not the slot's).
 struct journal_slot *journal_slot_enter(int slot, uint64_t generation);
 void journal_slot_leave(struct journal_slot *entry);
+/// Writes `value` (negative: 0) in decimal at `out` (room for 20 digits),
+/// without a terminator; returns the count. Async-signal-safe.
+size_t plugboard_format_decimal(char *out, int64_t value);
 /// The generation of LIVE slot `slot`, or 0.
 uint64_t journal_slot_generation(int slot);
 

@@ -31,7 +31,7 @@ public struct ActivationTrigger: Sendable, Hashable, CustomStringConvertible {
     /// (matched on whole segments: `/shop` matches `/shop/42`, not `/shopping`).
     ///
     /// `prefix` starts with `/` and holds URL path characters only (ASCII
-    /// letters, digits and ``-._~!$&'()*+,;=:@%/{}``); the whole trigger is
+    /// letters, digits and `-._~!$&'()*+,;=:@%/{}`); the whole trigger is
     /// at most 200 bytes. A host refuses any other with `invalid-trigger`.
     @_alwaysEmitIntoClient
     public static func route(prefix: String) -> ActivationTrigger { ActivationTrigger(encoded: "route:\(prefix)") }

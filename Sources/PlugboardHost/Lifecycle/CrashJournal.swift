@@ -323,9 +323,13 @@ final class CrashJournal: Sendable {
         // still write to the fd, which may then be closed (and its number reused).
         plugboard_journal_unregister(state.slot)
         state.slot = -1
-        // A crashing process keeps its notes for the next start.
+        // A crashing process keeps its notes for the next start. The note is
+        // removed by name only while the name is still our file.
         if !faulted {
-            if let file = state.file { unlink(file) }
+            if let file = state.file, let identity = state.identity, let now = FileIdentity.of(path: file),
+                now.device == identity.device, now.inode == identity.inode {
+                unlink(file)
+            }
             if let fault = state.faultFile { unlink(fault) }
         }
         // A number plugin code took over is not ours to close.
@@ -348,8 +352,10 @@ final class CrashJournal: Sendable {
             let fd = Glibc.open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
             guard fd >= 0 else { continue }
             defer { Glibc.close(fd) }
-            // Locked: its host is alive.
-            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { continue }
+            // Locked: its host is alive. Unlinked meanwhile: another start
+            // recovered it first.
+            var info = stat()
+            guard flock(fd, LOCK_EX | LOCK_NB) == 0, fstat(fd, &info) == 0, info.st_nlink > 0 else { continue }
             let bytes = readToEnd(fd) ?? []
             let faultPath = String(path.dropLast(".note".count)) + ".fault"
             let faultBytes = Self.read(faultPath)
@@ -390,6 +396,9 @@ final class CrashJournal: Sendable {
         if let line = faultBytes.split(separator: 0x0A).first {
             let parts = line.split(separator: UInt8(ascii: " "), maxSplits: 3, omittingEmptySubsequences: false)
             if parts.count >= 3, parts[0].elementsEqual("fault".utf8) {
+                // The fault was in another host's plugin: this host's running
+                // calls are innocent.
+                if parts.count == 4, parts[3].elementsEqual("elsewhere".utf8) { return nil }
                 signal = Int32(String(decoding: parts[1], as: UTF8.self))
                 if parts.count == 4, var note = try? JSONDecoder().decode(Note.self, from: Data(parts[3])) {
                     let seconds = Int(String(decoding: parts[2], as: UTF8.self)) ?? 0
@@ -408,6 +417,8 @@ final class CrashJournal: Sendable {
         // oldest init or activate (see `time`): blame that one. A crash: when
         // calls nest (a journaled call activating another plugin), the newest
         // is the code that was running: blame that one only.
+        // A crash under way when a SIGINT/SIGTERM came is a crash, not a hang.
+        if signal != nil { interruption = nil }
         let hung = interruption == nil ? nil : notes.first { $0.phase != .call }
         guard let blamed = hung ?? notes.last else { return nil }
         return Recovered(note: blamed, evidence: .call, signal: signal, interruption: hung == nil ? nil : interruption)

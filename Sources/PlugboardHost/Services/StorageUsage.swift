@@ -42,7 +42,11 @@ struct StorageUsage: Equatable {
         }
         let now = read(fd) ?? count()
         guard let after = try plan(now) else { return }
-        write(after, clean: false, to: fd)
+        // No change without its dirty mark: a record that cannot say one is
+        // under way could later be trusted wrongly.
+        guard write(after, clean: false, to: fd) else {
+            throw .notWritable(path: path, reason: String(cString: strerror(errno)))
+        }
         do {
             try apply()
         } catch {
@@ -58,15 +62,18 @@ struct StorageUsage: Equatable {
         let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         guard count > 0 else { return nil }
         let words = String(decoding: buffer.prefix(count), as: UTF8.self).split(whereSeparator: \.isWhitespace)
+        // Bounded far below overflow: a record saying more is torn, not trusted.
         guard words.count == 4, words[0] == "v1", words[3] == "clean", let keys = Int(words[1]), let bytes = Int(words[2]),
-            keys >= 0, bytes >= 0
+            (0...(1 << 40)).contains(keys), (0...(1 << 60)).contains(bytes)
         else { return nil }
         return StorageUsage(keys: keys, bytes: bytes)
     }
 
-    private static func write(_ usage: StorageUsage, clean: Bool, to fd: Int32) {
+    /// Whether the record now says `usage`.
+    @discardableResult
+    private static func write(_ usage: StorageUsage, clean: Bool, to fd: Int32) -> Bool {
         let line = Array("v1 \(usage.keys) \(usage.bytes) \(clean ? "clean" : "dirty")\n".utf8)
-        _ = line.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        ftruncate(fd, off_t(line.count))
+        let written = line.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        return written == line.count && ftruncate(fd, off_t(line.count)) == 0
     }
 }

@@ -1,3 +1,4 @@
+import PlugboardHost
 import Foundation
 import Testing
 
@@ -42,6 +43,7 @@ import Testing
 
     static let cases: [Case] = [
         Case(field: "plugin id", code: "invalid-id", place: patched("HostileStrings", "fixture.placeholder-plugin-id")),
+        Case(field: "plugin version", code: "invalid-descriptor", place: patched("HostileVersion", "1.0.placeholder-version-field")),
         Case(field: "service id", code: "invalid-service", place: patched("HostileStrings", "fixture.placeholder-service")),
         Case(field: "activation trigger", code: "invalid-trigger", place: patched("HostileStrings", "fixture.placeholder-trigger")),
         Case(field: "toolchain (.comment)", code: nil, inList: false, place: patched("Gamma", "clang version 21.0.0")),
@@ -117,5 +119,25 @@ import Testing
         let result = try plugboard(["run", "missing", "--plugins", dir.path, "--cache", work.file("cache"), "--data", work.file("data")])
         #expect(result.status == 1)
         expectSafe(result, "run")
+    }
+}
+
+/// The escaping rule itself, character class by character class.
+@Suite struct TerminalTextTests {
+    @Test(arguments: [
+        ("plain text é✓", "plain text é✓"),
+        ("a\nb\rc\td", "a\\nb\\rc\\td"),
+        ("\u{1B}[31mred", "\\u{1B}[31mred"),
+        ("nul\u{0}del\u{7F}", "nul\\u{0}del\\u{7F}"),
+        ("c1\u{85}\u{9B}", "c1\\u{85}\\u{9B}"),
+        ("bidi\u{202E}txt.so", "bidi\\u{202E}txt.so"),
+    ])
+    func controlsBecomeVisibleEscapes(_ text: String, _ expected: String) {
+        #expect(TerminalText.escaped(text) == expected)
+    }
+
+    @Test func longTextIsCutWithAnEllipsisSayingHowMuch() {
+        #expect(TerminalText.escaped(String(repeating: "x", count: 250), limit: 200) == String(repeating: "x", count: 200) + "… (50 more characters)")
+        #expect(TerminalText.escaped(String(repeating: "x", count: 200), limit: 200) == String(repeating: "x", count: 200))
     }
 }

@@ -106,4 +106,28 @@ import Testing
         #expect(blamedCrasher == Self.runs)
         #expect(blamedThief == 0)
     }
+
+    /// Two hosts in one process, each running a command, when a plugin
+    /// thread of the first faults: the first blames that plugin, and the
+    /// second blames none of its own (its fault file says "elsewhere").
+    @Test func aFaultInOneHostsPluginBlamesNothingInAnotherHost() throws {
+        let first = try TemporaryDirectory(), firstCache = try TemporaryDirectory()
+        let second = try TemporaryDirectory(), secondCache = try TemporaryDirectory(), work = try TemporaryDirectory()
+        try first.copy(Fixtures.library("ThreadFault"), as: "a.so")
+        try first.copy(Fixtures.library("SlowCommand"), as: "b.so")
+        try second.copy(Fixtures.library("SlowCommand"), as: "b.so")
+        let host = try Fixtures.executable("plugboard-test-host")
+        let crashed = try runProcess(
+            host, [first.path, firstCache.path, "--activate-all", "--run", "slow", "--second", second.path, secondCache.path],
+            environment: ["PLUGBOARD_FIXTURE_FAULT_AFTER": work.file("marker"), "SWIFT_BACKTRACE": "enable=no"])
+        #expect(crashed.status == SIGSEGV, "\(crashed.stderr.suffix(500))")
+        func line(_ output: String, _ file: String) -> String? {
+            output.split(separator: "\n").first { $0.hasSuffix(" \(file)") }.map(String.init)
+        }
+        let firstNext = try runProcess(host, [first.path, firstCache.path])
+        #expect(line(firstNext.stdout, "a.so") == "quarantined host-crashed fixture.thread-fault a.so", "\(firstNext.stdout)")
+        #expect(line(firstNext.stdout, "b.so") == "available - fixture.slow-command b.so", "\(firstNext.stdout)")
+        let secondNext = try runProcess(host, [second.path, secondCache.path])
+        #expect(line(secondNext.stdout, "b.so") == "available - fixture.slow-command b.so", "\(secondNext.stdout)")
+    }
 }

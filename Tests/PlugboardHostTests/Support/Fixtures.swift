@@ -169,9 +169,17 @@ func runProcess(_ executable: URL, _ arguments: [String], environment: [String: 
     process.standardOutput = out
     process.standardError = err
     try process.run()
-    // Read before waiting so a full pipe cannot block the child.
+    // Both pipes read at once, before waiting, so neither can fill and block
+    // the child while the other is read.
+    let errors = Mutex(Data())
+    let reading = DispatchGroup()
+    DispatchQueue.global().async(group: reading) {
+        let data = err.fileHandleForReading.readDataToEndOfFile()
+        errors.withLock { $0 = data }
+    }
     let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    reading.wait()
+    let stderr = errors.withLock { $0 }
     process.waitUntilExit()
     return ProcessResult(
         status: process.terminationStatus,
