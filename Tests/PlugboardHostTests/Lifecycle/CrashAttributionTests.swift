@@ -23,6 +23,14 @@ import Testing
         let plugins: [Plugin]
     }
 
+    /// `plugboard run COMMAND` on `dir` with the cache `cache`: a start that
+    /// a plugin crashes.
+    func crashingRun(_ command: String, _ dir: TemporaryDirectory, cache: String, data: String, environment: [String: String]) throws -> ProcessResult {
+        try runProcess(
+            Fixtures.executable("plugboard"), ["run", command, "--plugins", dir.path, "--cache", cache, "--data", data],
+            environment: environment)
+    }
+
     /// `plugboard list --json` for `dir` with the cache `cache`: the start
     /// after a crash, which reads the dead host's journal.
     func nextStart(_ dir: TemporaryDirectory, cache: String) throws -> [String: Status.Plugin] {
@@ -32,20 +40,22 @@ import Testing
     }
 
     /// The scenario: plugin A's own thread segfaults while plugin B's
-    /// 1.5 s command runs. A thread is not a journaled call, so only the
-    /// faulting frame can name A. Before this was built: A 0/20, B 12/20.
+    /// command runs (A's thread faults once B's command has started: a FIFO
+    /// between them, an event). A thread is not a journaled call, so only
+    /// the faulting frame can name A. Before this was built: A 0/20, B 12/20.
     @Test func aThreadThatFaultsIsBlamedOnItsPluginNotOnTheRunningCommand() throws {
         let dir = try TemporaryDirectory(), work = try TemporaryDirectory()
         try dir.copy(Fixtures.library("ThreadFault"), as: "a.so")
         try dir.copy(Fixtures.library("SlowCommand"), as: "b.so")
         var blamedA = 0, blamedB = 0
         for run in 0..<Self.runs {
-            let cache = work.file("cache-\(run)"), marker = work.file("marker-\(run)")
+            let cache = work.file("cache-\(run)"), started = work.file("started-\(run)")
+            #expect(mkfifo(started, 0o600) == 0)
             // Half the runs with the Swift runtime's backtracer chained after
             // the attribution handler, half without it.
-            let crashed = try runProcess(
-                Fixtures.executable("plugboard"), ["run", "slow", "--plugins", dir.path, "--cache", cache, "--data", work.file("data")],
-                environment: ["PLUGBOARD_FIXTURE_FAULT_AFTER": marker, "SWIFT_BACKTRACE": run % 2 == 0 ? "enable=no" : "enable=yes,interactive=no"])
+            let crashed = try crashingRun(
+                "slow", dir, cache: cache, data: work.file("data"),
+                environment: ["PLUGBOARD_FIXTURE_FAULT_AFTER": started, "SWIFT_BACKTRACE": run % 2 == 0 ? "enable=no" : "enable=yes,interactive=no"])
             #expect(crashed.status == SIGSEGV, "run \(run): \(crashed.stderr.suffix(500))")
             let plugins = try nextStart(dir, cache: cache)
             let a = try #require(plugins["fixture.thread-fault"]), b = try #require(plugins["fixture.slow-command"])
@@ -67,9 +77,7 @@ import Testing
         try dir.copy(Fixtures.library("Alpha"), as: "a.so")
         try dir.copy(Fixtures.library("CommandFatal"), as: "bad.so")
         let cache = work.file("cache")
-        let crashed = try runProcess(
-            Fixtures.executable("plugboard"), ["run", "boom", "--plugins", dir.path, "--cache", cache, "--data", work.file("data")],
-            environment: ["SWIFT_BACKTRACE": "enable=no"])
+        let crashed = try crashingRun("boom", dir, cache: cache, data: work.file("data"), environment: ["SWIFT_BACKTRACE": "enable=no"])
         #expect(crashed.status != 0)
         let plugins = try nextStart(dir, cache: cache)
         let bad = try #require(plugins["fixture.command-fatal"]?.quarantine)
@@ -91,8 +99,8 @@ import Testing
         var blamedCrasher = 0, blamedThief = 0
         for run in 0..<Self.runs {
             let cache = work.file("cache-\(run)"), stolen = work.file("stolen-\(run)")
-            let crashed = try runProcess(
-                Fixtures.executable("plugboard"), ["run", "vanish", "--plugins", dir.path, "--cache", cache, "--data", work.file("data")],
+            let crashed = try crashingRun(
+                "vanish", dir, cache: cache, data: work.file("data"),
                 environment: ["PLUGBOARD_FIXTURE_THIEF_FILE": stolen, "SWIFT_BACKTRACE": "enable=no"])
             #expect(crashed.status == SIGKILL, "run \(run): \(crashed.stderr.suffix(500))")
             let received = (try? Data(contentsOf: URL(fileURLWithPath: stolen))) ?? Data()
@@ -117,9 +125,10 @@ import Testing
         try first.copy(Fixtures.library("SlowCommand"), as: "b.so")
         try second.copy(Fixtures.library("SlowCommand"), as: "b.so")
         let host = try Fixtures.executable("plugboard-test-host")
+        #expect(mkfifo(work.file("started"), 0o600) == 0)
         let crashed = try runProcess(
             host, [first.path, firstCache.path, "--activate-all", "--run", "slow", "--second", second.path, secondCache.path],
-            environment: ["PLUGBOARD_FIXTURE_FAULT_AFTER": work.file("marker"), "SWIFT_BACKTRACE": "enable=no"])
+            environment: ["PLUGBOARD_FIXTURE_FAULT_AFTER": work.file("started"), "SWIFT_BACKTRACE": "enable=no"])
         #expect(crashed.status == SIGSEGV, "\(crashed.stderr.suffix(500))")
         func line(_ output: String, _ file: String) -> String? {
             output.split(separator: "\n").first { $0.hasSuffix(" \(file)") }.map(String.init)

@@ -5,19 +5,21 @@ import Glibc
 #endif
 
 /// Plugin A of the crash-attribution scenario: `activate()` starts a thread
-/// of its own that segfaults later, while another plugin's command runs.
-/// With PLUGBOARD_FIXTURE_FAULT_AFTER (a path), the thread faults once that
-/// file exists (an event); without it, 200 ms after activation.
+/// of its own that segfaults while another plugin's command runs. The
+/// thread waits on the FIFO named by PLUGBOARD_FIXTURE_FAULT_AFTER (made by
+/// the test) until that command writes to it: an event, not a delay.
+/// Without the variable the thread does nothing.
 final class ThreadFault: Plugin {
     init(context: PluginContext) throws {}
     func activate() throws {
+        guard getenv("PLUGBOARD_FIXTURE_FAULT_AFTER") != nil else { return }
         var thread = pthread_t()
         _ = pthread_create(&thread, nil, { _ in
-            if let marker = getenv("PLUGBOARD_FIXTURE_FAULT_AFTER") {
-                for _ in 0..<30_000 where access(marker, F_OK) != 0 { usleep(1000) }
-            } else {
-                usleep(200_000)
-            }
+            guard let fifo = getenv("PLUGBOARD_FIXTURE_FAULT_AFTER") else { return nil }
+            // Blocks until the command opens the FIFO and writes its byte.
+            let fd = open(fifo, O_RDONLY | O_CLOEXEC)
+            var byte: UInt8 = 0
+            if fd >= 0 { _ = read(fd, &byte, 1) }
             faultHere()
             return nil
         }, nil)
