@@ -288,15 +288,11 @@ int plugboard_fault_register_image(void *handle, int slot, const char *line, siz
     return 0;
 }
 
-int plugboard_fault_handlers_installed(void) {
-    return atomic_load(&installed) && !plugboard_under_sanitizer();
-}
-
 void plugboard_fault_await_end(unsigned seconds) {
     if (!atomic_load(&attributing)) return;
     // A fault is being handled on another thread (the backtracer chained
     // after us may take a while); this thread would otherwise finish and
     // exit 0 while the process is crashing. The fault ends the process
-    // during this sleep; only a handler that recovered lets it return.
-    for (unsigned i = 0; i < seconds * 10; i++) usleep(100000);
+    // during this sleep; a handler that recovered ends the wait early.
+    for (unsigned i = 0; i < seconds * 10 && atomic_load(&attributing); i++) usleep(100000);
 }

@@ -108,8 +108,6 @@ int plugboard_fault_register_image(void *_Nonnull handle, int slot, const char *
 /// `seconds` for it to end the process (so a host does not exit 0 while it
 /// crashes); returns at once otherwise.
 void plugboard_fault_await_end(unsigned seconds);
-/// Whether the fault handlers are installed in this process.
-int plugboard_fault_handlers_installed(void);
 
 // MARK: - SHA-256 (OpenSSL libcrypto, in sha256.c)
 

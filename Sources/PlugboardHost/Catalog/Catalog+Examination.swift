@@ -165,7 +165,7 @@ extension Catalog {
                     // Once is a person stopping a slow start; the next start
                     // stopped in the same place is a hang (carried in its note).
                     state.withLock { $0.interruptedStarts[note.path] = (identity, starts) }
-                    services.report(HostDiagnostic(.warning, code: .init("host-interrupted"),
+                    services.report(HostDiagnostic(.warning, code: "host-interrupted",
                         message: "\(note.path): the host was stopped by \(Signals.name(interruption.signal)) during this plugin's \(note.phase.label) after \(Quarantine.format(interruption.milliseconds)); if the next start is stopped there too, it is quarantined as a hang",
                         plugin: note.pluginID))
                     continue

@@ -146,7 +146,8 @@ final class CrashJournal: Sendable {
     func interrupted(signal: Int32) {
         state.withLock { state in
             state.interrupted = true
-            guard Self.isNote(state) else { return }
+            // A crash under way keeps its notes, as the signal handler does.
+            guard Self.isNote(state), !Self.faulted(state) else { return }
             plugboard_journal_note_interrupted(
                 state.fd, state.callStarted, state.hangApplies ? 1 : 0, hangThresholdNanoseconds, signal)
         }
@@ -214,17 +215,22 @@ final class CrashJournal: Sendable {
     private func open(_ state: inout State) -> Bool {
         if state.fd >= 0 { return true }
         guard isUsable, makeDirectories(directory) == nil, let files = Self.createFiles(in: directory) else { return false }
-        state.fd = files.fd
-        state.file = files.note
-        state.faultFile = files.fault
-        state.identity = files.identity
+        Self.adopt(files, into: &state)
         // Full table: the note still protects against crashes; a signal
         // handler passes it by (interrupted(signal:) still works).
         state.slot = plugboard_journal_register(files.fd, files.fault, hangThresholdNanoseconds)
         return true
     }
 
-    private static func createFiles(in directory: String) -> (fd: Int32, note: String, fault: String, identity: (UInt64, UInt64))? {
+    /// A note file (open, locked) and its fault file.
+    private struct Files {
+        let fd: Int32
+        let note: String
+        let fault: String
+        let identity: (device: UInt64, inode: UInt64)
+    }
+
+    private static func createFiles(in directory: String) -> Files? {
         let name = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let temporary = "\(directory)/.\(name).tmp"
         let fault = "\(directory)/\(name).fault"
@@ -241,7 +247,33 @@ final class CrashJournal: Sendable {
             unlink(fault)
             return nil
         }
-        return (fd, "\(directory)/\(name).note", fault, (UInt64(info.st_dev), UInt64(info.st_ino)))
+        return Files(fd: fd, note: "\(directory)/\(name).note", fault: fault, identity: (UInt64(info.st_dev), UInt64(info.st_ino)))
+    }
+
+    private static func adopt(_ files: Files, into state: inout State) {
+        state.fd = files.fd
+        state.file = files.note
+        state.faultFile = files.fault
+        state.identity = files.identity
+    }
+
+    /// Removes the note and fault files and forgets them (the descriptor is
+    /// the caller's to close, or not). The note is removed by name only
+    /// while the name is still the file this journal made.
+    private static func removeFiles(_ state: inout State) {
+        if let file = state.file, let identity = state.identity, let now = FileIdentity.of(path: file),
+            now.device == identity.device, now.inode == identity.inode {
+            unlink(file)
+        }
+        if let fault = state.faultFile { unlink(fault) }
+        forgetFiles(&state)
+    }
+
+    private static func forgetFiles(_ state: inout State) {
+        state.fd = -1
+        state.file = nil
+        state.faultFile = nil
+        state.identity = nil
     }
 
     /// Whether `fd` still is the note file this journal made.
@@ -256,24 +288,13 @@ final class CrashJournal: Sendable {
     /// neither written nor closed. The old files go (what they say is stale:
     /// the lock went with the descriptor) and new ones take over.
     private func replaceTakenFiles(_ state: inout State) -> Bool {
-        if let file = state.file, let identity = state.identity, let now = FileIdentity.of(path: file),
-            now.device == identity.device, now.inode == identity.inode {
-            unlink(file)
-        }
-        if let fault = state.faultFile { unlink(fault) }
-        state.fd = -1
-        state.file = nil
-        state.faultFile = nil
-        state.identity = nil
+        Self.removeFiles(&state)
         guard let files = Self.createFiles(in: directory) else {
             if state.slot >= 0 { plugboard_journal_unregister(state.slot) }
             state.slot = -1
             return false
         }
-        state.fd = files.fd
-        state.file = files.note
-        state.faultFile = files.fault
-        state.identity = files.identity
+        Self.adopt(files, into: &state)
         if state.slot < 0 || plugboard_journal_replace_files(state.slot, files.fd, files.fault) != 0 {
             if state.slot >= 0 { plugboard_journal_unregister(state.slot) }
             state.slot = plugboard_journal_register(files.fd, files.fault, hangThresholdNanoseconds)
@@ -323,21 +344,12 @@ final class CrashJournal: Sendable {
         // still write to the fd, which may then be closed (and its number reused).
         plugboard_journal_unregister(state.slot)
         state.slot = -1
-        // A crashing process keeps its notes for the next start. The note is
-        // removed by name only while the name is still our file.
-        if !faulted {
-            if let file = state.file, let identity = state.identity, let now = FileIdentity.of(path: file),
-                now.device == identity.device, now.inode == identity.inode {
-                unlink(file)
-            }
-            if let fault = state.faultFile { unlink(fault) }
-        }
-        // A number plugin code took over is not ours to close.
-        if ours { Glibc.close(state.fd) }
-        state.fd = -1
-        state.file = nil
-        state.faultFile = nil
-        state.identity = nil
+        let fd = state.fd
+        // A crashing process keeps its notes for the next start.
+        if faulted { Self.forgetFiles(&state) } else { Self.removeFiles(&state) }
+        // Closed after the note is gone (its lock held until then); a number
+        // plugin code took over is not ours to close.
+        if ours { Glibc.close(fd) }
         state.callStarted = 0
     }
 
@@ -374,7 +386,7 @@ final class CrashJournal: Sendable {
     }
 
     /// Who to blame from a dead host's note and fault files.
-    static func recover(notes bytes: [UInt8], faults faultBytes: [UInt8]) -> Recovered? {
+    private static func recover(notes bytes: [UInt8], faults faultBytes: [UInt8]) -> Recovered? {
         var notes: [Note] = []
         var interruption: (Int32, Double, Bool)?
         for line in bytes.split(separator: 0x0A) {
