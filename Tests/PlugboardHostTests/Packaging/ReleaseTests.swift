@@ -208,4 +208,14 @@ import Testing
         #expect(used.status == 1)
         #expect(used.stderr.contains("give an empty OUT"))
     }
+
+    @Test(arguments: [["--help"], ["-h"], ["/tmp/unused-out", "--help"]])
+    func theReleaseScriptHasHelp(_ arguments: [String]) throws {
+        let script = Fixtures.repository.appendingPathComponent(".ci/release").path
+        let help = try runProcess(URL(fileURLWithPath: "/bin/sh"), [script] + arguments)
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("USAGE: .ci/release OUT [--sdk-url URL]"), "\(help.stdout)")
+        #expect(help.stdout.contains("64 usage error"))
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/unused-out"), "help made nothing")
+    }
 }
