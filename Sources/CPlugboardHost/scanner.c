@@ -17,12 +17,24 @@
 #include <unistd.h>
 #include "plugboard_host.h"
 
-// Defined in Swift (Scanning/ScannerChild.swift); never returns.
+// Defined in Swift (Scanning/ScannerChild.swift, Isolation/IsolatedChildMain.swift); never return.
 extern void plugboard_scanner_main(int channel) __attribute__((noreturn));
+extern void plugboard_isolated_main(int requests, int replies, int log) __attribute__((noreturn));
 
 __attribute__((constructor)) static void plugboard_scanner_hook(void) {
     const char *mode = getenv(PLUGBOARD_SCANNER_VARIABLE);
-    if (mode == NULL || strcmp(mode, PLUGBOARD_SCANNER_PROTOCOL) != 0) return;
+    if (mode == NULL) return;
+    if (strcmp(mode, PLUGBOARD_ISOLATED_PROTOCOL) == 0) {
+        unsetenv(PLUGBOARD_SCANNER_VARIABLE);
+        // No PR_SET_PDEATHSIG here: it fires when the *thread* that spawned
+        // the child ends, and an isolated plugin is restarted from whichever
+        // thread calls it. The child watches its request pipe instead (it
+        // hangs up when the host dies, however it dies).
+        closefrom(PLUGBOARD_ISOLATED_LOG_FD + 1);
+        for (int fd = PLUGBOARD_ISOLATED_REQUESTS_FD; fd <= PLUGBOARD_ISOLATED_LOG_FD; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
+        plugboard_isolated_main(PLUGBOARD_ISOLATED_REQUESTS_FD, PLUGBOARD_ISOLATED_REQUESTS_FD + 1, PLUGBOARD_ISOLATED_LOG_FD);
+    }
+    if (strcmp(mode, PLUGBOARD_SCANNER_PROTOCOL) != 0) return;
     // Not inherited by anything a plugin starts.
     unsetenv(PLUGBOARD_SCANNER_VARIABLE);
     // Die with the host; nothing but the channel and stdio stays open.
@@ -71,5 +83,59 @@ int plugboard_spawn_scanner(const char *path, char *const argv[], char *const en
     }
     *channel = sockets[0];
     *errors = pipes[0];
+    return 0;
+}
+
+int plugboard_spawn_isolated(const char *path, char *const argv[], char *const envp[], int *requests, int *replies,
+                             int *output, int *log, pid_t *pid) {
+    // [0]: read end, [1]: write end. The host keeps requests[1], replies[0],
+    // output[0] and log[0]; the child gets the other ends as fds 3, 4, 1+2, 5.
+    int pipes[4][2];
+    int made = 0;
+    for (; made < 4; made++) {
+        if (pipe2(pipes[made], O_CLOEXEC) != 0) {
+            int saved = errno;
+            for (int i = 0; i < made; i++) {
+                close(pipes[i][0]);
+                close(pipes[i][1]);
+            }
+            return saved;
+        }
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attributes);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, pipes[2][1], 1);
+    posix_spawn_file_actions_adddup2(&actions, pipes[2][1], 2);
+    posix_spawn_file_actions_adddup2(&actions, pipes[0][0], PLUGBOARD_ISOLATED_REQUESTS_FD);
+    posix_spawn_file_actions_adddup2(&actions, pipes[1][1], PLUGBOARD_ISOLATED_REQUESTS_FD + 1);
+    posix_spawn_file_actions_adddup2(&actions, pipes[3][1], PLUGBOARD_ISOLATED_LOG_FD);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attributes, &none);
+    posix_spawnattr_setsigdefault(&attributes, &all);
+    posix_spawnattr_setpgroup(&attributes, 0);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+    int result = posix_spawn(pid, path, &actions, &attributes, argv, envp);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    close(pipes[0][0]);
+    close(pipes[1][1]);
+    close(pipes[2][1]);
+    close(pipes[3][1]);
+    if (result != 0) {
+        close(pipes[0][1]);
+        close(pipes[1][0]);
+        close(pipes[2][0]);
+        close(pipes[3][0]);
+        return result;
+    }
+    *requests = pipes[0][1];
+    *replies = pipes[1][0];
+    *output = pipes[2][0];
+    *log = pipes[3][0];
     return 0;
 }

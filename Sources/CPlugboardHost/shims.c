@@ -2,6 +2,8 @@
 #include <dlfcn.h>
 #include <stddef.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <sys/xattr.h>
 #include "plugboard_host.h"
 
@@ -31,4 +33,8 @@ int plugboard_acl_grants_named_write(const char *path) {
         if ((tag == 0x02 || tag == 0x08) && (permissions & 2)) named_write = 1;  // ACL_USER, ACL_GROUP
     }
     return named_write && mask_write;
+}
+
+int plugboard_pipe(int fds[2], int nonblocking) {
+    return pipe2(fds, O_CLOEXEC | (nonblocking ? O_NONBLOCK : 0)) == 0 ? 0 : errno;
 }

@@ -77,6 +77,35 @@ extension PluginHost {
             self.hangThreshold = hangThreshold
         }
 
+        /// Where each plugin's code runs, by plugin id: in the host's process
+        /// or in a child process of its own (docs/isolation.md). A plugin not
+        /// named here follows `"isolated"` in ``settings``, then
+        /// ``defaultIsolation``.
+        public var isolation: [String: PluginIsolation] = [:]
+        /// Where plugins named neither in ``isolation`` nor in ``settings`` run:
+        /// in process unless set (`plugboard --isolate-all` sets ``PluginIsolation/isolated``).
+        public var defaultIsolation: PluginIsolation = .inProcess
+        /// How often an isolated plugin may crash before it is quarantined.
+        public var restartBudget = RestartBudget()
+        /// Longest time an isolated plugin's child may take to start (the
+        /// handshake, the plugin's init and activate).
+        public var isolatedStartTimeout: Duration = .seconds(10)
+        /// Hears every change of an isolated plugin's child (also recorded
+        /// as diagnostics), on the thread where it happened. Must not call back into the host.
+        public var isolationEvents: (@Sendable (IsolationEvent) -> Void)?
+
+        /// Where plugin `id`'s code runs: ``isolation``, else the settings
+        /// file's `"isolated"`, else ``defaultIsolation``.
+        public func isolation(of id: String) -> PluginIsolation {
+            if let chosen = isolation[id] { return chosen }
+            if let isolated = settings.plugins[id]?.isolated {
+                var chosen = defaultIsolation
+                chosen.isolated = isolated
+                return chosen
+            }
+            return defaultIsolation
+        }
+
         /// Record each admitted file's SHA-256 (``PluginRecord/sha256``) even
         /// without a lock file: what `plugboard lock` writes.
         package var recordsSHA256 = false

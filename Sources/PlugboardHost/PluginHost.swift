@@ -97,7 +97,7 @@ public final class PluginHost: Sendable {
             registry: registry, services: services)
         lifecycle = Lifecycle(
             catalog: catalog, registry: registry, services: services, journal: journal, environment: environment,
-            scanner: configuration.scanner)
+            configuration: configuration)
         link.join(lifecycle)
         if configuration.handlesInterruptSignals { CrashJournal.installSignalHandlers() }
     }
@@ -110,8 +110,11 @@ public final class PluginHost: Sendable {
 
     /// Declares an extension point. Providers of undeclared interfaces are
     /// ignored (with a warning on the plugin's record).
-    public func declare<Point: ExtensionPoint>(_ point: Point.Type) {
-        registry.declare(DeclaredExtensionPoint(point))
+    ///
+    /// - Parameter isolatedCalls: the deadline and failure policy of calls
+    ///   to isolated providers of the point (an ``IsolatableExtensionPoint``).
+    public func declare<Point: ExtensionPoint>(_ point: Point.Type, isolatedCalls: IsolatedCallPolicy = .standard) {
+        registry.declare(DeclaredExtensionPoint(point, isolatedCalls: isolatedCalls))
     }
 
     // MARK: - Loading
@@ -216,7 +219,15 @@ public final class PluginHost: Sendable {
     // MARK: - Reading state
 
     /// What the host knows about every candidate file so far.
-    public var records: [PluginRecord] { catalog.records }
+    public var records: [PluginRecord] {
+        catalog.records.map { record in
+            var record = record
+            if let id = record.id, record.status == .active || record.status == .available {
+                record.isolation = lifecycle.isolationStatus(of: id)
+            }
+            return record
+        }
+    }
 
     /// Ids of active plugins, in activation order.
     public var activePluginIDs: [String] { lifecycle.activePluginIDs }

@@ -29,6 +29,28 @@ int plugboard_spawn_scanner(const char *_Nonnull path, char *_Nullable const *_N
                             char *_Nullable const *_Nonnull envp, int *_Nonnull channel,
                             int *_Nonnull errors, pid_t *_Nonnull pid);
 
+// MARK: - Isolated plugin process
+
+/// The value of PLUGBOARD_SCANNER that starts an isolated plugin's child.
+#define PLUGBOARD_ISOLATED_PROTOCOL "isolated-1"
+/// The child's end of the request pipe; replies go to the next fd.
+#define PLUGBOARD_ISOLATED_REQUESTS_FD 3
+/// The child's log pipe (the logging service's records).
+#define PLUGBOARD_ISOLATED_LOG_FD 5
+
+/// Starts `path` as an isolated plugin's child in its own process group,
+/// with default signal dispositions and an empty signal mask: fd 0 is
+/// /dev/null, fds 1 and 2 write to `*output`, fd 3 reads `*requests`, fd 4
+/// writes `*replies`, fd 5 writes `*log` (all pipes; the host's ends are
+/// close-on-exec). Returns 0 and sets `*pid`, or an errno value.
+int plugboard_spawn_isolated(const char *_Nonnull path, char *_Nullable const *_Nonnull argv,
+                             char *_Nullable const *_Nonnull envp, int *_Nonnull requests, int *_Nonnull replies,
+                             int *_Nonnull output, int *_Nonnull log, pid_t *_Nonnull pid);
+
+/// pipe2 with O_CLOEXEC (and O_NONBLOCK on both ends when `nonblocking`):
+/// 0, or an errno value.
+int plugboard_pipe(int fds[_Nonnull 2], int nonblocking);
+
 /// Whether this process runs under a sanitizer that reserves huge address
 /// ranges (an address-space limit would break it).
 int plugboard_under_sanitizer(void);

@@ -176,12 +176,7 @@ extension Catalog {
                 quarantine.evidence = nil
                 quarantine.interruptedStarts = interruption.pastThreshold ? nil : starts
             }
-            let old = entries[note.path]
-            var plugin: ScannedPlugin?
-            if case let .plugin(scanned)? = old?.result { plugin = scanned }
-            entries[note.path] = CacheEntry(
-                identity: identity, hash: old?.identity == identity ? old?.hash : nil,
-                result: .quarantined(quarantine), details: old?.details, plugin: plugin ?? old?.plugin)
+            entries[note.path] = CacheEntry.quarantining(entries[note.path], identity: identity, quarantine)
             services.report(HostDiagnostic(.error, code: .init(quarantine.code.rawValue),
                 message: "\(note.path): \(quarantine.reason)", plugin: note.pluginID))
             changed = true

@@ -172,6 +172,23 @@ final class Catalog: Sendable {
         }
     }
 
+    /// An active isolated plugin went over its restart budget: its record
+    /// and its cache entry say quarantined (the next start keeps it out until
+    /// the file changes or a rescan), and its id is free again.
+    func quarantineActive(_ id: String, path: String, identity: FileIdentity?, _ quarantine: Quarantine) {
+        state.withLock { state in
+            state.claimed[id] = nil
+            guard let index = state.records.lastIndex(where: { $0.id == id && $0.status == .active }) else { return }
+            state.records[index].fail(.quarantined(path: path, quarantine: quarantine))
+        }
+        guard let identity = identity ?? FileIdentity.of(path: path) else { return }
+        discovering.withLock { _ in
+            var (entries, _) = cache.load()
+            entries[path] = CacheEntry.quarantining(entries[path], identity: identity, quarantine)
+            if let problem = cache.save(entries) { services.report(problem) }
+        }
+    }
+
     /// Forgets every available and claimed plugin; discovers nothing more
     /// (the host shut down).
     func clear() {

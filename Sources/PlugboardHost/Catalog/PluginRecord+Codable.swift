@@ -6,7 +6,7 @@ import Plugboard
 extension PluginRecord: Encodable {
     private enum Key: String, CodingKey {
         case path, resolvedPath, status, id, version, provides, services, reason, code, warnings
-        case generation, sdk, file, activation, quarantine, sha256
+        case generation, sdk, file, activation, quarantine, sha256, isolation
     }
 
     private struct Provided: Encodable {
@@ -40,5 +40,6 @@ extension PluginRecord: Encodable {
         try container.encodeIfPresent(generation, forKey: .generation)
         try container.encodeIfPresent(file, forKey: .file)
         try container.encodeIfPresent(sha256, forKey: .sha256)
+        try container.encodeIfPresent(isolation, forKey: .isolation)
     }
 }

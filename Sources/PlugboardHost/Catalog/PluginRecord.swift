@@ -26,6 +26,9 @@ public struct PluginRecord: Sendable {
     public internal(set) var activation: [String] = []
     /// 1 for the first load, +1 per hot reload.
     public internal(set) var generation: Int?
+    /// Where its code runs (or would run), and its child's state and pid
+    /// when isolated. Set on the records ``PluginHost/records`` returns.
+    public internal(set) var isolation: IsolationStatus?
 
     // From the file, before loading.
     public internal(set) var file: FileDetails?

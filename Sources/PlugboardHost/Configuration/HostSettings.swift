@@ -12,6 +12,7 @@ import Plugboard
 ///     "dev.plugboard.example.coupons": {
 ///       "enabled": true,
 ///       "deniedServices": ["plugboard.storage"],
+///       "isolated": true,
 ///       "config": { "currency": "EUR" }
 ///     }
 ///   }
@@ -26,11 +27,15 @@ public struct HostSettings: Sendable {
         public var enabled = true
         public var deniedServices: Set<String> = []
         public var overrides: [String: ConfigValue] = [:]
+        /// Whether the plugin runs in a child process (nil: the host decides;
+        /// see ``PluginHost/Configuration/isolation(of:)``).
+        public var isolated: Bool?
 
-        public init(enabled: Bool = true, deniedServices: Set<String> = [], overrides: [String: ConfigValue] = [:]) {
+        public init(enabled: Bool = true, deniedServices: Set<String> = [], overrides: [String: ConfigValue] = [:], isolated: Bool? = nil) {
             self.enabled = enabled
             self.deniedServices = deniedServices
             self.overrides = overrides
+            self.isolated = isolated
         }
     }
 
@@ -97,6 +102,8 @@ public struct HostSettings: Sendable {
             switch (key, value) {
             case let ("enabled", .bool(enabled)):
                 settings.enabled = enabled
+            case let ("isolated", .bool(isolated)):
+                settings.isolated = isolated
             case let ("deniedServices", .array(items)):
                 for item in items {
                     guard case let .string(service) = item else {
@@ -115,10 +122,12 @@ public struct HostSettings: Sendable {
                 }
             case ("enabled", _):
                 report(.error, "config-invalid-type", "must be a boolean, found \(value.typeName)\(value.configValue.map { " \($0)" } ?? ""); the plugin stays enabled", keyPath: "\(path).enabled")
+            case ("isolated", _):
+                report(.error, "config-invalid-type", "must be a boolean, found \(value.typeName)\(value.configValue.map { " \($0)" } ?? ""); the host's default applies", keyPath: "\(path).isolated")
             case ("deniedServices", _), ("config", _):
                 report(.error, "config-invalid-type", "must be \(key == "config" ? "an object" : "an array of service ids"), found \(value.typeName)", keyPath: "\(path).\(key)")
             default:
-                report(.warning, "config-unknown-key", "unknown key '\(key)' (known: enabled, deniedServices, config); ignored", keyPath: "\(path).\(key)")
+                report(.warning, "config-unknown-key", "unknown key '\(key)' (known: enabled, deniedServices, isolated, config); ignored", keyPath: "\(path).\(key)")
             }
         }
         return settings

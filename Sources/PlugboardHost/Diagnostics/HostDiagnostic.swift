@@ -2,7 +2,11 @@
 /// routes, composed screens, storage), kept so it can be shown and tested.
 /// Each names where it happened: a file and key path, or a plugin.
 public struct HostDiagnostic: Sendable, Equatable, Encodable, CustomStringConvertible {
-    public enum Severity: String, Sendable, Encodable { case warning, error }
+    public enum Severity: String, Sendable, Encodable {
+        /// A state change worth recording (an isolated plugin's child started or stopped).
+        case info
+        case warning, error
+    }
 
     /// A stable, machine-readable code, such as `config-type-mismatch`: the
     /// same shape as ``PluginLoadError/Code`` (a struct, so codes can be

@@ -74,6 +74,10 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
         public static let unsafeOwner = Code("unsafe-owner")
         public static let unsafePermissions = Code("unsafe-permissions")
         public static let untrustedSymlink = Code("untrusted-symlink")
+        /// Isolation asked for, but a point the plugin provides cannot cross a process.
+        public static let isolationUnsupportedPoint = Code("isolation-unsupported-point")
+        /// Isolation asked for, but a service the plugin uses cannot cross a process yet.
+        public static let isolationUnsupportedService = Code("isolation-unsupported-service")
     }
 
     public let code: Code
@@ -285,6 +289,24 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
 
     static func notLoaded(path: String, id: String) -> PluginLoadError {
         PluginLoadError(code: .notLoaded, path: path, reason: "plugin \(id) is not active in this host; load it before reloading it")
+    }
+
+    /// An isolated plugin's child could not be started: `code` is the
+    /// ``IsolatedCallError/Code`` (`plugin-crashed`, `plugin-timeout`, ...).
+    static func isolationFailed(path: String, code: IsolatedCallError.Code, reason: String) -> PluginLoadError {
+        PluginLoadError(code: Code(code.rawValue), path: path, reason: reason, status: .failed)
+    }
+
+    static func isolationUnsupportedPoint(path: String, id: String, interface: String, providerType: String) -> PluginLoadError {
+        PluginLoadError(code: .isolationUnsupportedPoint, path: path,
+            reason: "plugin \(id) cannot be isolated: it provides \(interface), whose point (providers of type \(providerType)) does not conform to IsolatableExtensionPoint, so its requirements cannot cross a process; run it in process, or give the point profile(of:), proxy(_:profile:) and serve(_:on:) (docs/isolation.md)",
+            status: .failed)
+    }
+
+    static func isolationUnsupportedService(path: String, id: String, service: String) -> PluginLoadError {
+        PluginLoadError(code: .isolationUnsupportedService, path: path,
+            reason: "plugin \(id) cannot be isolated: it uses service '\(service)', which cannot cross a process yet (isolated plugins get plugboard.logging, plugboard.configuration and plugboard.storage); run it in process, or deny it the service in the host's settings",
+            status: .failed)
     }
 
     static func quarantined(path: String, quarantine: Quarantine) -> PluginLoadError {

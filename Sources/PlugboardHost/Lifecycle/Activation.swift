@@ -28,7 +28,7 @@ enum Activation {
         switch providers(of: instance, descriptor: descriptor, path: path, generation: generation, registry: registry) {
         case let .success(providers):
             return .success(LivePlugin(
-                id: descriptor.id, path: path, generation: generation, instance: instance, image: image,
+                id: descriptor.id, path: path, generation: generation, running: .inProcess(instance, image),
                 providers: providers))
         case let .failure(error):
             instance.deactivate()

@@ -49,6 +49,9 @@ extension Lifecycle {
                 return .failure(error)
             }
         }
+        if let isolation = isolation(of: plugin.plugin.id) {
+            return startIsolated(image, isolation: isolation, generation: 1).map(\.live)
+        }
         let date = Quarantine.now()
         let interruptedStarts = catalog.interruptedStarts(of: path, identity: plugin.identity)
         let note = { (phase: Quarantine.Phase) in

@@ -63,7 +63,51 @@ extension Lifecycle {
         record.describe(image.scan)
         guard catalog.checkInterfaces(image.scan, &record) else { return outcome(.rejected(record.error!)) }
 
-        // Load.
+        // Until the switch, events and routes reach the old generation only.
+        let staged = ServiceOwner(pluginID: id, generation: next)
+        services.stage(staged)
+        defer { services.unstage(staged) }
+        let started: Result<(live: LivePlugin, note: String?, memory: Int), PluginLoadError>
+        if let isolation = isolation(of: id) {
+            started = reloadIsolated(old, image, isolation: isolation, generation: next)
+        } else {
+            started = reloadInProcess(old, image, build: build, file: file, generation: next)
+        }
+        let live: LivePlugin
+        let note: String?
+        let memory: Int
+        switch started {
+        case let .success(success):
+            var started = success.live
+            started.identity = build.identity
+            (live, note, memory) = (started, success.note, success.memory)
+        case let .failure(error):
+            timings.load = lap()
+            return outcome(.rolledBack(error), note: old.isolated == nil && old.instance is any ReloadableState ? "state kept by the running generation" : nil)
+        }
+        timings.load = lap()
+
+        // Switch: one registry update, then events and routes move over in
+        // one step each, then the old generation is retired.
+        registry.replaceProviders(of: [id], with: live.providers)
+        services.switchOver(from: ServiceOwner(pluginID: id, generation: old.generation), to: staged)
+        self.live.withLock { running in
+            if let index = running.firstIndex(where: { $0.id == id }) { running[index] = live }
+        }
+        record.status = .active
+        record.generation = next
+        catalog.replaceActiveRecord(of: id, with: record)
+        ExtensionRegistry.$isActivating.withValue(true) { old.stop() }
+        timings.switch = lap()
+        return outcome(.reloaded, generation: next, note: note, memory: memory)
+    }
+
+    /// Loads a new generation's image in the host and starts it, with the
+    /// old generation's state when both adopt ``ReloadableState``.
+    private func reloadInProcess(
+        _ old: LivePlugin, _ image: LoadableImage, build: CheckedImage, file: String, generation next: Int
+    ) -> Result<(live: LivePlugin, note: String?, memory: Int), PluginLoadError> {
+        let id = old.id
         let journalNote = { (phase: Quarantine.Phase) in
             CrashJournal.Note(pluginID: id, path: file, identity: build.identity, phase: phase, date: Quarantine.now())
         }
@@ -72,7 +116,7 @@ extension Lifecycle {
             PluginLoader.load(image, environment: environment) { journal.registerImage($0, note: journalNote(.thread)) }
         }) {
         case let .success(success): loaded = success
-        case let .failure(error): return outcome(.rejected(error))
+        case let .failure(error): return .failure(error)
         }
         let memory = PrivateCopies.mappedBytes(of: build.copy)
 
@@ -85,10 +129,6 @@ extension Lifecycle {
                 note = "state not saved by the old generation (\(error)); the new one starts fresh"
             }
         }
-        // Until the switch, events and routes reach the old generation only.
-        let staged = ServiceOwner(pluginID: id, generation: next)
-        services.stage(staged)
-        defer { services.unstage(staged) }
         let defaults = journal.record(journalNote(.`init`)) { loaded.factory.defaultConfiguration }
         let context = services.context(for: loaded.descriptor, defaults: defaults, generation: next)
         let started = ExtensionRegistry.$isActivating.withValue(true) {
@@ -108,31 +148,36 @@ extension Lifecycle {
                 }
             })
         }
-        let live: LivePlugin
         switch started {
-        case var .success(started):
-            started.identity = build.identity
-            live = started
+        case let .success(live): return .success((live, note, memory))
         case let .failure(error):
             services.retire(id, generation: next)
-            timings.load = lap()
-            return outcome(.rolledBack(error), note: saved == nil ? nil : "state kept by the running generation")
+            return .failure(error)
         }
-        timings.load = lap()
 
-        // Switch: one registry update, then events and routes move over in
-        // one step each, then the old generation is retired.
-        registry.replaceProviders(of: [id], with: live.providers)
-        services.switchOver(from: ServiceOwner(pluginID: id, generation: old.generation), to: staged)
-        self.live.withLock { running in
-            if let index = running.firstIndex(where: { $0.id == id }) { running[index] = live }
+    }
+
+    /// Starts a new generation in a new child, verified by its handshake,
+    /// with the old generation's state (asked of its child, or of its
+    /// in-process instance) when it adopts ``ReloadableState``.
+    private func reloadIsolated(
+        _ old: LivePlugin, _ image: LoadableImage, isolation: PluginIsolation, generation next: Int
+    ) -> Result<(live: LivePlugin, note: String?, memory: Int), PluginLoadError> {
+        var saved: [UInt8]?
+        var note: String?
+        if let child = old.isolated {
+            switch child.savedState() {
+            case let .success(state): saved = state
+            case let .failure(error) where error.code != .pluginThrew:
+                note = "state not saved by the old generation (\(error.message)); the new one starts fresh"
+            case .failure: break
+            }
+        } else if let stateful = old.instance as? any ReloadableState {
+            saved = try? ExtensionRegistry.$isActivating.withValue(true) { try stateful.encodedState() }
         }
-        record.status = .active
-        record.generation = next
-        catalog.replaceActiveRecord(of: id, with: record)
-        ExtensionRegistry.$isActivating.withValue(true) { old.instance.deactivate() }
-        timings.switch = lap()
-        return outcome(.reloaded, generation: next, note: note, memory: memory)
+        return startIsolated(image, isolation: isolation, generation: next, state: saved).map { started in
+            (started.live, started.stateNote ?? note, 0)
+        }
     }
 
     /// Loads the build's copy in a scanner process before the host does (the

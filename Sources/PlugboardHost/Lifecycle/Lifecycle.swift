@@ -12,7 +12,8 @@ final class Lifecycle: PluginActivating {
     let services: HostServices
     let journal: CrashJournal
     let environment: HostEnvironment
-    let scanner: ScannerSettings
+    let configuration: PluginHost.Configuration
+    var scanner: ScannerSettings { configuration.scanner }
     /// A scanner process kept ready for the next reload's verification.
     let spareScanner = ScannerSpare()
 
@@ -26,14 +27,14 @@ final class Lifecycle: PluginActivating {
 
     init(
         catalog: Catalog, registry: ExtensionRegistry, services: HostServices, journal: CrashJournal,
-        environment: HostEnvironment, scanner: ScannerSettings
+        environment: HostEnvironment, configuration: PluginHost.Configuration
     ) {
         self.catalog = catalog
         self.registry = registry
         self.services = services
         self.journal = journal
         self.environment = environment
-        self.scanner = scanner
+        self.configuration = configuration
     }
 
     var admission: Admission { catalog.admission }
@@ -79,7 +80,7 @@ final class Lifecycle: PluginActivating {
             // Plugin code under the lifecycle lock must not activate anything.
             ExtensionRegistry.$isActivating.withValue(true) {
                 for plugin in running.reversed() {
-                    plugin.instance.deactivate()
+                    plugin.stop()
                     services.retire(plugin.id, generation: plugin.generation)
                 }
             }

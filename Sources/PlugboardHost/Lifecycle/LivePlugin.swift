@@ -2,13 +2,39 @@ import Plugboard
 
 /// A plugin instance the host created and activated.
 struct LivePlugin: Sendable {
+    /// Where its code runs.
+    enum Running: Sendable {
+        /// In the host's process.
+        case inProcess(any Plugin, LoadedImage)
+        /// In a child process.
+        case isolated(IsolatedPlugin)
+    }
+
     let id: String
     let path: String
     let generation: Int
-    let instance: any Plugin
-    let image: LoadedImage
-    /// Its providers, as registered.
+    let running: Running
+    /// Its providers, as registered (proxies, for an isolated plugin).
     let providers: [RegisteredProvider]
     /// The identity of the file its code was read from (for journal notes).
     var identity: FileIdentity? = nil
+
+    /// The instance, when it runs in process.
+    var instance: (any Plugin)? {
+        if case let .inProcess(instance, _) = running { return instance }
+        return nil
+    }
+
+    var isolated: IsolatedPlugin? {
+        if case let .isolated(plugin) = running { return plugin }
+        return nil
+    }
+
+    /// Deactivates it (in process) or stops its child (isolated).
+    func stop() {
+        switch running {
+        case let .inProcess(instance, _): instance.deactivate()
+        case let .isolated(plugin): plugin.stop()
+        }
+    }
 }

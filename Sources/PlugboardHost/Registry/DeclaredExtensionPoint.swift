@@ -11,8 +11,15 @@ struct DeclaredExtensionPoint: Sendable {
     let accepts: @Sendable (any Sendable) -> Bool
     /// Builds the typed array readers get, so reads need no casts.
     let makeTypedProviders: @Sendable ([RegisteredProvider], _ pending: Bool) -> any TypedProviderList
+    /// How its providers cross a process (nil: they cannot; plugins that
+    /// provide it are refused for isolation).
+    let crossing: PointCrossing?
+    /// How the host calls its isolated providers.
+    let isolatedCalls: IsolatedCallPolicy
 
-    init<Point: ExtensionPoint>(_ point: Point.Type) {
+    init<Point: ExtensionPoint>(_ point: Point.Type, isolatedCalls: IsolatedCallPolicy = .standard) {
+        crossing = PointCrossing(point)
+        self.isolatedCalls = isolatedCalls
         interface = Point.interface
         providerTypeName = String(reflecting: Point.Provider.self)
         pointType = ObjectIdentifier(point)

@@ -25,9 +25,15 @@ enum PluginsOption {
         long: "--allow-unsafe-directories",
         help: "Development only: load plugin files whoever owns them or can write to their folders (also \(DirectoryTrust.environmentOptOut)=1, true or yes); reported as a warning.")
 
+    static let isolate = CommandSpec.Option(
+        long: "--isolate", valueName: "ids",
+        help: "Run these plugins (comma-separated ids) each in a child process of its own: a crash or hang costs a call, not the host (docs/isolation.md).")
+    static let isolateAll = CommandSpec.Option(
+        long: "--isolate-all", help: "Run every plugin in a child process of its own (unless the --config file says \"isolated\": false for it).")
+
     /// What every command that starts a host accepts: configuration, data,
     /// cache and scan limit.
-    static let host: [CommandSpec.Option] = [config, data, cache, scanTimeout, locked, allowUnsafe]
+    static let host: [CommandSpec.Option] = [config, data, cache, scanTimeout, locked, isolate, isolateAll, allowUnsafe]
 
     /// The directory checks: on unless `--allow-unsafe-directories` or the environment turns them off.
     static func trust(_ arguments: ParsedArguments) -> DirectoryTrust {
@@ -52,6 +58,14 @@ enum PluginsOption {
             cacheDirectory: arguments.value(cache.long), scanner: scanner,
             lockFile: arguments.flag(locked.long) ? pluginsDirectory.map(LockFile.defaultPath(for:)) : nil,
             trust: trust(arguments))
+        if arguments.flag(isolateAll.long) { configuration.defaultIsolation = .isolated }
+        if let ids = arguments.value(isolate.long) {
+            let list = ids.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard !list.isEmpty, list.allSatisfy({ !$0.isEmpty }) else {
+                throw UsageError(message: "'--isolate' takes plugin ids separated by commas, got '\(ids)'", command: command)
+            }
+            for id in list { configuration.isolation[id] = .isolated }
+        }
         // A command-line tool owns its process: Ctrl-C during a plugin's
         // init or activate is a hang the next start must know of.
         configuration.handlesInterruptSignals = true

@@ -29,13 +29,14 @@ enum RecordText {
                 + interfaceLibraries.map { Terminal.safe(fileName($0)) }.joined(separator: ", ") + "\n"
         }
         guard !records.isEmpty else { return out + "  no *.so files found" }
-        var table = Table(header: ["STATUS", "ID", "VERSION", "PROVIDES", "FILE"])
+        var table = Table(header: ["STATUS", "ID", "VERSION", "PROVIDES", "RUNS", "FILE"])
         for record in records {
             table.rows.append([
                 .init(text: record.status.rawValue, style: statusStyle(record.status)),
                 .init(text: record.id ?? "-"),
                 .init(text: record.version?.description ?? "-"),
                 .init(text: provides(record)),
+                .init(text: isolation(record)),
                 .init(text: fileName(record.path)),
             ])
         }
@@ -54,6 +55,15 @@ enum RecordText {
             }
         }
         return out
+    }
+
+    /// `in-process`, or `isolated` with the child's state and pid.
+    static func isolation(_ record: PluginRecord) -> String {
+        guard let isolation = record.isolation else { return "-" }
+        guard isolation.mode == "isolated" else { return isolation.mode }
+        let pid = isolation.pid.map { " pid \($0)" } ?? ""
+        let restarts = isolation.restarts > 0 ? ", \(isolation.restarts) restart\(isolation.restarts == 1 ? "" : "s")" : ""
+        return "isolated (\(isolation.state)\(pid)\(restarts))"
     }
 
     static func detail(_ record: PluginRecord, host: PluginHost) -> String {
@@ -75,6 +85,7 @@ enum RecordText {
             rows.append(("SDK (descriptor)", "\(record.sdkVersion ?? "?") (ABI \(record.sdkABI?.description ?? "?"))"))
             rows.append(("toolchain", record.toolchain ?? "-"))
             rows.append(("activation", (["first lookup of a provided interface"] + record.activation).joined(separator: ", ")))
+            if record.isolation != nil { rows.append(("runs", isolation(record))) }
         }
         if let quarantine = record.quarantine {
             rows.append(("quarantine", "\(quarantine.code), phase \(quarantine.phase.rawValue), \(quarantine.date)"))

@@ -18,9 +18,9 @@
 /// Bump the minor for additive changes, the major for anything else (2.0:
 /// the demo's interfaces left the SDK, one `ServiceError` replaced three enums).
 #define PLUGBOARD_SDK_ABI_MAJOR 2u
-#define PLUGBOARD_SDK_ABI_MINOR 1u
+#define PLUGBOARD_SDK_ABI_MINOR 2u
 /// The SDK's release version (semantic version string).
-#define PLUGBOARD_SDK_VERSION "2.1.0"
+#define PLUGBOARD_SDK_VERSION "2.2.0"
 
 /// The one C symbol a plugin exports.
 #define PLUGBOARD_ENTRY_SYMBOL "plugboard_entry"
@@ -77,8 +77,9 @@ typedef struct plugboard_descriptor {
 /// plugboard.c (keep the old ones for minor bumps) and point this at it.
 extern const uint32_t plugboard_sdk_abi_2_0;
 extern const uint32_t plugboard_sdk_abi_2_1;
+extern const uint32_t plugboard_sdk_abi_2_2;
 static inline const void *_Nonnull plugboard_sdk_abi_marker(void) {
-    return &plugboard_sdk_abi_2_1;
+    return &plugboard_sdk_abi_2_2;
 }
 
 /// The compiler that compiles the *caller*: static inline on purpose, so that

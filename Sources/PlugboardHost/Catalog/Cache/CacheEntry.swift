@@ -63,3 +63,15 @@ extension CacheEntry {
         }
     }
 }
+
+extension CacheEntry {
+    /// `old` (the file's entry, if any) turned into a quarantine of the file
+    /// now at `identity`, keeping what the scan read from it.
+    static func quarantining(_ old: CacheEntry?, identity: FileIdentity, _ quarantine: Quarantine) -> CacheEntry {
+        var plugin: ScannedPlugin?
+        if case let .plugin(scanned)? = old?.result { plugin = scanned }
+        return CacheEntry(
+            identity: identity, hash: old?.identity == identity ? old?.hash : nil,
+            result: .quarantined(quarantine), details: old?.details, plugin: plugin ?? old?.plugin)
+    }
+}

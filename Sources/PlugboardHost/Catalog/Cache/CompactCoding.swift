@@ -199,7 +199,15 @@ private struct UnkeyedWriter: UnkeyedEncodingContainer {
 /// Decodes the compact format.
 struct CompactDecoder {
     func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
-        try bytes.withUnsafeBytes { buffer in
+        try bytes.withUnsafeBytes { try decode(type, from: $0) }
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, from bytes: ArraySlice<UInt8>) throws -> T {
+        try bytes.withUnsafeBytes { try decode(type, from: $0) }
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, from buffer: UnsafeRawBufferPointer) throws -> T {
+        do {
             let input = CompactInput(bytes: buffer)
             var position = 0
             let value = try input.value(at: &position, codingPath: [])

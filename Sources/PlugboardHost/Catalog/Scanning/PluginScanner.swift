@@ -64,12 +64,7 @@ package struct StartedScanner: Sendable {
         _ executable: String, passing names: [String] = ScannerSettings.defaultEnvironment, adding extra: [String: String] = [:]
     ) throws(Failure) -> StartedScanner {
         var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(executable), nil]
-        var environment = ProcessInfo.processInfo.environment.filter { names.contains($0.key) }
-        environment.merge(extra) { _, given in given }
-        environment[PLUGBOARD_SCANNER_VARIABLE] = PLUGBOARD_SCANNER_PROTOCOL
-        // The runtime's crash report would push the plugin's own last words
-        // out of the stderr tail; the signal and phase say where it died.
-        environment["SWIFT_BACKTRACE"] = "enable=no"
+        let environment = environment(passing: names, adding: extra, mode: PLUGBOARD_SCANNER_PROTOCOL)
         var entries: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
             arguments.forEach { free($0) }
@@ -81,6 +76,19 @@ package struct StartedScanner: Sendable {
         guard result == 0 else { throw Failure(reason: "cannot start \(executable): \(String(cString: strerror(result)))") }
         _ = fcntl(errors, F_SETFL, fcntl(errors, F_GETFL) | O_NONBLOCK)
         return StartedScanner(pid: pid, channel: channel, errors: errors)
+    }
+
+    /// A child's environment: the host's variables named in `names`, those
+    /// in `extra`, and the two the child needs (`mode` starts it as scanner
+    /// or as an isolated plugin), which nothing overrides.
+    static func environment(passing names: [String], adding extra: [String: String], mode: String) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment.filter { names.contains($0.key) }
+        environment.merge(extra) { _, given in given }
+        environment[PLUGBOARD_SCANNER_VARIABLE] = mode
+        // The runtime's crash report would push the plugin's own last words
+        // out of the stderr tail; the signal and phase say where it died.
+        environment["SWIFT_BACKTRACE"] = "enable=no"
+        return environment
     }
 
     package func close() {

@@ -54,6 +54,9 @@ public struct Quarantine: Sendable, Equatable, Codable {
         /// The host was stopped by a signal after the call had run past the
         /// hang threshold (``Quarantine/signal``): most likely a hang.
         case hostInterrupted = "host-interrupted"
+        /// Isolated: its child crashed, exited or hung more often than the
+        /// restart budget allows (``Quarantine/crashes`` in ``Quarantine/window`` seconds).
+        case isolatedCrashes = "isolated-crashes"
     }
 
     /// What tied a host crash to this plugin.
@@ -83,9 +86,13 @@ public struct Quarantine: Sendable, Equatable, Codable {
     /// stopped during this plugin's init or activate (nil when one stop past
     /// the hang threshold was enough).
     public internal(set) var interruptedStarts: Int? = nil
+    /// For an isolated plugin over its restart budget: crashes counted, and
+    /// the budget's window in seconds.
+    public internal(set) var crashes: Int? = nil
+    public internal(set) var window: Int? = nil
 
     /// Stable code: `scan-crashed`, `scan-exited`, `scan-timeout`,
-    /// `host-crashed`, `host-hung`.
+    /// `host-crashed`, `host-hung`, `isolated-crash-loop`.
     public var code: PluginLoadError.Code {
         switch ending {
         case .signal: "scan-crashed"
@@ -93,6 +100,7 @@ public struct Quarantine: Sendable, Equatable, Codable {
         case .timeout: "scan-timeout"
         case .hostDied: "host-crashed"
         case .hostInterrupted: "host-hung"
+        case .isolatedCrashes: "isolated-crash-loop"
         }
     }
 
@@ -129,6 +137,9 @@ public struct Quarantine: Sendable, Equatable, Codable {
             } else {
                 what = "the host was stopped by \(signal ?? "a signal") after this plugin's \(phase.label) had run\(ran) (noted \(date)): it probably hangs"
             }
+        case .isolatedCrashes:
+            let how = signal.map { ", the last with \($0)" } ?? exitStatus.map { ", the last by exiting with status \($0)" } ?? ""
+            what = "its isolated child crashed \(crashes ?? 0) times within \(window ?? 0) s\(how) (noted \(date)), more than its restart budget allows"
         }
         let output = stderrTail.isEmpty ? "" : "; its last output: \(stderrTail.joined(separator: " | "))"
         return what + output

@@ -1,0 +1,138 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One side of an isolation channel: frames written to one pipe, read from
+/// another (see ``IsolationProtocol``). Not thread-safe: the host's side is
+/// used only by the thread holding the plugin's call token.
+final class FrameChannel {
+    struct Frame {
+        let kind: UInt8
+        let sequence: UInt64
+        let payload: ArraySlice<UInt8>
+    }
+
+    enum Failure: Error {
+        /// The peer closed its end (or the read failed).
+        case closed
+        /// The deadline passed first.
+        case timedOut
+        /// A frame longer than allowed or shorter than its header.
+        case malformed(String)
+    }
+
+    let input: Int32
+    let output: Int32
+    private var buffer: [UInt8] = []
+    private var start = 0
+    /// What one read(2) fills (a pipe holds 64 KiB).
+    private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 8)
+    private static let header = 4 + 1 + 8
+
+    init(input: Int32, output: Int32) {
+        self.input = input
+        self.output = output
+    }
+
+    deinit { scratch.deallocate() }
+
+    /// Writes one frame; false when the peer is gone.
+    func send(_ kind: UInt8, sequence: UInt64, payload: [UInt8]) -> Bool {
+        var frame = [UInt8]()
+        frame.reserveCapacity(Self.header + payload.count)
+        append(UInt32(1 + 8 + payload.count), to: &frame)
+        frame.append(kind)
+        append(sequence, to: &frame)
+        frame += payload
+        return frame.withUnsafeBytes { writeAll(output, $0) }
+    }
+
+    /// Writes a frame whose payload `fill` appends (saves a copy of large arguments).
+    func send(_ kind: UInt8, sequence: UInt64, fill: (inout [UInt8]) -> Void) -> Bool {
+        var frame = [UInt8](repeating: 0, count: 4)
+        frame.reserveCapacity(256)
+        frame.append(kind)
+        append(sequence, to: &frame)
+        fill(&frame)
+        let length = UInt32(frame.count - 4)
+        for index in 0..<4 { frame[index] = UInt8(truncatingIfNeeded: length >> (8 * UInt32(index))) }
+        return frame.withUnsafeBytes { writeAll(output, $0) }
+    }
+
+    /// The next frame, waiting until `deadline` (nil: for ever).
+    func receive(until deadline: ContinuousClock.Instant?) throws(Failure) -> Frame {
+        while true {
+            if let frame = try bufferedFrame() { return frame }
+            try fill(until: deadline)
+        }
+    }
+
+    private func bufferedFrame() throws(Failure) -> Frame? {
+        let available = buffer.count - start
+        guard available >= 4 else { return nil }
+        var length = 0
+        for index in 0..<4 { length |= Int(buffer[start + index]) << (8 * index) }
+        guard length >= 9 else { throw .malformed("a frame of \(length) bytes is shorter than its header") }
+        guard length <= IsolationProtocol.maximumFrame else {
+            throw .malformed("a frame of \(length) bytes is over the limit of \(IsolationProtocol.maximumFrame)")
+        }
+        guard available >= 4 + length else { return nil }
+        var sequence: UInt64 = 0
+        for index in 0..<8 { sequence |= UInt64(buffer[start + 5 + index]) << (8 * UInt64(index)) }
+        let frame = Frame(kind: buffer[start + 4], sequence: sequence, payload: buffer[(start + Self.header)..<(start + 4 + length)])
+        start += 4 + length
+        if start == buffer.count {
+            // The frame's slice keeps the old storage alive; the next read starts a fresh one.
+            buffer = []
+            start = 0
+        }
+        return frame
+    }
+
+    private func fill(until deadline: ContinuousClock.Instant?) throws(Failure) {
+        if start > 0 {
+            buffer.removeSubrange(0..<start)
+            start = 0
+        }
+        if let deadline {
+            let remaining = deadline - .now
+            guard remaining > .zero else { throw .timedOut }
+            var poller = pollfd(fd: input, events: Int16(POLLIN), revents: 0)
+            let milliseconds = Int32(clamping: Int64((remaining / .milliseconds(1)).rounded(.up)))
+            let ready = poll(&poller, 1, milliseconds)
+            if ready < 0 {
+                if errno == EINTR { return }
+                throw .closed
+            }
+            if ready == 0 { throw .timedOut }
+        }
+        let count = read(input, scratch.baseAddress, scratch.count)
+        if count < 0 && errno == EINTR { return }
+        guard count > 0 else { throw .closed }
+        buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[0..<count]))
+    }
+
+    private func append<Integer: FixedWidthInteger>(_ value: Integer, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
+    }
+
+    private var closed = false
+
+    /// Closes both pipes, once (a descriptor number closed twice could be
+    /// another file's by then).
+    func close() {
+        guard !closed else { return }
+        closed = true
+        Glibc.close(input)
+        if !outputClosed { Glibc.close(output) }
+    }
+
+    private var outputClosed = false
+
+    /// Closes the request pipe only: the peer reads the end of the stream.
+    func closeOutput() {
+        guard !outputClosed else { return }
+        outputClosed = true
+        Glibc.close(output)
+    }
+}

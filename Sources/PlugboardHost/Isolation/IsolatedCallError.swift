@@ -1,0 +1,52 @@
+/// Why a call to an isolated plugin's provider failed: the caller gets it
+/// from the provider's requirement, as any error it throws.
+///
+/// The ``Code`` is extensible (as ``PluginLoadError/Code``); match on it.
+public struct IsolatedCallError: Error, Sendable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+        public let rawValue: String
+        public init(_ rawValue: String) { self.rawValue = rawValue }
+        public init(stringLiteral value: String) { rawValue = value }
+        public var description: String { rawValue }
+
+        /// The child died (a signal), exited, or closed its channel while
+        /// the call was pending or while it started. The next call restarts it.
+        public static let pluginCrashed: Code = "plugin-crashed"
+        /// The call ran past its deadline: the child was killed.
+        public static let pluginTimeout: Code = "plugin-timeout"
+        /// The provider threw; ``IsolatedCallError/message`` has its error.
+        public static let pluginThrew: Code = "plugin-threw"
+        /// The child sent a reply that breaks the protocol (malformed, too
+        /// large, not the call's): it was killed.
+        public static let pluginProtocol: Code = "plugin-protocol-violation"
+        /// The plugin crashed more than its restart budget allows and is
+        /// quarantined, or the host shut down: no more calls reach it.
+        public static let pluginUnavailable: Code = "plugin-unavailable"
+    }
+
+    public let code: Code
+    /// The plugin's id.
+    public let pluginID: String
+    /// What happened, in words.
+    public let message: String
+    /// For `plugin-crashed`: the signal that ended the child (`SIGSEGV`), if any.
+    public let signal: String?
+    /// For `plugin-crashed`: its exit status, if it exited.
+    public let exitStatus: Int32?
+    /// The child's last lines of output (stdout and stderr).
+    public let outputTail: [String]
+
+    init(_ code: Code, pluginID: String, message: String, signal: String? = nil, exitStatus: Int32? = nil, outputTail: [String] = []) {
+        self.code = code
+        self.pluginID = pluginID
+        self.message = message
+        self.signal = signal
+        self.exitStatus = exitStatus
+        self.outputTail = outputTail
+    }
+
+    public var description: String {
+        let output = outputTail.isEmpty ? "" : "; its last output: \(outputTail.joined(separator: " | "))"
+        return "plugin \(pluginID): \(message)\(output) [\(code)]"
+    }
+}

@@ -1,0 +1,284 @@
+import CPlugboardHost
+import Foundation
+@_spi(PlugboardHost) import Plugboard
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An isolated plugin's child process: checks what the host sent, loads
+/// the plugin's private copy, creates and activates it, then serves calls
+/// one at a time until the host closes the channel (or dies).
+///
+/// Entered from the C constructor in `scanner.c`, before the executable's
+/// `main`, when the host started it with `PLUGBOARD_SCANNER=isolated-1`.
+@_cdecl("plugboard_isolated_main")
+@usableFromInline
+func plugboardIsolatedMain(_ requests: Int32, _ replies: Int32, _ log: Int32) -> Never {
+    var noCore = rlimit(rlim_cur: 0, rlim_max: 0)
+    setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &noCore)
+    IsolatedChild.watchHost(requests)
+    let child = IsolatedChild(channel: FrameChannel(input: requests, output: replies), log: log)
+    Task.detached { await child.run() }
+    // The child's work runs in that task, which ends the process. Not
+    // dispatchMain(): it calls pthread_exit, which crashes inside the
+    // constructor this runs from (before the program's main).
+    while true { pause() }
+}
+
+/// The child's side of the channel. Its state is touched by the one task
+/// that runs ``run()``.
+final class IsolatedChild: @unchecked Sendable {
+    // @unchecked: every field is used only by the task running run(),
+    // one call after another.
+    let channel: FrameChannel
+    let log: Int32
+    private var plugin: (any Plugin)?
+    private var providers: [(crossing: PointCrossing, provider: any Sendable)] = []
+
+    init(channel: FrameChannel, log: Int32) {
+        self.channel = channel
+        self.log = log
+    }
+
+    /// Ends the process when the host's end of the request pipe hangs up:
+    /// the host exited or was killed, even while a call of the plugin's
+    /// hangs (the main loop would never read the end of the stream).
+    static func watchHost(_ requests: Int32) {
+        let watcher = Thread {
+            var poller = pollfd(fd: requests, events: 0, revents: 0)
+            while true {
+                if poll(&poller, 1, -1) > 0, poller.revents & Int16(POLLHUP | POLLERR) != 0 { _exit(0) }
+            }
+        }
+        watcher.stackSize = 64 << 10
+        watcher.start()
+    }
+
+    func run() async {
+        let start: FrameChannel.Frame
+        do {
+            start = try channel.receive(until: nil)
+        } catch {
+            _exit(0)
+        }
+        guard start.kind == IsolationProtocol.Kind.start.rawValue,
+              let request = try? CompactDecoder().decode(IsolationProtocol.StartRequest.self, from: start.payload)
+        else {
+            fail(start.sequence, "isolation-handshake-failed", "the host's first message was not a start request this program understands")
+        }
+        await begin(request, sequence: start.sequence)
+        while true {
+            let frame: FrameChannel.Frame
+            do {
+                frame = try channel.receive(until: nil)
+            } catch {
+                break
+            }
+            switch IsolationProtocol.Kind(rawValue: frame.kind) {
+            case .call?: await serve(frame)
+            case .saveState?: sendState(frame.sequence)
+            default: break
+            }
+        }
+        plugin?.deactivate()
+        _exit(0)
+    }
+
+    /// The handshake's checks, then the plugin's init and activate.
+    private func begin(_ request: IsolationProtocol.StartRequest, sequence: UInt64) async {
+        let environment = HostEnvironment.current
+        guard request.protocolVersion == IsolationProtocol.version else {
+            fail(sequence, "isolation-handshake-failed", "the host speaks isolation protocol \(request.protocolVersion), this program \(IsolationProtocol.version): start the child from the host's own program or one built with the same PlugboardHost")
+        }
+        guard request.sdkABI == [environment.sdkABI.major, environment.sdkABI.minor] else {
+            fail(sequence, "isolation-handshake-failed", "the host was built with SDK ABI \(request.sdkABI.map(String.init).joined(separator: ".")), this program with \(environment.sdkABI): ScannerSettings.executable must be built with the host's SDK")
+        }
+        applyLimits(request.limits)
+        let fd = open(request.file, O_RDONLY | O_CLOEXEC)
+        let bytes = fd >= 0 ? readToEnd(fd) : nil
+        if fd >= 0 { close(fd) }
+        guard let bytes, ContentHash.text(bytes.withUnsafeBytes(ContentHash.of)) == request.contentHash else {
+            fail(sequence, "file-changed", "\(request.path): the bytes the child found are not the ones the host admitted; nothing of the plugin ran")
+        }
+        var crossings: [PointCrossing] = []
+        for point in request.points {
+            guard let crossing = PointCrossing(typeName: point.typeName) else {
+                fail(sequence, "isolation-point-missing", "extension point \(point.interfaceID) is not in the child's program (\(ProcessInfo.processInfo.arguments.first ?? "?")): isolate with the host's own program (ScannerSettings.executable nil), or one that links the point's module")
+            }
+            crossings.append(crossing)
+        }
+        let image: LoadedImage
+        switch PluginLoader.loadInScannerChild(request.file, reportedAs: request.path, environment: environment, phase: { _ in }) {
+        case let .success(loaded): image = loaded
+        case let .failure(error): fail(sequence, error.code.rawValue, error.reason)
+        }
+        guard image.descriptor.id == request.pluginID else {
+            fail(sequence, "file-changed", "\(request.path): it now says plugin \(image.descriptor.id), it was \(request.pluginID) when scanned")
+        }
+        let services = childServices(request)
+        let context = services.context(for: image.descriptor, defaults: image.factory.defaultConfiguration)
+        let instance: any Plugin
+        do {
+            instance = try image.factory.make(context: context)
+        } catch {
+            fail(sequence, "init-failed", "\(request.path): init of plugin \(request.pluginID) threw: \(error)")
+        }
+        var stateNote: String?
+        if let state = request.state {
+            if let stateful = instance as? any ReloadableState {
+                do {
+                    try stateful.restore(encodedState: state)
+                    stateNote = "state handed over"
+                } catch {
+                    stateNote = "state not restored: the new code cannot decode the old state (\(error)); it starts fresh"
+                }
+            } else {
+                stateNote = "the new generation does not adopt ReloadableState; it starts fresh"
+            }
+        }
+        do {
+            try instance.activate()
+        } catch {
+            fail(sequence, "activate-failed", "\(request.path): activate of plugin \(request.pluginID) threw: \(error)")
+        }
+        plugin = instance
+        var reply = IsolationProtocol.StartReply(providers: [], diagnostics: [], stateNote: stateNote, reloadable: instance is any ReloadableState)
+        let contributions = instance.contributions()
+        for crossing in crossings {
+            for contribution in contributions where contribution.interfaceID == crossing.interfaceID {
+                guard crossing.accepts(contribution.provider) else {
+                    fail(sequence, "provider-type-mismatch", "\(request.path): plugin \(request.pluginID) provides \(crossing.interfaceID) with a \(String(reflecting: type(of: contribution.provider))), not the point's provider type")
+                }
+                do {
+                    reply.providers.append(.init(interfaceID: crossing.interfaceID, profile: try crossing.profile(contribution.provider)))
+                } catch {
+                    fail(sequence, "isolation-handshake-failed", "the profile of plugin \(request.pluginID)'s \(crossing.interfaceID) provider cannot be encoded: \(error)")
+                }
+                providers.append((crossing, contribution.provider))
+            }
+        }
+        reply.diagnostics = services.allDiagnostics.map {
+            IsolationProtocol.Diagnostic(error: $0.severity == .error, code: $0.code.rawValue, message: $0.message, keyPath: $0.keyPath)
+        }
+        send(.started, sequence, reply)
+    }
+
+    /// Services as the host would grant them, backed here: logging to the
+    /// log pipe, configuration merged with the host's overrides, storage in
+    /// the plugin's own folder with the host's quota.
+    private func childServices(_ request: IsolationProtocol.StartRequest) -> HostServices {
+        var settings = HostSettings(file: request.settingsFile)
+        settings.plugins[request.pluginID] = HostSettings.PluginSettings(
+            deniedServices: Set(request.deniedServices), overrides: request.overrides.mapValues(\.value))
+        let quota = request.quota.count == 3
+            ? StorageQuota(maximumBytes: request.quota[0], maximumKeys: request.quota[1], maximumValueBytes: request.quota[2])
+            : StorageQuota()
+        let log = self.log
+        let writing = Mutex(())
+        let sink = LogSink(minimumLevel: .trace) { record in
+            var frame = [UInt8]()
+            let message = Array(record.message.utf8.prefix(IsolatedLogReader.maximumMessage))
+            withUnsafeBytes(of: UInt32(1 + message.count).littleEndian) { frame += $0 }
+            frame.append(UInt8(record.level.rawValue))
+            frame += message
+            // One write per record, so records of several threads never interleave.
+            writing.withLock { _ in _ = frame.withUnsafeBytes { writeAll(log, $0) } }
+        }
+        return HostServices(configuration: settings, dataDirectory: request.dataDirectory, logSink: sink, storageQuota: quota)
+    }
+
+    private func applyLimits(_ limits: IsolationProtocol.StartRequest.Limits) {
+        func set(_ resource: Int32, _ value: Int?) {
+            guard let value else { return }
+            var limit = rlimit(rlim_cur: rlim_t(value), rlim_max: rlim_t(value))
+            setrlimit(__rlimit_resource_t(UInt32(resource)), &limit)
+        }
+        set(Int32(RLIMIT_CPU.rawValue), limits.cpuSeconds)
+        set(Int32(RLIMIT_NOFILE.rawValue), limits.descriptors)
+        if plugboard_under_sanitizer() == 0 { set(Int32(RLIMIT_AS.rawValue), limits.addressSpace) }
+    }
+
+    private func serve(_ frame: FrameChannel.Frame) async {
+        let payload = frame.payload
+        guard payload.count >= 6 else { return reportThrew(frame.sequence, "a call without its header") }
+        let base = payload.startIndex
+        let index = Int(payload[base]) | Int(payload[base + 1]) << 8 | Int(payload[base + 2]) << 16 | Int(payload[base + 3]) << 24
+        let methodLength = Int(payload[base + 4]) | Int(payload[base + 5]) << 8
+        guard index < providers.count, payload.count >= 6 + methodLength else {
+            return reportThrew(frame.sequence, "a call for provider \(index), which this child does not have")
+        }
+        let method = String(decoding: payload[(base + 6)..<(base + 6 + methodLength)], as: UTF8.self)
+        let call = ChildCall(method: method, arguments: payload[(base + 6 + methodLength)...])
+        let (crossing, provider) = providers[index]
+        do {
+            try await crossing.serve(call, provider)
+        } catch {
+            return reportThrew(frame.sequence, String(describing: error))
+        }
+        if call.unknownMethod {
+            _ = channel.send(IsolationProtocol.Kind.unknownMethod.rawValue, sequence: frame.sequence, payload: Array(method.utf8))
+        } else if let result = call.result {
+            _ = channel.send(IsolationProtocol.Kind.reply.rawValue, sequence: frame.sequence, payload: result)
+        } else {
+            reportThrew(frame.sequence, "the provider's serve(_:on:) for '\(method)' returned without replying")
+        }
+    }
+
+    private func sendState(_ sequence: UInt64) {
+        var bytes: [UInt8] = []
+        var kind = IsolationProtocol.Kind.state
+        if let stateful = plugin as? any ReloadableState {
+            do {
+                bytes = try stateful.encodedState()
+            } catch {
+                kind = .threw
+                bytes = Array("state not saved by the old generation (\(error))".utf8)
+            }
+        } else {
+            kind = .threw
+            bytes = Array("the plugin does not adopt ReloadableState".utf8)
+        }
+        _ = channel.send(kind.rawValue, sequence: sequence, payload: bytes)
+    }
+
+    private func reportThrew(_ sequence: UInt64, _ message: String) {
+        _ = channel.send(IsolationProtocol.Kind.threw.rawValue, sequence: sequence, payload: Array(message.utf8))
+    }
+
+    private func send<Value: Encodable>(_ kind: IsolationProtocol.Kind, _ sequence: UInt64, _ value: Value) {
+        guard let payload = try? CompactEncoder().encode(value) else { _exit(70) }
+        _ = channel.send(kind.rawValue, sequence: sequence, payload: payload)
+    }
+
+    /// Tells the host why the plugin cannot start, and ends the process.
+    private func fail(_ sequence: UInt64, _ code: String, _ reason: String) -> Never {
+        send(.startFailed, sequence, IsolationProtocol.StartFailure(code: code, reason: reason))
+        _exit(0)
+    }
+}
+
+/// One call as the child received it.
+private final class ChildCall: IsolatedCall {
+    let method: String
+    let argumentBytes: ArraySlice<UInt8>
+    var result: [UInt8]?
+    var unknownMethod = false
+
+    init(method: String, arguments: ArraySlice<UInt8>) {
+        self.method = method
+        self.argumentBytes = arguments
+    }
+
+    func arguments<Arguments: Decodable>(_ type: Arguments.Type) throws -> Arguments {
+        try CompactDecoder().decode(type, from: argumentBytes)
+    }
+
+    func reply<Result: Encodable>(_ result: Result) throws {
+        self.result = try CompactEncoder().encode(result)
+    }
+
+    func replyUnknownMethod() throws {
+        unknownMethod = true
+    }
+}

@@ -1,0 +1,102 @@
+@_spi(PlugboardHost) import Plugboard
+
+extension Lifecycle {
+    /// The services an isolated plugin can use: each is backed in the child
+    /// (logging goes to the host's log over a pipe; configuration is merged
+    /// there with the host's overrides; storage opens the plugin's own folder
+    /// with the host's quota, under the same lock and usage record).
+    static let servicesThatCross: Set<String> = [Services.Logging.id, Services.Configuration.id, Services.Storage.id]
+
+    /// Whether plugin `id` runs in a child process, and with which limits.
+    func isolation(of id: String) -> PluginIsolation? {
+        let chosen = configuration.isolation(of: id)
+        return chosen.isolated ? chosen : nil
+    }
+
+    /// Starts an admitted plugin in a child process: refused, before any of
+    /// its code runs, when a point it provides or a service it uses cannot
+    /// cross. `state` is a previous generation's (a hot reload).
+    func startIsolated(
+        _ image: LoadableImage, isolation: PluginIsolation, generation: Int, state: [UInt8]? = nil
+    ) -> Result<(live: LivePlugin, stateNote: String?), PluginLoadError> {
+        let scan = image.scan
+        let path = image.path
+        var points: [IsolationProtocol.StartRequest.Point] = []
+        var crossings: [String: PointCrossing] = [:]
+        var policies: [String: IsolatedCallPolicy] = [:]
+        for interface in scan.provides {
+            guard let point = registry.declaredPoint(for: interface.interface) else { continue }
+            guard let crossing = point.crossing else {
+                return .failure(.isolationUnsupportedPoint(path: path, id: scan.id, interface: interface.interface, providerType: point.providerTypeName))
+            }
+            points.append(.init(interfaceID: interface.interface, major: point.interface.version.major, minor: point.interface.version.minor, typeName: crossing.typeName))
+            crossings[interface.interface] = crossing
+            policies[interface.interface] = point.isolatedCalls
+        }
+        let settings = configuration.settings.plugins[scan.id]
+        let denied = settings?.deniedServices ?? []
+        for service in scan.services.sorted() where !denied.contains(service) && !Self.servicesThatCross.contains(service) {
+            return .failure(.isolationUnsupportedService(path: path, id: scan.id, service: service))
+        }
+        let quota = configuration.storageQuota
+        let request = IsolationProtocol.StartRequest(
+            protocolVersion: IsolationProtocol.version, sdkABI: [environment.sdkABI.major, environment.sdkABI.minor],
+            file: image.checked.copy, path: path, pluginID: scan.id, contentHash: ContentHash.text(image.checked.hash),
+            points: points, deniedServices: denied.sorted(),
+            overrides: (settings?.overrides ?? [:]).mapValues(IsolationProtocol.WireValue.init),
+            settingsFile: configuration.settings.file, dataDirectory: services.dataDirectory,
+            quota: [quota.maximumBytes, quota.maximumKeys, quota.maximumValueBytes],
+            limits: .init(cpuSeconds: isolation.limits.cpuSeconds, addressSpace: isolation.limits.addressSpace, descriptors: isolation.limits.descriptors),
+            state: nil)
+        let launch = IsolatedPlugin.Launch(
+            program: scanner.program, environmentNames: scanner.environment, extraEnvironment: scanner.extraEnvironment,
+            request: request, crossings: crossings, policies: policies, budget: configuration.restartBudget,
+            startTimeout: configuration.isolatedStartTimeout, logSink: services.logSink, report: services.report,
+            events: configuration.isolationEvents)
+        let id = scan.id
+        let plugin = IsolatedPlugin(
+            pluginID: id, path: path, generation: generation, launch: launch,
+            onQuarantine: { [weak self] quarantine in self?.quarantineIsolated(id, generation: generation, quarantine) },
+            onAvailability: { [weak self] available in self?.showIsolated(id, generation: generation, available) })
+        switch plugin.start(state: state) {
+        case let .success((providers, note)):
+            let live = LivePlugin(id: id, path: path, generation: generation, running: .isolated(plugin), providers: providers)
+            return .success((live, note))
+        case let .failure(error):
+            return .failure(error)
+        }
+    }
+
+    /// Over its restart budget: out of the registry, quarantined in the
+    /// catalog and the cache (the next start keeps it out too).
+    private func quarantineIsolated(_ id: String, generation: Int, _ quarantine: Quarantine) {
+        let current = live.withLock { running -> LivePlugin? in
+            guard let index = running.firstIndex(where: { $0.id == id && $0.generation == generation }) else { return nil }
+            return running.remove(at: index)
+        }
+        guard let current else { return }
+        registry.replaceProviders(of: [id], with: [])
+        services.retire(id, generation: generation)
+        catalog.quarantineActive(id, path: current.path, identity: current.identity, quarantine)
+    }
+
+    /// A fail-open plugin went down (its providers of fail-open points are
+    /// hidden) or came back.
+    private func showIsolated(_ id: String, generation: Int, _ available: Bool) {
+        guard let current = live.withLock({ $0.first { $0.id == id && $0.generation == generation } }) else { return }
+        let shown = available ? current.providers : current.providers.filter { provider in
+            registry.declaredPoint(for: provider.interfaceID)?.isolatedCalls.failure != .open
+        }
+        registry.replaceProviders(of: [id], with: shown)
+    }
+
+    /// Each plugin's isolation as `list` and `inspect` show it.
+    func isolationStatus(of id: String) -> IsolationStatus {
+        if let plugin = live.withLock({ $0.first { $0.id == id } }) {
+            return plugin.isolated?.status ?? IsolationStatus(mode: "in-process", state: "running", pid: nil, restarts: 0)
+        }
+        return isolation(of: id) == nil
+            ? IsolationStatus(mode: "in-process", state: "not-started", pid: nil, restarts: 0)
+            : IsolationStatus(mode: "isolated", state: "not-started", pid: nil, restarts: 0)
+    }
+}
