@@ -67,6 +67,7 @@ let package = Package(
         .library(name: "ScreenPainter", type: .dynamic, targets: ["ScreenPainter"]),
         .library(name: "SlowCommand", type: .dynamic, targets: ["SlowCommand"]),
         .library(name: "DescriptorThief", type: .dynamic, targets: ["DescriptorThief"]),
+        .library(name: "IsolationFaults", type: .dynamic, targets: ["IsolationFaults"]),
     ],
     dependencies: [.package(path: "../../SDK"), .package(path: "../../Examples/DemoInterfaces")],
     targets: [
@@ -78,6 +79,7 @@ let package = Package(
         .target(name: "ScreenPainter", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),
         .target(name: "SlowCommand", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),
         .target(name: "DescriptorThief", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),
+        .target(name: "IsolationFaults", dependencies: [sdk], swiftSettings: strict),
         .target(name: "MarkedDelta", dependencies: ["FixtureSupport", "DeltaMarkC", sdk], swiftSettings: strict),
         .target(name: "DeltaMarkC"),
         .target(name: "Beta", dependencies: ["FixtureSupport", sdk], swiftSettings: strict),

@@ -270,8 +270,9 @@ final class IsolatedPlugin: Sendable {
                 state.restarts += 1
                 return state.restarts
             }
-            announce(.restarted, pid: child.pid, "restarted as process \(child.pid) (restart \(restarts))")
+            // Shown again before anyone hears of the restart.
             if failsOpen { onAvailability(true) }
+            announce(.restarted, pid: child.pid, "restarted as process \(child.pid) (restart \(restarts))")
             return child
         case let .failure(failure):
             throw recordCrash(nil, failure.callError(pluginID))

@@ -1,0 +1,127 @@
+import Foundation
+import Plugboard
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A plugin meant to run isolated: one command, `fault MODE`, misbehaves
+/// as MODE says, so each fault of the isolation tests is one call. Its init
+/// and activate crash when the file named by PLUGBOARD_FIXTURE_CRASH_INIT or
+/// PLUGBOARD_FIXTURE_CRASH_ACTIVATE exists (the test creates it after the
+/// first start, so the crash happens on a restart).
+final class IsolationFaults: Plugin {
+    let storage: (any KeyValueStore)?
+    let log: (any PluginLogger)?
+    let greeting: String
+
+    init(context: PluginContext) throws {
+        if let marker = ProcessInfo.processInfo.environment["PLUGBOARD_FIXTURE_CRASH_INIT"], access(marker, F_OK) == 0 {
+            fatalError("IsolationFaults: crashing in init on purpose")
+        }
+        storage = try? context.service(Services.Storage.self)
+        log = try? context.service(Services.Logging.self)
+        greeting = (try? context.service(Services.Configuration.self))?.string("greeting") ?? "unset"
+    }
+
+    func activate() throws {
+        if let marker = ProcessInfo.processInfo.environment["PLUGBOARD_FIXTURE_CRASH_ACTIVATE"], access(marker, F_OK) == 0 {
+            fatalError("IsolationFaults: crashing in activate on purpose")
+        }
+    }
+
+    static var defaultConfiguration: [String: ConfigValue] { ["greeting": .string("hello")] }
+
+    func contributions() -> [Contribution] { [.provider(Fault(plugin: self), for: Commands.self)] }
+
+    struct Fault: Command {
+        let plugin: IsolationFaults
+        var name: String { "fault" }
+        var summary: String { "misbehaves as its argument says" }
+
+        func run(arguments: [String]) throws -> String {
+            switch arguments.first ?? "" {
+            case "echo": return arguments.dropFirst().joined(separator: " ")
+            case "pid": return String(getpid())
+            case "greeting": return plugin.greeting
+            case "store":
+                try plugin.storage?.set(Array((arguments.dropFirst(2).first ?? "").utf8), for: arguments.dropFirst().first ?? "key")
+                return "stored"
+            case "load":
+                let bytes = try plugin.storage?.value(for: arguments.dropFirst().first ?? "key")
+                return bytes.map { String(decoding: $0, as: UTF8.self) } ?? "none"
+            case "log":
+                plugin.log?.warning(arguments.dropFirst().joined(separator: " "))
+                return "logged"
+            case "print":
+                print("printed by an isolated plugin during a call")
+                fflush(nil)
+                return "printed"
+            case "segv":
+                let pointer = UnsafeMutablePointer<Int>(bitPattern: 8)!
+                pointer.pointee = 1
+                return "unreachable"
+            case "fatal": fatalError("IsolationFaults: fatalError in a call")
+            case "exit0": exit(0)
+            case "thread":
+                let thread = Thread { fatalError("IsolationFaults: a thread of the plugin crashes") }
+                thread.start()
+                pause()
+                return "unreachable"
+            case "hang":
+                // Tells a waiting test its pid (an event): TMPDIR is one of
+                // the few variables an isolated child is given.
+                if let folder = ProcessInfo.processInfo.environment["TMPDIR"],
+                   access(folder + "/plugboard-fixture-pid", F_OK) == 0,
+                   let fifo = fopen(folder + "/plugboard-fixture-pid", "w") {
+                    fputs("\(getpid())\n", fifo)
+                    fclose(fifo)
+                }
+                while true { pause() }
+            case "alloc":
+                var blocks: [UnsafeMutableRawPointer] = []
+                while true {
+                    guard let block = malloc(64 << 20) else { fatalError("IsolationFaults: out of memory") }
+                    memset(block, 1, 64 << 20)
+                    blocks.append(block)
+                }
+            case "fds":
+                var opened = 0
+                while open("/dev/null", O_RDONLY) >= 0 { opened += 1 }
+                return "opened \(opened) before \(String(cString: strerror(errno)))"
+            case "close-channel":
+                close(3)
+                close(4)
+                pause()
+                return "unreachable"
+            case "oversized":
+                // A reply frame whose length is far over the limit, written
+                // straight onto the reply pipe.
+                var frame: [UInt8] = [0xFF, 0xFF, 0xFF, 0x7F]
+                frame += [UInt8](repeating: 0, count: 9)
+                _ = write(4, &frame, frame.count)
+                pause()
+                return "unreachable"
+            case "malformed":
+                var frame: [UInt8] = [2, 0, 0, 0, 12, 0]
+                _ = write(4, &frame, frame.count)
+                pause()
+                return "unreachable"
+            case "bytes":
+                return String(repeating: "x", count: Int(arguments.dropFirst().first ?? "0") ?? 0)
+            default: throw FaultError(mode: arguments.first ?? "")
+            }
+        }
+    }
+
+    struct FaultError: Error, CustomStringConvertible {
+        let mode: String
+        var description: String { "unknown mode '\(mode)'" }
+    }
+}
+
+@_cdecl("plugboard_entry")
+public func plugboardEntry() -> UnsafeRawPointer {
+    PluginExport.descriptor(
+        for: IsolationFaults.self, id: "fixture.isolation-faults", version: "1.0.0", provides: [Commands.interface],
+        services: [Services.Storage.id, Services.Logging.id, Services.Configuration.id])
+}

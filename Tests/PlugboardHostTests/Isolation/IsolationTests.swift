@@ -1,0 +1,326 @@
+import Foundation
+import Plugboard
+import PlugboardDemo
+import PlugboardHost
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Isolated plugins: the fixture IsolationFaults runs in a child process
+/// (the test runner restarted in isolation mode) and misbehaves on demand.
+/// Each fault must cost one call: the host lives, the caller gets the
+/// documented code, the next call restarts the child.
+@Suite struct IsolationTests {
+    /// A host on a folder holding the fixture, isolated unless told otherwise.
+    func host(
+        _ dir: TemporaryDirectory, isolation: PluginIsolation = .isolated, budget: RestartBudget = RestartBudget(crashes: 50),
+        environment: [String: String] = [:], policy: IsolatedCallPolicy = .standard,
+        logs: LogLines? = nil, events: (@Sendable (IsolationEvent) -> Void)? = nil
+    ) throws -> PluginHost {
+        if !FileManager.default.fileExists(atPath: dir.file("plugins/plugin.so")) {
+            try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            _ = try FileManager.default.copyItem(atPath: Fixtures.library("IsolationFaults").path, toPath: dir.file("plugins/plugin.so"))
+        }
+        var settings = HostSettings()
+        settings.plugins["fixture.isolation-faults"] = .init(overrides: ["greeting": .string("from the host")])
+        var configuration = PluginHost.Configuration(
+            pluginsDirectory: dir.file("plugins"), settings: settings, dataDirectory: dir.file("data"),
+            logSink: LogSink(minimumLevel: .info) { record in logs?.lines.withLock { $0.append("\(record.level) [\(record.label)] \(record.message)") } },
+            cacheDirectory: dir.file("cache"),
+            scanner: ScannerSettings(extraEnvironment: environment))
+        configuration.defaultIsolation = isolation
+        configuration.restartBudget = budget
+        configuration.isolationEvents = events
+        let host = PluginHost(configuration: configuration)
+        host.declare(Commands.self, isolatedCalls: policy)
+        try host.start()
+        return host
+    }
+
+    func fault(_ host: PluginHost, _ arguments: String...) throws -> String {
+        guard let command = host.registry.providers(of: Commands.self).first(where: { $0.name == "fault" }) else {
+            throw IsolatedFixtureMissing()
+        }
+        return try command.run(arguments: arguments)
+    }
+
+    struct IsolatedFixtureMissing: Error {}
+
+    func code(of body: () throws -> String) -> String? {
+        do {
+            _ = try body()
+            return nil
+        } catch let error as IsolatedCallError {
+            return error.code.rawValue
+        } catch {
+            return "not an IsolatedCallError: \(error)"
+        }
+    }
+
+    /// The same file passes the same functional test in process and isolated:
+    /// a call, configuration merged with the host's override, storage, logging.
+    @Test(arguments: [false, true]) func theSamePluginWorksTheSameInProcessAndIsolated(isolated: Bool) throws {
+        let dir = try TemporaryDirectory()
+        let logs = LogLines()
+        let host = try host(dir, isolation: isolated ? .isolated : .inProcess, logs: logs)
+        defer { host.shutdown() }
+        #expect(try fault(host, "echo", "a", "b") == "a b")
+        #expect(try fault(host, "greeting") == "from the host")
+        #expect(try fault(host, "store", "key", "value") == "stored")
+        #expect(try fault(host, "load", "key") == "value")
+        #expect(try fault(host, "log", "hello log") == "logged")
+        let pid = try fault(host, "pid")
+        #expect((pid == String(getpid())) == !isolated)
+        let record = try #require(host.records.first { $0.id == "fixture.isolation-faults" })
+        #expect(record.isolation?.mode == (isolated ? "isolated" : "in-process"))
+        if isolated {
+            #expect(record.isolation?.state == "running")
+            #expect(record.isolation?.pid.map(String.init) == pid)
+            // The log record crossed on the log pipe; its arrival is an
+            // event the host's drain thread handles, so shut down (which
+            // ends the pipe) before reading.
+            host.shutdown()
+            #expect(record.isolation?.pid.map { kill($0, 0) == 0 && !isZombie($0) } == false)
+        }
+        #expect(logs.lines.withLock { $0 }.contains("warning [fixture.isolation-faults] hello log"))
+    }
+
+    /// Each fault costs the call: the right code, the host alive, and the
+    /// next call answered by a new child.
+    @Test(arguments: [
+        ("segv", "plugin-crashed"), ("fatal", "plugin-crashed"), ("exit0", "plugin-crashed"), ("thread", "plugin-crashed"),
+        ("close-channel", "plugin-crashed"), ("oversized", "plugin-protocol-violation"), ("malformed", "plugin-protocol-violation"),
+        ("alloc", "plugin-crashed"), ("hang", "plugin-timeout"), ("nonsense", "plugin-threw"),
+    ])
+    func aFaultCostsOneCallAndTheNextCallRestarts(mode: String, expected: String) throws {
+        let dir = try TemporaryDirectory()
+        var isolation = PluginIsolation.isolated
+        isolation.limits.addressSpace = 2 << 30
+        let host = try host(dir, isolation: isolation)
+        defer { host.shutdown() }
+        let before = try fault(host, "pid")
+        let got = IsolatedCallPolicy.withDeadline(.seconds(mode == "hang" ? 1 : 30)) { code { try fault(host, mode) } }
+        #expect(got == expected, "mode \(mode)")
+        let after = try fault(host, "pid")
+        #expect(after != String(getpid()))
+        if expected == "plugin-threw" {
+            #expect(after == before)
+        } else {
+            #expect(after != before, "mode \(mode): the child was not restarted")
+            #expect(host.records.first { $0.id == "fixture.isolation-faults" }?.isolation?.restarts == 1)
+            #expect(host.diagnostics.contains { $0.code == "isolated-crashed" })
+            #expect(host.diagnostics.contains { $0.code == "isolated-restarted" })
+        }
+    }
+
+    /// A crash in init or in activate when the child is restarted: the call
+    /// that restarts it fails with plugin-crashed and the plugin's last words.
+    @Test(arguments: ["PLUGBOARD_FIXTURE_CRASH_INIT", "PLUGBOARD_FIXTURE_CRASH_ACTIVATE"])
+    func aCrashInInitOrActivateOnRestartFailsTheCall(variable: String) throws {
+        let dir = try TemporaryDirectory()
+        let marker = dir.file("crash-now")
+        let host = try host(dir, environment: [variable: marker])
+        defer { host.shutdown() }
+        #expect(try fault(host, "echo", "ok") == "ok")
+        _ = FileManager.default.createFile(atPath: marker, contents: Data())
+        #expect(code { try fault(host, "segv") } == "plugin-crashed")
+        do {
+            _ = try fault(host, "echo", "again")
+            Issue.record("the restart should have crashed")
+        } catch let error as IsolatedCallError {
+            #expect(error.code == .pluginCrashed)
+            #expect(error.outputTail.joined().contains(variable.hasSuffix("INIT") ? "crashing in init" : "crashing in activate"))
+        }
+        try FileManager.default.removeItem(atPath: marker)
+        #expect(try fault(host, "echo", "back") == "back")
+    }
+
+    /// Over the restart budget: quarantined through the quarantine the
+    /// catalog and the next start know, with code, signal and counts.
+    @Test func theRestartBudgetQuarantinesThePlugin() throws {
+        let dir = try TemporaryDirectory()
+        let host = try host(dir, budget: RestartBudget(crashes: 2, window: .seconds(300)))
+        #expect(code { try fault(host, "segv") } == "plugin-crashed")
+        #expect(code { try fault(host, "segv") } == "plugin-crashed")
+        #expect(code { try fault(host, "segv") } == "plugin-crashed")
+        #expect(host.registry.providers(of: Commands.self).isEmpty)
+        let record = try #require(host.records.first { $0.id == "fixture.isolation-faults" })
+        #expect(record.status == .quarantined)
+        #expect(record.code == "isolated-crash-loop")
+        #expect(record.quarantine?.signal == "SIGSEGV")
+        #expect(record.quarantine?.crashes == 3)
+        #expect(host.diagnostics.contains { $0.code == "isolated-quarantined" })
+        host.shutdown()
+        let next = try self.host(dir)
+        defer { next.shutdown() }
+        #expect(next.records.first { $0.id == "fixture.isolation-faults" }?.code == "isolated-crash-loop")
+    }
+
+    /// Fail open: while the child is down its provider is left out of the
+    /// handle's list, and it comes back once the background restart is done.
+    @Test func aFailOpenPointHidesTheProviderWhileItIsDown() throws {
+        let dir = try TemporaryDirectory()
+        let restarted = try EventPipe()
+        let host = try host(dir, policy: IsolatedCallPolicy(failure: .open), events: { event in
+            if event.kind == .restarted { restarted.signal() }
+        })
+        defer { host.shutdown() }
+        let handle = host.registry.handle(for: Commands.self)
+        #expect(handle.providers.count == 1)
+        let command = try #require(handle.first)
+        #expect(code { try command.run(arguments: ["segv"]) } == "plugin-crashed")
+        let hidden = handle.providers.count
+        // Hidden from the crash on (the registry update happens before the
+        // call returns), until the background restart's event.
+        restarted.wait()
+        #expect(hidden == 0 || host.diagnostics.contains { $0.code == "isolated-restarted" })
+        #expect(handle.providers.count == 1)
+        #expect(try handle.first?.run(arguments: ["echo", "up"]) == "up")
+    }
+
+    /// Eight threads call one isolated plugin, released together, while one
+    /// of them crashes it now and then: every call returns its own answer or
+    /// a documented error; none hangs, none gets another call's reply.
+    @Test func concurrentCallsDuringCrashesGetTheirOwnAnswerOrADocumentedError() throws {
+        let dir = try TemporaryDirectory()
+        let host = try host(dir)
+        defer { host.shutdown() }
+        let command = try #require(host.registry.handle(for: Commands.self).first)
+        let barrier = try EventPipe()
+        let problems = Mutex<[String]>([])
+        let answered = Atomic<Int>(0)
+        let done = DispatchGroup()
+        for index in 0..<8 {
+            done.enter()
+            Thread {
+                defer { done.leave() }
+                barrier.wait()
+                for call in 0..<25 {
+                    let crash = index == 0 && call % 5 == 0
+                    do {
+                        let reply = try command.run(arguments: crash ? ["segv"] : ["echo", "t\(index)-c\(call)"])
+                        if crash || reply != "t\(index)-c\(call)" { problems.withLock { $0.append("thread \(index) call \(call) got '\(reply)'") } }
+                        answered.add(1, ordering: .relaxed)
+                    } catch let error as IsolatedCallError where [.pluginCrashed, .pluginTimeout].contains(error.code) {
+                        if !crash && error.code == .pluginTimeout { problems.withLock { $0.append("thread \(index) call \(call): \(error)") } }
+                    } catch {
+                        problems.withLock { $0.append("thread \(index) call \(call): \(error)") }
+                    }
+                }
+            }.start()
+        }
+        barrier.signal(count: 8)
+        #expect(done.wait(timeout: .now() + 120) == .success, "a call hung")
+        #expect(problems.withLock { $0 } == [])
+        #expect(answered.load(ordering: .relaxed) >= 7 * 25 - 5)
+    }
+
+    /// `kill -9` of the host, during a call that hangs: the child sees its
+    /// request pipe hang up and ends; nobody re-attaches to it by pid.
+    @Test func killingTheHostWithSIGKILLLeavesNoChildRunning() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        _ = try dir.copy(Fixtures.library("IsolationFaults"), as: "plugins/plugin.so")
+        try FileManager.default.createDirectory(atPath: dir.file("tmp"), withIntermediateDirectories: true)
+        #expect(mkfifo(dir.file("tmp/plugboard-fixture-pid"), 0o600) == 0)
+        let host = try ShellProcess(
+            Fixtures.executable("plugboard"),
+            ["run", "fault", "--plugins", dir.file("plugins"), "--cache", dir.file("cache"), "--data", dir.file("data"), "--isolate-all", "--", "hang"],
+            environment: ["TMPDIR": dir.file("tmp")])
+        // Opening the FIFO waits for the child's hanging call to open it.
+        let reader = open(dir.file("tmp/plugboard-fixture-pid"), O_RDONLY)
+        let text = readAll(reader)
+        close(reader)
+        let child = try #require(Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(kill(child, 0) == 0)
+        kill(host.pid, SIGKILL)
+        #expect(host.waitForSignal() == SIGKILL)
+        // A bounded wait for the child's end (it is not our child: no event to wait on).
+        let deadline = ContinuousClock.now + .seconds(10)
+        while kill(child, 0) == 0 && !isZombie(child) && ContinuousClock.now < deadline { usleep(10_000) }
+        #expect(kill(child, 0) != 0 || isZombie(child), "child \(child) outlived its host")
+    }
+
+    /// A hot reload starts a new child, verified by its handshake, and
+    /// switches; the old child is stopped.
+    @Test func aHotReloadStartsANewChildAndStopsTheOld() throws {
+        let dir = try TemporaryDirectory()
+        let host = try host(dir)
+        defer { host.shutdown() }
+        let old = try #require(Int32(try fault(host, "pid")))
+        let outcome = host.reload("fixture.isolation-faults", from: dir.file("plugins/plugin.so"))
+        #expect(outcome.generation == 2, "\(outcome)")
+        let new = try #require(Int32(try fault(host, "pid")))
+        #expect(new != old)
+        #expect(kill(old, 0) != 0 || isZombie(old))
+    }
+
+    /// Refused before any of its code runs, with a code that names what
+    /// cannot cross: a point without IsolatableExtensionPoint, a service.
+    @Test func pluginsWhosePointsOrServicesCannotCrossAreRefused() throws {
+        let dir = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("CouponRival"), as: "rival.so")
+        try dir.copy(Fixtures.library("LazyEvent"), as: "event.so")
+        var configuration = PluginHost.Configuration(pluginsDirectory: dir.path, cacheDirectory: dir.file("cache"))
+        configuration.defaultIsolation = .isolated
+        let host = PluginHost(configuration: configuration)
+        host.declareDemoExtensionPoints()
+        host.declare(Commands.self)
+        try host.start()
+        host.activateAll()
+        defer { host.shutdown() }
+        let codes = Dictionary(uniqueKeysWithValues: host.records.compactMap { record in record.id.map { ($0, record.code ?? "-") } })
+        #expect(codes.values.contains("isolation-unsupported-point"))
+        #expect(codes.values.contains("isolation-unsupported-service"))
+        let reason = host.records.first { $0.code == "isolation-unsupported-service" }?.reason ?? ""
+        #expect(reason.contains("plugboard.events"))
+    }
+}
+
+/// Whether process `pid` is a zombie (dead, not yet reaped by its parent).
+func isZombie(_ pid: Int32) -> Bool {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+          let close = stat.lastIndex(of: ")") else { return false }
+    return stat[stat.index(close, offsetBy: 2)] == "Z"
+}
+
+/// A pipe used as an event between threads: `signal` writes a byte, `wait` reads one.
+final class EventPipe: Sendable {
+    let read: Int32
+    let write: Int32
+    init() throws {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { throw POSIXError(.EMFILE) }
+        (read, write) = (ends[0], ends[1])
+    }
+    deinit {
+        close(read)
+        close(write)
+    }
+    func signal(count: Int = 1) {
+        var bytes = [UInt8](repeating: 1, count: count)
+        _ = Glibc.write(write, &bytes, count)
+    }
+    func wait() {
+        var byte: UInt8 = 0
+        _ = Glibc.read(read, &byte, 1)
+    }
+}
+
+final class LogLines: Sendable {
+    let lines = Mutex<[String]>([])
+}
+
+/// Everything `fd` gives until its end, as text.
+func readAll(_ fd: Int32) -> String {
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 256)
+    while true {
+        let count = read(fd, &chunk, chunk.count)
+        guard count > 0 else { break }
+        bytes += chunk[0..<count]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
