@@ -40,7 +40,9 @@ let package = Package(
         .target(name: "PlugboardDemo", dependencies: ["PlugboardHost", sdk, demoInterfaces], swiftSettings: strict),
         .executableTarget(name: "plugboard", dependencies: ["PlugboardHost", "PlugboardDev", "PlugboardDemo", sdk, demoInterfaces], swiftSettings: strict),
         // `make bench`: benchmarks against baselines measured in the same run.
-        .executableTarget(name: "plugboard-bench", dependencies: ["PlugboardHost", "PlugboardDemo", sdk, demoInterfaces], swiftSettings: strict),
+        .executableTarget(name: "plugboard-bench", dependencies: ["PlugboardHost", "PlugboardDemo", "CBenchFloor", sdk, demoInterfaces], swiftSettings: strict),
+        // The isolation bench's floor: a C ping-pong of two processes over a pipe pair.
+        .target(name: "CBenchFloor"),
         // Test support: a host that is not `plugboard` (its own scanner, crash journal).
         .executableTarget(name: "plugboard-test-host", dependencies: ["PlugboardHost", "CPlugboardHost", sdk, demoInterfaces], swiftSettings: strict),
         // Test support: a process the storage tests kill mid-write.

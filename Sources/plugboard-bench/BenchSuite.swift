@@ -13,6 +13,8 @@ struct BenchSuite {
     let callPlugin: String
     let reload: ReloadBench?
     let startup: StartupBench?
+    /// Isolated calls, when the IsolationFaults fixture was given.
+    let isolation: IsolationBench?
     /// The LD_PRELOAD allocation counter (bench/malloc_count.c), if built.
     let mallocCounter: String?
     let report = Report()
@@ -31,6 +33,7 @@ struct BenchSuite {
         if wanted("storage") { storage() }
         if wanted("reload") { reload?.run(into: report) }
         if wanted("startup") { startup?.run(into: report) }
+        if wanted("isolation") { isolation?.run(into: report) }
         report.print(json: json)
     }
 

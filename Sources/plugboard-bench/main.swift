@@ -18,6 +18,8 @@ case "activate" where arguments.count == 2:
     BenchSuite.printActivation(of: arguments[1])
 case "allocations":
     BenchSuite.printAllocationsPerPublish()
+case "exit":
+    exit(0)
 case "reload-memory" where arguments.count == 3:
     ReloadBench.printReloadMemory(Array(arguments[1...2]))
 default:
@@ -36,7 +38,7 @@ func usageFailure() -> Never {
     let usage = """
     usage: plugboard-bench --baseline DLOPEN_BASELINE --call-plugin RELEASE_PLUGIN.so [--malloc-counter COUNTER.so]
                            [--json FILE] [--reload PLUGBOARD V1.so V2.so EXAMPLE_PACKAGE SDK_DIR]
-                           [--startup PLUGBOARD BENCH_PLUGIN.so DLOPEN_BASELINE] --plugins FILE...
+                           [--startup PLUGBOARD BENCH_PLUGIN.so DLOPEN_BASELINE] [--isolation-plugin ISOLATION_FAULTS.so] --plugins FILE...
 
     """
     FileHandle.standardError.write(Data(usage.utf8))
@@ -61,9 +63,10 @@ if arguments.contains("--startup") {
     startup = StartupBench(plugboard: absolute[0], template: absolute[1], baseline: absolute[2])
 }
 guard let callPlugin = optionValues(arguments, "--call-plugin", count: 1)?.first else { usageFailure() }
+let isolation = optionValues(arguments, "--isolation-plugin", count: 1)?.first.map { IsolationBench(plugin: URL(fileURLWithPath: $0).path) }
 let mallocCounter = optionValues(arguments, "--malloc-counter", count: 1)?.first.map { URL(fileURLWithPath: $0).path }
 let json = optionValues(arguments, "--json", count: 1)?.first ?? "bench/out/bench.json"
 BenchSuite(
     baseline: baseline, plugins: Array(arguments[(pluginsIndex + 1)...]), callPlugin: callPlugin, reload: reload,
-    startup: startup, mallocCounter: mallocCounter
+    startup: startup, isolation: isolation, mallocCounter: mallocCounter
 ).run(json: json)

@@ -1,0 +1,12 @@
+// The floor the isolation bench compares with: two processes answering each
+// other over a pipe pair, in C, with nothing else in the way.
+#ifndef BENCH_FLOOR_H
+#define BENCH_FLOOR_H
+#include <stddef.h>
+
+/// Forks a child that echoes `bytes`-byte messages over a pipe pair, makes
+/// `rounds` round trips, and writes each one's nanoseconds to `samples`.
+/// Returns 0, or an errno value.
+int bench_pipe_pingpong(int rounds, size_t bytes, double *samples);
+
+#endif

@@ -1,0 +1,146 @@
+import CBenchFloor
+import Foundation
+import Plugboard
+import PlugboardHost
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Isolated calls against their floor from the same run: a C ping-pong of
+/// two processes over a pipe pair (the transport isolation uses), and the
+/// same call in process. Also the child's start, a restart after a crash,
+/// and its resident memory.
+struct IsolationBench {
+    /// The IsolationFaults fixture, release-built: its `fault echo ...` and `fault bytes N` commands.
+    let plugin: String
+    static let calls = 20_000
+
+    func run(into report: Report) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("plugboard-bench-isolation-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try? FileManager.default.createDirectory(atPath: dir + "/plugins", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        guard (try? FileManager.default.copyItem(atPath: plugin, toPath: dir + "/plugins/plugin.so")) != nil else {
+            print("  isolation bench: cannot copy \(plugin)")
+            return
+        }
+        report.begin("Isolated calls (\(Self.calls) sequential calls each, µs per round trip, encoding included)")
+        let floor1 = floor(bytes: 1), floor4K = floor(bytes: 4096), floor1M = floor(bytes: 1 << 20, rounds: 200)
+        guard let isolated = host(dir, isolated: true), let local = host(dir, isolated: false) else {
+            print("  isolation bench: the fixture did not start")
+            return
+        }
+        defer {
+            isolated.shutdown()
+            local.shutdown()
+        }
+        for (label, payload, base, goal) in [("1 B", 1, floor1, true), ("4 KiB", 4096, floor4K, true)] {
+            let samples = timedCalls(isolated, payload: payload, count: Self.calls)
+            report.add("isolated call, \(label) argument, p50", unit: "µs", samples: [percentile(samples, 0.5)],
+                       baselineName: "C pipe ping-pong, \(label), p50", baseline: [percentile(base, 0.5)], goal: goal ? .ratioAtMost(2) : nil)
+            report.add("isolated call, \(label) argument, p99", unit: "µs", samples: [percentile(samples, 0.99)],
+                       baselineName: "C pipe ping-pong, \(label), p99", baseline: [percentile(base, 0.99)])
+            let inProcess = timedCalls(local, payload: payload, count: Self.calls)
+            report.add("in-process call, \(label) argument, p50 (same API)", unit: "µs", samples: [percentile(inProcess, 0.5)],
+                       baselineName: "isolated call, p50", baseline: [percentile(samples, 0.5)])
+        }
+        let big = timedCalls(isolated, payload: 1 << 20, count: 200)
+        let copy = memcpyMicroseconds(bytes: 1 << 20)
+        report.add("isolated call, 1 MiB argument, p50", unit: "µs", samples: [percentile(big, 0.5)],
+                   baselineName: "C pipe ping-pong, 1 MiB, p50", baseline: [percentile(floor1M, 0.5)],
+                   note: String(format: "%.2f ns per byte; memcpy of 1 MiB here: %.1f µs (%.3f ns per byte)",
+                                percentile(big, 0.5) * 1000 / Double(1 << 20), copy, copy * 1000 / Double(1 << 20)))
+        startAndRestart(isolated, dir: dir, into: report)
+    }
+
+    /// A host on `dir` with the fixture, in process or isolated, started and called once.
+    private func host(_ dir: String, isolated: Bool) -> PluginHost? {
+        var configuration = PluginHost.Configuration(
+            pluginsDirectory: dir + "/plugins", dataDirectory: dir + "/data", logSink: BenchSuite.quiet,
+            cacheDirectory: dir + (isolated ? "/cache-isolated" : "/cache"))
+        configuration.defaultIsolation = isolated ? .isolated : .inProcess
+        configuration.restartBudget = RestartBudget(crashes: 1_000)
+        let host = PluginHost(configuration: configuration)
+        host.declare(Commands.self)
+        guard (try? host.start()) != nil, (try? command(host)?.run(arguments: ["echo", "x"])) == "x" else { return nil }
+        return host
+    }
+
+    private func command(_ host: PluginHost) -> (any Command)? {
+        host.registry.handle(for: Commands.self).first
+    }
+
+    /// Microseconds per call of `fault echo PAYLOAD`, each timed alone.
+    private func timedCalls(_ host: PluginHost, payload: Int, count: Int) -> [Double] {
+        guard let command = command(host) else { return [] }
+        let arguments = ["echo", String(repeating: "x", count: payload)]
+        for _ in 0..<min(count, 1_000) { _ = try? command.run(arguments: arguments) }
+        return (0..<count).map { _ in
+            let start = Measure.now()
+            blackHole(try? command.run(arguments: arguments))
+            return Double(Measure.now() - start) / 1_000
+        }
+    }
+
+    /// The C ping-pong's round trips, µs.
+    private func floor(bytes: Int, rounds: Int = IsolationBench.calls) -> [Double] {
+        var samples = [Double](repeating: 0, count: rounds)
+        guard bench_pipe_pingpong(Int32(rounds), bytes, &samples) == 0 else { return [] }
+        return samples.map { $0 / 1_000 }
+    }
+
+    private func memcpyMicroseconds(bytes: Int) -> Double {
+        let source = [UInt8](repeating: 1, count: bytes)
+        var target = [UInt8](repeating: 0, count: bytes)
+        let samples = Measure.samples(iterations: 200) { _ in
+            target.withUnsafeMutableBytes { to in source.withUnsafeBytes { from in _ = memcpy(to.baseAddress!, from.baseAddress!, bytes) } }
+            blackHole(target)
+        }
+        return Measure.median(samples) / 1_000
+    }
+
+    /// A crash, then the next answered call (a restart: spawn, handshake,
+    /// load, init, activate, call), against a bare spawn of the same
+    /// executable that exits at once; and the child's resident memory.
+    private func startAndRestart(_ host: PluginHost, dir: String, into report: Report) {
+        guard let command = command(host) else { return }
+        report.begin("Isolated plugin's child (ms; KiB)")
+        var restarts: [Double] = []
+        for _ in 0..<15 {
+            _ = try? command.run(arguments: ["segv"])
+            let start = Measure.now()
+            guard (try? command.run(arguments: ["echo", "x"])) == "x" else { continue }
+            restarts.append(Double(Measure.now() - start) / 1_000_000)
+        }
+        let spawns = (0..<15).map { _ in bareSpawn() }
+        report.add("crash to the next answered call (restart)", unit: "ms", samples: restarts,
+                   baselineName: "bare spawn of the same executable", baseline: spawns)
+        if let pid = host.records.first(where: { $0.isolation?.pid != nil })?.isolation?.pid {
+            let kib = residentKiB(of: pid)
+            report.add("resident memory of one isolated plugin's child", unit: "KiB", samples: [Double(kib)])
+        }
+    }
+
+    /// Milliseconds to spawn this executable (it exits at once) and reap it.
+    private func bareSpawn() -> Double {
+        let start = Measure.now()
+        var pid: pid_t = 0
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/proc/self/exe"), strdup("exit"), nil]
+        defer { argv.forEach { free($0) } }
+        guard posix_spawn(&pid, "/proc/self/exe", nil, nil, argv, environ) == 0 else { return 0 }
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        return Double(Measure.now() - start) / 1_000_000
+    }
+
+    private func residentKiB(of pid: Int32) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return 0 }
+        return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+    }
+
+    private func percentile(_ samples: [Double], _ fraction: Double) -> Double {
+        guard !samples.isEmpty else { return 0 }
+        let sorted = samples.sorted()
+        return sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
+    }
+}
