@@ -12,7 +12,7 @@ extension PluginHost {
     }
 
     /// The latest record of each of `records`' files (after an activation).
-    package func current(_ records: [PluginRecord]) -> [PluginRecord] { catalog.current(records) }
+    package func current(_ records: [PluginRecord]) -> [PluginRecord] { withIsolation(catalog.current(records)) }
 
     /// The interface libraries admitted or refused so far (`plugboard lock` records them).
     package var interfaceLibraries: [InterfaceLibrary] { catalog.interfaceLibraries }

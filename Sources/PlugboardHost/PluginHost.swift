@@ -130,7 +130,7 @@ public final class PluginHost: Sendable {
     @discardableResult
     public func discover(rescan: Bool = false) throws(PluginDirectory.ScanError) -> [PluginRecord] {
         guard let directory = configuration.pluginsDirectory else { return [] }
-        return try catalog.discover(directory, rescan: rescan)
+        return withIsolation(try catalog.discover(directory, rescan: rescan))
     }
 
     /// Admits and scans specific files (absolute or relative paths) like
@@ -138,7 +138,7 @@ public final class PluginHost: Sendable {
     /// folder beside each: compatible ones become `available`.
     @discardableResult
     public func discover(files: [String], rescan: Bool = false) -> [PluginRecord] {
-        catalog.discover(files: files, rescan: rescan)
+        withIsolation(catalog.discover(files: files, rescan: rescan))
     }
 
     /// ``discover(rescan:)``, then activates the plugins that declared the
@@ -148,7 +148,7 @@ public final class PluginHost: Sendable {
     public func start(rescan: Bool = false) throws(PluginDirectory.ScanError) -> [PluginRecord] {
         let records = try discover(rescan: rescan)
         lifecycle.activate(pluginIDs: catalog.availableIDs(trigger: "startup"))
-        return catalog.current(records)
+        return withIsolation(catalog.current(records))
     }
 
     /// Activates the given plugins if they are available (others are ignored).
@@ -219,8 +219,12 @@ public final class PluginHost: Sendable {
     // MARK: - Reading state
 
     /// What the host knows about every candidate file so far.
-    public var records: [PluginRecord] {
-        catalog.records.map { record in
+    public var records: [PluginRecord] { withIsolation(catalog.records) }
+
+    /// `records` with where each available or active plugin runs, and its
+    /// child's state when isolated.
+    func withIsolation(_ records: [PluginRecord]) -> [PluginRecord] {
+        records.map { record in
             var record = record
             if let id = record.id, record.status == .active || record.status == .available {
                 record.isolation = lifecycle.isolationStatus(of: id)

@@ -305,7 +305,7 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
 
     static func isolationUnsupportedService(path: String, id: String, service: String) -> PluginLoadError {
         PluginLoadError(code: .isolationUnsupportedService, path: path,
-            reason: "plugin \(id) cannot be isolated: it uses service '\(service)', which cannot cross a process yet (isolated plugins get plugboard.logging, plugboard.configuration and plugboard.storage); run it in process, or deny it the service in the host's settings",
+            reason: "plugin \(id) cannot be isolated: it uses service '\(service)', which cannot cross a process yet (isolated plugins get plugboard.logging, plugboard.configuration, plugboard.storage and plugboard.events); run it in process, or deny it the service in the host's settings",
             status: .failed)
     }
 

@@ -1,11 +1,15 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// One side of an isolation channel: frames written to one pipe, read from
-/// another (see ``IsolationProtocol``). Not thread-safe: the host's side is
-/// used only by the thread holding the plugin's call token.
-final class FrameChannel {
+/// another (see ``IsolationProtocol``).
+final class FrameChannel: @unchecked Sendable {
+    // @unchecked: reading (`buffer`, `start`) is done only by the thread
+    // holding the plugin's call token (in the child: its one loop); writing
+    // and closing take `writing`, so an event forwarded from another thread
+    // never interleaves with a call's frame nor writes to a closed number.
     struct Frame {
         let kind: UInt8
         let sequence: UInt64
@@ -36,19 +40,16 @@ final class FrameChannel {
 
     deinit { scratch.deallocate() }
 
-    /// Writes one frame; false when the peer is gone.
-    func send(_ kind: UInt8, sequence: UInt64, payload: [UInt8]) -> Bool {
-        var frame = [UInt8]()
-        frame.reserveCapacity(Self.header + payload.count)
-        append(UInt32(1 + 8 + payload.count), to: &frame)
-        frame.append(kind)
-        append(sequence, to: &frame)
-        frame += payload
-        return frame.withUnsafeBytes { writeAll(output, $0) }
+    private let writing = Mutex(())
+
+    /// Writes one frame; false when the peer is gone or, on a non-blocking
+    /// pipe, when it stayed full until `deadline` (nil: for as long as it takes).
+    func send(_ kind: UInt8, sequence: UInt64, payload: [UInt8], until deadline: ContinuousClock.Instant? = nil) -> Bool {
+        send(kind, sequence: sequence, until: deadline) { $0 += payload }
     }
 
     /// Writes a frame whose payload `fill` appends (saves a copy of large arguments).
-    func send(_ kind: UInt8, sequence: UInt64, fill: (inout [UInt8]) -> Void) -> Bool {
+    func send(_ kind: UInt8, sequence: UInt64, until deadline: ContinuousClock.Instant? = nil, fill: (inout [UInt8]) -> Void) -> Bool {
         var frame = [UInt8](repeating: 0, count: 4)
         frame.reserveCapacity(256)
         frame.append(kind)
@@ -56,7 +57,33 @@ final class FrameChannel {
         fill(&frame)
         let length = UInt32(frame.count - 4)
         for index in 0..<4 { frame[index] = UInt8(truncatingIfNeeded: length >> (8 * UInt32(index))) }
-        return frame.withUnsafeBytes { writeAll(output, $0) }
+        return writing.withLock { _ in
+            guard !outputClosed else { return false }
+            return frame.withUnsafeBytes { write($0, until: deadline) }
+        }
+    }
+
+    /// Writes all of `bytes`, waiting while a non-blocking pipe is full until `deadline`.
+    private func write(_ bytes: UnsafeRawBufferPointer, until deadline: ContinuousClock.Instant?) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let count = Glibc.write(output, bytes.baseAddress! + offset, bytes.count - offset)
+            if count > 0 {
+                offset += count
+                continue
+            }
+            if count < 0 && errno == EINTR { continue }
+            guard count < 0, errno == EAGAIN else { return false }
+            var timeout: Int32 = -1
+            if let deadline {
+                let remaining = deadline - .now
+                guard remaining > .zero else { return false }
+                timeout = Int32(clamping: Int64((remaining / .milliseconds(1)).rounded(.up)))
+            }
+            var poller = pollfd(fd: output, events: Int16(POLLOUT), revents: 0)
+            _ = poll(&poller, 1, timeout)
+        }
+        return true
     }
 
     /// The next frame, waiting until `deadline` (nil: for ever).
@@ -117,22 +144,26 @@ final class FrameChannel {
     }
 
     private var closed = false
+    private var outputClosed = false
 
     /// Closes both pipes, once (a descriptor number closed twice could be
     /// another file's by then).
     func close() {
-        guard !closed else { return }
-        closed = true
-        Glibc.close(input)
-        if !outputClosed { Glibc.close(output) }
+        writing.withLock { _ in
+            guard !closed else { return }
+            closed = true
+            Glibc.close(input)
+            if !outputClosed { Glibc.close(output) }
+            outputClosed = true
+        }
     }
 
-    private var outputClosed = false
-
-    /// Closes the request pipe only: the peer reads the end of the stream.
+    /// Closes the writing pipe only: the peer reads the end of the stream.
     func closeOutput() {
-        guard !outputClosed else { return }
-        outputClosed = true
-        Glibc.close(output)
+        writing.withLock { _ in
+            guard !outputClosed else { return }
+            outputClosed = true
+            Glibc.close(output)
+        }
     }
 }

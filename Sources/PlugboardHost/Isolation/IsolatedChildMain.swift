@@ -32,13 +32,14 @@ final class IsolatedChild: @unchecked Sendable {
     // @unchecked: every field is used only by the task running run(),
     // one call after another.
     let channel: FrameChannel
-    let log: Int32
+    let notices: ChildNoticeWriter
     private var plugin: (any Plugin)?
+    private var services: HostServices?
     private var providers: [(crossing: PointCrossing, provider: any Sendable)] = []
 
     init(channel: FrameChannel, log: Int32) {
         self.channel = channel
-        self.log = log
+        notices = ChildNoticeWriter(fd: log)
     }
 
     /// Ends the process when the host's end of the request pipe hangs up:
@@ -78,6 +79,7 @@ final class IsolatedChild: @unchecked Sendable {
             switch IsolationProtocol.Kind(rawValue: frame.kind) {
             case .call?: await serve(frame)
             case .saveState?: sendState(frame.sequence)
+            case .event?: deliver(frame.payload)
             default: break
             }
         }
@@ -117,6 +119,7 @@ final class IsolatedChild: @unchecked Sendable {
             fail(sequence, "file-changed", "\(request.path): it now says plugin \(image.descriptor.id), it was \(request.pluginID) when scanned")
         }
         let services = childServices(request)
+        self.services = services
         let context = services.context(for: image.descriptor, defaults: image.factory.defaultConfiguration)
         let instance: any Plugin
         do {
@@ -143,7 +146,7 @@ final class IsolatedChild: @unchecked Sendable {
             fail(sequence, "activate-failed", "\(request.path): activate of plugin \(request.pluginID) threw: \(error)")
         }
         plugin = instance
-        var reply = IsolationProtocol.StartReply(providers: [], diagnostics: [], stateNote: stateNote, reloadable: instance is any ReloadableState)
+        var reply = IsolationProtocol.StartReply(providers: [], subscriptions: [], stateNote: stateNote, reloadable: instance is any ReloadableState)
         let contributions = instance.contributions()
         for crossing in crossings {
             for contribution in contributions where contribution.interfaceID == crossing.interfaceID {
@@ -158,9 +161,7 @@ final class IsolatedChild: @unchecked Sendable {
                 providers.append((crossing, contribution.provider))
             }
         }
-        reply.diagnostics = services.allDiagnostics.map {
-            IsolationProtocol.Diagnostic(error: $0.severity == .error, code: $0.code.rawValue, message: $0.message, keyPath: $0.keyPath)
-        }
+        reply.subscriptions = notices.announcedNames
         send(.started, sequence, reply)
     }
 
@@ -174,18 +175,17 @@ final class IsolatedChild: @unchecked Sendable {
         let quota = request.quota.count == 3
             ? StorageQuota(maximumBytes: request.quota[0], maximumKeys: request.quota[1], maximumValueBytes: request.quota[2])
             : StorageQuota()
-        let log = self.log
-        let writing = Mutex(())
-        let sink = LogSink(minimumLevel: .trace) { record in
-            var frame = [UInt8]()
-            let message = Array(record.message.utf8.prefix(IsolatedLogReader.maximumMessage))
-            withUnsafeBytes(of: UInt32(1 + message.count).littleEndian) { frame += $0 }
-            frame.append(UInt8(record.level.rawValue))
-            frame += message
-            // One write per record, so records of several threads never interleave.
-            writing.withLock { _ in _ = frame.withUnsafeBytes { writeAll(log, $0) } }
+        let notices = self.notices
+        let sink = LogSink(minimumLevel: .trace) { record in notices.send(.log(record.level, record.message)) }
+        // Diagnostics of the child's services (configuration, storage
+        // quotas, event handlers) are the host's to report.
+        let diagnostics = DiagnosticLog(capacity: 1) { diagnostic in
+            notices.send(.diagnostic(IsolationProtocol.Diagnostic(
+                error: diagnostic.severity == .error, code: diagnostic.code.rawValue, message: diagnostic.message, keyPath: diagnostic.keyPath)))
         }
-        return HostServices(configuration: settings, dataDirectory: request.dataDirectory, logSink: sink, storageQuota: quota)
+        return HostServices(
+            configuration: settings, dataDirectory: request.dataDirectory, logSink: sink, storageQuota: quota, diagnostics: diagnostics,
+            makeEventBus: { hub, owner in IsolatedEventBus(hub: hub, owner: owner, notices: notices) })
     }
 
     private func applyLimits(_ limits: IsolationProtocol.StartRequest.Limits) {
@@ -223,6 +223,14 @@ final class IsolatedChild: @unchecked Sendable {
         } else {
             reportThrew(frame.sequence, "the provider's serve(_:on:) for '\(method)' returned without replying")
         }
+    }
+
+    /// An event the host forwarded: delivered to the plugin's handlers here,
+    /// inside the chain the host was delivering (minus the event itself,
+    /// which this delivery adds back).
+    private func deliver(_ payload: ArraySlice<UInt8>) {
+        guard let services, let event = CrossingEvent(payload) else { return }
+        _ = EventHub.within(Array(event.chain.dropLast())) { services.events.publish(event.payload, from: .host) }
     }
 
     private func sendState(_ sequence: UInt64) {

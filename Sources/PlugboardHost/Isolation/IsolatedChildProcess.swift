@@ -36,7 +36,7 @@ final class IsolatedChildProcess: @unchecked Sendable {
     /// Starts `program` in isolation mode with the scanner's environment.
     static func spawn(
         program: String, passing names: [String], adding extra: [String: String], pluginID: String,
-        logSink: LogSink, report: @escaping @Sendable (HostDiagnostic) -> Void
+        report: @escaping @Sendable (HostDiagnostic) -> Void, notice: @escaping @Sendable (ChildNotice) -> Void
     ) -> Result<IsolatedChildProcess, IsolatedCallError> {
         var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(program), nil]
         var entries: [UnsafeMutablePointer<CChar>?] = StartedScanner.environment(passing: names, adding: extra, mode: PLUGBOARD_ISOLATED_PROTOCOL)
@@ -52,7 +52,9 @@ final class IsolatedChildProcess: @unchecked Sendable {
             return .failure(IsolatedCallError(.pluginCrashed, pluginID: pluginID,
                 message: "cannot start its child process \(program): \(String(cString: strerror(result)))"))
         }
-        let output = ChildOutput(pluginID: pluginID, output: outputFD, log: log, logSink: logSink, report: report)
+        // Calls wait for room up to their deadline, events not at all (see FrameChannel.send).
+        _ = fcntl(requests, F_SETFL, fcntl(requests, F_GETFL) | O_NONBLOCK)
+        let output = ChildOutput(pluginID: pluginID, output: outputFD, notices: log, report: report, notice: notice)
         output.startDraining()
         return .success(IsolatedChildProcess(pid: pid, channel: FrameChannel(input: replies, output: requests), output: output))
     }
@@ -105,13 +107,13 @@ final class IsolatedChildProcess: @unchecked Sendable {
     }
 }
 
-/// The child's stdout, stderr and log pipe, read by one thread until both end.
+/// The child's stdout and stderr, and its notice pipe, read by one thread until both end.
 private final class ChildOutput: Sendable {
     let pluginID: String
     let outputFD: Int32
-    let logFD: Int32
-    let logSink: LogSink
+    let noticesFD: Int32
     let report: @Sendable (HostDiagnostic) -> Void
+    let notice: @Sendable (ChildNotice) -> Void
     /// The last lines, and whether both pipes ended.
     private let state = Mutex<(lines: [String], partial: [UInt8], finished: Bool)>(([], [], false))
     /// Written once when draining ends, so a waiter can poll for it.
@@ -120,12 +122,15 @@ private final class ChildOutput: Sendable {
     static let tailLines = 20
     static let lineLimit = 500
 
-    init(pluginID: String, output: Int32, log: Int32, logSink: LogSink, report: @escaping @Sendable (HostDiagnostic) -> Void) {
+    init(
+        pluginID: String, output: Int32, notices: Int32, report: @escaping @Sendable (HostDiagnostic) -> Void,
+        notice: @escaping @Sendable (ChildNotice) -> Void
+    ) {
         self.pluginID = pluginID
         self.outputFD = output
-        self.logFD = log
-        self.logSink = logSink
+        self.noticesFD = notices
         self.report = report
+        self.notice = notice
         var ends: [Int32] = [-1, -1]
         _ = plugboard_pipe(&ends, 0)
         finished = (ends[0], ends[1])
@@ -142,8 +147,8 @@ private final class ChildOutput: Sendable {
     }
 
     private func drain() {
-        var pollers = [pollfd(fd: outputFD, events: Int16(POLLIN), revents: 0), pollfd(fd: logFD, events: Int16(POLLIN), revents: 0)]
-        var logBuffer: [UInt8] = []
+        var pollers = [pollfd(fd: outputFD, events: Int16(POLLIN), revents: 0), pollfd(fd: noticesFD, events: Int16(POLLIN), revents: 0)]
+        var notices: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 << 10)
         while pollers.contains(where: { $0.fd >= 0 }) {
             guard poll(&pollers, 2, -1) >= 0 || errno == EINTR else { break }
@@ -158,9 +163,13 @@ private final class ChildOutput: Sendable {
                 if index == 0 {
                     takeOutput(chunk[0..<count])
                 } else {
-                    logBuffer += chunk[0..<count]
-                    IsolatedLogReader.records(in: &logBuffer) { level, message in
-                        HostLogger(label: pluginID, sink: logSink).log(level, message)
+                    notices += chunk[0..<count]
+                    if !ChildNotice.take(from: &notices, notice) {
+                        // Not what a child of this program writes: stop listening to it.
+                        report(HostDiagnostic(.error, code: "plugin-protocol-violation",
+                            message: "its child wrote something that is not a notice on its notice pipe; its notices are ignored from now on", plugin: pluginID))
+                        close(pollers[index].fd)
+                        pollers[index].fd = -1
                     }
                 }
             }
@@ -194,30 +203,5 @@ private final class ChildOutput: Sendable {
             _ = poll(&poller, 1, Int32(clamping: Int64(wait / .milliseconds(1))))
         }
         return state.withLock { $0.lines }
-    }
-}
-
-/// Log records on an isolated child's log pipe: a 4-byte little-endian
-/// length, a level byte (``LogLevel/rawValue``), the message's UTF-8.
-enum IsolatedLogReader {
-    /// Longer messages are cut (a record stays one atomic pipe write).
-    static let maximumMessage = 3_000
-
-    /// Hands over each whole record in `buffer` and removes it.
-    static func records(in buffer: inout [UInt8], _ body: (LogLevel, String) -> Void) {
-        var start = 0
-        while buffer.count - start >= 5 {
-            let length = Int(buffer[start]) | Int(buffer[start + 1]) << 8 | Int(buffer[start + 2]) << 16 | Int(buffer[start + 3]) << 24
-            guard length >= 1, length <= maximumMessage + 1 else {
-                // Not a record this program writes: drop what is buffered.
-                buffer.removeAll()
-                return
-            }
-            guard buffer.count - start >= 4 + length else { break }
-            let level = LogLevel(rawValue: Int(buffer[start + 4])) ?? .info
-            body(level, String(decoding: buffer[(start + 5)..<(start + 4 + length)], as: UTF8.self))
-            start += 4 + length
-        }
-        buffer.removeFirst(start)
     }
 }

@@ -26,6 +26,8 @@ final class IsolatedPlugin: Sendable {
         let logSink: LogSink
         let report: @Sendable (HostDiagnostic) -> Void
         let events: (@Sendable (IsolationEvent) -> Void)?
+        /// The host's event bus: the plugin's subscriptions are forwarded from it.
+        let eventHub: EventHub
     }
 
     enum Phase: String {
@@ -47,6 +49,8 @@ final class IsolatedPlugin: Sendable {
     private let launch: Launch
     private let token = CallToken()
     private let state = Mutex(State())
+    /// Events the child subscribed to (once each, across restarts).
+    private let subscribed = Mutex<Set<String>>([])
     /// Hears the quarantine (the host records it and drops the providers) and
     /// fail-open changes (the host shows or hides the providers).
     let onQuarantine: @Sendable (Quarantine) -> Void
@@ -89,10 +93,6 @@ final class IsolatedPlugin: Sendable {
                 state.child = child
                 state.phase = .running
             }
-            for diagnostic in reply.diagnostics {
-                launch.report(HostDiagnostic(diagnostic.error ? .error : .warning, code: .init(diagnostic.code), message: diagnostic.message,
-                                             file: launch.request.settingsFile, keyPath: diagnostic.keyPath, plugin: pluginID))
-            }
             announce(.started, pid: child.pid, "its child process \(child.pid) started")
             var providers: [RegisteredProvider] = []
             for (index, provided) in reply.providers.enumerated() {
@@ -118,7 +118,7 @@ final class IsolatedPlugin: Sendable {
         let child: IsolatedChildProcess
         switch IsolatedChildProcess.spawn(
             program: launch.program, passing: launch.environmentNames, adding: launch.extraEnvironment, pluginID: pluginID,
-            logSink: launch.logSink, report: launch.report)
+            report: launch.report, notice: { [weak self] notice in self?.handle(notice) })
         {
         case let .success(started): child = started
         case let .failure(error): return .failure(.call(error))
@@ -127,7 +127,7 @@ final class IsolatedPlugin: Sendable {
         request.state = handedOver
         let sequence = nextSequence()
         guard let payload = try? CompactEncoder().encode(request),
-              child.channel.send(IsolationProtocol.Kind.start.rawValue, sequence: sequence, payload: payload)
+              child.channel.send(IsolationProtocol.Kind.start.rawValue, sequence: sequence, payload: payload, until: deadline)
         else {
             return .failure(.call(ended(child, during: "its start")))
         }
@@ -146,6 +146,9 @@ final class IsolatedPlugin: Sendable {
         switch IsolationProtocol.Kind(rawValue: frame.kind) {
         case .started? where frame.sequence == sequence:
             if let reply = try? CompactDecoder().decode(IsolationProtocol.StartReply.self, from: frame.payload) {
+                // Subscribed before the plugin counts as started: an event
+                // that activated it reaches it.
+                for name in reply.subscriptions { subscribe(name) }
                 return .success((child, reply))
             }
         case .startFailed? where frame.sequence == sequence:
@@ -211,7 +214,7 @@ final class IsolatedPlugin: Sendable {
         } catch {
             throw IsolatedCallError(.pluginThrew, pluginID: pluginID, message: "the arguments of \(String(decoding: method, as: UTF8.self)) cannot be encoded: \(error)")
         }
-        let sent = child.channel.send(IsolationProtocol.Kind.call.rawValue, sequence: sequence) { frame in
+        let sent = child.channel.send(IsolationProtocol.Kind.call.rawValue, sequence: sequence, until: deadline) { frame in
             withUnsafeBytes(of: index.littleEndian) { frame += $0 }
             withUnsafeBytes(of: UInt16(method.count).littleEndian) { frame += $0 }
             frame += method
@@ -355,6 +358,54 @@ final class IsolatedPlugin: Sendable {
         launch.events?(IsolationEvent(pluginID: pluginID, kind: kind, pid: pid, detail: detail))
     }
 
+    // MARK: - Notices and events
+
+    /// A notice from the child's notice pipe (on the thread draining it).
+    private func handle(_ notice: ChildNotice) {
+        switch notice {
+        case let .log(level, message):
+            HostLogger(label: pluginID, sink: launch.logSink).log(level, message)
+        case let .subscribe(name):
+            subscribe(name)
+        case let .publish(event):
+            _ = EventHub.within(event.chain) {
+                launch.eventHub.publish(event.payload, from: ServiceOwner(pluginID: pluginID, generation: generation))
+            }
+        case let .diagnostic(diagnostic):
+            launch.report(HostDiagnostic(diagnostic.error ? .error : .warning, code: .init(diagnostic.code), message: diagnostic.message,
+                                         file: diagnostic.keyPath == nil ? nil : launch.request.settingsFile, keyPath: diagnostic.keyPath, plugin: pluginID))
+        }
+    }
+
+    /// Forwards the host's `name` events to the child from now on (once per name).
+    private func subscribe(_ name: String) {
+        guard subscribed.withLock({ $0.insert(name).inserted }) else { return }
+        _ = launch.eventHub.subscribe(owner: ServiceOwner(pluginID: pluginID, generation: generation), event: name) { [weak self] payload in
+            try self?.deliver(payload)
+        }
+    }
+
+    /// Sends an event to the child without waiting: its handlers run there,
+    /// after any call in progress. Throws (a failed delivery, with a
+    /// diagnostic) when the child is down or its request pipe is full.
+    private func deliver(_ payload: EventPayload) throws(IsolatedCallError) {
+        guard let child = state.withLock({ $0.phase == .running ? $0.child : nil }) else {
+            throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "its child is not running; the event was not delivered")
+        }
+        let json: [UInt8]
+        do {
+            json = try payload.json()
+        } catch {
+            throw IsolatedCallError(.pluginThrew, pluginID: pluginID, message: "the event cannot be encoded: \(error)")
+        }
+        // Called while the hub delivers this event: the chain includes it.
+        let event = CrossingEvent(name: payload.name, chain: EventHub.currentChain, json: json)
+        let sent = child.channel.send(IsolationProtocol.Kind.event.rawValue, sequence: 0, until: .now) { event.encode(into: &$0) }
+        guard sent else {
+            throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "its request pipe is full (the child is busy or hung); the event was not delivered")
+        }
+    }
+
     // MARK: - Stopping and reloading
 
     /// The plugin's saved state, for a hot reload (nil: not reloadable, or it failed, with why).
@@ -368,7 +419,7 @@ final class IsolatedPlugin: Sendable {
             return .failure(IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "its child is not running"))
         }
         let sequence = nextSequence()
-        guard child.channel.send(IsolationProtocol.Kind.saveState.rawValue, sequence: sequence, payload: []) else {
+        guard child.channel.send(IsolationProtocol.Kind.saveState.rawValue, sequence: sequence, payload: [], until: deadline) else {
             return .failure(crashed(child, during: "saving its state"))
         }
         do {

@@ -14,7 +14,7 @@ enum IsolationProtocol {
 
     enum Kind: UInt8 {
         // Host to child.
-        case start = 1, call = 2, saveState = 3
+        case start = 1, call = 2, saveState = 3, event = 4
         // Child to host.
         case started = 10, startFailed = 11, reply = 12, threw = 13, unknownMethod = 14, state = 15
     }
@@ -57,7 +57,8 @@ enum IsolationProtocol {
     /// The plugin started: its providers, in order, with their profiles.
     struct StartReply: Codable {
         var providers: [Provider]
-        var diagnostics: [Diagnostic]
+        /// Events the plugin subscribed to while it started.
+        var subscriptions: [String]
         /// Whether the old generation's state was restored, and how (for a reload).
         var stateNote: String?
         var reloadable: Bool

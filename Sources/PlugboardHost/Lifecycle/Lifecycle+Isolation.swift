@@ -4,8 +4,9 @@ extension Lifecycle {
     /// The services an isolated plugin can use: each is backed in the child
     /// (logging goes to the host's log over a pipe; configuration is merged
     /// there with the host's overrides; storage opens the plugin's own folder
-    /// with the host's quota, under the same lock and usage record).
-    static let servicesThatCross: Set<String> = [Services.Logging.id, Services.Configuration.id, Services.Storage.id]
+    /// with the host's quota, under the same lock and usage record; events
+    /// cross both ways, asynchronously).
+    static let servicesThatCross: Set<String> = [Services.Logging.id, Services.Configuration.id, Services.Storage.id, Services.Events.id]
 
     /// Whether plugin `id` runs in a child process, and with which limits.
     func isolation(of id: String) -> PluginIsolation? {
@@ -52,7 +53,7 @@ extension Lifecycle {
             program: scanner.program, environmentNames: scanner.environment, extraEnvironment: scanner.extraEnvironment,
             request: request, crossings: crossings, policies: policies, budget: configuration.restartBudget,
             startTimeout: configuration.isolatedStartTimeout, logSink: services.logSink, report: services.report,
-            events: configuration.isolationEvents)
+            events: configuration.isolationEvents, eventHub: services.events)
         let id = scan.id
         let plugin = IsolatedPlugin(
             pluginID: id, path: path, generation: generation, launch: launch,

@@ -29,6 +29,19 @@ final class EventHub: Sendable {
     /// nodes, so entering a delivery allocates one node, not a new array).
     @TaskLocal private static var chain: DeliveryChain?
 
+    /// The events being delivered on this task, outermost first: what an
+    /// isolated plugin's event carries across, so a cycle through a child
+    /// process is still found.
+    static var currentChain: [String] { chain?.names.reversed() ?? [] }
+
+    /// Runs `body` as if delivering `names` (outermost first), which another
+    /// process was delivering when it published.
+    static func within<Result>(_ names: [String], _ body: () -> Result) -> Result {
+        var node: DeliveryChain?
+        for name in names { node = DeliveryChain(name, parent: node) }
+        return $chain.withValue(node, operation: body)
+    }
+
     init(report: @escaping @Sendable (HostDiagnostic) -> Void, triggers: ActivationTriggers = ActivationTriggers()) {
         self.report = report
         self.triggers = triggers

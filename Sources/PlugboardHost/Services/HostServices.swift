@@ -13,12 +13,17 @@ final class HostServices: Sendable {
     let storageQuota: StorageQuota
     let configuration: HostSettings
     private let custom = Mutex<[String: @Sendable (String) -> any Sendable]>([:])
+    /// The event bus a plugin gets (nil: the host's own, `PluginEventBus`);
+    /// an isolated plugin's child gives one that crosses to the host.
+    private let makeEventBus: (@Sendable (EventHub, ServiceOwner) -> any EventBus)?
     private var diagnostics: DiagnosticLog { diagnosticLog }
 
     init(
         configuration: HostSettings, dataDirectory: String?, logSink: LogSink, storageQuota: StorageQuota = StorageQuota(),
-        diagnostics: DiagnosticLog = DiagnosticLog(), activator: (any PluginActivating)? = nil
+        diagnostics: DiagnosticLog = DiagnosticLog(), activator: (any PluginActivating)? = nil,
+        makeEventBus: (@Sendable (EventHub, ServiceOwner) -> any EventBus)? = nil
     ) {
+        self.makeEventBus = makeEventBus
         self.storageQuota = storageQuota
         let triggers = ActivationTriggers(activator: activator)
         self.triggers = triggers
@@ -77,7 +82,7 @@ final class HostServices: Sendable {
                 problems.forEach(self.report)
                 granted[service] = MergedConfiguration(values: values)
             case Services.Events.id:
-                granted[service] = PluginEventBus(hub: events, owner: owner)
+                granted[service] = makeEventBus?(events, owner) ?? PluginEventBus(hub: events, owner: owner)
             case Services.Router.id:
                 granted[service] = PluginRouter(table: routes, owner: owner, report: report)
             default:

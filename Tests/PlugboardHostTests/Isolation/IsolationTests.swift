@@ -17,7 +17,8 @@ import Glibc
     func host(
         _ dir: TemporaryDirectory, isolation: PluginIsolation = .isolated, budget: RestartBudget = RestartBudget(crashes: 50),
         environment: [String: String] = [:], policy: IsolatedCallPolicy = .standard,
-        logs: LogLines? = nil, events: (@Sendable (IsolationEvent) -> Void)? = nil
+        logs: LogLines? = nil, events: (@Sendable (IsolationEvent) -> Void)? = nil,
+        diagnostics: (@Sendable (HostDiagnostic) -> Void)? = nil
     ) throws -> PluginHost {
         if !FileManager.default.fileExists(atPath: dir.file("plugins/plugin.so")) {
             try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -33,6 +34,7 @@ import Glibc
         configuration.defaultIsolation = isolation
         configuration.restartBudget = budget
         configuration.isolationEvents = events
+        configuration.diagnosticSink = diagnostics
         let host = PluginHost(configuration: configuration)
         host.declare(Commands.self, isolatedCalls: policy)
         try host.start()
@@ -85,6 +87,50 @@ import Glibc
             #expect(record.isolation?.pid.map { kill($0, 0) == 0 && !isZombie($0) } == false)
         }
         #expect(logs.lines.withLock { $0 }.contains("warning [fixture.isolation-faults] hello log"))
+    }
+
+    /// Events cross both ways: a host's event reaches the isolated plugin's
+    /// handler (in the child), and what the plugin publishes (from a
+    /// handler or a call) reaches the host's subscribers.
+    @Test(arguments: [false, true]) func eventsCrossBothWays(isolated: Bool) throws {
+        let dir = try TemporaryDirectory()
+        let host = try host(dir, isolation: isolated ? .isolated : .inProcess)
+        defer { host.shutdown() }
+        let pongs = try EventPipe()
+        let received = Mutex<[String]>([])
+        let subscription = host.events.subscribe(to: "fixture.pong") { payload in
+            let text = String(decoding: try payload.json(), as: UTF8.self)
+            received.withLock { $0.append(text) }
+            pongs.signal()
+        }
+        defer { subscription.cancel() }
+        let pid = try fault(host, "pid")
+        host.events.publish(EventPayload(name: "fixture.ping", json: Array(#"{"text":"ping 1"}"#.utf8)))
+        pongs.wait()
+        #expect(try fault(host, "publish", "from a call") == "published")
+        pongs.wait()
+        let texts = received.withLock { $0 }
+        #expect(texts.count == 2)
+        #expect(texts.first?.contains(#""text":"ping 1""#) == true)
+        #expect(texts.first?.contains(#""pid":\#(pid)"#) == true)
+        #expect(texts.last?.contains(#""text":"from a call""#) == true)
+    }
+
+    /// An event cycle through the child (its handler publishes the event it
+    /// handles) is stopped by the host's cycle check, as in process: the
+    /// chain crosses with each event.
+    @Test(arguments: [false, true]) func anEventCycleThroughTheChildIsStopped(isolated: Bool) throws {
+        let dir = try TemporaryDirectory()
+        let cycle = try EventPipe()
+        let host = try host(dir, isolation: isolated ? .isolated : .inProcess, diagnostics: { diagnostic in
+            if diagnostic.code == "event-cycle" { cycle.signal() }
+        })
+        defer { host.shutdown() }
+        _ = try fault(host, "pid")
+        host.events.publish(EventPayload(name: "fixture.echo", json: Array("{}".utf8)))
+        cycle.wait()
+        #expect(host.diagnostics.filter { $0.code == "event-cycle" }.count == 1)
+        #expect(host.diagnostics.first { $0.code == "event-cycle" }?.message.contains("fixture.echo → fixture.echo") == true)
     }
 
     /// Each fault costs the call: the right code, the host alive, and the
@@ -262,7 +308,7 @@ import Glibc
     @Test func pluginsWhosePointsOrServicesCannotCrossAreRefused() throws {
         let dir = try TemporaryDirectory()
         try dir.copy(Fixtures.library("CouponRival"), as: "rival.so")
-        try dir.copy(Fixtures.library("LazyEvent"), as: "event.so")
+        try dir.copy(Fixtures.library("LazyRoute"), as: "route.so")
         var configuration = PluginHost.Configuration(pluginsDirectory: dir.path, cacheDirectory: dir.file("cache"))
         configuration.defaultIsolation = .isolated
         let host = PluginHost(configuration: configuration)
@@ -275,7 +321,7 @@ import Glibc
         #expect(codes.values.contains("isolation-unsupported-point"))
         #expect(codes.values.contains("isolation-unsupported-service"))
         let reason = host.records.first { $0.code == "isolation-unsupported-service" }?.reason ?? ""
-        #expect(reason.contains("plugboard.events"))
+        #expect(reason.contains("plugboard.router"))
     }
 }
 

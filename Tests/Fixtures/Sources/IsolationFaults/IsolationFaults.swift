@@ -13,6 +13,7 @@ final class IsolationFaults: Plugin {
     let storage: (any KeyValueStore)?
     let log: (any PluginLogger)?
     let greeting: String
+    let events: (any EventBus)?
 
     init(context: PluginContext) throws {
         if let marker = ProcessInfo.processInfo.environment["PLUGBOARD_FIXTURE_CRASH_INIT"], access(marker, F_OK) == 0 {
@@ -21,6 +22,16 @@ final class IsolationFaults: Plugin {
         storage = try? context.service(Services.Storage.self)
         log = try? context.service(Services.Logging.self)
         greeting = (try? context.service(Services.Configuration.self))?.string("greeting") ?? "unset"
+        let events = try? context.service(Services.Events.self)
+        self.events = events
+        // Answers each ping with a pong carrying its text and the pid that handled it.
+        events?.subscribe(Ping.self) { ping in
+            events?.publish(Pong(text: ping.text, pid: Int(getpid())))
+        }
+        // A cycle through the child: each echo publishes the same event.
+        events?.subscribe(to: "fixture.echo") { payload in
+            events?.publish(payload)
+        }
     }
 
     func activate() throws {
@@ -49,6 +60,9 @@ final class IsolationFaults: Plugin {
             case "load":
                 let bytes = try plugin.storage?.value(for: arguments.dropFirst().first ?? "key")
                 return bytes.map { String(decoding: $0, as: UTF8.self) } ?? "none"
+            case "publish":
+                plugin.events?.publish(Pong(text: arguments.dropFirst().joined(separator: " "), pid: Int(getpid())))
+                return "published"
             case "log":
                 plugin.log?.warning(arguments.dropFirst().joined(separator: " "))
                 return "logged"
@@ -113,6 +127,17 @@ final class IsolationFaults: Plugin {
         }
     }
 
+    struct Ping: PluginEvent {
+        static let name = "fixture.ping"
+        let text: String
+    }
+
+    struct Pong: PluginEvent {
+        static let name = "fixture.pong"
+        let text: String
+        let pid: Int
+    }
+
     struct FaultError: Error, CustomStringConvertible {
         let mode: String
         var description: String { "unknown mode '\(mode)'" }
@@ -123,5 +148,5 @@ final class IsolationFaults: Plugin {
 public func plugboardEntry() -> UnsafeRawPointer {
     PluginExport.descriptor(
         for: IsolationFaults.self, id: "fixture.isolation-faults", version: "1.0.0", provides: [Commands.interface],
-        services: [Services.Storage.id, Services.Logging.id, Services.Configuration.id])
+        services: [Services.Storage.id, Services.Logging.id, Services.Configuration.id, Services.Events.id])
 }
