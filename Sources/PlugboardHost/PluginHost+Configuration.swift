@@ -83,7 +83,7 @@ extension PluginHost {
         /// ``defaultIsolation``.
         public var isolation: [String: PluginIsolation] = [:]
         /// Where plugins named neither in ``isolation`` nor in ``settings`` run:
-        /// in process unless set (`plugboard --isolate-all` sets ``PluginIsolation/isolated``).
+        /// in process unless set (`plugboard --isolate-all` sets `PluginIsolation.isolated`).
         public var defaultIsolation: PluginIsolation = .inProcess
         /// How often an isolated plugin may crash before it is quarantined.
         public var restartBudget = RestartBudget()

@@ -27,7 +27,7 @@
 /// - ``init(configuration:)``
 /// - ``Configuration``
 /// - ``configuration``
-/// - ``declare(_:)``
+/// - ``declare(_:isolatedCalls:)``
 /// - ``provideService(_:_:)``
 ///
 /// ### Loading
@@ -111,8 +111,10 @@ public final class PluginHost: Sendable {
     /// Declares an extension point. Providers of undeclared interfaces are
     /// ignored (with a warning on the plugin's record).
     ///
-    /// - Parameter isolatedCalls: the deadline and failure policy of calls
-    ///   to isolated providers of the point (an ``IsolatableExtensionPoint``).
+    /// - Parameters:
+    ///   - point: the extension point type.
+    ///   - isolatedCalls: the deadline and failure policy of calls to
+    ///     isolated providers of the point (an `IsolatableExtensionPoint`).
     public func declare<Point: ExtensionPoint>(_ point: Point.Type, isolatedCalls: IsolatedCallPolicy = .standard) {
         registry.declare(DeclaredExtensionPoint(point, isolatedCalls: isolatedCalls))
     }
