@@ -11,14 +11,23 @@ final class CallToken: Sendable {
     private let readEnd: Int32
     private let writeEnd: Int32
 
-    init() {
+    private init(readEnd: Int32, writeEnd: Int32) {
+        self.readEnd = readEnd
+        self.writeEnd = writeEnd
+        release()
+    }
+
+    /// A new token, free; nil (with `errno`'s reason) when no pipe can be
+    /// made (the process is out of descriptors).
+    static func make() -> Result<CallToken, SystemFailure> {
         var ends: [Int32] = [-1, -1]
         let failure = plugboard_pipe(&ends, 1)
-        // Out of descriptors: nothing an isolated plugin could run on.
-        precondition(failure == 0, "cannot create a pipe for an isolated plugin's call token: \(String(cString: strerror(failure)))")
-        readEnd = ends[0]
-        writeEnd = ends[1]
-        release()
+        guard failure == 0 else { return .failure(SystemFailure(reason: String(cString: strerror(failure)))) }
+        return .success(CallToken(readEnd: ends[0], writeEnd: ends[1]))
+    }
+
+    struct SystemFailure: Error {
+        let reason: String
     }
 
     deinit {

@@ -47,7 +47,7 @@ final class IsolatedPlugin: Sendable {
     let path: String
     let generation: Int
     private let launch: Launch
-    private let token = CallToken()
+    private let token: CallToken
     private let state = Mutex(State())
     /// Events the child subscribed to (once each, across restarts).
     private let subscribed = Mutex<Set<String>>([])
@@ -57,9 +57,10 @@ final class IsolatedPlugin: Sendable {
     let onAvailability: @Sendable (Bool) -> Void
 
     init(
-        pluginID: String, path: String, generation: Int, launch: Launch,
+        pluginID: String, path: String, generation: Int, launch: Launch, token: CallToken,
         onQuarantine: @escaping @Sendable (Quarantine) -> Void, onAvailability: @escaping @Sendable (Bool) -> Void
     ) {
+        self.token = token
         self.pluginID = pluginID
         self.path = path
         self.generation = generation
@@ -408,11 +409,16 @@ final class IsolatedPlugin: Sendable {
 
     // MARK: - Stopping and reloading
 
+    /// How long a stop waits for a call in flight, then for the child to exit.
+    static let stopGrace: Duration = .seconds(2)
+
     /// The plugin's saved state, for a hot reload (nil: not reloadable, or it failed, with why).
     func savedState() -> Result<[UInt8], IsolatedCallError> {
         let deadline = ContinuousClock.now + (launch.policies.values.map(\.deadline).max() ?? IsolatedCallPolicy.standard.deadline)
-        guard token.acquire(until: deadline) else {
-            return .failure(IsolatedCallError(.pluginTimeout, pluginID: pluginID, message: "its state could not be asked for in time"))
+        // A call in flight gets the stop's grace to finish, not more: the
+        // reload (which holds the host's lifecycle) goes on without the state.
+        guard token.acquire(until: .now + Self.stopGrace) else {
+            return .failure(IsolatedCallError(.pluginTimeout, pluginID: pluginID, message: "a call in flight kept its state from being asked for"))
         }
         defer { token.release() }
         guard let child = state.withLock({ $0.phase == .running ? $0.child : nil }) else {
@@ -443,7 +449,7 @@ final class IsolatedPlugin: Sendable {
     /// Stops the child: end of its request stream (it deactivates the plugin
     /// and exits), killed after `grace`. A call in flight fails with
     /// `plugin-unavailable` or `plugin-crashed`, never silently.
-    func stop(grace: Duration = .seconds(2)) {
+    func stop(grace: Duration = IsolatedPlugin.stopGrace) {
         let wasRunning = state.withLock { state in
             defer { state.phase = .stopped }
             return state.phase == .running

@@ -81,5 +81,10 @@ public struct IsolatedCallPolicy: Sendable, Equatable {
         try $deadlineOverride.withValue(deadline, operation: body)
     }
 
+    /// The same from async code.
+    public static func withDeadline<Result>(_ deadline: Duration, _ body: () async throws -> Result) async rethrows -> Result {
+        try await $deadlineOverride.withValue(deadline, operation: body)
+    }
+
     @TaskLocal static var deadlineOverride: Duration?
 }

@@ -55,8 +55,14 @@ extension Lifecycle {
             startTimeout: configuration.isolatedStartTimeout, logSink: services.logSink, report: services.report,
             events: configuration.isolationEvents, eventHub: services.events)
         let id = scan.id
+        let token: CallToken
+        switch CallToken.make() {
+        case let .success(made): token = made
+        case let .failure(failure):
+            return .failure(.isolationFailed(path: path, code: .pluginCrashed, reason: "its child cannot be started: no pipe for its calls (\(failure.reason))"))
+        }
         let plugin = IsolatedPlugin(
-            pluginID: id, path: path, generation: generation, launch: launch,
+            pluginID: id, path: path, generation: generation, launch: launch, token: token,
             onQuarantine: { [weak self] quarantine in self?.quarantineIsolated(id, generation: generation, quarantine) },
             onAvailability: { [weak self] available in self?.showIsolated(id, generation: generation, available) })
         switch plugin.start(state: state) {

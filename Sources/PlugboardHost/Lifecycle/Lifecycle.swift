@@ -58,7 +58,9 @@ final class Lifecycle: PluginActivating {
 
     /// Runs `body`, a call into plugin `pluginID`'s code, with a crash-journal note.
     func journaled<Result, Failure: Error>(call pluginID: String, _ body: () throws(Failure) -> Result) throws(Failure) -> Result {
-        guard let running = live.withLock({ $0.first { $0.id == pluginID } }) else { return try body() }
+        // An isolated plugin's code runs in its child: a crash there costs a
+        // call, not this process, so there is nothing to journal.
+        guard let running = live.withLock({ $0.first { $0.id == pluginID } }), running.isolated == nil else { return try body() }
         // The identity of the file the running code came from, not of
         // whatever is installed now: a fixed build must not be blamed.
         let note = CrashJournal.Note(

@@ -290,17 +290,51 @@ import Glibc
     }
 
     /// A hot reload starts a new child, verified by its handshake, and
-    /// switches; the old child is stopped.
-    @Test func aHotReloadStartsANewChildAndStopsTheOld() throws {
+    /// switches; the old child is stopped and its state (ReloadableState)
+    /// is handed over to the new one.
+    @Test func aHotReloadStartsANewChildHandsStateOverAndStopsTheOld() throws {
         let dir = try TemporaryDirectory()
         let host = try host(dir)
         defer { host.shutdown() }
         let old = try #require(Int32(try fault(host, "pid")))
+        #expect(try fault(host, "count") == "1")
+        #expect(try fault(host, "count") == "2")
         let outcome = host.reload("fixture.isolation-faults", from: dir.file("plugins/plugin.so"))
         #expect(outcome.generation == 2, "\(outcome)")
+        #expect(outcome.stateNote == "state handed over")
         let new = try #require(Int32(try fault(host, "pid")))
         #expect(new != old)
+        #expect(try fault(host, "count") == "3")
         #expect(kill(old, 0) != 0 || isZombie(old))
+        #expect(host.records.first { $0.id == "fixture.isolation-faults" }?.generation == 2)
+    }
+
+    /// A call in flight in the old child when a reload switches (it hangs):
+    /// the old child is stopped after its grace and the call fails with a
+    /// documented code, promptly, instead of being lost.
+    @Test func aCallInFlightDuringAReloadFailsCleanly() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.file("tmp"), withIntermediateDirectories: true)
+        #expect(mkfifo(dir.file("tmp/plugboard-fixture-pid"), 0o600) == 0)
+        let host = try host(dir, environment: ["TMPDIR": dir.file("tmp")])
+        defer { host.shutdown() }
+        let command = try #require(host.registry.handle(for: Commands.self).first)
+        let result = LogLines()
+        let finished = try EventPipe()
+        Thread {
+            let got = IsolatedCallPolicy.withDeadline(.seconds(60)) { code { try command.run(arguments: ["hang"]) } }
+            result.lines.withLock { $0.append(got ?? "answered") }
+            finished.signal()
+        }.start()
+        // The hanging call has started once the child opens the FIFO.
+        let reader = open(dir.file("tmp/plugboard-fixture-pid"), O_RDONLY)
+        _ = readAll(reader)
+        close(reader)
+        let outcome = host.reload("fixture.isolation-faults", from: dir.file("plugins/plugin.so"))
+        #expect(outcome.generation == 2, "\(outcome)")
+        finished.wait()
+        #expect(["plugin-crashed", "plugin-unavailable"].contains(result.lines.withLock { $0.first } ?? "none"))
+        #expect(try fault(host, "echo", "new") == "new")
     }
 
     /// Refused before any of its code runs, with a code that names what

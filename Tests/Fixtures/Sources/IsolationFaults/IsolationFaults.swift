@@ -1,5 +1,6 @@
 import Foundation
 import Plugboard
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,11 +10,16 @@ import Glibc
 /// and activate crash when the file named by PLUGBOARD_FIXTURE_CRASH_INIT or
 /// PLUGBOARD_FIXTURE_CRASH_ACTIVATE exists (the test creates it after the
 /// first start, so the crash happens on a restart).
-final class IsolationFaults: Plugin {
+final class IsolationFaults: Plugin, ReloadableState {
     let storage: (any KeyValueStore)?
     let log: (any PluginLogger)?
     let greeting: String
     let events: (any EventBus)?
+    /// Counted by `fault count`, handed over by a hot reload.
+    let counter = Mutex(0)
+
+    func saveState() -> Int { counter.withLock { $0 } }
+    func restoreState(_ state: Int) { counter.withLock { $0 = state } }
 
     init(context: PluginContext) throws {
         if let marker = ProcessInfo.processInfo.environment["PLUGBOARD_FIXTURE_CRASH_INIT"], access(marker, F_OK) == 0 {
@@ -53,6 +59,10 @@ final class IsolationFaults: Plugin {
             switch arguments.first ?? "" {
             case "echo": return arguments.dropFirst().joined(separator: " ")
             case "pid": return String(getpid())
+            case "count": return String(plugin.counter.withLock { count in
+                count += 1
+                return count
+            })
             case "greeting": return plugin.greeting
             case "store":
                 try plugin.storage?.set(Array((arguments.dropFirst(2).first ?? "").utf8), for: arguments.dropFirst().first ?? "key")
