@@ -94,6 +94,8 @@ final class IsolatedChildProcess: @unchecked Sendable {
         }
         reap()
         channel.close()
+        // Its last output reaches the host's diagnostics before the stop returns.
+        _ = output.tail(waiting: grace)
     }
 
     /// The last lines of its output, after waiting up to `wait` for the rest

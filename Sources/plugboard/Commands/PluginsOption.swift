@@ -66,6 +66,12 @@ enum PluginsOption {
             }
             for id in list { configuration.isolation[id] = .isolated }
         }
+        // What an isolated plugin prints reaches the user as it happens,
+        // on stderr, marked with the plugin's id.
+        configuration.diagnosticSink = { diagnostic in
+            guard diagnostic.code == "plugin-output" else { return }
+            Terminal.writeErr("\(Terminal.safe(diagnostic.plugin ?? "plugin")): \(diagnostic.message)\n")
+        }
         // A command-line tool owns its process: Ctrl-C during a plugin's
         // init or activate is a hang the next start must know of.
         configuration.handlesInterruptSignals = true
