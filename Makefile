@@ -113,7 +113,7 @@ api-record-host: host
 # The registry and reload stress tests again, under ThreadSanitizer.
 test-tsan: fixtures
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan $(STRICT)
-	XDG_CACHE_HOME=$(CURDIR)/.build-tsan/test-cache $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter "ReloadStressTests|ExtensionRegistryTests"
+	XDG_CACHE_HOME=$(CURDIR)/.build-tsan/test-cache $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter "ReloadStressTests|ExtensionRegistryTests|concurrentCallsDuringCrashes|aFailOpenPointHides|eventsCrossBothWays"
 
 # Good plugins with distinct ids: the loading benchmark loads all of them.
 # (The startup benchmark makes its own: up to 200 copies of libBenchPlugin.so,
