@@ -44,6 +44,27 @@ __attribute__((constructor)) static void plugboard_scanner_hook(void) {
     plugboard_scanner_main(PLUGBOARD_SCANNER_CHANNEL_FD);
 }
 
+// Starts `path` with the file actions `actions` (then destroyed), in its own
+// process group (a timeout or crash kills whatever the plugin started too),
+// with default signal dispositions and an empty mask, and stdin /dev/null.
+static int spawn_child(const char *path, char *const argv[], char *const envp[], posix_spawn_file_actions_t *actions,
+                       pid_t *pid) {
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    posix_spawn_file_actions_addopen(actions, 0, "/dev/null", O_RDONLY, 0);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attributes, &none);
+    posix_spawnattr_setsigdefault(&attributes, &all);
+    posix_spawnattr_setpgroup(&attributes, 0);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+    int result = posix_spawn(pid, path, actions, &attributes, argv, envp);
+    posix_spawn_file_actions_destroy(actions);
+    posix_spawnattr_destroy(&attributes);
+    return result;
+}
+
 int plugboard_spawn_scanner(const char *path, char *const argv[], char *const envp[], int *channel, int *errors,
                             pid_t *pid) {
     int sockets[2], pipes[2];
@@ -55,25 +76,12 @@ int plugboard_spawn_scanner(const char *path, char *const argv[], char *const en
         return saved;
     }
     posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attributes;
     posix_spawn_file_actions_init(&actions);
-    posix_spawnattr_init(&attributes);
     // dup2 onto a new number clears close-on-exec there: only these survive.
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&actions, pipes[1], 1);
     posix_spawn_file_actions_adddup2(&actions, pipes[1], 2);
     posix_spawn_file_actions_adddup2(&actions, sockets[1], PLUGBOARD_SCANNER_CHANNEL_FD);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&attributes, &none);
-    posix_spawnattr_setsigdefault(&attributes, &all);
-    // Its own process group: a timeout kills whatever the plugin started too.
-    posix_spawnattr_setpgroup(&attributes, 0);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-    int result = posix_spawn(pid, path, &actions, &attributes, argv, envp);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
+    int result = spawn_child(path, argv, envp, &actions, pid);
     close(sockets[1]);
     close(pipes[1]);
     if (result != 0) {
@@ -103,25 +111,13 @@ int plugboard_spawn_isolated(const char *path, char *const argv[], char *const e
         }
     }
     posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attributes;
     posix_spawn_file_actions_init(&actions);
-    posix_spawnattr_init(&attributes);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&actions, pipes[2][1], 1);
     posix_spawn_file_actions_adddup2(&actions, pipes[2][1], 2);
     posix_spawn_file_actions_adddup2(&actions, pipes[0][0], PLUGBOARD_ISOLATED_REQUESTS_FD);
     posix_spawn_file_actions_adddup2(&actions, pipes[1][1], PLUGBOARD_ISOLATED_REQUESTS_FD + 1);
     posix_spawn_file_actions_adddup2(&actions, pipes[3][1], PLUGBOARD_ISOLATED_LOG_FD);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&attributes, &none);
-    posix_spawnattr_setsigdefault(&attributes, &all);
-    posix_spawnattr_setpgroup(&attributes, 0);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-    int result = posix_spawn(pid, path, &actions, &attributes, argv, envp);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
+    int result = spawn_child(path, argv, envp, &actions, pid);
     close(pipes[0][0]);
     close(pipes[1][1]);
     close(pipes[2][1]);
