@@ -34,7 +34,7 @@ final class IsolatedPlugin: Sendable {
         case notStarted = "not-started", running, down, quarantined, stopped
     }
 
-    private struct State {
+    struct State {
         var child: IsolatedChildProcess?
         var phase = Phase.notStarted
         var crashes: [ContinuousClock.Instant] = []
@@ -46,11 +46,11 @@ final class IsolatedPlugin: Sendable {
     let pluginID: String
     let path: String
     let generation: Int
-    private let launch: Launch
-    private let token: CallToken
-    private let state = Mutex(State())
+    let launch: Launch
+    let token: CallToken
+    let state = Mutex(State())
     /// Events the child subscribed to (once each, across restarts).
-    private let subscribed = Mutex<Set<String>>([])
+    let subscribed = Mutex<Set<String>>([])
     /// Hears the quarantine (the host records it and drops the providers) and
     /// fail-open changes (the host shows or hides the providers).
     let onQuarantine: @Sendable (Quarantine) -> Void
@@ -187,7 +187,7 @@ final class IsolatedPlugin: Sendable {
         }
     }
 
-    private func nextSequence() -> UInt64 {
+    func nextSequence() -> UInt64 {
         state.withLock { state in
             state.sequence &+= 1
             return state.sequence
@@ -296,7 +296,7 @@ final class IsolatedPlugin: Sendable {
     }
 
     /// The child's channel closed: it died or exited.
-    private func crashed(_ child: IsolatedChildProcess, during what: String) -> IsolatedCallError {
+    func crashed(_ child: IsolatedChildProcess, during what: String) -> IsolatedCallError {
         recordCrash(child, ended(child, during: what))
     }
 
@@ -310,7 +310,7 @@ final class IsolatedPlugin: Sendable {
                                  signal: signal, exitStatus: ending.status, outputTail: tail)
     }
 
-    private func violation(_ child: IsolatedChildProcess, _ reason: String) -> IsolatedCallError {
+    func violation(_ child: IsolatedChildProcess, _ reason: String) -> IsolatedCallError {
         child.reap()
         child.closeChannel()
         return recordCrash(child, IsolatedCallError(.pluginProtocol, pluginID: pluginID,
@@ -319,7 +319,7 @@ final class IsolatedPlugin: Sendable {
 
     /// Counts a crash against the budget: the plugin is down (restarted on
     /// the next call), or quarantined once over budget. Returns `error`.
-    private func recordCrash(_ child: IsolatedChildProcess?, _ error: IsolatedCallError) -> IsolatedCallError {
+    func recordCrash(_ child: IsolatedChildProcess?, _ error: IsolatedCallError) -> IsolatedCallError {
         child?.reap()
         child?.closeChannel()
         let now = ContinuousClock.now
@@ -349,7 +349,7 @@ final class IsolatedPlugin: Sendable {
         return error
     }
 
-    private func announce(_ kind: IsolationEvent.Kind, pid: Int32?, _ detail: String) {
+    func announce(_ kind: IsolationEvent.Kind, pid: Int32?, _ detail: String) {
         let severity: HostDiagnostic.Severity = switch kind {
         case .crashed, .quarantined: .error
         case .restarted: .warning
@@ -357,131 +357,5 @@ final class IsolatedPlugin: Sendable {
         }
         launch.report(HostDiagnostic(severity, code: .init("isolated-\(kind.rawValue)"), message: detail, plugin: pluginID))
         launch.events?(IsolationEvent(pluginID: pluginID, kind: kind, pid: pid, detail: detail))
-    }
-
-    // MARK: - Notices and events
-
-    /// A notice from the child's notice pipe (on the thread draining it).
-    private func handle(_ notice: ChildNotice) {
-        switch notice {
-        case let .log(level, message):
-            HostLogger(label: pluginID, sink: launch.logSink).log(level, message)
-        case let .subscribe(name):
-            subscribe(name)
-        case let .publish(event):
-            _ = EventHub.within(event.chain) {
-                launch.eventHub.publish(event.payload, from: ServiceOwner(pluginID: pluginID, generation: generation))
-            }
-        case let .diagnostic(diagnostic):
-            launch.report(HostDiagnostic(diagnostic.error ? .error : .warning, code: .init(diagnostic.code), message: diagnostic.message,
-                                         file: diagnostic.keyPath == nil ? nil : launch.request.settingsFile, keyPath: diagnostic.keyPath, plugin: pluginID))
-        }
-    }
-
-    /// Forwards the host's `name` events to the child from now on (once per name).
-    private func subscribe(_ name: String) {
-        guard subscribed.withLock({ $0.insert(name).inserted }) else { return }
-        _ = launch.eventHub.subscribe(owner: ServiceOwner(pluginID: pluginID, generation: generation), event: name) { [weak self] payload in
-            try self?.deliver(payload)
-        }
-    }
-
-    /// Sends an event to the child without waiting: its handlers run there,
-    /// after any call in progress. Throws (a failed delivery, with a
-    /// diagnostic) when the child is down or its request pipe is full.
-    private func deliver(_ payload: EventPayload) throws(IsolatedCallError) {
-        guard let child = state.withLock({ $0.phase == .running ? $0.child : nil }) else {
-            throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "its child is not running; the event was not delivered")
-        }
-        let json: [UInt8]
-        do {
-            json = try payload.json()
-        } catch {
-            throw IsolatedCallError(.pluginThrew, pluginID: pluginID, message: "the event cannot be encoded: \(error)")
-        }
-        // Called while the hub delivers this event: the chain includes it.
-        let event = CrossingEvent(name: payload.name, chain: EventHub.currentChain, json: json)
-        let sent = child.channel.send(IsolationProtocol.Kind.event.rawValue, sequence: 0, until: .now) { event.encode(into: &$0) }
-        guard sent else {
-            throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "its request pipe is full (the child is busy or hung); the event was not delivered")
-        }
-    }
-
-    // MARK: - Stopping and reloading
-
-    /// How long a stop waits for a call in flight, then for the child to exit.
-    static let stopGrace: Duration = .seconds(2)
-
-    /// The plugin's saved state, for a hot reload (nil: not reloadable, or it failed, with why).
-    func savedState() -> Result<[UInt8], IsolatedCallError> {
-        let deadline = ContinuousClock.now + (launch.policies.values.map(\.deadline).max() ?? IsolatedCallPolicy.standard.deadline)
-        // A call in flight gets the stop's grace to finish, not more: the
-        // reload (which holds the host's lifecycle) goes on without the state.
-        guard token.acquire(until: .now + Self.stopGrace) else {
-            return .failure(IsolatedCallError(.pluginTimeout, pluginID: pluginID, message: "a call in flight kept its state from being asked for"))
-        }
-        defer { token.release() }
-        guard let child = state.withLock({ $0.phase == .running ? $0.child : nil }) else {
-            return .failure(IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "its child is not running"))
-        }
-        let sequence = nextSequence()
-        guard child.channel.send(IsolationProtocol.Kind.saveState.rawValue, sequence: sequence, payload: [], until: deadline) else {
-            return .failure(crashed(child, during: "saving its state"))
-        }
-        do {
-            let frame = try child.channel.receive(until: deadline)
-            guard frame.sequence == sequence else { return .failure(violation(child, "a reply to another request")) }
-            if frame.kind == IsolationProtocol.Kind.state.rawValue { return .success(Array(frame.payload)) }
-            return .failure(IsolatedCallError(.pluginThrew, pluginID: pluginID, message: String(decoding: frame.payload, as: UTF8.self)))
-        } catch {
-            switch error {
-            case .timedOut:
-                child.kill()
-                return .failure(recordCrash(child, IsolatedCallError(.pluginTimeout, pluginID: pluginID, message: "saving its state ran past the deadline")))
-            case .closed:
-                return .failure(crashed(child, during: "saving its state"))
-            case let .malformed(reason):
-                return .failure(violation(child, reason))
-            }
-        }
-    }
-
-    /// Stops the child: end of its request stream (it deactivates the plugin
-    /// and exits), killed after `grace`. A call in flight fails with
-    /// `plugin-unavailable` or `plugin-crashed`, never silently.
-    func stop(grace: Duration = IsolatedPlugin.stopGrace) {
-        let wasRunning = state.withLock { state in
-            defer { state.phase = .stopped }
-            return state.phase == .running
-        }
-        if token.acquire(until: .now + grace) {
-            defer { token.release() }
-            if let child = state.withLock({ state in defer { state.child = nil }; return state.child }) {
-                child.stop(grace: grace)
-            }
-        } else {
-            // A call holds the channel (hung, maybe): kill the child; that
-            // call sees its channel close and cleans up.
-            state.withLock { $0.child }?.kill()
-        }
-        if wasRunning { announce(.stopped, pid: nil, "its child process was stopped by the host") }
-    }
-}
-
-/// The host's end of one isolated provider: what its proxy calls.
-struct IsolatedProviderEnd: IsolatedProvider {
-    let plugin: IsolatedPlugin
-    let index: UInt32
-    let interfaceID: String
-
-    func call<Arguments: Encodable & Sendable, Result: Decodable & Sendable>(
-        _ method: String, _ arguments: Arguments, returning: Result.Type
-    ) throws -> Result {
-        let reply = try plugin.call(index, interfaceID: interfaceID, method: method, arguments: arguments)
-        do {
-            return try CompactDecoder().decode(Result.self, from: reply)
-        } catch {
-            throw IsolatedCallError(.pluginProtocol, pluginID: plugin.pluginID, message: "its reply to \(method) does not decode as \(Result.self): \(error)")
-        }
     }
 }
