@@ -25,6 +25,7 @@ enum DevCommand: CLICommand {
             .init(long: "--run", valueName: "command", help: "Command and arguments (split on spaces) to run after each load, e.g. \"greet Ada\"; default: the plugin's first command."),
             .init(long: "--poll", help: "Poll for changes instead of using inotify."),
             PluginsOption.allowUnsafe,
+            .init(long: "--isolate-all", help: "Run the plugin (and the others) in a child process of its own: a crash or hang of a command costs that command; each reload starts a new child (docs/isolation.md)."),
             CommandSpec.json,
         ],
         positionals: [.init(name: "package-dir", help: "Directory of the plugin package (its Package.swift).")])
@@ -43,7 +44,7 @@ enum DevCommand: CLICommand {
             settings: arguments.value("--config").map(HostSettings.load(from:)) ?? HostSettings(),
             dataDirectory: arguments.value("--data") ?? builder.packageDirectory + "/.build/plugboard-data",
             command: arguments.value("--run").map { $0.split(separator: " ").map(String.init) },
-            polling: arguments.flag("--poll"), trust: PluginsOption.trust(arguments))
+            polling: arguments.flag("--poll"), trust: PluginsOption.trust(arguments), isolated: arguments.flag("--isolate-all"))
         return session.run()
     }
 }

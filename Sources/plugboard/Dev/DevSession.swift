@@ -23,13 +23,19 @@ final class DevSession: @unchecked Sendable {
     private var signalSources: [any DispatchSourceSignal] = []
 
     init(builder: PackageBuilder, json: Bool, pluginsDirectory: String?, settings: HostSettings,
-         dataDirectory: String, command: [String]?, polling: Bool, trust: DirectoryTrust) {
+         dataDirectory: String, command: [String]?, polling: Bool, trust: DirectoryTrust, isolated: Bool = false) {
         self.builder = builder
         self.json = json
         self.command = command
-        host = PluginHost(configuration: .init(
+        var configuration = PluginHost.Configuration(
             pluginsDirectory: pluginsDirectory, settings: settings, dataDirectory: dataDirectory,
-            logSink: LogSink { Terminal.writeErr("  log \($0.level) [\(Terminal.safe($0.label))] \(Terminal.safe($0.message))\n") }, trust: trust))
+            logSink: LogSink { Terminal.writeErr("  log \($0.level) [\(Terminal.safe($0.label))] \(Terminal.safe($0.message))\n") }, trust: trust)
+        if isolated { configuration.defaultIsolation = .isolated }
+        configuration.diagnosticSink = { diagnostic in
+            guard diagnostic.code == "plugin-output" else { return }
+            Terminal.writeErr("  output [\(Terminal.safe(diagnostic.plugin ?? "plugin"))] \(diagnostic.message)\n")
+        }
+        host = PluginHost(configuration: configuration)
         host.declareDemoExtensionPoints()
         watcher = SourceWatcher(root: builder.packageDirectory, polling: polling)
     }

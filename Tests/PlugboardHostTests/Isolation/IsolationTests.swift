@@ -161,6 +161,30 @@ import Glibc
         }
     }
 
+    /// A plugin that exhausts its descriptors hits its own limit (256 by
+    /// default), not the host's; one that prints has its line in the host's
+    /// diagnostics with its id. Neither costs the child.
+    @Test func descriptorsAndOutputStayWithTheChild() throws {
+        let dir = try TemporaryDirectory()
+        let events = LogLines()
+        let host = try host(dir, events: { event in events.lines.withLock { $0.append(event.kind.rawValue) } })
+        defer { host.shutdown() }
+        let pid = try fault(host, "pid")
+        // Counted once the child runs (its pipes are open in the host).
+        let hostDescriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
+        let opened = try fault(host, "fds")
+        let count = try #require(Int(opened.split(separator: " ")[1]))
+        #expect(count < 256, "\(opened)")
+        #expect(opened.hasSuffix("Too many open files"))
+        #expect(abs(try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count - hostDescriptors) < 8)
+        #expect(try fault(host, "print") == "printed")
+        #expect(try fault(host, "pid") == pid)
+        host.shutdown()
+        #expect(host.diagnostics.contains { $0.code == "plugin-output" && $0.plugin == "fixture.isolation-faults" && $0.message == "printed by an isolated plugin during a call" })
+        #expect(host.diagnostics.contains { $0.code == "isolated-started" && $0.message.contains(pid) })
+        #expect(events.lines.withLock { $0 } == ["started", "stopped"])
+    }
+
     /// A crash in init or in activate when the child is restarted: the call
     /// that restarts it fails with plugin-crashed and the plugin's last words.
     @Test(arguments: ["PLUGBOARD_FIXTURE_CRASH_INIT", "PLUGBOARD_FIXTURE_CRASH_ACTIVATE"])
