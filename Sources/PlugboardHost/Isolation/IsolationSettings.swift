@@ -63,7 +63,7 @@ public struct IsolatedCallPolicy: Sendable, Equatable {
 
     /// Longest time one call may take, waiting for the channel included;
     /// past it the call throws `plugin-timeout` and the child is killed.
-    /// ``IsolatedCallPolicy/withDeadline(_:_:)`` overrides it for the calls a block makes.
+    /// `IsolatedCallPolicy.withDeadline(_:_:)` overrides it for the calls a block makes.
     public var deadline: Duration
     public var failure: Failure
 
