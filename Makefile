@@ -111,9 +111,13 @@ api-record-host: host
 	sh Tests/API/check-host record
 
 # The registry and reload stress tests again, under ThreadSanitizer.
+# Not the isolation tests: their threads contend on a Mutex (the output
+# drain and a caller meeting at a crash), and the toolchain's Mutex waits and
+# wakes in libswiftSynchronization (futex, not instrumented), so ThreadSanitizer
+# reports accesses made under the lock as races (seen on a fresh clone).
 test-tsan: fixtures
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan $(STRICT)
-	XDG_CACHE_HOME=$(CURDIR)/.build-tsan/test-cache $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter "ReloadStressTests|ExtensionRegistryTests|concurrentCallsDuringCrashes|aFailOpenPointHides|eventsCrossBothWays"
+	XDG_CACHE_HOME=$(CURDIR)/.build-tsan/test-cache $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter "ReloadStressTests|ExtensionRegistryTests"
 
 # Good plugins with distinct ids: the loading benchmark loads all of them.
 # (The startup benchmark makes its own: up to 200 copies of libBenchPlugin.so,
