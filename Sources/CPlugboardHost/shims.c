@@ -3,6 +3,10 @@
 #include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/xattr.h>
 #include "plugboard_host.h"
@@ -37,4 +41,31 @@ int plugboard_acl_grants_named_write(const char *path) {
 
 int plugboard_pipe(int fds[2], int nonblocking) {
     return pipe2(fds, O_CLOEXEC | (nonblocking ? O_NONBLOCK : 0)) == 0 ? 0 : errno;
+}
+
+ssize_t plugboard_write_no_sigpipe(int fd, const void *bytes, size_t count) {
+    sigset_t pipe_only, previous, pending;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    sigpending(&pending);
+    int was_pending = sigismember(&pending, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, &previous);
+    ssize_t written = write(fd, bytes, count);
+    int saved = errno;
+    if (written < 0 && saved == EPIPE && !was_pending) {
+        // Consume the SIGPIPE this write raised, so unblocking does not deliver it.
+        struct timespec none = {0, 0};
+        while (sigtimedwait(&pipe_only, NULL, &none) < 0 && errno == EINTR) {}
+    }
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    errno = saved;
+    return written;
+}
+
+long plugboard_pipe_room(int fd) {
+    int unread = 0;
+    if (ioctl(fd, FIONREAD, &unread) != 0) return -1;
+    int capacity = fcntl(fd, F_GETPIPE_SZ);
+    if (capacity < 0) return -1;
+    return (long)capacity - unread;
 }

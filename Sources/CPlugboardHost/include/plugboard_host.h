@@ -51,6 +51,14 @@ int plugboard_spawn_isolated(const char *_Nonnull path, char *_Nullable const *_
 /// 0, or an errno value.
 int plugboard_pipe(int fds[_Nonnull 2], int nonblocking);
 
+/// write(2) with SIGPIPE blocked on the calling thread: a pipe whose reader
+/// is gone gives -1 and EPIPE instead of the signal (whose default action
+/// would end the host). A SIGPIPE the write raised is consumed.
+ssize_t plugboard_write_no_sigpipe(int fd, const void *_Nonnull bytes, size_t count);
+
+/// Bytes a pipe can take now (its capacity minus what is unread), or -1.
+long plugboard_pipe_room(int fd);
+
 /// Whether this process runs under a sanitizer that reserves huge address
 /// ranges (an address-space limit would break it).
 int plugboard_under_sanitizer(void);

@@ -149,6 +149,11 @@ struct IsolatedEventBus: EventBus {
         guard let json = try? event.json() else {
             return EventDelivery(event: event.name, delivered: 0, failures: ["the event could not be encoded as JSON"], cycle: nil)
         }
+        // The host stops reading a child's notices at a larger one.
+        guard json.count + event.name.utf8.count + 1_024 < ChildNotice.maximumLength else {
+            return EventDelivery(event: event.name, delivered: 0,
+                                 failures: ["the event's JSON takes \(json.count) bytes, over the \(ChildNotice.maximumLength) an isolated plugin may publish"], cycle: nil)
+        }
         notices.send(.publish(CrossingEvent(name: event.name, chain: EventHub.currentChain, json: json)))
         return EventDelivery(event: event.name, delivered: 0, failures: [], cycle: nil)
     }

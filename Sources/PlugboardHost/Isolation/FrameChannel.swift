@@ -1,3 +1,4 @@
+import CPlugboardHost
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -42,48 +43,75 @@ final class FrameChannel: @unchecked Sendable {
 
     private let writing = Mutex(())
 
-    /// Writes one frame; false when the peer is gone or, on a non-blocking
-    /// pipe, when it stayed full until `deadline` (nil: for as long as it takes).
-    func send(_ kind: UInt8, sequence: UInt64, payload: [UInt8], until deadline: ContinuousClock.Instant? = nil) -> Bool {
+    /// How a send ended.
+    enum SendOutcome {
+        case sent
+        /// The peer is gone (its end is closed: EPIPE, never SIGPIPE).
+        case closed
+        /// The pipe stayed full until the deadline (part of the frame may
+        /// be in it: the caller must give up on the peer).
+        case timedOut
+    }
+
+    /// Writes one frame, waiting while the pipe is full until `deadline`
+    /// (nil: for as long as it takes).
+    func send(_ kind: UInt8, sequence: UInt64, payload: [UInt8], until deadline: ContinuousClock.Instant? = nil) -> SendOutcome {
         send(kind, sequence: sequence, until: deadline) { $0 += payload }
     }
 
     /// Writes a frame whose payload `fill` appends (saves a copy of large arguments).
-    func send(_ kind: UInt8, sequence: UInt64, until deadline: ContinuousClock.Instant? = nil, fill: (inout [UInt8]) -> Void) -> Bool {
-        var frame = [UInt8](repeating: 0, count: 4)
-        frame.reserveCapacity(256)
-        frame.append(kind)
-        append(sequence, to: &frame)
-        fill(&frame)
-        let length = UInt32(frame.count - 4)
-        for index in 0..<4 { frame[index] = UInt8(truncatingIfNeeded: length >> (8 * UInt32(index))) }
+    func send(_ kind: UInt8, sequence: UInt64, until deadline: ContinuousClock.Instant? = nil, fill: (inout [UInt8]) -> Void) -> SendOutcome {
+        let frame = Self.frame(kind, sequence: sequence, fill: fill)
         return writing.withLock { _ in
-            guard !outputClosed else { return false }
+            guard !outputClosed else { return .closed }
             return frame.withUnsafeBytes { write($0, until: deadline) }
         }
     }
 
-    /// Writes all of `bytes`, waiting while a non-blocking pipe is full until `deadline`.
-    private func write(_ bytes: UnsafeRawBufferPointer, until deadline: ContinuousClock.Instant?) -> Bool {
+    /// Writes a frame only if it fits in the pipe now and no other frame is
+    /// being written: never waits, never leaves part of a frame (an event
+    /// forwarded from another thread). False when it was not written.
+    func sendIfRoom(_ kind: UInt8, sequence: UInt64, fill: (inout [UInt8]) -> Void) -> Bool {
+        let frame = Self.frame(kind, sequence: sequence, fill: fill)
+        return writing.withLockIfAvailable { _ in
+            guard !outputClosed, plugboard_pipe_room(output) >= frame.count else { return false }
+            return frame.withUnsafeBytes { write($0, until: .now) } == .sent
+        } ?? false
+    }
+
+    private static func frame(_ kind: UInt8, sequence: UInt64, fill: (inout [UInt8]) -> Void) -> [UInt8] {
+        var frame = [UInt8](repeating: 0, count: 4)
+        frame.reserveCapacity(256)
+        frame.append(kind)
+        withUnsafeBytes(of: sequence.littleEndian) { frame += $0 }
+        fill(&frame)
+        let length = UInt32(truncatingIfNeeded: frame.count - 4)
+        for index in 0..<4 { frame[index] = UInt8(truncatingIfNeeded: length >> (8 * UInt32(index))) }
+        return frame
+    }
+
+    /// Writes all of `bytes`, waiting while a non-blocking pipe is full until
+    /// `deadline`. With SIGPIPE blocked: a reader that is gone is `.closed`.
+    private func write(_ bytes: UnsafeRawBufferPointer, until deadline: ContinuousClock.Instant?) -> SendOutcome {
         var offset = 0
         while offset < bytes.count {
-            let count = Glibc.write(output, bytes.baseAddress! + offset, bytes.count - offset)
+            let count = plugboard_write_no_sigpipe(output, bytes.baseAddress! + offset, bytes.count - offset)
             if count > 0 {
                 offset += count
                 continue
             }
             if count < 0 && errno == EINTR { continue }
-            guard count < 0, errno == EAGAIN else { return false }
+            guard count < 0, errno == EAGAIN else { return .closed }
             var timeout: Int32 = -1
             if let deadline {
                 let remaining = deadline - .now
-                guard remaining > .zero else { return false }
+                guard remaining > .zero else { return .timedOut }
                 timeout = Int32(clamping: Int64((remaining / .milliseconds(1)).rounded(.up)))
             }
             var poller = pollfd(fd: output, events: Int16(POLLOUT), revents: 0)
             _ = poll(&poller, 1, timeout)
         }
-        return true
+        return .sent
     }
 
     /// The next frame, waiting until `deadline` (nil: for ever).
@@ -137,10 +165,6 @@ final class FrameChannel: @unchecked Sendable {
         if count < 0 && errno == EINTR { return }
         guard count > 0 else { throw .closed }
         buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[0..<count]))
-    }
-
-    private func append<Integer: FixedWidthInteger>(_ value: Integer, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
     }
 
     private var closed = false

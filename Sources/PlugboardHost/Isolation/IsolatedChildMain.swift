@@ -17,8 +17,8 @@ import Glibc
 func plugboardIsolatedMain(_ requests: Int32, _ replies: Int32, _ log: Int32) -> Never {
     var noCore = rlimit(rlim_cur: 0, rlim_max: 0)
     setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &noCore)
-    IsolatedChild.watchHost(requests)
     let child = IsolatedChild(channel: FrameChannel(input: requests, output: replies), log: log)
+    child.watchHost(requests)
     Task.detached { await child.run() }
     // The child's work runs in that task, which ends the process. Not
     // dispatchMain(): it calls pthread_exit, which crashes inside the
@@ -29,12 +29,14 @@ func plugboardIsolatedMain(_ requests: Int32, _ replies: Int32, _ log: Int32) ->
 /// The child's side of the channel. Its state is touched by the one task
 /// that runs ``run()``.
 final class IsolatedChild: @unchecked Sendable {
-    // @unchecked: every field is used only by the task running run(),
-    // one call after another.
+    // @unchecked: every field but `serving` (an atomic) is used only by the
+    // task running run(), one call after another.
     let channel: FrameChannel
     let notices: ChildNoticeWriter
     private var plugin: (any Plugin)?
     private var services: HostServices?
+    /// Whether a call (or event) is being served: a hang-up then means the host is gone.
+    let serving = Atomic<Bool>(false)
     private var providers: [(crossing: PointCrossing, provider: any Sendable)] = []
 
     init(channel: FrameChannel, log: Int32) {
@@ -45,11 +47,21 @@ final class IsolatedChild: @unchecked Sendable {
     /// Ends the process when the host's end of the request pipe hangs up:
     /// the host exited or was killed, even while a call of the plugin's
     /// hangs (the main loop would never read the end of the stream).
-    static func watchHost(_ requests: Int32) {
-        let watcher = Thread {
+    ///
+    /// A hang-up while no call runs is most likely a stop: the main loop
+    /// reads the end of the stream and deactivates the plugin, so the
+    /// watcher only ends the process if that has not happened after a grace
+    /// longer than the host's.
+    func watchHost(_ requests: Int32) {
+        let watcher = Thread { [self] in
             var poller = pollfd(fd: requests, events: 0, revents: 0)
             while true {
-                if poll(&poller, 1, -1) > 0, poller.revents & Int16(POLLHUP | POLLERR) != 0 { _exit(0) }
+                guard poll(&poller, 1, -1) > 0 else { continue }
+                // The plugin closed the descriptor: the main loop's read fails and ends the process.
+                if poller.revents & Int16(POLLNVAL) != 0 { return }
+                guard poller.revents & Int16(POLLHUP | POLLERR) != 0 else { continue }
+                if !serving.load(ordering: .acquiring) { sleep(3) }
+                _exit(0)
             }
         }
         watcher.stackSize = 64 << 10
@@ -76,6 +88,8 @@ final class IsolatedChild: @unchecked Sendable {
             } catch {
                 break
             }
+            serving.store(true, ordering: .releasing)
+            defer { serving.store(false, ordering: .releasing) }
             switch IsolationProtocol.Kind(rawValue: frame.kind) {
             case .call?: await serve(frame)
             case .saveState?: sendState(frame.sequence)
@@ -149,6 +163,10 @@ final class IsolatedChild: @unchecked Sendable {
         var reply = IsolationProtocol.StartReply(providers: [], subscriptions: [], stateNote: stateNote, reloadable: instance is any ReloadableState)
         let contributions = instance.contributions()
         for crossing in crossings {
+            guard contributions.contains(where: { $0.interfaceID == crossing.interfaceID }) else {
+                let error = PluginLoadError.missingProvider(path: request.path, id: request.pluginID, interface: crossing.interfaceID)
+                fail(sequence, error.code.rawValue, error.reason)
+            }
             for contribution in contributions where contribution.interfaceID == crossing.interfaceID {
                 guard crossing.accepts(contribution.provider) else {
                     fail(sequence, "provider-type-mismatch", "\(request.path): plugin \(request.pluginID) provides \(crossing.interfaceID) with a \(String(reflecting: type(of: contribution.provider))), not the point's provider type")
@@ -218,6 +236,8 @@ final class IsolatedChild: @unchecked Sendable {
         }
         if call.unknownMethod {
             _ = channel.send(IsolationProtocol.Kind.unknownMethod.rawValue, sequence: frame.sequence, payload: Array(method.utf8))
+        } else if let result = call.result, result.count + 64 > IsolationProtocol.maximumFrame {
+            reportThrew(frame.sequence, "its reply to '\(method)' takes \(result.count) bytes, over the limit of \(IsolationProtocol.maximumFrame) per message")
         } else if let result = call.result {
             _ = channel.send(IsolationProtocol.Kind.reply.rawValue, sequence: frame.sequence, payload: result)
         } else {

@@ -9,12 +9,14 @@ import Glibc
 /// One running child of an isolated plugin, as the host sees it: its pid,
 /// its channel, and a thread that drains its output and log records into
 /// the host's diagnostics and log.
-final class IsolatedChildProcess: @unchecked Sendable {
-    // @unchecked: `channel` is used only by the thread holding the plugin's
-    // CallToken; everything else is immutable or behind `exit`/`output`.
+final class IsolatedChildProcess: Sendable {
     let pid: pid_t
+    /// Read, and closed, only by the holder of the plugin's call token;
+    /// written by it and by event deliveries (see FrameChannel).
     let channel: FrameChannel
-    private let exit = Mutex<Ending?>(nil)
+    /// How it ended, once reaped (nil while it may run): after that its pid
+    /// may be another process's and is never signalled again.
+    private let ending = Mutex<Ending?>(nil)
     private let output: ChildOutput
 
     /// How the process ended.
@@ -23,7 +25,8 @@ final class IsolatedChildProcess: @unchecked Sendable {
         let status: Int32?
         var description: String {
             if let signal { return "was killed by \(Signals.name(signal))" }
-            return "exited with status \(status ?? -1)"
+            if let status { return "exited with status \(status)" }
+            return "ended (its status could not be read: is SIGCHLD ignored in this process?)"
         }
     }
 
@@ -59,23 +62,43 @@ final class IsolatedChildProcess: @unchecked Sendable {
         return .success(IsolatedChildProcess(pid: pid, channel: FrameChannel(input: replies, output: requests), output: output))
     }
 
-    /// Kills the child and everything it started (its process group).
+    /// Kills the child and everything it started (its process group),
+    /// unless it was reaped already (its pid may be another process's now).
     func kill() {
+        ending.withLock { ending in
+            guard ending == nil else { return }
+            signalGroup()
+        }
+    }
+
+    private func signalGroup() {
         Glibc.kill(-pid, SIGKILL)
         Glibc.kill(pid, SIGKILL)
     }
 
-    /// Waits for the child to end (killing it first when `force`), once;
-    /// later calls return the same ending.
+    /// Waits for the child to end, once; later calls return the same
+    /// ending. With `force` it is killed first; without, it gets up to a
+    /// second to exit by itself, then is killed.
     @discardableResult
     func reap(force: Bool = true) -> Ending {
-        exit.withLock { ending in
+        ending.withLock { ending in
             if let ending { return ending }
-            if force { kill() }
             var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            var waited: pid_t = 0
+            if !force {
+                let deadline = ContinuousClock.now + .seconds(1)
+                while waited == 0 && ContinuousClock.now < deadline {
+                    waited = waitpid(pid, &status, WNOHANG)
+                    if waited == 0 { usleep(1_000) }
+                }
+            }
+            if waited <= 0 {
+                signalGroup()
+                repeat { waited = waitpid(pid, &status, 0) } while waited < 0 && errno == EINTR
+            }
             let signal = status & 0x7f
-            let result = signal != 0 ? Ending(signal: signal, status: nil) : Ending(signal: nil, status: (status >> 8) & 0xff)
+            let result = waited < 0 ? Ending(signal: nil, status: nil)
+                : signal != 0 ? Ending(signal: signal, status: nil) : Ending(signal: nil, status: (status >> 8) & 0xff)
             ending = result
             return result
         }
@@ -95,11 +118,13 @@ final class IsolatedChildProcess: @unchecked Sendable {
         reap()
         channel.close()
         // Its last output reaches the host's diagnostics before the stop returns.
-        _ = output.tail(waiting: grace)
+        _ = outputTail(waiting: grace)
     }
 
     /// The last lines of its output, after waiting up to `wait` for the rest
     /// of it (a dying child's last words arrive after its channel closed).
+    /// Called once the child was reaped: whatever its own children still
+    /// write after `wait` is not read (the drain thread ends).
     func outputTail(waiting wait: Duration = .milliseconds(500)) -> [String] {
         output.tail(waiting: wait)
     }
@@ -120,6 +145,9 @@ private final class ChildOutput: Sendable {
     private let state = Mutex<(lines: [String], partial: [UInt8], finished: Bool)>(([], [], false))
     /// Written once when draining ends, so a waiter can poll for it.
     private let finished: (read: Int32, write: Int32)
+    /// Written by a waiter that stops waiting: the drain ends too (a
+    /// process the plugin started may keep the output pipe open for ever).
+    private let quit: (read: Int32, write: Int32)
 
     static let tailLines = 20
     static let lineLimit = 500
@@ -136,10 +164,15 @@ private final class ChildOutput: Sendable {
         var ends: [Int32] = [-1, -1]
         _ = plugboard_pipe(&ends, 0)
         finished = (ends[0], ends[1])
+        var quitEnds: [Int32] = [-1, -1]
+        _ = plugboard_pipe(&quitEnds, 1)
+        quit = (quitEnds[0], quitEnds[1])
     }
 
     deinit {
         close(finished.read)
+        close(quit.read)
+        close(quit.write)
     }
 
     func startDraining() {
@@ -149,12 +182,19 @@ private final class ChildOutput: Sendable {
     }
 
     private func drain() {
-        var pollers = [pollfd(fd: outputFD, events: Int16(POLLIN), revents: 0), pollfd(fd: noticesFD, events: Int16(POLLIN), revents: 0)]
+        var pollers = [
+            pollfd(fd: outputFD, events: Int16(POLLIN), revents: 0), pollfd(fd: noticesFD, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: quit.read, events: Int16(POLLIN), revents: 0),
+        ]
         var notices: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 << 10)
-        while pollers.contains(where: { $0.fd >= 0 }) {
-            guard poll(&pollers, 2, -1) >= 0 || errno == EINTR else { break }
-            for index in pollers.indices where pollers[index].fd >= 0 && pollers[index].revents != 0 {
+        drain: while pollers[0].fd >= 0 || pollers[1].fd >= 0 {
+            guard poll(&pollers, 3, -1) >= 0 || errno == EINTR else { break }
+            if pollers[2].revents != 0 {
+                for index in 0..<2 where pollers[index].fd >= 0 { close(pollers[index].fd) }
+                break drain
+            }
+            for index in 0..<2 where pollers[index].fd >= 0 && pollers[index].revents != 0 {
                 let count = chunk.withUnsafeMutableBytes { read(pollers[index].fd, $0.baseAddress, $0.count) }
                 if count < 0 && errno == EINTR { continue }
                 if count <= 0 {
@@ -176,33 +216,46 @@ private final class ChildOutput: Sendable {
                 }
             }
         }
-        state.withLock { state in
-            if !state.partial.isEmpty { finishLine(&state) }
-            state.finished = true
+        let last = state.withLock { state -> [String] in
+            defer { state.finished = true }
+            return state.partial.isEmpty ? [] : [finishLine(&state)]
         }
+        last.forEach(reportLine)
         close(finished.write)
     }
 
     private func takeOutput(_ bytes: ArraySlice<UInt8>) {
-        state.withLock { state in
+        // Lines are reported after the lock is let go: a sink may block.
+        let lines = state.withLock { state -> [String] in
+            var lines: [String] = []
             for byte in bytes {
-                if byte == 0x0A { finishLine(&state) } else if state.partial.count < Self.lineLimit * 4 { state.partial.append(byte) }
+                if byte == 0x0A { lines.append(finishLine(&state)) } else if state.partial.count < Self.lineLimit * 4 { state.partial.append(byte) }
             }
+            return lines
         }
+        lines.forEach(reportLine)
     }
 
-    private func finishLine(_ state: inout (lines: [String], partial: [UInt8], finished: Bool)) {
+    private func finishLine(_ state: inout (lines: [String], partial: [UInt8], finished: Bool)) -> String {
         let line = TerminalText.escaped(String(decoding: state.partial, as: UTF8.self), limit: Self.lineLimit)
         state.partial.removeAll(keepingCapacity: true)
         state.lines.append(line)
         if state.lines.count > Self.tailLines { state.lines.removeFirst() }
+        return line
+    }
+
+    private func reportLine(_ line: String) {
         report(HostDiagnostic(.warning, code: "plugin-output", message: line, plugin: pluginID))
     }
 
+    /// The last lines, after waiting up to `wait` for the drain to end; then
+    /// the drain is told to end whatever is still open.
     func tail(waiting wait: Duration) -> [String] {
         if !state.withLock({ $0.finished }) {
             var poller = pollfd(fd: finished.read, events: Int16(POLLIN), revents: 0)
             _ = poll(&poller, 1, Int32(clamping: Int64(wait / .milliseconds(1))))
+            var byte: UInt8 = 1
+            _ = write(quit.write, &byte, 1)
         }
         return state.withLock { $0.lines }
     }

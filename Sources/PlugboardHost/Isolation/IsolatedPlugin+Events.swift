@@ -1,3 +1,4 @@
+import Dispatch
 import Plugboard
 import Synchronization
 #if canImport(Glibc)
@@ -13,10 +14,16 @@ extension IsolatedPlugin {
         case let .log(level, message):
             HostLogger(label: pluginID, sink: launch.logSink).log(level, message)
         case let .subscribe(name):
-            subscribe(name)
+            // While it starts, its subscriptions come with the start reply;
+            // after it stopped, nobody may subscribe in its name.
+            if state.withLock({ $0.phase == .running }) { subscribe(name) }
         case let .publish(event):
-            _ = EventHub.within(event.chain) {
-                launch.eventHub.publish(event.payload, from: ServiceOwner(pluginID: pluginID, generation: generation))
+            // Not on this thread: subscribers run host code that may call
+            // this plugin, and the child's pipes must keep being read.
+            let owner = ServiceOwner(pluginID: pluginID, generation: generation)
+            let hub = launch.eventHub
+            publications.async {
+                _ = EventHub.within(event.chain) { hub.publish(event.payload, from: owner) }
             }
         case let .diagnostic(diagnostic):
             launch.report(HostDiagnostic(diagnostic.error ? .error : .warning, code: .init(diagnostic.code), message: diagnostic.message,
@@ -27,14 +34,19 @@ extension IsolatedPlugin {
     /// Forwards the host's `name` events to the child from now on (once per name).
     func subscribe(_ name: String) {
         guard subscribed.withLock({ $0.insert(name).inserted }) else { return }
+        let pluginID = pluginID
         _ = launch.eventHub.subscribe(owner: ServiceOwner(pluginID: pluginID, generation: generation), event: name) { [weak self] payload in
-            try self?.deliver(payload)
+            guard let self else {
+                throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "it is no longer running; the event was not delivered")
+            }
+            try deliver(payload)
         }
     }
 
     /// Sends an event to the child without waiting: its handlers run there,
     /// after any call in progress. Throws (a failed delivery, with a
-    /// diagnostic) when the child is down or its request pipe is full.
+    /// diagnostic) when the child is down, its request pipe has no room for
+    /// the whole event, or a call is being written to it at that moment.
     func deliver(_ payload: EventPayload) throws(IsolatedCallError) {
         guard let child = state.withLock({ $0.phase == .running ? $0.child : nil }) else {
             throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "its child is not running; the event was not delivered")
@@ -47,9 +59,9 @@ extension IsolatedPlugin {
         }
         // Called while the hub delivers this event: the chain includes it.
         let event = CrossingEvent(name: payload.name, chain: EventHub.currentChain, json: json)
-        let sent = child.channel.send(IsolationProtocol.Kind.event.rawValue, sequence: 0, until: .now) { event.encode(into: &$0) }
-        guard sent else {
-            throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "its request pipe is full (the child is busy or hung); the event was not delivered")
+        guard child.channel.sendIfRoom(IsolationProtocol.Kind.event.rawValue, sequence: 0, fill: { event.encode(into: &$0) }) else {
+            throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID,
+                message: "its request pipe has no room for the event now (the child is busy, hung, or taking a large call); the event was not delivered")
         }
     }
 

@@ -22,7 +22,7 @@ extension IsolatedPlugin {
             return .failure(IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "its child is not running"))
         }
         let sequence = nextSequence()
-        guard child.channel.send(IsolationProtocol.Kind.saveState.rawValue, sequence: sequence, payload: [], until: deadline) else {
+        guard child.channel.send(IsolationProtocol.Kind.saveState.rawValue, sequence: sequence, payload: [], until: deadline) == .sent else {
             return .failure(crashed(child, during: "saving its state"))
         }
         do {
@@ -33,7 +33,6 @@ extension IsolatedPlugin {
         } catch {
             switch error {
             case .timedOut:
-                child.kill()
                 return .failure(recordCrash(child, IsolatedCallError(.pluginTimeout, pluginID: pluginID, message: "saving its state ran past the deadline")))
             case .closed:
                 return .failure(crashed(child, during: "saving its state"))

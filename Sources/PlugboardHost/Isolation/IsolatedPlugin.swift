@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Plugboard
 import Synchronization
@@ -41,6 +42,11 @@ final class IsolatedPlugin: Sendable {
         var restarts = 0
         var sequence: UInt64 = 0
         var quarantine: Quarantine?
+        /// What the first child provided (interface and profile, in order):
+        /// proxies address providers by index, so every restart must match it.
+        var provided: [IsolationProtocol.StartReply.Provider] = []
+        /// Restarts that failed in a row (backs off fail-open restarts).
+        var failedRestarts = 0
     }
 
     let pluginID: String
@@ -51,6 +57,9 @@ final class IsolatedPlugin: Sendable {
     let state = Mutex(State())
     /// Events the child subscribed to (once each, across restarts).
     let subscribed = Mutex<Set<String>>([])
+    /// Publishes what the child published, in order, off the thread that
+    /// drains its pipes.
+    let publications = DispatchQueue(label: "plugboard.isolated-publications")
     /// Hears the quarantine (the host records it and drops the providers) and
     /// fail-open changes (the host shows or hides the providers).
     let onQuarantine: @Sendable (Quarantine) -> Void
@@ -93,6 +102,7 @@ final class IsolatedPlugin: Sendable {
             state.withLock { state in
                 state.child = child
                 state.phase = .running
+                state.provided = reply.providers
             }
             announce(.started, pid: child.pid, "its child process \(child.pid) started")
             var providers: [RegisteredProvider] = []
@@ -104,7 +114,12 @@ final class IsolatedPlugin: Sendable {
                         pluginID: pluginID, generation: generation, interfaceID: provided.interfaceID,
                         provider: try crossing.makeProxy(remote, provided.profile[...])))
                 } catch {
-                    stop()
+                    // The token is held here: stop the child directly.
+                    state.withLock { state in
+                        state.child = nil
+                        state.phase = .stopped
+                    }
+                    child.stop(grace: Self.stopGrace)
                     return .failure(.isolationFailed(path: path, code: .pluginProtocol, reason: "the profile of its \(provided.interfaceID) provider does not decode: \(error)"))
                 }
             }
@@ -128,7 +143,7 @@ final class IsolatedPlugin: Sendable {
         request.state = handedOver
         let sequence = nextSequence()
         guard let payload = try? CompactEncoder().encode(request),
-              child.channel.send(IsolationProtocol.Kind.start.rawValue, sequence: sequence, payload: payload, until: deadline)
+              child.channel.send(IsolationProtocol.Kind.start.rawValue, sequence: sequence, payload: payload, until: deadline) == .sent
         else {
             return .failure(.call(ended(child, during: "its start")))
         }
@@ -176,13 +191,11 @@ final class IsolatedPlugin: Sendable {
             }
         }
 
-        var callError: (String) -> IsolatedCallError {
-            { pluginID in
-                switch self {
-                case let .call(error): error
-                case let .refused(code, reason):
-                    IsolatedCallError(.pluginCrashed, pluginID: pluginID, message: "its restart failed (\(code)): \(reason)")
-                }
+        func callError(for pluginID: String) -> IsolatedCallError {
+            switch self {
+            case let .call(error): error
+            case let .refused(code, reason):
+                IsolatedCallError(.pluginCrashed, pluginID: pluginID, message: "its restart failed (\(code)): \(reason)")
             }
         }
     }
@@ -200,14 +213,6 @@ final class IsolatedPlugin: Sendable {
     func call(_ index: UInt32, interfaceID: String, method: String, arguments: some Encodable) throws(IsolatedCallError) -> ArraySlice<UInt8> {
         let policy = launch.policies[interfaceID] ?? .standard
         let limit = IsolatedCallPolicy.deadlineOverride ?? policy.deadline
-        let deadline = ContinuousClock.now + limit
-        guard token.acquire(until: deadline) else {
-            throw IsolatedCallError(.pluginTimeout, pluginID: pluginID,
-                message: "the call of \(method) waited \(limit) for the plugin's previous call to finish (calls to one isolated plugin run one at a time)")
-        }
-        defer { token.release() }
-        let child = try runningChild(until: deadline)
-        let sequence = nextSequence()
         let method = Array(method.utf8.prefix(Int(UInt16.max)))
         let encoded: [UInt8]
         do {
@@ -215,20 +220,40 @@ final class IsolatedPlugin: Sendable {
         } catch {
             throw IsolatedCallError(.pluginThrew, pluginID: pluginID, message: "the arguments of \(String(decoding: method, as: UTF8.self)) cannot be encoded: \(error)")
         }
+        // The host's own mistake: refused before the child sees it, and not a crash.
+        guard encoded.count + method.count + 64 <= IsolationProtocol.maximumFrame else {
+            throw IsolatedCallError(.callTooLarge, pluginID: pluginID,
+                message: "the arguments of \(String(decoding: method, as: UTF8.self)) take \(encoded.count) bytes, over the limit of \(IsolationProtocol.maximumFrame) per message; pass bulk data another way (a file in the plugin's storage)")
+        }
+        guard token.acquire(until: .now + limit) else {
+            throw IsolatedCallError(.pluginTimeout, pluginID: pluginID,
+                message: "the call of \(String(decoding: method, as: UTF8.self)) waited \(limit) for the plugin's previous call to finish (calls to one isolated plugin run one at a time); the child was not touched")
+        }
+        defer { token.release() }
+        let child = try runningChild()
+        // The child's own time starts now: time spent waiting for the
+        // channel or restarting never counts against a healthy child.
+        let deadline = ContinuousClock.now + limit
+        let sequence = nextSequence()
         let sent = child.channel.send(IsolationProtocol.Kind.call.rawValue, sequence: sequence, until: deadline) { frame in
             withUnsafeBytes(of: index.littleEndian) { frame += $0 }
             withUnsafeBytes(of: UInt16(method.count).littleEndian) { frame += $0 }
             frame += method
             frame += encoded
         }
-        guard sent else { throw crashed(child, during: "the call") }
+        switch sent {
+        case .sent: break
+        case .closed: throw crashed(child, during: "the call of \(String(decoding: method, as: UTF8.self))")
+        case .timedOut:
+            throw recordCrash(child, IsolatedCallError(.pluginTimeout, pluginID: pluginID,
+                message: "the child did not take the call of \(String(decoding: method, as: UTF8.self)) within \(limit) (its request pipe stayed full); it was killed and restarts on the next call"))
+        }
         let frame: FrameChannel.Frame
         do {
             frame = try child.channel.receive(until: deadline)
         } catch {
             switch error {
             case .timedOut:
-                child.kill()
                 throw recordCrash(child, IsolatedCallError(.pluginTimeout, pluginID: pluginID,
                     message: "the call of \(String(decoding: method, as: UTF8.self)) ran past its deadline of \(limit); the child was killed and restarts on the next call"))
             case .closed:
@@ -252,7 +277,7 @@ final class IsolatedPlugin: Sendable {
     }
 
     /// The running child, or a new one (a restart) when the last crashed.
-    private func runningChild(until deadline: ContinuousClock.Instant) throws(IsolatedCallError) -> IsolatedChildProcess {
+    private func runningChild() throws(IsolatedCallError) -> IsolatedChildProcess {
         let (phase, child) = state.withLock { ($0.phase, $0.child) }
         switch phase {
         case .running: if let child { return child }
@@ -261,36 +286,53 @@ final class IsolatedPlugin: Sendable {
             throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID,
                 message: phase == .quarantined ? "it is quarantined: it crashed more often than its restart budget allows" : "its host stopped it")
         }
-        return try restart(until: deadline)
+        return try restart()
     }
 
-    private func restart(until deadline: ContinuousClock.Instant) throws(IsolatedCallError) -> IsolatedChildProcess {
-        let startDeadline = max(deadline, ContinuousClock.now + launch.startTimeout)
-        switch startChild(until: startDeadline, state: nil) {
-        case let .success((child, _)):
-            let restarts = state.withLock { state in
+    /// A new child after a crash (the caller holds the token). It must
+    /// provide what the first one did, in the same order, and the plugin
+    /// must not have been stopped or quarantined meanwhile.
+    private func restart() throws(IsolatedCallError) -> IsolatedChildProcess {
+        switch startChild(until: .now + launch.startTimeout, state: nil) {
+        case let .success((child, reply)):
+            let (restarts, phase, provided) = state.withLock { state -> (Int, Phase, [IsolationProtocol.StartReply.Provider]) in
+                guard state.phase == .down else { return (0, state.phase, state.provided) }
                 state.child = child
                 state.phase = .running
                 state.restarts += 1
-                return state.restarts
+                state.failedRestarts = 0
+                return (state.restarts, .running, state.provided)
+            }
+            guard phase == .running else {
+                // Stopped or quarantined while it started: this child is nobody's.
+                child.stop(grace: .zero)
+                throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "its host stopped it while it restarted")
+            }
+            guard reply.providers.map(\.interfaceID) == provided.map(\.interfaceID),
+                  reply.providers.map(\.profile) == provided.map(\.profile)
+            else {
+                throw violation(child, "after a restart it provides \(reply.providers.map(\.interfaceID)) with other profiles or in another order than its first start (\(provided.map(\.interfaceID))); proxies address providers by position, so its contributions() must be the same on every start")
             }
             // Shown again before anyone hears of the restart.
             if failsOpen { onAvailability(true) }
             announce(.restarted, pid: child.pid, "restarted as process \(child.pid) (restart \(restarts))")
             return child
         case let .failure(failure):
-            throw recordCrash(nil, failure.callError(pluginID))
+            state.withLock { $0.failedRestarts += 1 }
+            throw recordCrash(nil, failure.callError(for: pluginID))
         }
     }
 
     /// Restarts a fail-open plugin's child in the background after a crash.
     private func restartInBackground() {
+        let failed = state.withLock { $0.failedRestarts }
         let thread = Thread { [self] in
-            let deadline = ContinuousClock.now + launch.startTimeout
-            guard token.acquire(until: deadline) else { return }
+            // Backs off while restarts keep failing: 0.1 s, 0.2 s, ... up to 30 s.
+            if failed > 0 { usleep(useconds_t(min(30_000_000, 100_000 << min(failed - 1, 9)))) }
+            guard token.acquire(until: .now + launch.startTimeout) else { return }
             defer { token.release() }
             guard state.withLock({ $0.phase }) == .down else { return }
-            _ = try? restart(until: deadline)
+            _ = try? restart()
         }
         thread.start()
     }
@@ -323,12 +365,17 @@ final class IsolatedPlugin: Sendable {
         child?.reap()
         child?.closeChannel()
         let now = ContinuousClock.now
-        let (quarantined, count) = state.withLock { state -> (Bool, Int) in
-            state.child = nil
-            guard state.phase != .stopped else { return (false, 0) }
+        let (stopped, quarantined, count) = state.withLock { state -> (Bool, Bool, Int) in
+            if state.child === child { state.child = nil }
+            guard state.phase != .stopped, state.phase != .quarantined else { return (true, false, 0) }
             state.crashes = state.crashes.filter { now - $0 < launch.budget.window } + [now]
             state.phase = state.crashes.count > launch.budget.crashes ? .quarantined : .down
-            return (state.phase == .quarantined, state.crashes.count)
+            return (false, state.phase == .quarantined, state.crashes.count)
+        }
+        // The host stopped it (a shutdown or a reload killed the child under
+        // this call): not the plugin's crash.
+        if stopped {
+            return IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "its host stopped it during the call")
         }
         announce(.crashed, pid: child?.pid, error.description)
         if quarantined {

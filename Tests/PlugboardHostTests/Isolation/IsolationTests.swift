@@ -87,6 +87,9 @@ import Glibc
             #expect(record.isolation?.pid.map { kill($0, 0) == 0 && !isZombie($0) } == false)
         }
         #expect(logs.lines.withLock { $0 }.contains("warning [fixture.isolation-faults] hello log"))
+        // Stopped cleanly, the plugin was deactivated (in the child, for an isolated one).
+        host.shutdown()
+        #expect(logs.lines.withLock { $0 }.contains("info [fixture.isolation-faults] deactivated"))
     }
 
     /// Events cross both ways: a host's event reaches the isolated plugin's
@@ -131,6 +134,26 @@ import Glibc
         cycle.wait()
         #expect(host.diagnostics.filter { $0.code == "event-cycle" }.count == 1)
         #expect(host.diagnostics.first { $0.code == "event-cycle" }?.message.contains("fixture.echo → fixture.echo") == true)
+    }
+
+    /// A child that dies between calls (in an event handler): writing to its
+    /// pipe is an error the host handles (EPIPE), never a SIGPIPE that would
+    /// end the host; the next call reports the crash, the one after restarts.
+    @Test func aChildThatDiedBetweenCallsCostsTheNextCallNotTheHost() throws {
+        let dir = try TemporaryDirectory()
+        let host = try host(dir)
+        defer { host.shutdown() }
+        let pid = try #require(Int32(try fault(host, "pid")))
+        host.events.publish(EventPayload(name: "fixture.die", json: Array("{}".utf8)))
+        // It is this process's child: dead and not reaped, it is a zombie (bounded wait).
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !isZombie(pid) && ContinuousClock.now < deadline { usleep(5_000) }
+        #expect(isZombie(pid))
+        // Both write to the dead child's request pipe.
+        let delivery = host.events.publish(EventPayload(name: "fixture.ping", json: Array(#"{"text":"x"}"#.utf8)))
+        #expect(delivery.failures.count == 1)
+        #expect(code { try fault(host, "echo", "x") } == "plugin-crashed")
+        #expect(try fault(host, "echo", "back") == "back")
     }
 
     /// Each fault costs the call: the right code, the host alive, and the

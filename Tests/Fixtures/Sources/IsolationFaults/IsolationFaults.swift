@@ -34,6 +34,8 @@ final class IsolationFaults: Plugin, ReloadableState {
         events?.subscribe(Ping.self) { ping in
             events?.publish(Pong(text: ping.text, pid: Int(getpid())))
         }
+        // Dies between calls, in an event handler.
+        events?.subscribe(to: "fixture.die") { _ in fatalError("IsolationFaults: crashing in an event handler") }
         // A cycle through the child: each echo publishes the same event.
         events?.subscribe(to: "fixture.echo") { payload in
             events?.publish(payload)
@@ -44,6 +46,10 @@ final class IsolationFaults: Plugin, ReloadableState {
         if let marker = ProcessInfo.processInfo.environment["PLUGBOARD_FIXTURE_CRASH_ACTIVATE"], access(marker, F_OK) == 0 {
             fatalError("IsolationFaults: crashing in activate on purpose")
         }
+    }
+
+    func deactivate() {
+        log?.info("deactivated")
     }
 
     static var defaultConfiguration: [String: ConfigValue] { ["greeting": .string("hello")] }
