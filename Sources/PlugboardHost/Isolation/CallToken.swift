@@ -17,8 +17,8 @@ final class CallToken: Sendable {
         release()
     }
 
-    /// A new token, free; nil (with `errno`'s reason) when no pipe can be
-    /// made (the process is out of descriptors).
+    /// A new token, free; a failure (with `errno`'s reason) when no pipe
+    /// can be made (the process is out of descriptors).
     static func make() -> Result<CallToken, SystemFailure> {
         var ends: [Int32] = [-1, -1]
         let failure = plugboard_pipe(&ends, 1)

@@ -61,6 +61,9 @@ final class IsolatedChild: @unchecked Sendable {
                 if poller.revents & Int16(POLLNVAL) != 0 { return }
                 guard poller.revents & Int16(POLLHUP | POLLERR) != 0 else { continue }
                 if !serving.load(ordering: .acquiring) { sleep(3) }
+                // The whole group: processes the plugin started end too
+                // (this child leads it), unless they left it.
+                kill(0, SIGKILL)
                 _exit(0)
             }
         }

@@ -23,16 +23,3 @@ public struct IsolationEvent: Sendable, Equatable {
     /// What happened, in words.
     public let detail: String
 }
-
-/// What `plugboard list` and `inspect` show of a plugin's isolation.
-public struct IsolationStatus: Sendable, Equatable, Codable {
-    /// `in-process` or `isolated`.
-    public let mode: String
-    /// `not-started`, `running`, `down` (crashed; restarted on the next call),
-    /// `quarantined` or `stopped`.
-    public let state: String
-    /// The running child's pid.
-    public let pid: Int32?
-    /// Children started after a crash.
-    public let restarts: Int
-}

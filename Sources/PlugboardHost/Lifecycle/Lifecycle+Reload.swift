@@ -92,7 +92,9 @@ extension Lifecycle {
         registry.replaceProviders(of: [id], with: live.providers)
         services.switchOver(from: ServiceOwner(pluginID: id, generation: old.generation), to: staged)
         self.live.withLock { running in
-            if let index = running.firstIndex(where: { $0.id == id }) { running[index] = live }
+            // Gone when the old isolated generation was quarantined during
+            // the reload: the new one is still the host's to stop.
+            if let index = running.firstIndex(where: { $0.id == id }) { running[index] = live } else { running.append(live) }
         }
         record.status = .active
         record.generation = next
@@ -175,8 +177,11 @@ extension Lifecycle {
         } else if let stateful = old.instance as? any ReloadableState {
             saved = try? ExtensionRegistry.$isActivating.withValue(true) { try stateful.encodedState() }
         }
-        return startIsolated(image, isolation: isolation, generation: next, state: saved).map { started in
-            (started.live, started.stateNote ?? note, 0)
+        switch startIsolated(image, isolation: isolation, generation: next, state: saved) {
+        case let .success(started): return .success((started.live, started.stateNote ?? note, 0))
+        case let .failure(error):
+            services.retire(old.id, generation: next)
+            return .failure(error)
         }
     }
 

@@ -59,7 +59,8 @@ public protocol IsolatableExtensionPoint: ExtensionPoint, SendableMetatype {
     static func proxy(_ isolated: any IsolatedProvider, profile: Profile) -> Provider
     /// In the child: runs the requirement `call` names on `provider` and
     /// replies (``IsolatedCall/reply(_:)``). An error thrown here reaches the
-    /// host's caller as a ``ServiceError``-like failure naming it.
+    /// host's caller as the host's error with code `plugin-threw` and the
+    /// error's text (its type does not cross).
     static func serve(_ call: any IsolatedCall, on provider: Provider) async throws
 }
 
