@@ -20,10 +20,13 @@ func plugboardIsolatedMain(_ requests: Int32, _ replies: Int32, _ log: Int32) ->
     let child = IsolatedChild(channel: FrameChannel(input: requests, output: replies), log: log)
     child.watchHost(requests)
     Task.detached { await child.run() }
-    // The child's work runs in that task, which ends the process. Not
+    // The child's work runs in that task, which ends the process. The main
+    // thread serves the main run loop, and with it the main dispatch queue
+    // (and the main actor), as a program's main thread would. Not
     // dispatchMain(): it calls pthread_exit, which crashes inside the
     // constructor this runs from (before the program's main).
-    while true { pause() }
+    RunLoop.main.add(Timer(timeInterval: 86_400, repeats: true) { _ in }, forMode: .default)
+    while true { RunLoop.main.run() }
 }
 
 /// The child's side of the channel. Its state is touched by the one task

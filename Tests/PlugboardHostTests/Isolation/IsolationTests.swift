@@ -156,6 +156,15 @@ import Glibc
         #expect(try fault(host, "echo", "back") == "back")
     }
 
+    /// Work a plugin queues on the main dispatch queue runs in its child (the
+    /// child's main thread serves the main run loop, as a program's would).
+    @Test func mainQueueWorkRunsInTheChild() throws {
+        let dir = try TemporaryDirectory()
+        let host = try host(dir)
+        defer { host.shutdown() }
+        #expect(try fault(host, "main") == "main ran")
+    }
+
     /// Each fault costs the call: the right code, the host alive, and the
     /// next call answered by a new child.
     @Test(arguments: [

@@ -136,6 +136,12 @@ final class IsolationFaults: Plugin, ReloadableState {
                 _ = write(4, &frame, frame.count)
                 pause()
                 return "unreachable"
+            case "main":
+                // Work queued on the main queue: run only where the main
+                // thread serves it (an isolated child does).
+                let ran = DispatchSemaphore(value: 0)
+                DispatchQueue.main.async { ran.signal() }
+                return ran.wait(timeout: .now() + 5) == .success ? "main ran" : "main not served"
             case "bytes":
                 return String(repeating: "x", count: Int(arguments.dropFirst().first ?? "0") ?? 0)
             default: throw FaultError(mode: arguments.first ?? "")
