@@ -43,6 +43,30 @@ public enum PluginExport {
         for plugin: P.Type, id: String, version: String,
         provides: [Interface], services: [String] = [], activation: [ActivationTrigger] = []
     ) -> UnsafeRawPointer {
+        descriptor(for: plugin, id: id, version: version, provides: provides, services: services, activation: activation, requires: [])
+    }
+
+    /// The descriptor for `plugin`, which builds on the plugins in `requires`
+    /// (SDK 2.2): the host activates them first, and keeps this plugin out
+    /// with a code naming the problem when one is missing, out of range or
+    /// unusable (see ``PluginRequirement``). The other parameters are those
+    /// of ``descriptor(for:id:version:provides:services:activation:)``.
+    ///
+    /// - Parameters:
+    ///   - plugin: the ``Plugin`` type the host instantiates.
+    ///   - id: reverse-DNS plugin id.
+    ///   - version: the plugin's semantic version, `MAJOR.MINOR.PATCH`.
+    ///   - provides: the interfaces the plugin provides.
+    ///   - services: ids of the host services the plugin needs.
+    ///   - activation: when the host activates the plugin (see ``ActivationTrigger``).
+    ///   - requires: the plugins this one builds on, with version ranges.
+    /// - Returns: a pointer to a descriptor that lives as long as the process.
+    @_alwaysEmitIntoClient
+    public static func descriptor<P: Plugin>(
+        for plugin: P.Type, id: String, version: String,
+        provides: [Interface], services: [String] = [], activation: [ActivationTrigger] = [],
+        requires: [PluginRequirement]
+    ) -> UnsafeRawPointer {
         let interfaces = UnsafeMutablePointer<plugboard_interface>.allocate(capacity: max(1, provides.count))
         for (index, interface) in provides.enumerated() {
             (interfaces + index).initialize(to: plugboard_interface(
@@ -63,6 +87,15 @@ public enum PluginExport {
         let activationList = UnsafeMutablePointer<plugboard_activation>.allocate(capacity: 1)
         activationList.initialize(to: plugboard_activation(
             count: UInt32(clamping: activation.count), reserved: 0, triggers: UnsafePointer(triggers)))
+        let requirements = UnsafeMutablePointer<plugboard_requirement>.allocate(capacity: max(1, requires.count))
+        for (index, requirement) in requires.enumerated() {
+            (requirements + index).initialize(to: plugboard_requirement(
+                id: UnsafePointer(strdup(requirement.id)), range: UnsafePointer(strdup(requirement.range)),
+                optional: requirement.optional ? 1 : 0, reserved: 0))
+        }
+        let requiresList = UnsafeMutablePointer<plugboard_requires>.allocate(capacity: 1)
+        requiresList.initialize(to: plugboard_requires(
+            count: UInt32(clamping: requires.count), reserved: 0, entries: UnsafePointer(requirements)))
         let factory = Factory(makePlugin: { context in try P(context: context) }, defaults: { P.defaultConfiguration })
         let descriptor = UnsafeMutablePointer<plugboard_descriptor>.allocate(capacity: 1)
         descriptor.initialize(to: plugboard_descriptor(
@@ -81,7 +114,8 @@ public enum PluginExport {
             factory: Unmanaged.passRetained(factory as AnyObject).toOpaque(),
             sdk_marker: plugboard_sdk_abi_marker(),
             activation: UnsafePointer(activationList),
-            reserved: (nil, nil, nil)))
+            requires: UnsafePointer(requiresList),
+            reserved: (nil, nil)))
         return UnsafeRawPointer(descriptor)
     }
 }

@@ -215,6 +215,7 @@ extension Catalog {
             examined[index].record.fail(.disabled(path: examined[index].record.path, id: available.plugin.id, source: source))
             examined[index].available = nil
         }
+        settleDependencies(&examined)
         let admitted = examined.compactMap(\.available)
         let fresh = examined.enumerated().filter { reused[$0.offset] == nil }.map(\.element.record)
         state.withLock { state in
@@ -294,6 +295,7 @@ extension PluginRecord {
         sdkVersion = plugin.sdkVersion
         toolchain = plugin.toolchain
         activation = plugin.activation
+        requires = plugin.dependencies
     }
 }
 

@@ -6,7 +6,7 @@ import Plugboard
 extension PluginRecord: Encodable {
     private enum Key: String, CodingKey {
         case path, resolvedPath, status, id, version, provides, services, reason, code, warnings
-        case generation, sdk, file, activation, quarantine, sha256, isolation
+        case generation, sdk, file, activation, quarantine, sha256, isolation, requires
     }
 
     private struct Provided: Encodable {
@@ -32,6 +32,7 @@ extension PluginRecord: Encodable {
             try container.encode(services, forKey: .services)
             try container.encode(SDK(abi: sdkABI?.description, version: sdkVersion, toolchain: toolchain), forKey: .sdk)
             try container.encode(activation, forKey: .activation)
+            try container.encode(requires, forKey: .requires)
         }
         try container.encodeIfPresent(reason, forKey: .reason)
         try container.encodeIfPresent(code, forKey: .code)

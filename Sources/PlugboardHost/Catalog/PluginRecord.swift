@@ -24,6 +24,8 @@ public struct PluginRecord: Sendable {
     /// Activation triggers from the descriptor (`startup`, `route:<prefix>`,
     /// `event:<name>`), besides the first lookup of a provided interface.
     public internal(set) var activation: [String] = []
+    /// The plugins it builds on, with version ranges (see docs/dependencies.md).
+    public internal(set) var requires: [PluginDependency] = []
     /// 1 for the first load, +1 per hot reload.
     public internal(set) var generation: Int?
     /// Where its code runs (or would run), and its child's state and pid

@@ -78,6 +78,20 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
         public static let isolationUnsupportedPoint = Code("isolation-unsupported-point")
         /// Isolation asked for, but a service the plugin uses cannot cross a process yet.
         public static let isolationUnsupportedService = Code("isolation-unsupported-service")
+        /// A requirement's version range is not one of the forms the SDK documents.
+        public static let dependencyRangeInvalid = Code("dependency-range-invalid")
+        /// A required plugin is not installed.
+        public static let dependencyMissing = Code("dependency-missing")
+        /// A required plugin's version is outside the range.
+        public static let dependencyVersion = Code("dependency-version")
+        /// Plugins that require one another in a cycle: each is refused.
+        public static let dependencyCycle = Code("dependency-cycle")
+        /// A required plugin is rejected or failed.
+        public static let dependencyRejected = Code("dependency-rejected")
+        /// A required plugin is quarantined.
+        public static let dependencyQuarantined = Code("dependency-quarantined")
+        /// A required plugin is disabled.
+        public static let dependencyDisabled = Code("dependency-disabled")
     }
 
     public let code: Code
@@ -307,6 +321,15 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
         PluginLoadError(code: .isolationUnsupportedService, path: path,
             reason: "plugin \(id) cannot be isolated: it uses service '\(service)', which cannot cross a process yet (isolated plugins get plugboard.logging, plugboard.configuration, plugboard.storage and plugboard.events); run it in process, or deny it the service in the host's settings",
             status: .failed)
+    }
+
+    static func dependencyRangeInvalid(path: String, id: String, required: String, range: String) -> PluginLoadError {
+        PluginLoadError(code: .dependencyRangeInvalid, path: path,
+            reason: "plugin \(id) requires \(required) with range '\(TerminalText.escaped(range, limit: TerminalText.nameLimit))', which is not a range; write \"1.2.0\" (from 1.2.0 within major 1), \"=1.2.3\", \">=1.2.0 <3.0.0\" or \"~1.2\"")
+    }
+
+    static func dependency(_ code: Code, path: String, id: String, reason: String) -> PluginLoadError {
+        PluginLoadError(code: code, path: path, reason: "plugin \(id) \(reason)")
     }
 
     static func quarantined(path: String, quarantine: Quarantine) -> PluginLoadError {

@@ -21,6 +21,8 @@ struct Descriptor: Sendable {
     let services: [String]
     /// Activation triggers: `startup`, `route:<prefix>`, `event:<name>`.
     let activation: [String]
+    /// The plugins it builds on (SDK 2.2; none before).
+    let requires: [PluginDependency]
     /// Bit patterns of the descriptor's pointers (raw pointers are not Sendable).
     let factoryBits: UInt
     let markerBits: UInt
@@ -102,10 +104,25 @@ struct Descriptor: Sendable {
                     activation.append(trigger)
                 }
             }
+            var requires: [PluginDependency] = []
+            if let list = c.requires?.pointee, list.count > 0 {
+                guard Int(list.count) <= maxInterfaces, let entries = list.entries else {
+                    return .failure(.invalidDescriptor(path: path, detail: "requires list is null or longer than \(maxInterfaces)"))
+                }
+                for index in 0..<Int(list.count) {
+                    let required = try text(entries[index].id, "requires[\(index)].id").get()
+                    guard isValidID(required) else { return .failure(.invalidID(path: path, field: "required plugin id", value: required)) }
+                    let range = try text(entries[index].range, "requires[\(index)].range").get()
+                    guard VersionRange(range) != nil else {
+                        return .failure(.dependencyRangeInvalid(path: path, id: id, required: required, range: range))
+                    }
+                    requires.append(PluginDependency(id: required, range: range, optional: entries[index].optional != 0))
+                }
+            }
             guard let factory = c.factory else { return .failure(.invalidDescriptor(path: path, detail: "factory is null")) }
             return .success(Descriptor(
                 sdkABI: abi, sdkVersion: sdkVersion, toolchain: toolchain, id: id, version: version,
-                provides: provides, services: services, activation: activation,
+                provides: provides, services: services, activation: activation, requires: requires,
                 factoryBits: UInt(bitPattern: factory), markerBits: UInt(bitPattern: c.sdk_marker)))
         } catch {
             return .failure(error)

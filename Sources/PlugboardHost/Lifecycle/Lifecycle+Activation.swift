@@ -1,18 +1,23 @@
 @_spi(PlugboardHost) import Plugboard
 
 extension Lifecycle {
-    /// Activates the available plugins among `pluginIDs`, in file-name order,
-    /// and publishes their providers in one registry update. Each load,
-    /// init and activate runs with a crash-journal note. Under ``serial``.
+    /// Activates the available plugins among `pluginIDs`, and the available
+    /// plugins they require, each after what it requires (ties by id), and
+    /// publishes their providers in one registry update. Each load, init and
+    /// activate runs with a crash-journal note. Under ``serial``.
     func activateSerially(_ pluginIDs: Set<String>) {
-        let pending = catalog.take(pluginIDs)
+        let order = catalog.activationOrder(pluginIDs)
+        let position = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
+        let pending = catalog.take(Set(order)).sorted { position[$0.plugin.id, default: 0] < position[$1.plugin.id, default: 0] }
         guard !pending.isEmpty else { return }
         var started: [LivePlugin] = []
+        var running = Set(activePluginIDs)
         // One check for the batch, as for a discovery: each folder walked once.
         var ownership = OwnershipCheck()
         ExtensionRegistry.$isActivating.withValue(true) {
             for plugin in pending {
-                let result = start(plugin, ownership: &ownership)
+                let result = requirementsRunning(plugin, running).flatMap { start(plugin, ownership: &ownership) }
+                if case let .success(live) = result { running.insert(live.id) }
                 catalog.finishActivation(of: plugin, result.map { _ in () })
                 switch result {
                 case var .success(live):
@@ -24,6 +29,16 @@ extension Lifecycle {
         }
         live.withLock { $0.append(contentsOf: started) }
         registry.replaceProviders(of: Set(started.map(\.id)), with: started.flatMap(\.providers), pending: catalog.pendingInterfaces())
+    }
+
+    /// A plugin whose required dependency did not start (its init threw,
+    /// say) does not start either.
+    private func requirementsRunning(_ plugin: AvailablePlugin, _ running: Set<String>) -> Result<Void, PluginLoadError> {
+        for requirement in plugin.plugin.dependencies where !requirement.optional && !running.contains(requirement.id) {
+            return .failure(.dependency(.dependencyRejected, path: plugin.path, id: plugin.plugin.id,
+                reason: "requires plugin \(requirement.id), which did not start; fix \(requirement.id) first"))
+        }
+        return .success(())
     }
 
     /// Loads the admitted bytes of one available plugin, creates and activates it.

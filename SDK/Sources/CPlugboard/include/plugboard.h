@@ -44,6 +44,22 @@ typedef struct plugboard_activation {
     const char *_Nullable const *_Nullable triggers;
 } plugboard_activation;
 
+/// One plugin another builds on: its id, a version range ("1.2.0" means from
+/// 1.2.0 within major 1; also "=1.2.3", ">=1.2.0 <3.0.0", "~1.2") and
+/// whether the dependent runs without it. Read by the scanner and cached.
+typedef struct plugboard_requirement {
+    const char *_Nullable id;
+    const char *_Nullable range;
+    uint32_t optional;
+    uint32_t reserved;
+} plugboard_requirement;
+
+typedef struct plugboard_requires {
+    uint32_t count;
+    uint32_t reserved;
+    const plugboard_requirement *_Nullable entries;
+} plugboard_requires;
+
 /// What `plugboard_entry` returns. Lives as long as the process.
 typedef struct plugboard_descriptor {
     uint32_t magic;           // PLUGBOARD_DESCRIPTOR_MAGIC
@@ -65,7 +81,10 @@ typedef struct plugboard_descriptor {
     /// Activation triggers (was the first reserved slot: a plugin built before
     /// it existed leaves it null, which means "no triggers").
     const plugboard_activation *_Nullable activation;
-    void *_Nullable reserved[3];
+    /// The plugins this one builds on (was the second reserved slot: SDK 2.2;
+    /// null in plugins built before, which means "none").
+    const plugboard_requires *_Nullable requires;
+    void *_Nullable reserved[2];
 } plugboard_descriptor;
 
 /// ABI markers. The SDK library defines one symbol per ABI version it

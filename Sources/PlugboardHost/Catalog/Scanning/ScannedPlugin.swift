@@ -16,6 +16,10 @@ struct ScannedPlugin: Sendable, Codable, Equatable {
     let toolchain: String
     /// Activation triggers as the descriptor spells them (see ``ActivationTrigger``).
     let activation: [String]
+    /// The plugins it builds on (nil in cache entries written before they were read).
+    let requires: [PluginDependency]?
+
+    var dependencies: [PluginDependency] { requires ?? [] }
 
     init(_ descriptor: Descriptor) {
         id = descriptor.id
@@ -26,5 +30,6 @@ struct ScannedPlugin: Sendable, Codable, Equatable {
         sdkVersion = descriptor.sdkVersion
         toolchain = descriptor.toolchain
         activation = descriptor.activation
+        requires = descriptor.requires
     }
 }

@@ -1,0 +1,91 @@
+import Foundation
+import Plugboard
+import PlugboardHost
+import Synchronization
+import Testing
+
+/// Plugins that build on plugins: requirements read from the descriptor
+/// (in the scanner), resolved before any plugin code runs, and activated in
+/// dependency order. Real fixtures built by SwiftPM.
+@Suite struct DependencyTests {
+    func host(_ fixtures: [String]) throws -> (PluginHost, TemporaryDirectory) {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // Numbered in the order given: file-name order is not dependency order.
+        for (index, name) in fixtures.enumerated() { _ = try dir.copy(Fixtures.library(name), as: "plugins/\(index)-\(name).so") }
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.file("plugins"), cacheDirectory: dir.file("cache")))
+        host.declare(Commands.self)
+        try host.start()
+        return (host, dir)
+    }
+
+    func codes(_ host: PluginHost) -> [String: String] {
+        Dictionary(uniqueKeysWithValues: host.records.compactMap { record in record.id.map { ($0, record.code ?? record.status.rawValue) } })
+    }
+
+    @Test func aChainIsAvailableAndActivatesInDependencyOrder() throws {
+        let (host, _) = try host(["DepTop", "DepMiddle", "DepBase"])
+        defer { host.shutdown() }
+        #expect(codes(host) == ["fixture.dep.top": "available", "fixture.dep.middle": "available", "fixture.dep.base": "available"])
+        let top = try #require(host.records.first { $0.id == "fixture.dep.top" })
+        #expect(top.requires == [PluginDependency(id: "fixture.dep.middle", range: "~1.0", optional: false)])
+        // Activating the top pulls what it requires, first.
+        host.activate(pluginIDs: ["fixture.dep.top"])
+        #expect(host.activePluginIDs == ["fixture.dep.base", "fixture.dep.middle", "fixture.dep.top"])
+    }
+
+    @Test func eachProblemHasItsOwnCode() throws {
+        let (host, _) = try host(["DepBase", "DepNeedsNewer", "DepMissing", "DepBadRange", "DepCycleA", "DepCycleB", "DepOnRejected", "DepOptional"])
+        defer { host.shutdown() }
+        let found = codes(host)
+        #expect(found["fixture.dep.base"] == "available")
+        #expect(found["fixture.dep.needs-newer"] == "dependency-version")
+        #expect(found["fixture.dep.missing"] == "dependency-missing")
+        #expect(found["fixture.dep.cycle-a"] == "dependency-cycle")
+        #expect(found["fixture.dep.cycle-b"] == "dependency-cycle")
+        #expect(found["fixture.dep.on-rejected"] == "dependency-rejected")
+        // A missing optional dependency is not a problem.
+        #expect(found["fixture.dep.optional"] == "available")
+        let records = host.records
+        func reason(_ id: String) -> String { records.first { $0.id == id }?.reason ?? "" }
+        #expect(reason("fixture.dep.needs-newer").contains("requires fixture.dep.base 1.3.0, found 1.2.0"))
+        #expect(reason("fixture.dep.cycle-a").contains("fixture.dep.cycle-a → fixture.dep.cycle-b → fixture.dep.cycle-a"))
+        #expect(reason("fixture.dep.on-rejected").contains("fixture.dep.needs-newer, which is rejected"))
+        // A bad range is refused when the descriptor is read (no id is known then).
+        let bad = try #require(records.first { $0.path.hasSuffix("DepBadRange.so") })
+        #expect(bad.code == "dependency-range-invalid")
+        #expect(bad.reason?.contains("'latest', which is not a range") == true)
+    }
+
+    @Test func aDisabledOrQuarantinedDependencyNamesItsState() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        for name in ["DepBase", "DepMiddle"] { _ = try dir.copy(Fixtures.library(name), as: "plugins/\(name).so") }
+        let host = PluginHost(configuration: .init(
+            pluginsDirectory: dir.file("plugins"), disabledPlugins: ["fixture.dep.base": "the test"], cacheDirectory: dir.file("cache")))
+        host.declare(Commands.self)
+        try host.start()
+        defer { host.shutdown() }
+        #expect(codes(host)["fixture.dep.middle"] == "dependency-disabled")
+    }
+
+    @Test func versionRangesAsSwiftDevelopersKnowThem() {
+        func accepts(_ range: String, _ version: String) -> Bool? {
+            VersionRange(range).map { $0.contains(SemanticVersion(version)!) }
+        }
+        #expect(accepts("1.2.0", "1.2.0") == true)
+        #expect(accepts("1.2.0", "1.9.3") == true)  // a minor or patch release meets it
+        #expect(accepts("1.2.0", "2.0.0") == false)  // a major one breaks it
+        #expect(accepts("1.2.0", "1.1.9") == false)
+        #expect(accepts("0.3.0", "0.4.0") == false)  // 0.y: within the minor
+        #expect(accepts("=1.2.3", "1.2.3") == true)
+        #expect(accepts("=1.2.3", "1.2.4") == false)
+        #expect(accepts(">=1.2.0 <3.0.0", "2.9.9") == true)
+        #expect(accepts(">=1.2.0 <3.0.0", "3.0.0") == false)
+        #expect(accepts("~1.2", "1.2.9") == true)
+        #expect(accepts("~1.2", "1.3.0") == false)
+        for bad in ["latest", "1", ">1.0.0", "<=2.0.0", ">=2.0.0 <1.0.0", "~", "=", "1.2.x", ""] {
+            #expect(VersionRange(bad) == nil, "\(bad)")
+        }
+    }
+}
