@@ -153,6 +153,13 @@ public final class PluginHost: Sendable {
         return withIsolation(catalog.current(records))
     }
 
+    /// The order ``activate(pluginIDs:)`` would activate `pluginIDs` (nil:
+    /// every available plugin) and the available plugins they require: each
+    /// after what it requires, otherwise in file-name order. Runs nothing.
+    public func activationOrder(for pluginIDs: Set<String>? = nil) -> [String] {
+        catalog.activationOrder(pluginIDs ?? catalog.availableIDs())
+    }
+
     /// Activates the given plugins if they are available (others are ignored).
     public func activate(pluginIDs: Set<String>) {
         lifecycle.activate(pluginIDs: pluginIDs)

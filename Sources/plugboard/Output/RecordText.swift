@@ -86,6 +86,9 @@ enum RecordText {
             rows.append(("toolchain", record.toolchain ?? "-"))
             rows.append(("activation", (["first lookup of a provided interface"] + record.activation).joined(separator: ", ")))
             if record.isolation != nil { rows.append(("runs", isolation(record))) }
+            if !record.requires.isEmpty {
+                rows.append(("requires", record.requires.map { "\($0.id) \($0.range)\($0.optional ? " (optional)" : "")" }.joined(separator: ", ")))
+            }
         }
         if let quarantine = record.quarantine {
             rows.append(("quarantine", "\(quarantine.code), phase \(quarantine.phase.rawValue), \(quarantine.date)"))

@@ -34,6 +34,29 @@ import Testing
         #expect(host.activePluginIDs == ["fixture.dep.base", "fixture.dep.middle", "fixture.dep.top"])
     }
 
+    /// Eight threads look up the top plugin's point at once, released by one
+    /// barrier: its chain activates once, in dependency order.
+    @Test func concurrentActivationThroughADependencyActivatesEachOnce() throws {
+        let (host, _) = try host(["DepTop", "DepMiddle", "DepBase"])
+        defer { host.shutdown() }
+        let barrier = try EventPipe()
+        let done = DispatchGroup()
+        let counts = Mutex<[Int]>([])
+        for _ in 0..<8 {
+            done.enter()
+            Thread {
+                defer { done.leave() }
+                barrier.wait()
+                let count = host.registry.providers(of: Commands.self).count
+                counts.withLock { $0.append(count) }
+            }.start()
+        }
+        barrier.signal(count: 8)
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(counts.withLock { $0 } == Array(repeating: 3, count: 8))
+        #expect(host.activePluginIDs == ["fixture.dep.base", "fixture.dep.middle", "fixture.dep.top"])
+    }
+
     @Test func eachProblemHasItsOwnCode() throws {
         let (host, _) = try host(["DepBase", "DepNeedsNewer", "DepMissing", "DepBadRange", "DepCycleA", "DepCycleB", "DepOnRejected", "DepOptional"])
         defer { host.shutdown() }
@@ -67,6 +90,29 @@ import Testing
         try host.start()
         defer { host.shutdown() }
         #expect(codes(host)["fixture.dep.middle"] == "dependency-disabled")
+    }
+
+    /// `plugboard deps`: the tree, the order, JSON, dot, and its exit status.
+    @Test func depsPrintsTheTreeAndTheOrder() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        for name in ["DepTop", "DepMiddle", "DepBase"] { _ = try dir.copy(Fixtures.library(name), as: "plugins/\(name).so") }
+        let options = ["--plugins", dir.file("plugins"), "--cache", dir.file("cache")]
+        let text = try runProcess(Fixtures.executable("plugboard"), ["deps"] + options)
+        #expect(text.status == 0)
+        #expect(text.stdout.contains("requires fixture.dep.middle ~1.0: found 1.0.0, available"))
+        #expect(text.stdout.contains("Activation order: fixture.dep.base, fixture.dep.middle, fixture.dep.top"))
+        struct Report: Decodable { let order: [String] }
+        let json = try runProcess(Fixtures.executable("plugboard"), ["deps", "--json"] + options)
+        #expect(try JSONDecoder().decode(Report.self, from: Data(json.stdout.utf8)).order == ["fixture.dep.base", "fixture.dep.middle", "fixture.dep.top"])
+        let dot = try runProcess(Fixtures.executable("plugboard"), ["deps", "--dot"] + options)
+        #expect(dot.stdout.hasPrefix("digraph plugins {"))
+        #expect(dot.stdout.contains(#""fixture.dep.top" -> "fixture.dep.middle" [label="~1.0"];"#))
+        _ = try dir.copy(Fixtures.library("DepMissing"), as: "plugins/DepMissing.so")
+        let blocked = try runProcess(Fixtures.executable("plugboard"), ["deps"] + options)
+        #expect(blocked.status == 1)
+        #expect(blocked.stdout.contains("[dependency-missing]"))
+        #expect(try runProcess(Fixtures.executable("plugboard"), ["deps", "--json", "--dot"] + options).status == 64)
     }
 
     @Test func versionRangesAsSwiftDevelopersKnowThem() {
