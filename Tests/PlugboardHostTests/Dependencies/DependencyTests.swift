@@ -57,6 +57,28 @@ import Testing
         #expect(host.activePluginIDs == ["fixture.dep.base", "fixture.dep.middle", "fixture.dep.top"])
     }
 
+    /// A diamond: both sides require the base; it activates once, first,
+    /// then the sides, then the top.
+    @Test func aDiamondActivatesTheSharedDependencyOnceAndFirst() throws {
+        let (host, _) = try host(["DepDiamondTop", "DepDiamondRight", "DepDiamondLeft", "DepBase"])
+        defer { host.shutdown() }
+        #expect(Set(codes(host).values) == ["available"])
+        #expect(host.activationOrder() == ["fixture.dep.base", "fixture.dep.diamond-right", "fixture.dep.diamond-left", "fixture.dep.diamond-top"])
+        host.activate(pluginIDs: ["fixture.dep.diamond-top"])
+        #expect(host.activePluginIDs == ["fixture.dep.base", "fixture.dep.diamond-right", "fixture.dep.diamond-left", "fixture.dep.diamond-top"])
+    }
+
+    /// A cycle of three: every member refused, the cycle printed from its smallest id.
+    @Test func aCycleOfThreeRefusesEveryMember() throws {
+        let (host, _) = try host(["DepCycle3C", "DepCycle3A", "DepCycle3B", "DepBase"])
+        defer { host.shutdown() }
+        let found = codes(host)
+        #expect(found["fixture.dep.base"] == "available")
+        for id in ["fixture.dep.cycle3-a", "fixture.dep.cycle3-b", "fixture.dep.cycle3-c"] { #expect(found[id] == "dependency-cycle") }
+        let reason = host.records.first { $0.id == "fixture.dep.cycle3-b" }?.reason ?? ""
+        #expect(reason.contains("fixture.dep.cycle3-a → fixture.dep.cycle3-b → fixture.dep.cycle3-c → fixture.dep.cycle3-a"))
+    }
+
     @Test func eachProblemHasItsOwnCode() throws {
         let (host, _) = try host(["DepBase", "DepNeedsNewer", "DepMissing", "DepBadRange", "DepCycleA", "DepCycleB", "DepOnRejected", "DepOptional"])
         defer { host.shutdown() }
