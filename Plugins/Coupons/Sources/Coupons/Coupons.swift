@@ -102,5 +102,8 @@ public func plugboardEntry() -> UnsafeRawPointer {
     PluginExport.descriptor(
         for: Coupons.self, id: "dev.plugboard.example.coupons", version: "1.0.0",
         provides: [ScreenSections.interface, Commands.interface],
-        services: [Services.Events.id, Services.Logging.id, Services.Configuration.id])
+        services: [Services.Events.id, Services.Logging.id, Services.Configuration.id],
+        // Builds on checkout when it is there (it reacts to checkout's
+        // events): activated after it; runs without it.
+        requires: [.plugin("dev.plugboard.example.checkout", "1.0.0", optional: true)])
 }
