@@ -49,6 +49,18 @@ public final class PluginContext: Sendable {
         return service
     }
 
+    /// Whether plugin `id` was active in the host when this plugin was
+    /// created. The plugins a plugin requires, optional ones too, are
+    /// activated before it, so this tells whether an optional dependency is
+    /// there (see ``PluginRequirement``).
+    public func hasPlugin(_ id: String) -> Bool {
+        (granted[Self.activePluginsKey] as? Set<String>)?.contains(id) ?? false
+    }
+
+    /// Host only: where the host puts the active plugins' ids among what it grants.
+    @_spi(PlugboardHost)
+    public static var activePluginsKey: String { "plugboard.active-plugins" }
+
     /// Whether ``service(_:)`` would succeed for `key`.
     public func has<Key: Services.Key>(_ key: Key.Type) -> Bool {
         (try? service(key)) != nil

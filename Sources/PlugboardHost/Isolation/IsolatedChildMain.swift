@@ -140,7 +140,8 @@ final class IsolatedChild: @unchecked Sendable {
         }
         let services = childServices(request)
         self.services = services
-        let context = services.context(for: image.descriptor, defaults: image.factory.defaultConfiguration)
+        let context = services.context(
+            for: image.descriptor, defaults: image.factory.defaultConfiguration, activePlugins: Set(request.activePlugins))
         let instance: any Plugin
         do {
             instance = try image.factory.make(context: context)

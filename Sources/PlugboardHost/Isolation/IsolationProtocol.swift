@@ -38,6 +38,8 @@ enum IsolationProtocol {
         var limits: Limits
         /// State handed over by the previous generation (a hot reload).
         var state: [UInt8]?
+        /// The plugins active in the host when it starts (`PluginContext.hasPlugin`).
+        var activePlugins: [String]
 
         struct Point: Codable, Sendable {
             var interfaceID: String

@@ -16,7 +16,7 @@ extension Lifecycle {
         var ownership = OwnershipCheck()
         ExtensionRegistry.$isActivating.withValue(true) {
             for plugin in pending {
-                let result = requirementsRunning(plugin, running).flatMap { start(plugin, ownership: &ownership) }
+                let result = requirementsRunning(plugin, running).flatMap { start(plugin, ownership: &ownership, running: running) }
                 if case let .success(live) = result { running.insert(live.id) }
                 catalog.finishActivation(of: plugin, result.map { _ in () })
                 switch result {
@@ -42,7 +42,7 @@ extension Lifecycle {
     }
 
     /// Loads the admitted bytes of one available plugin, creates and activates it.
-    private func start(_ plugin: AvailablePlugin, ownership: inout OwnershipCheck) -> Result<LivePlugin, PluginLoadError> {
+    private func start(_ plugin: AvailablePlugin, ownership: inout OwnershipCheck, running: Set<String>) -> Result<LivePlugin, PluginLoadError> {
         let path = plugin.path
         let image: LoadableImage
         if let admitted = plugin.image {
@@ -65,7 +65,7 @@ extension Lifecycle {
             }
         }
         if let isolation = isolation(of: plugin.plugin.id) {
-            return startIsolated(image, isolation: isolation, generation: 1).map(\.live)
+            return startIsolated(image, isolation: isolation, generation: 1, activePlugins: running).map(\.live)
         }
         let date = Quarantine.now()
         let interruptedStarts = catalog.interruptedStarts(of: path, identity: plugin.identity)
@@ -84,7 +84,7 @@ extension Lifecycle {
         let defaults = journal.record(note(.`init`)) { loaded.factory.defaultConfiguration }
         return Activation.start(
             loaded, path: path, generation: 1,
-            context: services.context(for: loaded.descriptor, defaults: defaults),
+            context: services.context(for: loaded.descriptor, defaults: defaults, activePlugins: running),
             registry: registry, journal: journal, note: note)
     }
 }

@@ -18,7 +18,7 @@ extension Lifecycle {
     /// its code runs, when a point it provides or a service it uses cannot
     /// cross. `state` is a previous generation's (a hot reload).
     func startIsolated(
-        _ image: LoadableImage, isolation: PluginIsolation, generation: Int, state: [UInt8]? = nil
+        _ image: LoadableImage, isolation: PluginIsolation, generation: Int, state: [UInt8]? = nil, activePlugins: Set<String> = []
     ) -> Result<(live: LivePlugin, stateNote: String?), PluginLoadError> {
         let scan = image.scan
         let path = image.path
@@ -48,7 +48,7 @@ extension Lifecycle {
             settingsFile: configuration.settings.file, dataDirectory: services.dataDirectory,
             quota: [quota.maximumBytes, quota.maximumKeys, quota.maximumValueBytes],
             limits: .init(cpuSeconds: isolation.limits.cpuSeconds, addressSpace: isolation.limits.addressSpace, descriptors: isolation.limits.descriptors),
-            state: nil)
+            state: nil, activePlugins: activePlugins.sorted())
         let launch = IsolatedPlugin.Launch(
             program: scanner.program, environmentNames: scanner.environment, extraEnvironment: scanner.extraEnvironment,
             request: request, crossings: crossings, policies: policies, budget: configuration.restartBudget,

@@ -132,7 +132,7 @@ extension Lifecycle {
             }
         }
         let defaults = journal.record(journalNote(.`init`)) { loaded.factory.defaultConfiguration }
-        let context = services.context(for: loaded.descriptor, defaults: defaults, generation: next)
+        let context = services.context(for: loaded.descriptor, defaults: defaults, generation: next, activePlugins: Set(activePluginIDs))
         let started = ExtensionRegistry.$isActivating.withValue(true) {
             Activation.start(
             loaded, path: file, generation: next, context: context, registry: registry, journal: journal, note: journalNote,
@@ -177,7 +177,7 @@ extension Lifecycle {
         } else if let stateful = old.instance as? any ReloadableState {
             saved = try? ExtensionRegistry.$isActivating.withValue(true) { try stateful.encodedState() }
         }
-        switch startIsolated(image, isolation: isolation, generation: next, state: saved) {
+        switch startIsolated(image, isolation: isolation, generation: next, state: saved, activePlugins: Set(activePluginIDs)) {
         case let .success(started): return .success((started.live, started.stateNote ?? note, 0))
         case let .failure(error):
             services.retire(old.id, generation: next)

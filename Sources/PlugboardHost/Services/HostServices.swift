@@ -55,7 +55,9 @@ final class HostServices: Sendable {
 
     /// The context for a plugin: the services it declared, minus those the
     /// host configuration denies; configuration merged with its defaults.
-    func context(for descriptor: Descriptor, defaults: [String: ConfigValue], generation: Int = 1) -> PluginContext {
+    func context(
+        for descriptor: Descriptor, defaults: [String: ConfigValue], generation: Int = 1, activePlugins: Set<String> = []
+    ) -> PluginContext {
         let id = descriptor.id
         let owner = ServiceOwner(pluginID: id, generation: generation)
         let declared = Set(descriptor.services)
@@ -89,6 +91,7 @@ final class HostServices: Sendable {
                 if let make = custom.withLock({ $0[service] }) { granted[service] = make(id) }
             }
         }
+        granted[PluginContext.activePluginsKey] = activePlugins
         return PluginContext(
             pluginID: id, pluginVersion: descriptor.version, declaredServices: declared,
             granted: granted, denied: denied)

@@ -79,6 +79,24 @@ import Testing
         #expect(reason.contains("fixture.dep.cycle3-a → fixture.dep.cycle3-b → fixture.dep.cycle3-c → fixture.dep.cycle3-a"))
     }
 
+    /// A plugin asks whether its optional dependencies are there; the one
+    /// installed is activated first, in process and isolated alike.
+    @Test(arguments: [false, true]) func aPluginAsksWhetherAnOptionalDependencyIsThere(isolated: Bool) throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        for (index, name) in ["DepAsker", "DepBase"].enumerated() { _ = try dir.copy(Fixtures.library(name), as: "plugins/\(index)-\(name).so") }
+        var configuration = PluginHost.Configuration(pluginsDirectory: dir.file("plugins"), cacheDirectory: dir.file("cache"))
+        if isolated { configuration.isolation["fixture.dep.asker"] = .isolated }
+        let host = PluginHost(configuration: configuration)
+        host.declare(Commands.self)
+        try host.start()
+        defer { host.shutdown() }
+        host.activate(pluginIDs: ["fixture.dep.asker"])
+        #expect(host.activePluginIDs == ["fixture.dep.base", "fixture.dep.asker"])
+        let asker = try #require(host.registry.providers(of: Commands.self).first { $0.name == "found" })
+        #expect(try asker.run(arguments: []) == "base:true absent:false")
+    }
+
     @Test func eachProblemHasItsOwnCode() throws {
         let (host, _) = try host(["DepBase", "DepNeedsNewer", "DepMissing", "DepBadRange", "DepCycleA", "DepCycleB", "DepOnRejected", "DepOptional"])
         defer { host.shutdown() }
