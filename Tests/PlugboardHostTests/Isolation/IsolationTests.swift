@@ -145,9 +145,8 @@ import Glibc
         defer { host.shutdown() }
         let pid = try #require(Int32(try fault(host, "pid")))
         host.events.publish(EventPayload(name: "fixture.die", json: Array("{}".utf8)))
-        // It is this process's child: dead and not reaped, it is a zombie (bounded wait).
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !isZombie(pid) && ContinuousClock.now < deadline { usleep(5_000) }
+        // Its end is an event on a pidfd (it stays a zombie: nobody reaped it yet).
+        #expect(waitForEnd(of: pid, seconds: 10))
         #expect(isZombie(pid))
         // Both write to the dead child's request pipe.
         let delivery = host.events.publish(EventPayload(name: "fixture.ping", json: Array(#"{"text":"x"}"#.utf8)))
@@ -339,10 +338,8 @@ import Glibc
         #expect(kill(child, 0) == 0)
         kill(host.pid, SIGKILL)
         #expect(host.waitForSignal() == SIGKILL)
-        // A bounded wait for the child's end (it is not our child: no event to wait on).
-        let deadline = ContinuousClock.now + .seconds(10)
-        while kill(child, 0) == 0 && !isZombie(child) && ContinuousClock.now < deadline { usleep(10_000) }
-        #expect(kill(child, 0) != 0 || isZombie(child), "child \(child) outlived its host")
+        // Its end is an event on a pidfd, waited for at most 10 s.
+        #expect(waitForEnd(of: child, seconds: 10), "child \(child) outlived its host")
     }
 
     /// A hot reload starts a new child, verified by its handshake, and

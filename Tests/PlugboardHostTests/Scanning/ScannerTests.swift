@@ -288,18 +288,6 @@ import Testing
         let lines = try Self.probe()
         let pid = try #require(lines.first { $0.hasPrefix("forked ") }.flatMap { pid_t($0.dropFirst(7)) })
         #expect(pid > 0)
-        #expect(Self.waitForEnd(of: pid, seconds: 10), "process \(pid), forked by the plugin during its scan, is still running")
-    }
-
-    /// Whether `pid` (not a child of ours) ends within `seconds`: waits on a
-    /// pidfd, which becomes readable when the process exits.
-    static func waitForEnd(of pid: pid_t, seconds: Int32) -> Bool {
-        typealias PidfdOpen = @convention(c) (pid_t, UInt32) -> Int32
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pidfd_open") else { return kill(pid, 0) != 0 }
-        let descriptor = unsafeBitCast(symbol, to: PidfdOpen.self)(pid, 0)
-        if descriptor < 0 { return errno == ESRCH }
-        defer { close(descriptor) }
-        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        return poll(&poller, 1, seconds * 1000) == 1
+        #expect(waitForEnd(of: pid, seconds: 10), "process \(pid), forked by the plugin during its scan, is still running")
     }
 }

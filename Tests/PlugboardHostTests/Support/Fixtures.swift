@@ -261,3 +261,15 @@ func runUntilLingeringThenKill(_ arguments: [String], environment: [String: Stri
     #expect(process.waitForSignal() == SIGKILL)
     try #require(reached, "the child host never ran its lingering command")
 }
+
+/// Whether `pid` ends within `seconds` (a zombie has ended): waits on a
+/// pidfd, which becomes readable when the process exits.
+func waitForEnd(of pid: pid_t, seconds: Int32) -> Bool {
+    typealias PidfdOpen = @convention(c) (pid_t, UInt32) -> Int32
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pidfd_open") else { return kill(pid, 0) != 0 }
+    let descriptor = unsafeBitCast(symbol, to: PidfdOpen.self)(pid, 0)
+    if descriptor < 0 { return errno == ESRCH }
+    defer { close(descriptor) }
+    var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+    return poll(&poller, 1, seconds * 1000) == 1
+}
