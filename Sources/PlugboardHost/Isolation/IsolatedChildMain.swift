@@ -167,7 +167,7 @@ final class IsolatedChild: @unchecked Sendable {
             fail(sequence, "activate-failed", "\(request.path): activate of plugin \(request.pluginID) threw: \(error)")
         }
         plugin = instance
-        var reply = IsolationProtocol.StartReply(providers: [], subscriptions: [], stateNote: stateNote, reloadable: instance is any ReloadableState)
+        var reply = IsolationProtocol.StartReply(providers: [], subscriptions: [], stateNote: stateNote)
         let contributions = instance.contributions()
         for crossing in crossings {
             guard contributions.contains(where: { $0.interfaceID == crossing.interfaceID }) else {

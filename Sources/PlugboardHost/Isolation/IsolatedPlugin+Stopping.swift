@@ -9,7 +9,8 @@ extension IsolatedPlugin {
     /// How long a stop waits for a call in flight, then for the child to exit.
     static let stopGrace: Duration = .seconds(2)
 
-    /// The plugin's saved state, for a hot reload (nil: not reloadable, or it failed, with why).
+    /// The plugin's saved state, for a hot reload; a failure says why there
+    /// is none (`plugin-threw`: it does not adopt ReloadableState, or saving threw).
     func savedState() -> Result<[UInt8], IsolatedCallError> {
         let deadline = ContinuousClock.now + (launch.policies.values.map(\.deadline).max() ?? IsolatedCallPolicy.standard.deadline)
         // A call in flight gets the stop's grace to finish, not more: the

@@ -41,7 +41,6 @@ final class IsolatedPlugin: Sendable {
         var crashes: [ContinuousClock.Instant] = []
         var restarts = 0
         var sequence: UInt64 = 0
-        var quarantine: Quarantine?
         /// What the first child provided (interface and profile, in order):
         /// proxies address providers by index, so every restart must match it.
         var provided: [IsolationProtocol.StartReply.Provider] = []

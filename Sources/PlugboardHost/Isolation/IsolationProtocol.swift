@@ -63,7 +63,6 @@ enum IsolationProtocol {
         var subscriptions: [String]
         /// Whether the old generation's state was restored, and how (for a reload).
         var stateNote: String?
-        var reloadable: Bool
 
         struct Provider: Codable {
             var interfaceID: String
