@@ -216,6 +216,19 @@ import Glibc
         #expect(events.lines.withLock { $0 } == ["started", "stopped"])
     }
 
+    /// Arguments over the per-message limit are the host's own doing:
+    /// refused before the child sees them, with their own code, and the
+    /// child is not touched (same pid, no crash counted).
+    @Test func argumentsOverTheMessageLimitAreRefusedWithoutACrash() throws {
+        let dir = try TemporaryDirectory()
+        let host = try host(dir)
+        defer { host.shutdown() }
+        let pid = try fault(host, "pid")
+        #expect(code { try fault(host, "echo", String(repeating: "x", count: 64 << 20)) } == "isolated-call-too-large")
+        #expect(try fault(host, "pid") == pid)
+        #expect(!host.diagnostics.contains { $0.code == "isolated-crashed" })
+    }
+
     /// A crash in init or in activate when the child is restarted: the call
     /// that restarts it fails with plugin-crashed and the plugin's last words.
     @Test(arguments: ["PLUGBOARD_FIXTURE_CRASH_INIT", "PLUGBOARD_FIXTURE_CRASH_ACTIVATE"])
