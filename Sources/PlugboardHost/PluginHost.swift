@@ -37,6 +37,9 @@
 /// - ``activate(pluginIDs:)``
 /// - ``activateAll()``
 /// - ``reload(_:from:verification:)``
+/// - ``reload(_:from:verification:beforeActing:)``
+/// - ``planReload(_:from:verification:)``
+/// - ``ReloadPlan``
 /// - ``shutdown()``
 ///
 /// ### Calls and interruptions
@@ -192,8 +195,35 @@ public final class PluginHost: Sendable {
     /// an in-flight call may still use. The old state is saved before the new
     /// generation is created: what the old one changes after that is lost.
     /// Activation, reloads and shutdown are serialised.
+    ///
+    /// Plugins that require it (see docs/dependencies.md) never keep wiring
+    /// to a generation that is gone: once the build is verified, they are
+    /// deactivated, newest first, with their state saved; the new generation
+    /// starts; they start again on it, each as its next generation with its
+    /// state. A dependent whose version range does not accept the new
+    /// version stays stopped (`dependency-version`). If the new generation
+    /// or a dependent fails, the whole cascade goes back: the old generation
+    /// runs on and its dependents start again on it. ``ReloadOutcome/plan``
+    /// and ``ReloadOutcome/dependents`` say what happened.
     public func reload(_ pluginID: String, from file: String, verification: ReloadVerification = .load) -> ReloadOutcome {
-        lifecycle.reload(pluginID, from: file, verification: verification)
+        lifecycle.reload(pluginID, from: file, verification: verification, beforeActing: { _ in })
+    }
+
+    /// ``reload(_:from:verification:)``, handing `beforeActing` the plan
+    /// (which dependents stop, start again, or stay stopped) once the build
+    /// is verified and before anything changes.
+    public func reload(
+        _ pluginID: String, from file: String, verification: ReloadVerification = .load, beforeActing: (ReloadPlan) -> Void
+    ) -> ReloadOutcome {
+        lifecycle.reload(pluginID, from: file, verification: verification, beforeActing: beforeActing)
+    }
+
+    /// A dry run of ``reload(_:from:verification:)``: admits the build and
+    /// verifies it in a scanner process (its code runs there only), and says
+    /// what a reload would do to the plugins that require this one. Changes
+    /// nothing in the host.
+    public func planReload(_ pluginID: String, from file: String, verification: ReloadVerification = .load) -> ReloadPlan {
+        lifecycle.planReload(pluginID, from: file, verification: verification)
     }
 
     /// Deactivates every plugin in reverse activation order and empties the

@@ -59,8 +59,7 @@ extension Catalog {
             guard let range = VersionRange(requirement.range) else { continue }
             if let version = usable[requirement.id] {
                 guard range.contains(version) else {
-                    return .dependency(.dependencyVersion, path: path, id: plugin.id,
-                        reason: "requires \(requirement.id) \(requirement.range), found \(version); install a version of \(requirement.id) in that range, or update \(plugin.id)")
+                    return .dependencyVersion(path: path, id: plugin.id, requirement: requirement, found: version)
                 }
                 continue
             }

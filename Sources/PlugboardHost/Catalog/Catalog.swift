@@ -172,6 +172,24 @@ final class Catalog: Sendable {
         }
     }
 
+    /// A dependent restarted by a reload cascade runs as `generation`.
+    func setGeneration(of id: String, _ generation: Int) {
+        state.withLock { state in
+            guard let index = state.records.lastIndex(where: { $0.id == id && $0.status == .active }) else { return }
+            state.records[index].generation = generation
+        }
+    }
+
+    /// An active plugin stopped for good while the host runs (a plugin it
+    /// requires went away): its record says why, and its id is free again.
+    func stopActive(_ id: String, _ error: PluginLoadError) {
+        state.withLock { state in
+            state.claimed[id] = nil
+            guard let index = state.records.lastIndex(where: { $0.id == id && $0.status == .active }) else { return }
+            state.records[index].fail(error)
+        }
+    }
+
     /// An active isolated plugin went over its restart budget: its record
     /// and its cache entry say quarantined (the next start keeps it out until
     /// the file changes or a rescan), and its id is free again.

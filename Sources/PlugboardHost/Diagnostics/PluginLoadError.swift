@@ -332,6 +332,11 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
         PluginLoadError(code: code, path: path, reason: "plugin \(id) \(reason)")
     }
 
+    static func dependencyVersion(path: String, id: String, requirement: PluginDependency, found: SemanticVersion) -> PluginLoadError {
+        .dependency(.dependencyVersion, path: path, id: id,
+            reason: "requires \(requirement.id) \(requirement.range), found \(found); install a version of \(requirement.id) in that range, or update \(id)")
+    }
+
     static func quarantined(path: String, quarantine: Quarantine) -> PluginLoadError {
         PluginLoadError(code: quarantine.code, path: path, reason: quarantine.reason, status: .quarantined, quarantine: quarantine)
     }

@@ -29,7 +29,7 @@ enum Activation {
         case let .success(providers):
             return .success(LivePlugin(
                 id: descriptor.id, path: path, generation: generation, running: .inProcess(instance, image),
-                providers: providers))
+                providers: providers, version: descriptor.version.description, requires: descriptor.requires))
         case let .failure(error):
             instance.deactivate()
             return .failure(error)

@@ -67,7 +67,9 @@ extension Lifecycle {
             onAvailability: { [weak self] available in self?.showIsolated(id, generation: generation, available) })
         switch plugin.start(state: state) {
         case let .success((providers, note)):
-            let live = LivePlugin(id: id, path: path, generation: generation, running: .isolated(plugin), providers: providers)
+            let live = LivePlugin(
+                id: id, path: path, generation: generation, running: .isolated(plugin), providers: providers,
+                version: scan.version, requires: scan.dependencies, image: image)
             return .success((live, note))
         case let .failure(error):
             return .failure(error)
@@ -85,6 +87,7 @@ extension Lifecycle {
         registry.replaceProviders(of: [id], with: [])
         services.retire(id, generation: generation)
         catalog.quarantineActive(id, path: current.path, identity: current.identity, quarantine)
+        stopDependents(ofQuarantined: id, .quarantined(path: current.path, quarantine: quarantine))
     }
 
     /// A fail-open plugin went down (its providers of fail-open points are

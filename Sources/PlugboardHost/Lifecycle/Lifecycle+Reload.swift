@@ -13,65 +13,123 @@ public enum ReloadVerification: Sendable {
 }
 
 extension Lifecycle {
-    /// See ``PluginHost/reload(_:from:verification:)``.
-    func reload(_ pluginID: String, from file: String, verification: ReloadVerification) -> ReloadOutcome {
-        serial.withLock { _ in reloadSerially(pluginID, from: PluginDirectory.absolutePath(file), verification: verification) }
+    /// See ``PluginHost/reload(_:from:verification:beforeActing:)``.
+    func reload(
+        _ pluginID: String, from file: String, verification: ReloadVerification, beforeActing: (ReloadPlan) -> Void
+    ) -> ReloadOutcome {
+        serial.withLock { _ in
+            reloadSerially(pluginID, from: PluginDirectory.absolutePath(file), verification: verification, beforeActing: beforeActing)
+        }
     }
 
-    private func reloadSerially(_ id: String, from file: String, verification: ReloadVerification) -> ReloadOutcome {
+    /// See ``PluginHost/planReload(_:from:verification:)``.
+    func planReload(_ pluginID: String, from file: String, verification: ReloadVerification) -> ReloadPlan {
+        serial.withLock { _ in
+            let old = live.withLock { $0.first { $0.id == pluginID } }
+            var timings = ReloadOutcome.Timings()
+            switch prepare(pluginID, old, from: PluginDirectory.absolutePath(file), verification: verification, timings: &timings) {
+            case let .success(prepared):
+                // Verified in a scanner, never loaded here: nothing keeps it.
+                unlink(prepared.build.copy)
+                return prepared.plan
+            case let .failure(error):
+                return ReloadPlan(
+                    pluginID: pluginID, currentVersion: old?.version ?? "", newVersion: nil, rejection: error,
+                    stops: [], restarts: [], refusals: [])
+            }
+        }
+    }
+
+    /// A build admitted and verified for a reload, with its plan.
+    private struct PreparedReload {
+        let old: LivePlugin
+        let build: CheckedImage
+        let image: LoadableImage
+        let record: PluginRecord
+        let plan: ReloadPlan
+        /// The live plugins the plan stops, in activation order.
+        let dependents: [LivePlugin]
+    }
+
+    /// Admits the build like any file (trust, one read, static checks, lock,
+    /// copy) and verifies it in a scanner process, so what is checked is
+    /// exactly what is loaded; then plans what happens to its dependents.
+    /// Changes nothing in the host.
+    private func prepare(
+        _ id: String, _ old: LivePlugin?, from file: String, verification: ReloadVerification, timings: inout ReloadOutcome.Timings
+    ) -> Result<PreparedReload, PluginLoadError> {
+        let clock = ContinuousClock.now
+        defer { timings.verify = (ContinuousClock.now - clock).milliseconds }
+        guard let old else { return .failure(.notLoaded(path: file, id: id)) }
+        var ownership = OwnershipCheck()
+        let build: CheckedImage
+        switch admission.admit(PluginDirectory.candidate(at: file), label: "\(id)-gen\(old.generation + 1).so", ownership: &ownership) {
+        case let .success(checked): build = checked
+        case let .failure(refusal): return .failure(refusal.error)
+        }
+        var record = PluginRecord(path: file, resolvedPath: build.readPath)
+        record.file = build.details
+        record.sha256 = build.sha256
+        let image: LoadableImage
+        switch verify(build, verification: verification) {
+        case let .failure(error): return .failure(error)
+        case let .success(scan):
+            guard scan.id == id else { return .failure(.reloadIDMismatch(path: file, expected: id, found: scan.id)) }
+            switch admission.join(build, with: scan, from: .thisImage) {
+            case let .success(joined): image = joined
+            case let .failure(error): return .failure(error)
+            }
+        }
+        record.describe(image.scan)
+        guard catalog.checkInterfaces(image.scan, &record) else { return .failure(record.error!) }
+        let (plan, dependents) = plan(reloading: old, to: image.scan)
+        return .success(PreparedReload(old: old, build: build, image: image, record: record, plan: plan, dependents: dependents))
+    }
+
+    private func reloadSerially(
+        _ id: String, from file: String, verification: ReloadVerification, beforeActing: (ReloadPlan) -> Void
+    ) -> ReloadOutcome {
         var timings = ReloadOutcome.Timings()
+        let running = live.withLock { $0.first { $0.id == id } }
+        let prepared: PreparedReload
+        switch prepare(id, running, from: file, verification: verification, timings: &timings) {
+        case let .success(success): prepared = success
+        case let .failure(error):
+            return ReloadOutcome(pluginID: id, result: .rejected(error), generation: running?.generation ?? 0,
+                                 timings: timings, stateNote: nil, addedMemory: 0)
+        }
+        let old = prepared.old
         var clock = ContinuousClock.now
         func lap() -> Double {
             let now = ContinuousClock.now
             defer { clock = now }
             return (now - clock).milliseconds
         }
-        guard let old = live.withLock({ $0.first { $0.id == id } }) else {
-            return ReloadOutcome(pluginID: id, result: .rejected(.notLoaded(path: file, id: id)), generation: 0,
-                                 timings: timings, stateNote: nil, addedMemory: 0)
+        func outcome(
+            _ result: ReloadOutcome.Result, generation: Int? = nil, note: String? = nil, memory: Int = 0,
+            dependents: [ReloadOutcome.Dependent] = []
+        ) -> ReloadOutcome {
+            var outcome = ReloadOutcome(pluginID: id, result: result, generation: generation ?? old.generation,
+                                        timings: timings, stateNote: note, addedMemory: memory)
+            outcome.plan = prepared.plan
+            outcome.dependents = dependents
+            return outcome
         }
-        func outcome(_ result: ReloadOutcome.Result, generation: Int? = nil, note: String? = nil, memory: Int = 0) -> ReloadOutcome {
-            ReloadOutcome(pluginID: id, result: result, generation: generation ?? old.generation,
-                          timings: timings, stateNote: note, addedMemory: memory)
-        }
+        beforeActing(prepared.plan)
 
-        // Admitted like any file (trust, one read, static checks, lock,
-        // copy), verified in a scanner process, then its copy loaded: what
-        // is checked is exactly what is loaded.
+        // Dependents stop first, newest first, each with its state saved: no
+        // plugin keeps wiring to a generation that is going away.
+        let stopped = stopDependents(prepared.dependents)
         let next = old.generation + 1
-        var ownership = OwnershipCheck()
-        let build: CheckedImage
-        switch admission.admit(PluginDirectory.candidate(at: file), label: "\(id)-gen\(next).so", ownership: &ownership) {
-        case let .success(checked): build = checked
-        case let .failure(refusal): return outcome(.rejected(refusal.error))
-        }
-        var record = PluginRecord(path: file, resolvedPath: build.readPath)
-        record.file = build.details
-        record.sha256 = build.sha256
-        let verified = verify(build, verification: verification)
-        timings.verify = lap()
-        let image: LoadableImage
-        switch verified {
-        case let .failure(error): return outcome(.rejected(error))
-        case let .success(scan):
-            guard scan.id == id else { return outcome(.rejected(.reloadIDMismatch(path: file, expected: id, found: scan.id))) }
-            switch admission.join(build, with: scan, from: .thisImage) {
-            case let .success(joined): image = joined
-            case let .failure(error): return outcome(.rejected(error))
-            }
-        }
-        record.describe(image.scan)
-        guard catalog.checkInterfaces(image.scan, &record) else { return outcome(.rejected(record.error!)) }
-
         // Until the switch, events and routes reach the old generation only.
         let staged = ServiceOwner(pluginID: id, generation: next)
         services.stage(staged)
         defer { services.unstage(staged) }
         let started: Result<(live: LivePlugin, note: String?, memory: Int), PluginLoadError>
         if let isolation = isolation(of: id) {
-            started = reloadIsolated(old, image, isolation: isolation, generation: next)
+            started = reloadIsolated(old, prepared.image, isolation: isolation, generation: next)
         } else {
-            started = reloadInProcess(old, image, build: build, file: file, generation: next)
+            started = reloadInProcess(old, prepared.image, build: prepared.build, file: file, generation: next)
         }
         let live: LivePlugin
         let note: String?
@@ -79,29 +137,49 @@ extension Lifecycle {
         switch started {
         case let .success(success):
             var started = success.live
-            started.identity = build.identity
+            started.identity = prepared.build.identity
             (live, note, memory) = (started, success.note, success.memory)
         case let .failure(error):
             timings.load = lap()
-            return outcome(.rolledBack(error), note: old.isolated == nil && old.instance is any ReloadableState ? "state kept by the running generation" : nil)
+            // The old generation never stopped: its dependents start again on it.
+            let back = restartDependents(stopped, refusals: [:])
+            return outcome(.rolledBack(error), note: old.isolated == nil && old.instance is any ReloadableState ? "state kept by the running generation" : nil,
+                           dependents: back)
+        }
+
+        // The new generation's providers are published, its dependents start
+        // on it; if one of them fails, the whole cascade goes back.
+        registry.replaceProviders(of: [id], with: live.providers)
+        let refusals = Dictionary(uniqueKeysWithValues: prepared.plan.refusals.map { ($0.pluginID, $0.error) })
+        let restarted = restartDependents(stopped, refusals: refusals)
+        if let failed = restarted.first(where: { $0.error != nil && refusals[$0.pluginID] == nil }) {
+            _ = stopDependents(prepared.dependents.filter { plugin in restarted.contains { $0.pluginID == plugin.id && $0.error == nil } }
+                .compactMap { plugin in self.live.withLock { $0.first { $0.id == plugin.id } } })
+            registry.replaceProviders(of: [id], with: old.providers)
+            ExtensionRegistry.$isActivating.withValue(true) { live.stop() }
+            services.retire(id, generation: next)
+            let back = restartDependents(stopped, refusals: [:])
+            timings.load = lap()
+            return outcome(.rolledBack(failed.error!), note: "the whole cascade was rolled back", dependents: back)
         }
         timings.load = lap()
 
-        // Switch: one registry update, then events and routes move over in
-        // one step each, then the old generation is retired.
-        registry.replaceProviders(of: [id], with: live.providers)
+        // Switch: events and routes move over in one step each, then the old
+        // generation is retired.
         services.switchOver(from: ServiceOwner(pluginID: id, generation: old.generation), to: staged)
         self.live.withLock { running in
             // Gone when the old isolated generation was quarantined during
             // the reload: the new one is still the host's to stop.
             if let index = running.firstIndex(where: { $0.id == id }) { running[index] = live } else { running.append(live) }
         }
+        var record = prepared.record
         record.status = .active
         record.generation = next
         catalog.replaceActiveRecord(of: id, with: record)
+        for refusal in prepared.plan.refusals { recordStopped(refusal.pluginID, refusal.error) }
         ExtensionRegistry.$isActivating.withValue(true) { old.stop() }
         timings.switch = lap()
-        return outcome(.reloaded, generation: next, note: note, memory: memory)
+        return outcome(.reloaded, generation: next, note: note, memory: memory, dependents: restarted)
     }
 
     /// Loads a new generation's image in the host and starts it, with the
@@ -109,54 +187,21 @@ extension Lifecycle {
     private func reloadInProcess(
         _ old: LivePlugin, _ image: LoadableImage, build: CheckedImage, file: String, generation next: Int
     ) -> Result<(live: LivePlugin, note: String?, memory: Int), PluginLoadError> {
-        let id = old.id
-        let journalNote = { (phase: Quarantine.Phase) in
-            CrashJournal.Note(pluginID: id, path: file, identity: build.identity, phase: phase, date: Quarantine.now())
+        let note = { (phase: Quarantine.Phase) in
+            CrashJournal.Note(pluginID: old.id, path: file, identity: build.identity, phase: phase, date: Quarantine.now())
         }
         let loaded: LoadedImage
-        switch journal.record(journalNote(.`init`), {
-            PluginLoader.load(image, environment: environment) { journal.registerImage($0, note: journalNote(.thread)) }
+        switch journal.record(note(.`init`), {
+            PluginLoader.load(image, environment: environment) { journal.registerImage($0, note: note(.thread)) }
         }) {
         case let .success(success): loaded = success
         case let .failure(error): return .failure(error)
         }
         let memory = PrivateCopies.mappedBytes(of: build.copy)
-
-        var saved: [UInt8]?
-        var note: String?
-        if let stateful = old.instance as? any ReloadableState {
-            do {
-                saved = try ExtensionRegistry.$isActivating.withValue(true) { try stateful.encodedState() }
-            } catch {
-                note = "state not saved by the old generation (\(error)); the new one starts fresh"
-            }
-        }
-        let defaults = journal.record(journalNote(.`init`)) { loaded.factory.defaultConfiguration }
-        let context = services.context(for: loaded.descriptor, defaults: defaults, generation: next, activePlugins: Set(activePluginIDs))
-        let started = ExtensionRegistry.$isActivating.withValue(true) {
-            Activation.start(
-            loaded, path: file, generation: next, context: context, registry: registry, journal: journal, note: journalNote,
-            beforeActivate: { instance in
-                guard let saved else { return }
-                guard let stateful = instance as? any ReloadableState else {
-                    note = "the new generation does not adopt ReloadableState; it starts fresh"
-                    return
-                }
-                do {
-                    try stateful.restore(encodedState: saved)
-                    note = "state handed over"
-                } catch {
-                    note = "state not restored: the new code cannot decode the old state (\(error)); it starts fresh"
-                }
-            })
-        }
-        switch started {
-        case let .success(live): return .success((live, note, memory))
-        case let .failure(error):
-            services.retire(id, generation: next)
-            return .failure(error)
-        }
-
+        return startInProcess(
+            loaded, path: file, identity: build.identity, generation: next, state: savedState(of: old),
+            activePlugins: Set(activePluginIDs)
+        ).map { ($0.live, $0.note, memory) }
     }
 
     /// Starts a new generation in a new child, verified by its handshake,
@@ -165,20 +210,9 @@ extension Lifecycle {
     private func reloadIsolated(
         _ old: LivePlugin, _ image: LoadableImage, isolation: PluginIsolation, generation next: Int
     ) -> Result<(live: LivePlugin, note: String?, memory: Int), PluginLoadError> {
-        var saved: [UInt8]?
-        var note: String?
-        if let child = old.isolated {
-            switch child.savedState() {
-            case let .success(state): saved = state
-            case let .failure(error) where error.code != .pluginThrew:
-                note = "state not saved by the old generation (\(error.message)); the new one starts fresh"
-            case .failure: break
-            }
-        } else if let stateful = old.instance as? any ReloadableState {
-            saved = try? ExtensionRegistry.$isActivating.withValue(true) { try stateful.encodedState() }
-        }
-        switch startIsolated(image, isolation: isolation, generation: next, state: saved, activePlugins: Set(activePluginIDs)) {
-        case let .success(started): return .success((started.live, started.stateNote ?? note, 0))
+        let saved = savedState(of: old)
+        switch startIsolated(image, isolation: isolation, generation: next, state: saved.bytes, activePlugins: Set(activePluginIDs)) {
+        case let .success(started): return .success((started.live, started.stateNote ?? saved.note, 0))
         case let .failure(error):
             services.retire(old.id, generation: next)
             return .failure(error)

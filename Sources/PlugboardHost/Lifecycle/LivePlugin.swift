@@ -18,6 +18,12 @@ struct LivePlugin: Sendable {
     let providers: [RegisteredProvider]
     /// The identity of the file its code was read from (for journal notes).
     var identity: FileIdentity? = nil
+    /// Its version and the plugins it requires, as its descriptor says.
+    var version = ""
+    var requires: [PluginDependency] = []
+    /// What an isolated plugin's child loads: kept to start it again when a
+    /// plugin it requires is reloaded.
+    var image: LoadableImage? = nil
 
     /// The instance, when it runs in process.
     var instance: (any Plugin)? {

@@ -27,6 +27,22 @@ public struct ReloadOutcome: Sendable {
     public let stateNote: String?
     /// Address space the new generation's image added, in bytes.
     public let addedMemory: Int
+    /// What the reload planned for the plugins that build on this one
+    /// (nil when the build was refused before a plan was made).
+    public internal(set) var plan: ReloadPlan? = nil
+    /// What became of each dependent the plan stopped, in activation order.
+    public internal(set) var dependents: [Dependent] = []
+
+    /// One dependent a reload stopped.
+    public struct Dependent: Sendable, Equatable {
+        public let pluginID: String
+        /// Its live generation afterwards (unchanged when it stayed stopped).
+        public let generation: Int
+        /// What happened to its state (``ReloadableState``), if it opted in.
+        public let stateNote: String?
+        /// Why it stayed stopped, if it did.
+        public let error: PluginLoadError?
+    }
 
     /// The error, when not reloaded.
     public var error: PluginLoadError? {

@@ -15,8 +15,10 @@ enum DevCommand: CLICommand {
         load as a new generation with the old one's state, switch; one line per save with the time \
         of each phase. A compile error, a rejected build, or a new generation that throws or crashes \
         never replaces the running version. With --json, one JSON object per line on stdout (event: \
-        ready, build-started, build-failed, rejected, rolled-back, reloaded) and human lines on \
-        stderr. Stop with Ctrl-C. Exits 0 when stopped, 1 if the package cannot be used, 64 on wrong usage.
+        ready, build-started, build-failed, rejected, rolled-back, reloaded, plan, planned) and human \
+        lines on stderr. A reload of a plugin that others require (docs/dependencies.md) first prints \
+        its plan: they stop, newest first, and start again on the new build with their state; \
+        --dry-run prints the plan of each save and reloads nothing. Stop with Ctrl-C. Exits 0 when stopped, 1 if the package cannot be used, 64 on wrong usage.
         """,
         options: [
             .init(long: "--plugins", short: "-p", valueName: "dir", help: "Other plugins to load beside it."),
@@ -26,6 +28,7 @@ enum DevCommand: CLICommand {
             .init(long: "--poll", help: "Poll for changes instead of using inotify."),
             PluginsOption.allowUnsafe,
             .init(long: "--isolate-all", help: "Run the plugin (and the others) in a child process of its own: a crash or hang of a command costs that command; each reload starts a new child (docs/isolation.md)."),
+            .init(long: "--dry-run", help: "After the first load, verify each new build and print what a reload would do (which plugins stop and start again), without reloading."),
             CommandSpec.json,
         ],
         positionals: [.init(name: "package-dir", help: "Directory of the plugin package (its Package.swift).")])
@@ -44,7 +47,8 @@ enum DevCommand: CLICommand {
             settings: arguments.value("--config").map(HostSettings.load(from:)) ?? HostSettings(),
             dataDirectory: arguments.value("--data") ?? builder.packageDirectory + "/.build/plugboard-data",
             command: arguments.value("--run").map { $0.split(separator: " ").map(String.init) },
-            polling: arguments.flag("--poll"), trust: PluginsOption.trust(arguments), isolated: arguments.flag("--isolate-all"))
+            polling: arguments.flag("--poll"), trust: PluginsOption.trust(arguments), isolated: arguments.flag("--isolate-all"),
+            dryRun: arguments.flag("--dry-run"))
         return session.run()
     }
 }

@@ -2,7 +2,9 @@ import PlugboardHost
 import Foundation
 
 /// One line of `plugboard dev --json`: `event` is one of `ready`,
-/// `build-started`, `build-failed`, `rejected`, `rolled-back`, `reloaded`.
+/// `build-started`, `build-failed`, `rejected`, `rolled-back`, `reloaded`,
+/// `plan` (before a reload that stops and restarts the plugins that require
+/// this one) and `planned` (--dry-run: what a reload would do).
 struct DevEvent: Encodable {
     var event: String
     var id: String?
@@ -19,6 +21,8 @@ struct DevEvent: Encodable {
     /// Address space the new generation's image added.
     var memoryBytes: Int?
     var changed: [String]?
+    /// A reload's plan, or what became of each plugin that requires this one.
+    var steps: [String]?
 
     init(_ event: String, id: String? = nil, generation: Int? = nil) {
         self.event = event
@@ -42,6 +46,7 @@ struct DevEvent: Encodable {
         if !notes.isEmpty { line += "  (" + notes.joined(separator: "; ") + ")" }
         if let changed, !changed.isEmpty { line += "  " + Terminal.safe(changed.joined(separator: ", ")) }
         if let code { line += "\n  [\(Terminal.safe(code))] \(Terminal.safe(reason ?? ""))" }
+        for step in steps ?? [] { line += "\n  · " + Terminal.safe(step) }
         for diagnostic in diagnostics ?? [] { line += "\n  " + Terminal.safe(diagnostic) }
         if let output { line += "\n  → " + Terminal.safe(output) }
         return line
@@ -50,7 +55,7 @@ struct DevEvent: Encodable {
     private var style: Terminal.Style {
         switch event {
         case "ready", "reloaded": .green
-        case "build-started": .cyan
+        case "build-started", "plan", "planned": .cyan
         case "rolled-back": .yellow
         default: .red
         }

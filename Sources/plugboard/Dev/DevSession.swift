@@ -13,6 +13,8 @@ final class DevSession: @unchecked Sendable {
     let host: PluginHost
     let command: [String]?
     let watcher: SourceWatcher
+    /// Plan each reload without doing it (--dry-run).
+    let dryRun: Bool
     var pluginID: String?
     var generation = 0
     /// Bytes mapped by generations this session retired: Swift images are
@@ -23,8 +25,9 @@ final class DevSession: @unchecked Sendable {
     private var signalSources: [any DispatchSourceSignal] = []
 
     init(builder: PackageBuilder, json: Bool, pluginsDirectory: String?, settings: HostSettings,
-         dataDirectory: String, command: [String]?, polling: Bool, trust: DirectoryTrust, isolated: Bool = false) {
+         dataDirectory: String, command: [String]?, polling: Bool, trust: DirectoryTrust, isolated: Bool = false, dryRun: Bool = false) {
         self.builder = builder
+        self.dryRun = dryRun
         self.json = json
         self.command = command
         var configuration = PluginHost.Configuration(
@@ -103,15 +106,49 @@ final class DevSession: @unchecked Sendable {
         }
         pluginID = id
         generation = 1
+        loadDependents()
         var ready = DevEvent("ready", id: id, generation: 1)
         ready.ms = ms
         ready.output = runCommand()
         emit(ready)
     }
 
+    /// Plugins of --plugins that require the one being developed were
+    /// refused before it loaded: look at them again now that it runs.
+    private func loadDependents() {
+        guard host.configuration.pluginsDirectory != nil,
+              host.records.contains(where: { $0.code == "dependency-missing" || $0.code == "dependency-rejected" }),
+              let records = try? host.discover() else { return }
+        host.activateAll()
+        for record in host.current(records) where record.status == .active && record.requires.contains(where: { $0.id == pluginID }) {
+            info("\(Terminal.safe(record.id ?? record.path)) runs on \(Terminal.safe(pluginID ?? ""))")
+        }
+    }
+
+    /// With --dry-run: what a reload of this build would do, without doing it.
+    private func plan(_ timings: [String: Double]) {
+        guard let id = pluginID else { return }
+        let plan = host.planReload(id, from: builder.libraryPath, verification: .loadAndActivate)
+        var event = DevEvent("planned", id: id, generation: live)
+        event.ms = timings
+        event.steps = plan.steps
+        if let rejection = plan.rejection {
+            event.code = rejection.code.rawValue
+            event.reason = rejection.reason
+        }
+        emit(event)
+    }
+
     private func reload(_ timings: [String: Double]) {
         guard let id = pluginID else { return }
-        let outcome = host.reload(id, from: builder.libraryPath, verification: .loadAndActivate)
+        guard !dryRun else { return plan(timings) }
+        let outcome = host.reload(id, from: builder.libraryPath, verification: .loadAndActivate) { plan in
+            // Shown before it acts, when it touches other plugins.
+            guard plan.cascades else { return }
+            var event = DevEvent("plan", id: id, generation: live)
+            event.steps = plan.steps
+            emit(event)
+        }
         var ms = timings
         ms["verify"] = outcome.timings.verify
         ms["load"] = outcome.timings.load
@@ -139,6 +176,12 @@ final class DevSession: @unchecked Sendable {
         }
         event.ms = ms
         event.state = outcome.stateNote
+        if !outcome.dependents.isEmpty {
+            event.steps = outcome.dependents.map { dependent in
+                if let error = dependent.error { return "\(dependent.pluginID) stopped [\(error.code.rawValue)] \(error.reason)" }
+                return "\(dependent.pluginID) gen \(dependent.generation)" + (dependent.stateNote.map { " (\($0))" } ?? "")
+            }
+        }
         event.output = runCommand()
         emit(event)
     }

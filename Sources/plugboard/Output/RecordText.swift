@@ -29,7 +29,8 @@ enum RecordText {
                 + interfaceLibraries.map { Terminal.safe(fileName($0)) }.joined(separator: ", ") + "\n"
         }
         guard !records.isEmpty else { return out + "  no *.so files found" }
-        var table = Table(header: ["STATUS", "ID", "VERSION", "PROVIDES", "RUNS", "FILE"])
+        var table = Table(header: ["STATUS", "ID", "VERSION", "PROVIDES", "RUNS", "DEPENDS", "FILE"])
+        let active = Set(records.filter { $0.status == .active }.compactMap(\.id))
         for record in records {
             table.rows.append([
                 .init(text: record.status.rawValue, style: statusStyle(record.status)),
@@ -37,6 +38,7 @@ enum RecordText {
                 .init(text: record.version?.description ?? "-"),
                 .init(text: provides(record)),
                 .init(text: isolation(record)),
+                .init(text: dependencies(record, active: active)),
                 .init(text: fileName(record.path)),
             ])
         }
@@ -55,6 +57,17 @@ enum RecordText {
             }
         }
         return out
+    }
+
+    /// What a plugin waits for (the required plugins not active yet, which
+    /// its activation starts first), what it runs on, or why it stopped.
+    static func dependencies(_ record: PluginRecord, active: Set<String>) -> String {
+        if let code = record.error?.code.rawValue, code.hasPrefix("dependency-") { return "stopped: \(code)" }
+        let required = record.requires.filter { !$0.optional }.map(\.id)
+        guard !required.isEmpty, record.status == .active || record.status == .available else { return "-" }
+        let waiting = required.filter { !active.contains($0) }
+        if record.status == .available, !waiting.isEmpty { return "waits for " + waiting.map { Terminal.safe($0) }.joined(separator: ", ") }
+        return "on " + required.map { Terminal.safe($0) }.joined(separator: ", ")
     }
 
     /// `in-process`, or `isolated` with the child's state and pid.

@@ -5,16 +5,22 @@ final class HarnessServices: Sendable {
 
     let log = Mutex<[PluginHarness.LogEntry]>([])
     let store: MemoryStore
-    let events = MemoryEventBus()
-    let router = MemoryRouter()
+    let events: MemoryEventBus
+    let router: MemoryRouter
     let pluginID: String
 
-    init(pluginID: String, storage: [String: [UInt8]]) {
+    /// `sharing`: another plugin's services whose events and routes these use
+    /// (a fake required plugin beside the plugin under test).
+    init(pluginID: String, storage: [String: [UInt8]], sharing: HarnessServices? = nil) {
         self.pluginID = pluginID
         store = MemoryStore(storage)
+        events = sharing?.events ?? MemoryEventBus()
+        router = sharing?.router ?? MemoryRouter()
     }
 
-    func context(pluginID: String, declared: Set<String>, configuration: [String: ConfigValue]) -> PluginContext {
+    func context(
+        pluginID: String, declared: Set<String>, configuration: [String: ConfigValue], activePlugins: Set<String> = []
+    ) -> PluginContext {
         let granted: [String: any Sendable] = [
             Services.Logging.id: MemoryLogger(label: pluginID, log: self),
             Services.Storage.id: store,
@@ -22,9 +28,11 @@ final class HarnessServices: Sendable {
             Services.Events.id: events,
             Services.Router.id: router,
         ]
+        var visible = granted.filter { declared.contains($0.key) }
+        visible[PluginContext.activePluginsKey] = activePlugins
         return PluginContext(
             pluginID: pluginID, pluginVersion: SemanticVersion(0, 0), declaredServices: declared,
-            granted: granted.filter { declared.contains($0.key) }, denied: [:])
+            granted: visible, denied: [:])
     }
 }
 

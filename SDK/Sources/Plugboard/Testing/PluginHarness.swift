@@ -45,21 +45,65 @@ public final class PluginHarness: Sendable {
     public let plugin: any Plugin
     private let id: String
     private let services: HarnessServices
+    /// The fake required plugins, created and activated before ``plugin``.
+    private let fakes: Mutex<[String: any Plugin]>
 
     /// Creates `type` with a context granting every service `services` names
     /// (all of them by default): configuration is the plugin's defaults with
     /// `configuration` merged in, storage starts as `storage`.
-    public init<P: Plugin>(
+    public convenience init<P: Plugin>(
         _ type: P.Type, id: String = "test.plugin",
         services: Set<String> = PluginHarness.allServices,
         configuration: [String: ConfigValue] = [:], storage: [String: [UInt8]] = [:]
     ) throws {
+        try self.init(type, id: id, services: services, configuration: configuration, storage: storage, requiring: [:])
+    }
+
+    /// Creates `type` as the other initializer does, after creating and
+    /// activating a fake of each plugin it requires (see
+    /// ``PluginRequirement``), by id: types the test writes, which get every
+    /// service, and share the events and routes with the plugin under test.
+    /// Its ``PluginContext/hasPlugin(_:)`` is true for each.
+    ///
+    /// ```swift
+    /// struct FakeCheckout: Plugin {
+    ///     init(context: PluginContext) throws {
+    ///         try context.service(Services.Router.self).register("checkout/total") { _ in 42 }
+    ///     }
+    /// }
+    /// let harness = try PluginHarness(Coupons.self, requiring: ["com.example.checkout": FakeCheckout.self])
+    /// ```
+    public init<P: Plugin>(
+        _ type: P.Type, id: String = "test.plugin",
+        services: Set<String> = PluginHarness.allServices,
+        configuration: [String: ConfigValue] = [:], storage: [String: [UInt8]] = [:],
+        requiring fakes: [String: any Plugin.Type]
+    ) throws {
         self.id = id
         self.services = HarnessServices(pluginID: id, storage: storage)
+        var created: [String: any Plugin] = [:]
+        for (fakeID, fakeType) in fakes.sorted(by: { $0.key < $1.key }) {
+            let fakeServices = HarnessServices(pluginID: fakeID, storage: [:], sharing: self.services)
+            let fake = try fakeType.init(context: fakeServices.context(
+                pluginID: fakeID, declared: PluginHarness.allServices, configuration: fakeType.defaultConfiguration))
+            try fake.activate()
+            created[fakeID] = fake
+        }
+        self.fakes = Mutex(created)
         var merged = P.defaultConfiguration
         for (key, value) in configuration { merged[key] = value }
         plugin = try P(context: self.services.context(
-            pluginID: id, declared: services, configuration: merged))
+            pluginID: id, declared: services, configuration: merged, activePlugins: Set(fakes.keys)))
+    }
+
+    /// Stops the fake required plugin `id`: deactivates it and delivers
+    /// ``PluginStopped`` to the plugin under test, as a host does when a
+    /// plugin it optionally requires is quarantined.
+    @discardableResult
+    public func stopFake(_ id: String, code: String = "isolated-crash-loop") -> EventDelivery {
+        let fake = fakes.withLock { $0.removeValue(forKey: id) }
+        fake?.deactivate()
+        return publish(PluginStopped(pluginID: id, code: code, reason: "stopped by the test"))
     }
 
     /// Runs the plugin's ``Plugin/activate()``.
