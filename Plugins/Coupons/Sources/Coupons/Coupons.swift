@@ -19,14 +19,24 @@ final class Coupons: Plugin {
     let log: any PluginLogger
     let reapply: Bool
     let current = Mutex<String?>(nil)
+    /// Whether the checkout (an optional requirement) runs: known when
+    /// created, and told when it stops.
+    let checkoutRuns: Mutex<Bool>
+
+    static let checkoutID = "dev.plugboard.example.checkout"
 
     init(context: PluginContext) throws {
         events = try context.service(Services.Events.self)
         log = try context.service(Services.Logging.self)
         reapply = try context.service(Services.Configuration.self).bool("reapplyOnRefresh") ?? false
+        checkoutRuns = Mutex(context.hasPlugin(Self.checkoutID))
     }
 
     func activate() throws {
+        events.subscribe(PluginStopped.self) { [weak self] stopped in
+            guard stopped.pluginID == Coupons.checkoutID else { return }
+            self?.checkoutRuns.withLock { $0 = false }
+        }
         events.subscribe(CheckoutRefreshed.self) { [weak self] _ in
             guard let self, self.reapply, let code = self.current.withLock({ $0 }) else { return }
             self.publish(code)
@@ -93,7 +103,8 @@ struct ApplyCoupon: Command {
     func run(arguments: [String]) throws -> String {
         guard let code = arguments.first else { return "usage: apply-coupon CODE" }
         let delivery = coupons.apply(code)
-        return "applied \(code); delivered to \(delivery.delivered) subscriber(s)"
+        let checkout = coupons.checkoutRuns.withLock { $0 } ? "" : " (no checkout runs: it applies when one starts)"
+        return "applied \(code); delivered to \(delivery.delivered) subscriber(s)\(checkout)"
     }
 }
 
