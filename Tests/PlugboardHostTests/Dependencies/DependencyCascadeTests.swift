@@ -13,12 +13,15 @@ import Testing
 
     /// A host with `fixtures` in its plugins folder, all active, and each
     /// named build of `fixture.dep.base` copied beside the folder.
-    func host(_ fixtures: [String], builds: [String] = []) throws -> (PluginHost, TemporaryDirectory) {
+    func host(_ fixtures: [String], builds: [String] = [], isolated: Bool = false) throws -> (PluginHost, TemporaryDirectory) {
         let dir = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         for (index, name) in fixtures.enumerated() { _ = try dir.copy(Fixtures.library(name), as: "plugins/\(index)-\(name).so") }
         for name in builds { _ = try dir.copy(Fixtures.library(name), as: "\(name).so") }
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.file("plugins"), cacheDirectory: dir.file("cache")))
+        var configuration = PluginHost.Configuration(
+            pluginsDirectory: dir.file("plugins"), dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache"))
+        if isolated { configuration.defaultIsolation = .isolated }
+        let host = PluginHost(configuration: configuration)
         host.declare(Commands.self)
         try host.start()
         host.activateAll()
@@ -34,9 +37,10 @@ import Testing
 
     /// A patch release of the base: the plan (a dry run that changes
     /// nothing), then the reload stops the two dependents newest first,
-    /// switches, and starts them again on it with their counts.
-    @Test func aReloadStopsItsDependentsAndStartsThemAgainWithTheirState() throws {
-        let (host, dir) = try host(["DepCounterTop", "DepCounter", "DepBase"], builds: ["DepBasePatch"])
+    /// switches, and starts them again on it with their counts; in
+    /// process, and with every plugin in a child of its own.
+    @Test(arguments: [false, true]) func aReloadStopsItsDependentsAndStartsThemAgainWithTheirState(isolated: Bool) throws {
+        let (host, dir) = try host(["DepCounterTop", "DepCounter", "DepBase"], builds: ["DepBasePatch"], isolated: isolated)
         defer { host.shutdown() }
         #expect(host.activePluginIDs == [base, counter, counterTop])
         #expect(try run(host, "counter") == "counter 1")
