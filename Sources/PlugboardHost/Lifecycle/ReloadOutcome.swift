@@ -38,7 +38,7 @@ public struct ReloadOutcome: Sendable {
         public let pluginID: String
         /// Its live generation afterwards (unchanged when it stayed stopped).
         public let generation: Int
-        /// What happened to its state (``ReloadableState``), if it opted in.
+        /// What happened to its state (the SDK's `ReloadableState`), if it opted in.
         public let stateNote: String?
         /// Why it stayed stopped, if it did.
         public let error: PluginLoadError?

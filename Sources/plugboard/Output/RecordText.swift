@@ -62,7 +62,7 @@ enum RecordText {
     /// What a plugin waits for (the required plugins not active yet, which
     /// its activation starts first), what it runs on, or why it stopped.
     static func dependencies(_ record: PluginRecord, active: Set<String>) -> String {
-        if let code = record.error?.code.rawValue, code.hasPrefix("dependency-") { return "stopped: \(code)" }
+        if let code = record.error?.code.rawValue, code.hasPrefix("dependency-") { return "\(record.status.rawValue): \(code)" }
         let required = record.requires.filter { !$0.optional }.map(\.id)
         guard !required.isEmpty, record.status == .active || record.status == .available else { return "-" }
         let waiting = required.filter { !active.contains($0) }

@@ -152,6 +152,12 @@ import Testing
         let blocked = try runProcess(Fixtures.executable("plugboard"), ["deps"] + options)
         #expect(blocked.status == 1)
         #expect(blocked.stdout.contains("[dependency-missing]"))
+        // list says what each plugin waits for, or why it cannot start.
+        let list = try runProcess(Fixtures.executable("plugboard"), ["list"] + options)
+        let lines = list.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.contains("fixture.dep.top") && $0.contains("waits for fixture.dep.middle") })
+        #expect(lines.contains { $0.contains("fixture.dep.missing") && $0.contains("rejected: dependency-missing") })
+        #expect(lines.contains { $0.contains("DEPENDS") })
         #expect(try runProcess(Fixtures.executable("plugboard"), ["deps", "--json", "--dot"] + options).status == 64)
     }
 

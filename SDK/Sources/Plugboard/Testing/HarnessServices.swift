@@ -9,17 +9,29 @@ final class HarnessServices: Sendable {
     let router: MemoryRouter
     let pluginID: String
 
-    /// `sharing`: another plugin's services whose events and routes these use
-    /// (a fake required plugin beside the plugin under test).
-    init(pluginID: String, storage: [String: [UInt8]], sharing: HarnessServices? = nil) {
+    init(pluginID: String, storage: [String: [UInt8]]) {
         self.pluginID = pluginID
         store = MemoryStore(storage)
-        events = sharing?.events ?? MemoryEventBus()
-        router = sharing?.router ?? MemoryRouter()
+        events = MemoryEventBus()
+        router = MemoryRouter()
     }
 
+    /// Services for a fake required plugin beside the plugin under test:
+    /// its own log and storage, `sharing`'s events and routes.
+    init(pluginID: String, sharing: HarnessServices) {
+        self.pluginID = pluginID
+        store = MemoryStore([:])
+        events = sharing.events
+        router = sharing.router
+    }
+
+    func context(pluginID: String, declared: Set<String>, configuration: [String: ConfigValue]) -> PluginContext {
+        context(pluginID: pluginID, declared: declared, configuration: configuration, activePlugins: [])
+    }
+
+    /// `activePlugins`: what ``PluginContext/hasPlugin(_:)`` says is there.
     func context(
-        pluginID: String, declared: Set<String>, configuration: [String: ConfigValue], activePlugins: Set<String> = []
+        pluginID: String, declared: Set<String>, configuration: [String: ConfigValue], activePlugins: Set<String>
     ) -> PluginContext {
         let granted: [String: any Sendable] = [
             Services.Logging.id: MemoryLogger(label: pluginID, log: self),

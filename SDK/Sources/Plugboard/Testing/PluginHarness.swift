@@ -45,8 +45,6 @@ public final class PluginHarness: Sendable {
     public let plugin: any Plugin
     private let id: String
     private let services: HarnessServices
-    /// The fake required plugins, created and activated before ``plugin``.
-    private let fakes: Mutex<[String: any Plugin]>
 
     /// Creates `type` with a context granting every service `services` names
     /// (all of them by default): configuration is the plugin's defaults with
@@ -81,15 +79,18 @@ public final class PluginHarness: Sendable {
     ) throws {
         self.id = id
         self.services = HarnessServices(pluginID: id, storage: storage)
-        var created: [String: any Plugin] = [:]
         for (fakeID, fakeType) in fakes.sorted(by: { $0.key < $1.key }) {
-            let fakeServices = HarnessServices(pluginID: fakeID, storage: [:], sharing: self.services)
+            let fakeServices = HarnessServices(pluginID: fakeID, sharing: self.services)
             let fake = try fakeType.init(context: fakeServices.context(
                 pluginID: fakeID, declared: PluginHarness.allServices, configuration: fakeType.defaultConfiguration))
             try fake.activate()
-            created[fakeID] = fake
+            // The shared bus keeps the fake (a harness adds no stored
+            // property: its layout is the SDK's ABI), and stops it on demand.
+            let box = FakeBox(fake)
+            _ = self.services.events.subscribe(to: StopFake.name) { payload in
+                if (try? payload.decode(StopFake.self))?.id == fakeID { box.stop() }
+            }
         }
-        self.fakes = Mutex(created)
         var merged = P.defaultConfiguration
         for (key, value) in configuration { merged[key] = value }
         plugin = try P(context: self.services.context(
@@ -101,8 +102,7 @@ public final class PluginHarness: Sendable {
     /// plugin it optionally requires is quarantined.
     @discardableResult
     public func stopFake(_ id: String, code: String = "isolated-crash-loop") -> EventDelivery {
-        let fake = fakes.withLock { $0.removeValue(forKey: id) }
-        fake?.deactivate()
+        _ = services.events.deliver(EventPayload(StopFake(id: id)))
         return publish(PluginStopped(pluginID: id, code: code, reason: "stopped by the test"))
     }
 
@@ -153,4 +153,17 @@ public final class PluginHarness: Sendable {
         }
         return next
     }
+}
+
+/// Tells one fake required plugin to stop (delivered on the shared bus only).
+private struct StopFake: PluginEvent {
+    static let name = "plugboard.harness.stop-fake"
+    let id: String
+}
+
+/// A fake required plugin, deactivated at most once.
+private final class FakeBox: Sendable {
+    let plugin: Mutex<(any Plugin)?>
+    init(_ plugin: any Plugin) { self.plugin = Mutex(plugin) }
+    func stop() { plugin.withLock { $0.take() }?.deactivate() }
 }
