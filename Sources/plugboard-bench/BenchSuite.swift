@@ -13,6 +13,8 @@ struct BenchSuite {
     let callPlugin: String
     let reload: ReloadBench?
     let startup: StartupBench?
+    /// Dependency resolution at startup, when the BenchDepPlugin fixture was given.
+    let dependencies: DependencyBench?
     /// Isolated calls, when the IsolationFaults fixture was given.
     let isolation: IsolationBench?
     /// The LD_PRELOAD allocation counter (bench/malloc_count.c), if built.
@@ -33,6 +35,7 @@ struct BenchSuite {
         if wanted("storage") { storage() }
         if wanted("reload") { reload?.run(into: report) }
         if wanted("startup") { startup?.run(into: report) }
+        if wanted("dependencies") { dependencies?.run(into: report) }
         if wanted("isolation") { isolation?.run(into: report) }
         report.print(json: json)
     }

@@ -134,8 +134,8 @@ struct StartupBench {
 
     /// Where the five placeholder digits of the id are in the library; the
     /// id must occur exactly once, or the copies' ids would not be what we think.
-    static func placeholderOffset(in image: Data, file: String) throws -> Int {
-        let pattern = Data((idPrefix + idPlaceholder).utf8)
+    static func placeholderOffset(in image: Data, file: String, placeholder: String = idPlaceholder) throws -> Int {
+        let pattern = Data((idPrefix + placeholder).utf8)
         var offsets: [Int] = []
         var from = image.startIndex
         while let range = image.range(of: pattern, in: from..<image.endIndex) {
@@ -144,7 +144,7 @@ struct StartupBench {
         }
         guard offsets.count == 1 else {
             throw Failure(
-                "\(file) holds \"\(idPrefix + idPlaceholder)\" \(offsets.count) times, not once: "
+                "\(file) holds \"\(idPrefix + placeholder)\" \(offsets.count) times, not once: "
                     + "cannot give its copies distinct ids (is the id still one literal longer than 15 bytes?)")
         }
         return offsets[0] + idPrefix.utf8.count

@@ -7,7 +7,7 @@ import PlugboardHost
 // beside its baseline from the same run, and the ratio, then one summary
 // table, also written as JSON.
 //   plugboard-bench --baseline PATH --call-plugin FILE [--malloc-counter SO] [--json FILE]
-//                   [--reload ...] [--startup ...] --plugins FILE...     full suite
+//                   [--reload ...] [--startup ...] [--dependency-plugin FILE] --plugins FILE...     full suite
 //   plugboard-bench activate DIR | allocations | reload-memory V1 V2     (internal, in child processes)
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -38,7 +38,8 @@ func usageFailure() -> Never {
     let usage = """
     usage: plugboard-bench --baseline DLOPEN_BASELINE --call-plugin RELEASE_PLUGIN.so [--malloc-counter COUNTER.so]
                            [--json FILE] [--reload PLUGBOARD V1.so V2.so EXAMPLE_PACKAGE SDK_DIR]
-                           [--startup PLUGBOARD BENCH_PLUGIN.so DLOPEN_BASELINE] [--isolation-plugin ISOLATION_FAULTS.so] --plugins FILE...
+                           [--startup PLUGBOARD BENCH_PLUGIN.so DLOPEN_BASELINE] [--isolation-plugin ISOLATION_FAULTS.so]
+                           [--dependency-plugin BENCH_DEP_PLUGIN.so (with --startup)] --plugins FILE...
 
     """
     FileHandle.standardError.write(Data(usage.utf8))
@@ -62,11 +63,15 @@ if arguments.contains("--startup") {
     let absolute = values.map { URL(fileURLWithPath: $0).path }
     startup = StartupBench(plugboard: absolute[0], template: absolute[1], baseline: absolute[2])
 }
+// Needs --startup: the same tool and template.
+let dependencies = optionValues(arguments, "--dependency-plugin", count: 1)?.first.flatMap { file in
+    startup.map { DependencyBench(startup: $0, dependent: URL(fileURLWithPath: file).path) }
+}
 guard let callPlugin = optionValues(arguments, "--call-plugin", count: 1)?.first else { usageFailure() }
 let isolation = optionValues(arguments, "--isolation-plugin", count: 1)?.first.map { IsolationBench(plugin: URL(fileURLWithPath: $0).path) }
 let mallocCounter = optionValues(arguments, "--malloc-counter", count: 1)?.first.map { URL(fileURLWithPath: $0).path }
 let json = optionValues(arguments, "--json", count: 1)?.first ?? "bench/out/bench.json"
 BenchSuite(
     baseline: baseline, plugins: Array(arguments[(pluginsIndex + 1)...]), callPlugin: callPlugin, reload: reload,
-    startup: startup, isolation: isolation, mallocCounter: mallocCounter
+    startup: startup, dependencies: dependencies, isolation: isolation, mallocCounter: mallocCounter
 ).run(json: json)

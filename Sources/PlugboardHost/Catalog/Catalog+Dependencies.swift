@@ -24,19 +24,24 @@ extension Catalog {
                 unusable[id] = item.record
             }
         }
-        // A refusal may refuse others in turn: repeat until nothing changes.
-        var changed = true
-        while changed {
-            changed = false
-            for index in examined.indices {
-                guard let plugin = examined[index].available?.plugin else { continue }
-                if let error = problem(of: plugin, path: examined[index].record.path, usable: usable, unusable: unusable) {
-                    examined[index].record.fail(error)
-                    examined[index].available = nil
-                    usable[plugin.id] = nil
-                    unusable[plugin.id] = examined[index].record
-                    changed = true
-                }
+        // Each range parsed once. A refusal may refuse others in turn: the
+        // plugins that require a refused one are checked again, until none is.
+        let ranges = examined.map { item in item.available?.plugin.dependencies.map { VersionRange($0.range) } ?? [] }
+        var requiredBy: [String: [Int]] = [:]
+        for index in examined.indices {
+            for requirement in examined[index].available?.plugin.dependencies ?? [] where !requirement.optional {
+                requiredBy[requirement.id, default: []].append(index)
+            }
+        }
+        var pending = Array(examined.indices.reversed())
+        while let index = pending.popLast() {
+            guard let plugin = examined[index].available?.plugin else { continue }
+            if let error = problem(of: plugin, ranges: ranges[index], path: examined[index].record.path, usable: usable, unusable: unusable) {
+                examined[index].record.fail(error)
+                examined[index].available = nil
+                usable[plugin.id] = nil
+                unusable[plugin.id] = examined[index].record
+                pending += requiredBy[plugin.id] ?? []
             }
         }
         for cycle in Self.cycles(in: examined.compactMap(\.available?.plugin)) {
@@ -52,11 +57,11 @@ extension Catalog {
 
     /// Why `plugin` cannot be available, if it cannot.
     private func problem(
-        of plugin: ScannedPlugin, path: String, usable: [String: SemanticVersion], unusable: [String: PluginRecord]
+        of plugin: ScannedPlugin, ranges: [VersionRange?], path: String, usable: [String: SemanticVersion], unusable: [String: PluginRecord]
     ) -> PluginLoadError? {
-        for requirement in plugin.dependencies where !requirement.optional {
-            // Parsed when the descriptor was read.
-            guard let range = VersionRange(requirement.range) else { continue }
+        for (requirement, range) in zip(plugin.dependencies, ranges) where !requirement.optional {
+            // Checked when the descriptor was read.
+            guard let range else { continue }
             if let version = usable[requirement.id] {
                 guard range.contains(version) else {
                     return .dependencyVersion(path: path, id: plugin.id, requirement: requirement, found: version)
@@ -80,39 +85,46 @@ extension Catalog {
     }
 
     /// The cycles among `plugins`' required dependencies, each as ids in
-    /// order, smallest id first (Tarjan's strongly connected components).
+    /// order, smallest id first (Tarjan's strongly connected components, on
+    /// indices: it runs at every discovery).
     static func cycles(in plugins: [ScannedPlugin]) -> [[String]] {
-        let byID = Dictionary(plugins.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        func edges(_ id: String) -> [String] {
-            (byID[id]?.dependencies ?? []).filter { !$0.optional && byID[$0.id] != nil }.map(\.id).sorted()
+        var indexOf: [String: Int] = [:]
+        for (index, plugin) in plugins.enumerated() where indexOf[plugin.id] == nil { indexOf[plugin.id] = index }
+        let ids = plugins.map(\.id)
+        // Required edges to plugins in the set, in id order.
+        let edges: [[Int]] = plugins.map { plugin in
+            plugin.dependencies.compactMap { $0.optional ? nil : indexOf[$0.id] }.sorted { ids[$0] < ids[$1] }
         }
-        var index = 0, stack: [String] = [], onStack: Set<String> = []
-        var indices: [String: Int] = [:], lowest: [String: Int] = [:]
+        var counter = 0, stack: [Int] = []
+        var onStack = [Bool](repeating: false, count: plugins.count)
+        var order = [Int](repeating: -1, count: plugins.count), lowest = [Int](repeating: 0, count: plugins.count)
         var found: [[String]] = []
-        func visit(_ id: String) {
-            indices[id] = index
-            lowest[id] = index
-            index += 1
-            stack.append(id)
-            onStack.insert(id)
-            for next in edges(id) {
-                if indices[next] == nil {
+        func visit(_ node: Int) {
+            order[node] = counter
+            lowest[node] = counter
+            counter += 1
+            stack.append(node)
+            onStack[node] = true
+            for next in edges[node] {
+                if order[next] < 0 {
                     visit(next)
-                    lowest[id] = min(lowest[id]!, lowest[next]!)
-                } else if onStack.contains(next) {
-                    lowest[id] = min(lowest[id]!, indices[next]!)
+                    lowest[node] = min(lowest[node], lowest[next])
+                } else if onStack[next] {
+                    lowest[node] = min(lowest[node], order[next])
                 }
             }
-            guard lowest[id] == indices[id] else { return }
+            guard lowest[node] == order[node] else { return }
             var component: [String] = []
             while let top = stack.popLast() {
-                onStack.remove(top)
-                component.append(top)
-                if top == id { break }
+                onStack[top] = false
+                component.append(ids[top])
+                if top == node { break }
             }
-            if component.count > 1 || edges(id).contains(id) { found.append(Self.ordered(cycle: component, edges: edges)) }
+            if component.count > 1 || edges[node].contains(node) {
+                found.append(Self.ordered(cycle: component) { id in indexOf[id].map { edges[$0].map { ids[$0] } } ?? [] })
+            }
         }
-        for id in byID.keys.sorted() where indices[id] == nil { visit(id) }
+        for node in indexOf.values.sorted(by: { ids[$0] < ids[$1] }) where order[node] < 0 { visit(node) }
         return found
     }
 

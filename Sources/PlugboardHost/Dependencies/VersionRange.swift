@@ -30,7 +30,7 @@ public struct VersionRange: Sendable, Hashable, CustomStringConvertible {
     /// Parses `text`; nil when it is not one of the forms above.
     public init?(_ text: String) {
         self.text = text
-        let trimmed = text.trimmingCharacters(in: " ")
+        let trimmed = text.first == " " || text.last == " " ? text.trimmingCharacters(in: " ") : text
         if trimmed.hasPrefix("=") && !trimmed.hasPrefix("=>") {
             guard let exact = SemanticVersion(String(trimmed.dropFirst())) else { return nil }
             lower = exact

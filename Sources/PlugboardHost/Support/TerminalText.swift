@@ -13,6 +13,8 @@ package enum TerminalText {
     package static let messageLimit = 4000
 
     package static func escaped(_ text: some StringProtocol, limit: Int = messageLimit) -> String {
+        // Most text is printable ASCII within the limit: nothing to escape.
+        if text.utf8.count <= limit, text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return String(text) }
         var out = ""
         var shown = 0
         var characters = text.unicodeScalars.makeIterator()

@@ -66,8 +66,9 @@ enum RecordText {
         let required = record.requires.filter { !$0.optional }.map(\.id)
         guard !required.isEmpty, record.status == .active || record.status == .available else { return "-" }
         let waiting = required.filter { !active.contains($0) }
-        if record.status == .available, !waiting.isEmpty { return "waits for " + waiting.map { Terminal.safe($0) }.joined(separator: ", ") }
-        return "on " + required.map { Terminal.safe($0) }.joined(separator: ", ")
+        // Ids are reverse-DNS ASCII (checked when the descriptor is read): nothing to escape.
+        if record.status == .available, !waiting.isEmpty { return "waits for " + waiting.joined(separator: ", ") }
+        return "on " + required.joined(separator: ", ")
     }
 
     /// `in-process`, or `isolated` with the child's state and pid.
