@@ -86,7 +86,7 @@ import Testing
             try Data(bytes.prefix(bytes.count / 2)).write(to: URL(fileURLWithPath: file))
         case .otherFormat:
             // The header comes first: the first match is the cache's own field.
-            try patchBytes(at: file, replacing: field("format", tag: 2, integer(2)), with: field("format", tag: 2, integer(99)))
+            try patchBytes(at: file, replacing: field("format", tag: 2, integer(3)), with: field("format", tag: 2, integer(99)))
         case .otherSDKABI:
             try patchBytes(at: file, replacing: field("sdkABI", tag: 5, string(Fixtures.baseline.sdkABI.description)), with: field("sdkABI", tag: 5, string("9.\(Fixtures.baseline.sdkABI.minor)")))
         case .otherToolchain:
@@ -102,6 +102,7 @@ import Testing
         let warnings = next.diagnostics.filter { $0.code == "cache-ignored" }
         #expect(warnings.count == 1, "\(next.diagnostics)")
         #expect(warnings.first?.message.contains(file) == true)
+        if case .otherFormat = damage { #expect(warnings.first?.message.contains("has format 99, this host reads format 3") == true) }
         // Rebuilt: valid again.
         let after = host(dir, cache)
         defer { after.shutdown() }

@@ -15,8 +15,9 @@ import Glibc
 /// A file that cannot be decoded, or was written by another format or
 /// host, is ignored with one warning and rebuilt.
 struct RegistryCache: Sendable {
-    /// 2: the compact binary coding (1 was JSON).
-    static let format = 2
+    /// 2: the compact binary coding (1 was JSON); 3: a requirement is one
+    /// string (see ``ScannedPlugin``).
+    static let format = 3
 
     /// What the outcome of examining a file depends on besides the file.
     struct HostKey: Sendable, Codable, Equatable {
@@ -26,6 +27,11 @@ struct RegistryCache: Sendable {
         /// own executable when it embeds the SDK by mistake): the SDK-copy
         /// and missing-symbol checks depend on it.
         let sdkImage: String
+    }
+
+    /// The start of every format's file.
+    struct Header: Decodable {
+        let format: Int
     }
 
     struct Contents: Codable {
@@ -63,6 +69,10 @@ struct RegistryCache: Sendable {
         defer { close(fd) }
         guard let bytes = readToEnd(fd) else {
             return ([:], warning("cannot be read (\(String(cString: strerror(errno))))"))
+        }
+        // The format first: another format's entries may not decode at all.
+        if let header = try? CompactDecoder().decode(Header.self, from: bytes), header.format != Self.format {
+            return ([:], warning("has format \(header.format), this host reads format \(Self.format)"))
         }
         let contents: Contents
         do {

@@ -33,3 +33,46 @@ struct ScannedPlugin: Sendable, Codable, Equatable {
         requires = descriptor.requires
     }
 }
+
+extension ScannedPlugin {
+    private enum CodingKeys: String, CodingKey {
+        case id, version, provides, services, sdkABI, sdkVersion, toolchain, activation, requires
+    }
+
+    // Requirements are kept as one string each ("?" first when optional,
+    // then the id, a space, the range): decoding three keyed containers per
+    // requirement would be most of what a warm start pays for them.
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        version = try container.decode(String.self, forKey: .version)
+        provides = try container.decode([Provided].self, forKey: .provides)
+        services = try container.decode([String].self, forKey: .services)
+        sdkABI = try container.decode(String.self, forKey: .sdkABI)
+        sdkVersion = try container.decode(String.self, forKey: .sdkVersion)
+        toolchain = try container.decode(String.self, forKey: .toolchain)
+        activation = try container.decode([String].self, forKey: .activation)
+        requires = try container.decodeIfPresent([String].self, forKey: .requires)?.map { text in
+            guard let space = text.firstIndex(of: " ") else {
+                throw DecodingError.dataCorruptedError(forKey: .requires, in: container, debugDescription: "a requirement without a range")
+            }
+            let optional = text.hasPrefix("?")
+            return PluginDependency(
+                id: String(text[text.index(text.startIndex, offsetBy: optional ? 1 : 0)..<space]),
+                range: String(text[text.index(after: space)...]), optional: optional)
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(version, forKey: .version)
+        try container.encode(provides, forKey: .provides)
+        try container.encode(services, forKey: .services)
+        try container.encode(sdkABI, forKey: .sdkABI)
+        try container.encode(sdkVersion, forKey: .sdkVersion)
+        try container.encode(toolchain, forKey: .toolchain)
+        try container.encode(activation, forKey: .activation)
+        try container.encodeIfPresent(requires?.map { "\($0.optional ? "?" : "")\($0.id) \($0.range)" }, forKey: .requires)
+    }
+}
