@@ -26,11 +26,23 @@ struct DemoReport: Encodable {
         let validation: ValidationReport
     }
 
+    /// A reload of the checkout, which coupons requires: its plan, what
+    /// became of it and of coupons, and a coupon applied afterwards.
+    struct ReloadStep: Encodable {
+        let plugin: String
+        let plan: [String]
+        /// `reloaded`, or the error code.
+        let result: String
+        let dependents: [String]
+        let after: CommandRun
+    }
+
     let plugins: [PluginRecord]
     let screen: ComposedScreen?
     let navigation: [Navigation]
     let events: [EventStep]
     let storage: [CommandRun]
+    let reload: ReloadStep?
     let routes: [[String: String]]
     let diagnostics: [HostDiagnostic]
 }
@@ -55,8 +67,26 @@ struct DemoScript {
         let storage = [runCommand("place-order", []), runCommand("greet", ["demo"])]
         return DemoReport(
             plugins: records, screen: composed, navigation: navigation, events: events, storage: storage,
+            reload: reloadCheckout(records),
             routes: host.routes.map { ["pattern": $0.pattern, "plugin": $0.plugin] },
             diagnostics: host.diagnostics)
+    }
+
+    static let checkoutID = "dev.plugboard.example.checkout"
+
+    /// Reloads the checkout from its own file: coupons, which requires it,
+    /// stops first and starts again on the new generation.
+    private func reloadCheckout(_ records: [PluginRecord]) -> DemoReport.ReloadStep? {
+        guard host.activePluginIDs.contains(Self.checkoutID),
+              let file = records.first(where: { $0.id == Self.checkoutID })?.path else { return nil }
+        var plan: [String] = []
+        let outcome = host.reload(Self.checkoutID, from: file) { plan = $0.steps }
+        return DemoReport.ReloadStep(
+            plugin: Self.checkoutID, plan: plan, result: outcome.error?.code.rawValue ?? "reloaded",
+            dependents: outcome.dependents.map { dependent in
+                dependent.error.map { "\(dependent.pluginID) stopped [\($0.code.rawValue)]" } ?? "\(dependent.pluginID) gen \(dependent.generation)"
+            },
+            after: runCommand("apply-coupon", ["SAVE10"]))
     }
 
     private func navigate(_ path: String) -> DemoReport.Navigation {

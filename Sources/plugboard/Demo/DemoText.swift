@@ -72,12 +72,22 @@ enum DemoText {
             out.append("   $ \(run.command)  →  \(run.output ?? Terminal.style(run.error ?? "", .yellow))")
         }
 
-        heading(5, "Routes")
+        heading(5, "Reload: checkout, and coupons, which requires it")
+        if let reload = report.reload {
+            for step in reload.plan { out.append("   plan: \(step)") }
+            out.append("   " + (reload.result == "reloaded" ? Terminal.style("reloaded", .green) : Terminal.style(reload.result, .red))
+                       + (reload.dependents.isEmpty ? "" : "; " + reload.dependents.joined(separator: ", ")))
+            out.append("   $ \(reload.after.command)  →  \(reload.after.output ?? Terminal.style(reload.after.error ?? "", .yellow))")
+        } else {
+            out.append("   (the checkout plugin is not active)")
+        }
+
+        heading(6, "Routes")
         var routes = Table(header: ["PATTERN", "PLUGIN"])
         for route in report.routes { routes.rows.append([.init(text: route["pattern"] ?? ""), .init(text: route["plugin"] ?? "")]) }
         out.append(routes.render().split(separator: "\n").map { "   " + $0 }.joined(separator: "\n"))
 
-        heading(6, "Host diagnostics")
+        heading(7, "Host diagnostics")
         if report.diagnostics.isEmpty { out.append("   none") }
         // The same problem met twice (an event cycle on every publish) is one line.
         var seen: [String: Int] = [:]

@@ -28,6 +28,15 @@ import Testing
         let after = try #require((events[1]["checkoutAfter"] as? [String: Any])?["lines"] as? [String])
         #expect(after.contains { $0.contains("SAVE10 −10%") })
         #expect(((first["storage"] as? [[String: Any]])?[0]["output"] as? String) == "order #1 placed")
+        // Reloading the checkout stops coupons (which requires it) first and starts it again on the new generation.
+        let reload = try #require(first["reload"] as? [String: Any])
+        #expect(reload["plan"] as? [String] == [
+            "stop dev.plugboard.example.coupons", "switch dev.plugboard.example.checkout 1.0.0 → 1.0.0",
+            "start dev.plugboard.example.coupons again",
+        ])
+        #expect(reload["result"] as? String == "reloaded")
+        #expect(reload["dependents"] as? [String] == ["dev.plugboard.example.coupons gen 2"])
+        #expect((reload["after"] as? [String: Any])?["output"] as? String == "applied SAVE10; delivered to 1 subscriber(s)")
         let second = try run()
         #expect(((second["storage"] as? [[String: Any]])?[0]["output"] as? String) == "order #2 placed")
     }
