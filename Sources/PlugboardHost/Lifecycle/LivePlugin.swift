@@ -15,7 +15,7 @@ struct LivePlugin: Sendable {
     let generation: Int
     let running: Running
     /// Its providers, as registered (proxies, for an isolated plugin).
-    let providers: [RegisteredProvider]
+    var providers: [RegisteredProvider]
     /// The identity of the file its code was read from (for journal notes).
     var identity: FileIdentity? = nil
     /// Its version and the plugins it requires, as its descriptor says.

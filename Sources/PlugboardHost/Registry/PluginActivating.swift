@@ -1,3 +1,4 @@
+import Plugboard
 import Synchronization
 
 /// What lookups ask of the host's lifecycle: activate the available plugins
@@ -8,6 +9,9 @@ protocol PluginActivating: AnyObject, Sendable {
     func activate(pluginIDs: Set<String>)
     /// Activates the available plugins providing `interfaceID`.
     func activateProviders(of interfaceID: String)
+    /// The providers of a point a plugin publishes (``Services/Extensions``):
+    /// declared on first use, with the providers of active plugins collected.
+    func providers<Point: ExtensionPoint>(publishedAs point: Point.Type) -> [Point.Provider]
 }
 
 /// The one link from the registry and the trigger table back to the
@@ -38,4 +42,7 @@ final class ActivationLink: PluginActivating {
 
     func activate(pluginIDs: Set<String>) { lifecycle?.activate(pluginIDs: pluginIDs) }
     func activateProviders(of interfaceID: String) { lifecycle?.activateProviders(of: interfaceID) }
+    func providers<Point: ExtensionPoint>(publishedAs point: Point.Type) -> [Point.Provider] {
+        lifecycle?.providers(publishedAs: point) ?? []
+    }
 }

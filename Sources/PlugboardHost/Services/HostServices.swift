@@ -17,6 +17,8 @@ final class HostServices: Sendable {
     /// an isolated plugin's child gives one that crosses to the host.
     private let makeEventBus: (@Sendable (EventHub, ServiceOwner) -> any EventBus)?
     private var diagnostics: DiagnosticLog { diagnosticLog }
+    /// Reaches the lifecycle for ``Services/Extensions`` (nil in an isolated child).
+    private let activator: (any PluginActivating)?
 
     init(
         configuration: HostSettings, dataDirectory: String?, logSink: LogSink, storageQuota: StorageQuota = StorageQuota(),
@@ -24,6 +26,7 @@ final class HostServices: Sendable {
         makeEventBus: (@Sendable (EventHub, ServiceOwner) -> any EventBus)? = nil
     ) {
         self.makeEventBus = makeEventBus
+        self.activator = activator
         self.storageQuota = storageQuota
         let triggers = ActivationTriggers(activator: activator)
         self.triggers = triggers
@@ -87,6 +90,12 @@ final class HostServices: Sendable {
                 granted[service] = makeEventBus?(events, owner) ?? PluginEventBus(hub: events, owner: owner)
             case Services.Router.id:
                 granted[service] = PluginRouter(table: routes, owner: owner, report: report)
+            case Services.Extensions.id:
+                if let activator {
+                    granted[service] = PluginExtensionLookup(activator: activator)
+                } else {
+                    denied[service] = "providers of a plugin's own extension points are looked up in the host, not in an isolated child"
+                }
             default:
                 if let make = custom.withLock({ $0[service] }) { granted[service] = make(id) }
             }

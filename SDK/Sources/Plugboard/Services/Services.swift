@@ -54,6 +54,15 @@ public enum Services {
         public static var id: String { "plugboard.events" }
     }
 
+    /// The providers other plugins contribute to an extension point this
+    /// plugin publishes (see ``ExtensionLookup``).
+    public enum Extensions: Key {
+        /// What the plugin receives.
+        public typealias Service = any ExtensionLookup
+        /// `plugboard.extensions`: list it in `services:`.
+        public static var id: String { "plugboard.extensions" }
+    }
+
     /// Navigation by path to features of any plugin.
     public enum Router: Key {
         /// What the plugin receives.
