@@ -242,11 +242,11 @@ final class IsolatedChild: @unchecked Sendable {
             return reportThrew(frame.sequence, String(describing: error))
         }
         if call.unknownMethod {
-            _ = channel.send(IsolationProtocol.Kind.unknownMethod.rawValue, sequence: frame.sequence, payload: Array(method.utf8))
+            answer(.unknownMethod, frame.sequence, Array(method.utf8))
         } else if let result = call.result, result.count + 64 > IsolationProtocol.maximumFrame {
             reportThrew(frame.sequence, "its reply to '\(method)' takes \(result.count) bytes, over the limit of \(IsolationProtocol.maximumFrame) per message")
         } else if let result = call.result {
-            _ = channel.send(IsolationProtocol.Kind.reply.rawValue, sequence: frame.sequence, payload: result)
+            answer(.reply, frame.sequence, result)
         } else {
             reportThrew(frame.sequence, "the provider's serve(_:on:) for '\(method)' returned without replying")
         }
@@ -274,11 +274,21 @@ final class IsolatedChild: @unchecked Sendable {
             kind = .threw
             bytes = Array("the plugin does not adopt ReloadableState".utf8)
         }
-        _ = channel.send(kind.rawValue, sequence: sequence, payload: bytes)
+        answer(kind, sequence, bytes)
     }
 
     private func reportThrew(_ sequence: UInt64, _ message: String) {
-        _ = channel.send(IsolationProtocol.Kind.threw.rawValue, sequence: sequence, payload: Array(message.utf8))
+        answer(.threw, sequence, Array(message.utf8))
+    }
+
+    /// Answers the request being served: the last act for it, so this child
+    /// is not serving any more. (The host may stop the child as soon as it
+    /// reads the answer; the watcher must then leave the end of the stream
+    /// to the main loop, which deactivates the plugin, rather than kill a
+    /// child it still believes busy.)
+    private func answer(_ kind: IsolationProtocol.Kind, _ sequence: UInt64, _ payload: [UInt8]) {
+        serving.store(false, ordering: .releasing)
+        _ = channel.send(kind.rawValue, sequence: sequence, payload: payload)
     }
 
     private func send<Value: Encodable>(_ kind: IsolationProtocol.Kind, _ sequence: UInt64, _ value: Value) {

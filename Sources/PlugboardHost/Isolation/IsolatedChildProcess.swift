@@ -188,11 +188,23 @@ private final class ChildOutput: Sendable {
         ]
         var notices: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 << 10)
-        drain: while pollers[0].fd >= 0 || pollers[1].fd >= 0 {
-            guard poll(&pollers, 3, -1) >= 0 || errno == EINTR else { break }
+        var quitting = false
+        // After the quit, a bounded read: a process the child left behind
+        // may write without end.
+        var readsAfterQuit = 64
+        while pollers[0].fd >= 0 || pollers[1].fd >= 0 {
+            if quitting {
+                readsAfterQuit -= 1
+                if readsAfterQuit < 0 { break }
+            }
+            // Once told to end, what is already written is still read (a
+            // last notice may sit beside the quit); nothing more is waited for.
+            let ready = poll(&pollers, 3, quitting ? 0 : -1)
+            if ready < 0 && errno == EINTR { continue }
+            if ready < 0 || (quitting && ready == 0) { break }
             if pollers[2].revents != 0 {
-                for index in 0..<2 where pollers[index].fd >= 0 { close(pollers[index].fd) }
-                break drain
+                quitting = true
+                pollers[2].fd = -1
             }
             for index in 0..<2 where pollers[index].fd >= 0 && pollers[index].revents != 0 {
                 let count = chunk.withUnsafeMutableBytes { read(pollers[index].fd, $0.baseAddress, $0.count) }
@@ -216,6 +228,7 @@ private final class ChildOutput: Sendable {
                 }
             }
         }
+        for index in 0..<2 where pollers[index].fd >= 0 { close(pollers[index].fd) }
         let last = state.withLock { state -> [String] in
             defer { state.finished = true }
             return state.partial.isEmpty ? [] : [finishLine(&state)]

@@ -89,7 +89,7 @@ import Glibc
         #expect(logs.lines.withLock { $0 }.contains("warning [fixture.isolation-faults] hello log"))
         // Stopped cleanly, the plugin was deactivated (in the child, for an isolated one).
         host.shutdown()
-        #expect(logs.lines.withLock { $0 }.contains("info [fixture.isolation-faults] deactivated"))
+        #expect(logs.lines.withLock { $0 }.contains("info [fixture.isolation-faults] deactivated"), "\(host.diagnostics.map { "\($0.code): \($0.message)" })")
     }
 
     /// Events cross both ways: a host's event reaches the isolated plugin's
