@@ -1,3 +1,4 @@
+import Foundation
 import Plugboard
 
 extension PluginHost {
@@ -109,6 +110,20 @@ extension PluginHost {
         /// Record each admitted file's SHA-256 (``PluginRecord/sha256``) even
         /// without a lock file: what `plugboard lock` writes.
         package var recordsSHA256 = false
+
+        /// The environment variable `plugboard bisect` sets for the check it
+        /// runs: plugin ids, comma-separated, to keep out.
+        public static let disableVariable = "PLUGBOARD_DISABLE"
+
+        /// Keeps out the plugins named in ``disableVariable`` (what `plugboard
+        /// bisect` sets), each shown `disabled` with that source. For a host
+        /// that wants to be bisected; the `plugboard` tool's hosts call it.
+        public mutating func disableFromEnvironment() {
+            guard let text = ProcessInfo.processInfo.environment[Self.disableVariable] else { return }
+            for id in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !id.isEmpty {
+                disabledPlugins[id] = disabledPlugins[id] ?? "\(Self.disableVariable) (set by plugboard bisect)"
+            }
+        }
 
         /// Every disabled id with its source: ``disabledPlugins`` and
         /// `"enabled": false` entries of ``settings``.

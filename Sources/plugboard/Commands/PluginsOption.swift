@@ -59,6 +59,8 @@ enum PluginsOption {
             lockFile: arguments.flag(locked.long) ? pluginsDirectory.map(LockFile.defaultPath(for:)) : nil,
             trust: trust(arguments))
         if arguments.flag(isolateAll.long) { configuration.defaultIsolation = .isolated }
+        // `plugboard bisect` runs checks with some plugins kept out.
+        configuration.disableFromEnvironment()
         if let ids = arguments.value(isolate.long) {
             let list = ids.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
             guard !list.isEmpty, list.allSatisfy({ !$0.isEmpty }) else {
