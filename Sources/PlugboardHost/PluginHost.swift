@@ -49,6 +49,8 @@
 /// ### Reading providers and state
 /// - ``registry``
 /// - ``records``
+/// - ``snapshot()``
+/// - ``PluginSnapshot``
 /// - ``activePluginIDs``
 /// - ``diagnostics``
 /// - ``lastDiscovery``
@@ -269,6 +271,21 @@ public final class PluginHost: Sendable {
                 record.isolation = lifecycle.isolationStatus(of: id)
             }
             return record
+        }
+    }
+
+    /// A status snapshot per plugin file: what runs, from which bytes, since
+    /// when, in which generation and where, with counts for isolated
+    /// plugins and why the others are not running. Cheap: no plugin code
+    /// runs and no file is read.
+    public func snapshot() -> [PluginSnapshot] {
+        records.map { record in
+            let live = record.id.flatMap { record.status == .active ? lifecycle.liveFacts(of: $0) : nil }
+            return PluginSnapshot(
+                id: record.id, file: record.path, status: record.status.rawValue, version: record.version?.description,
+                code: record.code, generation: live?.generation, contentHash: live?.contentHash, sha256: record.sha256,
+                activatedAt: live?.activatedAt, isolation: record.isolation, calls: live?.calls, failures: live?.failures,
+                crashes: live?.crashes, quarantine: record.quarantine)
         }
     }
 

@@ -219,7 +219,17 @@ extension Catalog {
         let admitted = examined.compactMap(\.available)
         let fresh = examined.enumerated().filter { reused[$0.offset] == nil }.map(\.element.record)
         state.withLock { state in
-            state.records.append(contentsOf: fresh)
+            // A file examined again (it was refused before) has one record,
+            // the latest, where its old one was.
+            for record in fresh {
+                if let first = state.records.firstIndex(where: { $0.path == record.path }) {
+                    state.records = state.records.enumerated().compactMap { index, old in
+                        old.path != record.path ? old : index == first ? record : nil
+                    }
+                } else {
+                    state.records.append(record)
+                }
+            }
             for plugin in admitted { state.available[plugin.plugin.id] = plugin }
         }
         // After they are available: a trigger that fires now finds them.

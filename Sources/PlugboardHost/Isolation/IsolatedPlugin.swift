@@ -54,6 +54,8 @@ final class IsolatedPlugin: Sendable {
     let launch: Launch
     let token: CallToken
     let state = Mutex(State())
+    /// Calls and failures, for ``PluginHost/snapshot()``.
+    let counts = CallCounts()
     /// Events the child subscribed to (once each, across restarts).
     let subscribed = Mutex<Set<String>>([])
     /// Publishes what the child published, in order, off the thread that
@@ -208,8 +210,25 @@ final class IsolatedPlugin: Sendable {
 
     // MARK: - Calls
 
-    /// One call of requirement `method` of provider `index`; the reply's bytes.
+    /// Calls made, and those that failed (any ``IsolatedCallError``).
+    final class CallCounts: Sendable {
+        let calls = Atomic<Int>(0)
+        let failures = Atomic<Int>(0)
+    }
+
+    /// One call of requirement `method` of provider `index`; the reply's
+    /// bytes. Counted (an atomic add each: nothing beside a process crossing).
     func call(_ index: UInt32, interfaceID: String, method: String, arguments: some Encodable) throws(IsolatedCallError) -> ArraySlice<UInt8> {
+        counts.calls.add(1, ordering: .relaxed)
+        do {
+            return try answer(index, interfaceID: interfaceID, method: method, arguments: arguments)
+        } catch {
+            counts.failures.add(1, ordering: .relaxed)
+            throw error
+        }
+    }
+
+    private func answer(_ index: UInt32, interfaceID: String, method: String, arguments: some Encodable) throws(IsolatedCallError) -> ArraySlice<UInt8> {
         let policy = launch.policies[interfaceID] ?? .standard
         let limit = IsolatedCallPolicy.deadlineOverride ?? policy.deadline
         let method = Array(method.utf8.prefix(Int(UInt16.max)))

@@ -64,8 +64,13 @@ extension Lifecycle {
                 return .failure(error)
             }
         }
+        let hash = ContentHash.text(image.checked.hash)
         if let isolation = isolation(of: plugin.plugin.id) {
-            return startIsolated(image, isolation: isolation, generation: 1, activePlugins: running).map(\.live)
+            return startIsolated(image, isolation: isolation, generation: 1, activePlugins: running).map { started in
+                var live = started.live
+                live.contentHash = hash
+                return live
+            }
         }
         let date = Quarantine.now()
         let interruptedStarts = catalog.interruptedStarts(of: path, identity: plugin.identity)
@@ -85,6 +90,11 @@ extension Lifecycle {
         return Activation.start(
             loaded, path: path, generation: 1,
             context: services.context(for: loaded.descriptor, defaults: defaults, activePlugins: running),
-            registry: registry, journal: journal, note: note)
+            registry: registry, journal: journal, note: note
+        ).map { started in
+            var live = started
+            live.contentHash = hash
+            return live
+        }
     }
 }

@@ -104,7 +104,8 @@ extension Lifecycle {
                 result = restart(plugin, state: dependent.state, activePlugins: running)
             }
             switch result {
-            case let .success((live, note)):
+            case .success((var live, let note)):
+                live.contentHash = plugin.contentHash
                 running.insert(live.id)
                 started.append(live)
                 results.append(.init(pluginID: plugin.id, generation: live.generation, stateNote: note, error: nil))

@@ -1,3 +1,4 @@
+import Foundation
 @_spi(PlugboardHost) import Plugboard
 
 extension Lifecycle {
@@ -108,5 +109,16 @@ extension Lifecycle {
         return isolation(of: id) == nil
             ? IsolationStatus(mode: "in-process", state: "not-started", pid: nil, restarts: 0)
             : IsolationStatus(mode: "isolated", state: "not-started", pid: nil, restarts: 0)
+    }
+}
+
+extension Lifecycle {
+    /// What a snapshot shows of a live plugin: generation, start, hash, counts.
+    func liveFacts(of id: String) -> (generation: Int, activatedAt: Date, contentHash: String?, calls: Int?, failures: Int?, crashes: Int?)? {
+        guard let plugin = live.withLock({ $0.first { $0.id == id } }) else { return nil }
+        let isolated = plugin.isolated
+        return (plugin.generation, plugin.activatedAt, plugin.contentHash,
+                isolated?.counts.calls.load(ordering: .relaxed), isolated?.counts.failures.load(ordering: .relaxed),
+                isolated?.status.restarts)
     }
 }

@@ -138,6 +138,7 @@ extension Lifecycle {
         case let .success(success):
             var started = success.live
             started.identity = prepared.build.identity
+            started.contentHash = ContentHash.text(prepared.build.hash)
             (live, note, memory) = (started, success.note, success.memory)
         case let .failure(error):
             timings.load = lap()

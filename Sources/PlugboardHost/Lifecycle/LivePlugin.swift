@@ -1,3 +1,4 @@
+import Foundation
 import Plugboard
 
 /// A plugin instance the host created and activated.
@@ -21,6 +22,9 @@ struct LivePlugin: Sendable {
     /// Its version and the plugins it requires, as its descriptor says.
     var version = ""
     var requires: [PluginDependency] = []
+    /// The admitted bytes' fingerprint (``ContentHash``), and when it started.
+    var contentHash: String? = nil
+    var activatedAt = Date()
     /// What an isolated plugin's child loads: kept to start it again when a
     /// plugin it requires is reloaded.
     var image: LoadableImage? = nil

@@ -18,7 +18,8 @@ enum DevCommand: CLICommand {
         ready, build-started, build-failed, rejected, rolled-back, reloaded, plan, planned) and human \
         lines on stderr. A reload of a plugin that others require (docs/dependencies.md) first prints \
         its plan: they stop, newest first, and start again on the new build with their state; \
-        --dry-run prints the plan of each save and reloads nothing. Stop with Ctrl-C. Exits 0 when stopped, 1 if the package cannot be used, 64 on wrong usage.
+        --dry-run prints the plan of each save and reloads nothing. SIGUSR1 prints a status snapshot of \
+        every plugin (`status` event: generation, content hash, isolation, calls). Stop with Ctrl-C. Exits 0 when stopped, 1 if the package cannot be used, 64 on wrong usage.
         """,
         options: [
             .init(long: "--plugins", short: "-p", valueName: "dir", help: "Other plugins to load beside it."),

@@ -4,7 +4,8 @@ import Foundation
 /// One line of `plugboard dev --json`: `event` is one of `ready`,
 /// `build-started`, `build-failed`, `rejected`, `rolled-back`, `reloaded`,
 /// `plan` (before a reload that stops and restarts the plugins that require
-/// this one) and `planned` (--dry-run: what a reload would do).
+/// this one), `planned` (--dry-run: what a reload would do) and `status`
+/// (on SIGUSR1: a snapshot of every plugin).
 struct DevEvent: Encodable {
     var event: String
     var id: String?
@@ -23,6 +24,8 @@ struct DevEvent: Encodable {
     var changed: [String]?
     /// A reload's plan, or what became of each plugin that requires this one.
     var steps: [String]?
+    /// `status` (on SIGUSR1): every plugin of the session's host.
+    var plugins: [PluginSnapshot]?
 
     init(_ event: String, id: String? = nil, generation: Int? = nil) {
         self.event = event
@@ -47,6 +50,14 @@ struct DevEvent: Encodable {
         if let changed, !changed.isEmpty { line += "  " + Terminal.safe(changed.joined(separator: ", ")) }
         if let code { line += "\n  [\(Terminal.safe(code))] \(Terminal.safe(reason ?? ""))" }
         for step in steps ?? [] { line += "\n  · " + Terminal.safe(step) }
+        for plugin in plugins ?? [] {
+            var facts = [plugin.status]
+            if let generation = plugin.generation { facts.append("gen \(generation)") }
+            if let mode = plugin.isolation?.mode { facts.append(mode) }
+            if let calls = plugin.calls { facts.append("\(calls) calls, \(plugin.failures ?? 0) failed") }
+            if let code = plugin.code { facts.append(code) }
+            line += "\n  · \(Terminal.safe(plugin.id ?? plugin.file)): " + facts.joined(separator: ", ")
+        }
         for diagnostic in diagnostics ?? [] { line += "\n  " + Terminal.safe(diagnostic) }
         if let output { line += "\n  → " + Terminal.safe(output) }
         return line
@@ -55,7 +66,7 @@ struct DevEvent: Encodable {
     private var style: Terminal.Style {
         switch event {
         case "ready", "reloaded": .green
-        case "build-started", "plan", "planned": .cyan
+        case "build-started", "plan", "planned", "status": .cyan
         case "rolled-back": .yellow
         default: .red
         }

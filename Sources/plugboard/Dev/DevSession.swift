@@ -7,7 +7,8 @@ import PlugboardHost
 /// One `plugboard dev` session: build, load, watch, rebuild, reload.
 final class DevSession: @unchecked Sendable {
     // @unchecked: all state is used from the session's own thread; the
-    // signal handler only calls `watcher.stop()`, which is thread-safe.
+    // signal handlers only call `watcher.stop()` and `host.snapshot()`, which
+    // are thread-safe, and read `json`, a constant.
     let builder: PackageBuilder
     let json: Bool
     let host: PluginHost
@@ -45,6 +46,7 @@ final class DevSession: @unchecked Sendable {
 
     func run() -> Int32 {
         stopOnSignals()
+        statusOnSignal()
         if let directory = host.configuration.pluginsDirectory {
             do {
                 let discovered = try host.discover()
@@ -212,6 +214,21 @@ final class DevSession: @unchecked Sendable {
     private func info(_ message: String) {
         let line = Terminal.style("plugboard dev: ", .bold, stderr: json) + message + "\n"
         json ? Terminal.writeErr(line) : Terminal.write(line)
+    }
+
+    /// SIGUSR1 prints a status snapshot of every plugin (`status` event).
+    private func statusOnSignal() {
+        signal(SIGUSR1, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
+        source.setEventHandler { [self] in
+            // Only the host (thread-safe) is read here: the session's own
+            // fields belong to its thread.
+            var event = DevEvent("status")
+            event.plugins = host.snapshot()
+            emit(event)
+        }
+        source.resume()
+        signalSources.append(source)
     }
 
     private func stopOnSignals() {

@@ -127,6 +127,16 @@ import Testing
             "stop fixture.dep.on-greeter", "switch dev.plugboard.example.greeter 1.1.0 → 1.1.0", "start fixture.dep.on-greeter again",
         ])
         #expect(reloaded["steps"] as? [String] == ["fixture.dep.on-greeter gen 2 (state handed over)"])
+
+        // SIGUSR1: a status snapshot of every plugin.
+        kill(session.process.processIdentifier, SIGUSR1)
+        let status = try #require(session.next())
+        #expect(status["event"] as? String == "status")
+        let snapshot = try #require(status["plugins"] as? [[String: Any]])
+        let greeter = try #require(snapshot.first { $0["id"] as? String == "dev.plugboard.example.greeter" })
+        #expect(greeter["status"] as? String == "active")
+        #expect(greeter["generation"] as? Int == 2)
+        #expect(snapshot.first { $0["id"] as? String == "fixture.dep.on-greeter" }?["generation"] as? Int == 2, "\(snapshot.filter { $0["id"] as? String == "fixture.dep.on-greeter" })")
         let ms = try #require(reloaded["ms"] as? [String: Double])
         #expect(Set(ms.keys) == ["detect", "build", "verify", "load", "switch"])
 
