@@ -14,7 +14,7 @@ public struct PluginSnapshot: Sendable, Encodable {
     public let code: String?
     /// The live generation (1, then one more per reload).
     public let generation: Int?
-    /// The fingerprint of the admitted bytes it runs (``ContentHash``: 16
+    /// The fingerprint of the admitted bytes it runs (a fast 64-bit hash: 16
     /// hex digits), and their SHA-256 when the host records it (lock file).
     public let contentHash: String?
     public let sha256: String?
