@@ -37,6 +37,8 @@
 /// - ``activate(pluginIDs:)``
 /// - ``activateAll()``
 /// - ``reload(_:from:verification:)``
+/// - ``refresh()``
+/// - ``RefreshOutcome``
 /// - ``reload(_:from:verification:beforeActing:)``
 /// - ``planReload(_:from:verification:)``
 /// - ``ReloadPlan``
@@ -226,6 +228,29 @@ public final class PluginHost: Sendable {
     /// nothing in the host.
     public func planReload(_ pluginID: String, from file: String, verification: ReloadVerification = .load) -> ReloadPlan {
         lifecycle.planReload(pluginID, from: file, verification: verification)
+    }
+
+    /// Looks at ``Configuration/pluginsDirectory`` again while the host runs
+    /// (what a file watcher, an admin call or SIGHUP triggers): new files are
+    /// admitted and scanned like any (available, and started if they have the
+    /// `startup` trigger); an active plugin whose file changed is reloaded
+    /// (``reload(_:from:verification:)``: verified, state handed over, its
+    /// dependents cascaded; a failure leaves the running generation
+    /// serving); one whose file is gone is retired: out of the registry, then
+    /// deactivated (calls already running finish on it), and the plugins that
+    /// require it stop (`dependency-missing`). Install files by renaming them
+    /// into place (`plugboard install`): a file written in place may be
+    /// examined half-written.
+    public func refresh() throws(PluginDirectory.ScanError) -> RefreshOutcome {
+        let before = Set(catalog.records.map(\.path))
+        let (changed, gone) = lifecycle.changedFiles()
+        lifecycle.retire(gone)
+        let reexamined = catalog.forgetChangedFiles()
+        let discovered = try discover()
+        lifecycle.activate(pluginIDs: catalog.availableIDs(trigger: "startup"))
+        let reloaded = changed.map { lifecycle.reload($0.id, from: $0.path, verification: .load, beforeActing: { _ in }) }
+        let added = withIsolation(catalog.current(discovered)).filter { !before.contains($0.path) }
+        return RefreshOutcome(added: added, reloaded: reloaded, removed: gone.map(\.id), reexamined: reexamined)
     }
 
     /// Deactivates every plugin in reverse activation order and empties the

@@ -172,6 +172,33 @@ final class Catalog: Sendable {
         }
     }
 
+    /// Forgets the records of files whose plugins were retired (the files
+    /// are gone); their ids are free again.
+    func forgetRecords(of paths: Set<String>) {
+        state.withLock { state in
+            state.records.removeAll { paths.contains($0.path) }
+            for (id, path) in state.claimed where paths.contains(path) { state.claimed[id] = nil }
+        }
+    }
+
+    /// For a refresh: available plugins whose file changed or is gone are
+    /// forgotten (the next discovery examines a changed file again), and so
+    /// are the records of refused files that are gone. Their ids.
+    func forgetChangedFiles() -> [String] {
+        state.withLock { state in
+            var forgotten: [String] = []
+            for (id, plugin) in state.available where FileIdentity.of(path: plugin.path) != plugin.identity {
+                state.available[id] = nil
+                state.records.removeAll { $0.path == plugin.path }
+                forgotten.append(id)
+            }
+            state.records.removeAll { record in
+                record.status != .active && record.status != .available && FileIdentity.of(path: record.path) == nil
+            }
+            return forgotten.sorted()
+        }
+    }
+
     /// A dependent restarted by a reload cascade runs as `generation`.
     func setGeneration(of id: String, _ generation: Int) {
         state.withLock { state in

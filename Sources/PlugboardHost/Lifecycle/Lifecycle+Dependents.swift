@@ -216,19 +216,27 @@ extension Lifecycle {
     /// ones that require it optionally keep running and hear of it
     /// (``PluginStopped``).
     func stopDependents(ofQuarantined id: String, _ error: PluginLoadError) {
+        stopDependents(of: id, error, gone: "quarantined (\(error.code.rawValue))", code: .dependencyQuarantined)
+    }
+
+    /// Plugin `id` stopped for good while the host runs (`error` says why,
+    /// `gone` says it in a dependent's reason): the plugins that require it
+    /// stop with `code`, transitively; every plugin stopped is announced.
+    func stopDependents(of id: String, _ error: PluginLoadError, gone description: String, code: PluginLoadError.Code) {
         announceStopped(id, error)
-        var gone: [String: String] = [id: "quarantined (\(error.code.rawValue))"]
+        var gone: [String: String] = [id: description]
         var stopping: [LivePlugin] = []
         for plugin in dependents(of: id) where plugin.requires.contains(where: { !$0.optional && gone[$0.id] != nil }) {
-            gone[plugin.id] = "stopped (dependency-quarantined)"
+            gone[plugin.id] = "stopped (\(code.rawValue))"
             stopping.append(plugin)
         }
         guard !stopping.isEmpty else { return }
         _ = stopDependents(stopping, savingState: false)
         for plugin in stopping {
             let requirement = plugin.requires.first { !$0.optional && gone[$0.id] != nil }!
-            recordStopped(plugin.id, .dependency(.dependencyQuarantined, path: plugin.path, id: plugin.id,
-                reason: "requires plugin \(requirement.id), which is \(gone[requirement.id]!); fix \(id) first (plugboard list --rescan lifts a quarantine once the file is fixed)"))
+            let fix = code == .dependencyQuarantined ? "fix \(id) first (plugboard list --rescan lifts a quarantine once the file is fixed)" : "install \(id) again"
+            recordStopped(plugin.id, .dependency(code, path: plugin.path, id: plugin.id,
+                reason: "requires plugin \(requirement.id), which is \(gone[requirement.id]!); \(fix)"))
         }
     }
 }
