@@ -19,7 +19,8 @@ enum DevCommand: CLICommand {
         lines on stderr. A reload of a plugin that others require (docs/dependencies.md) first prints \
         its plan: they stop, newest first, and start again on the new build with their state; \
         --dry-run prints the plan of each save and reloads nothing. SIGUSR1 prints a status snapshot of \
-        every plugin (`status` event: generation, content hash, isolation, calls). Stop with Ctrl-C. Exits 0 when stopped, 1 if the package cannot be used, 64 on wrong usage.
+        every plugin (`status` event: generation, content hash, isolation, calls); SIGHUP looks at --plugins \
+        again (`refreshed` event: files added, reloaded, removed; install with `plugboard install`). Stop with Ctrl-C. Exits 0 when stopped, 1 if the package cannot be used, 64 on wrong usage.
         """,
         options: [
             .init(long: "--plugins", short: "-p", valueName: "dir", help: "Other plugins to load beside it."),

@@ -5,7 +5,8 @@ import Foundation
 /// `build-started`, `build-failed`, `rejected`, `rolled-back`, `reloaded`,
 /// `plan` (before a reload that stops and restarts the plugins that require
 /// this one), `planned` (--dry-run: what a reload would do) and `status`
-/// (on SIGUSR1: a snapshot of every plugin).
+/// (on SIGUSR1: a snapshot of every plugin) and `refreshed` (on SIGHUP:
+/// what `PluginHost.refresh()` found in --plugins).
 struct DevEvent: Encodable {
     var event: String
     var id: String?
@@ -66,7 +67,7 @@ struct DevEvent: Encodable {
     private var style: Terminal.Style {
         switch event {
         case "ready", "reloaded": .green
-        case "build-started", "plan", "planned", "status": .cyan
+        case "build-started", "plan", "planned", "status", "refreshed": .cyan
         case "rolled-back": .yellow
         default: .red
         }

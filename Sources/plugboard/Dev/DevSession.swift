@@ -7,8 +7,8 @@ import PlugboardHost
 /// One `plugboard dev` session: build, load, watch, rebuild, reload.
 final class DevSession: @unchecked Sendable {
     // @unchecked: all state is used from the session's own thread; the
-    // signal handlers only call `watcher.stop()` and `host.snapshot()`, which
-    // are thread-safe, and read `json`, a constant.
+    // signal handlers only call `watcher.stop()`, `host.snapshot()` and
+    // `host.refresh()`, which are thread-safe, and read `json`, a constant.
     let builder: PackageBuilder
     let json: Bool
     let host: PluginHost
@@ -47,6 +47,7 @@ final class DevSession: @unchecked Sendable {
     func run() -> Int32 {
         stopOnSignals()
         statusOnSignal()
+        refreshOnSignal()
         if let directory = host.configuration.pluginsDirectory {
             do {
                 let discovered = try host.discover()
@@ -214,6 +215,29 @@ final class DevSession: @unchecked Sendable {
     private func info(_ message: String) {
         let line = Terminal.style("plugboard dev: ", .bold, stderr: json) + message + "\n"
         json ? Terminal.writeErr(line) : Terminal.write(line)
+    }
+
+    /// SIGHUP looks at --plugins again (`PluginHost.refresh()`: new files
+    /// added, changed ones reloaded, removed ones retired): a `refreshed` event.
+    private func refreshOnSignal() {
+        signal(SIGHUP, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        source.setEventHandler { [self] in
+            guard host.configuration.pluginsDirectory != nil else { return }
+            var event = DevEvent("refreshed")
+            do {
+                let outcome = try host.refresh()
+                event.steps = outcome.added.map { "added \($0.id ?? $0.path) (\($0.status.rawValue)\($0.code.map { ": \($0)" } ?? ""))" }
+                    + outcome.reloaded.map { "reloaded \($0.pluginID): " + ($0.error.map { "[\($0.code.rawValue)] \($0.reason)" } ?? "generation \($0.generation)") }
+                    + outcome.removed.map { "removed \($0)" }
+            } catch {
+                event.code = "plugins-directory-unreadable"
+                event.reason = "\(error)"
+            }
+            emit(event)
+        }
+        source.resume()
+        signalSources.append(source)
     }
 
     /// SIGUSR1 prints a status snapshot of every plugin (`status` event).

@@ -136,7 +136,15 @@ import Testing
         let greeter = try #require(snapshot.first { $0["id"] as? String == "dev.plugboard.example.greeter" })
         #expect(greeter["status"] as? String == "active")
         #expect(greeter["generation"] as? Int == 2)
-        #expect(snapshot.first { $0["id"] as? String == "fixture.dep.on-greeter" }?["generation"] as? Int == 2, "\(snapshot.filter { $0["id"] as? String == "fixture.dep.on-greeter" })")
+        #expect(snapshot.first { $0["id"] as? String == "fixture.dep.on-greeter" }?["generation"] as? Int == 2)
+
+        // SIGHUP: --plugins looked at again; a plugin installed since is added.
+        _ = try work.copy(Fixtures.library("Gamma"), as: "plugins/.gamma.so.partial")
+        #expect(rename(work.file("plugins/.gamma.so.partial"), work.file("plugins/gamma.so")) == 0)
+        kill(session.process.processIdentifier, SIGHUP)
+        let refreshed = try #require(session.next())
+        #expect(refreshed["event"] as? String == "refreshed")
+        #expect(refreshed["steps"] as? [String] == ["added fixture.gamma (available)"])
         let ms = try #require(reloaded["ms"] as? [String: Double])
         #expect(Set(ms.keys) == ["detect", "build", "verify", "load", "switch"])
 

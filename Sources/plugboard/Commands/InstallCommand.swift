@@ -1,0 +1,121 @@
+import Foundation
+import PlugboardHost
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `plugboard install FILE --plugins DIR`: the safe install.
+enum InstallCommand: CLICommand {
+    static let spec = CommandSpec(
+        name: "install",
+        abstract: "Install a plugin file into a plugins directory safely (checked, then renamed into place).",
+        discussion: """
+        Checks FILE first, as a host would (trust, static checks, a scan in a scanner process; \
+        nothing runs in this process), and refuses it, leaving DIR untouched, unless it is \
+        available. Then writes its bytes under a temporary name in DIR, flushes them to disk and \
+        renames them into place, so a host looking at DIR (`PluginHost.refresh()`, SIGHUP to \
+        `plugboard dev`) never sees a half-written file, and checks that the bytes installed are \
+        the bytes checked. With a lock file (DIR/plugboard.lock) it updates that file's entry \
+        first. Exits 0 when installed, 1 when FILE is refused or cannot be installed, 64 on wrong \
+        usage.
+        """,
+        options: [PluginsOption.option,
+                  .init(long: "--as", valueName: "name", help: "The file name in DIR (default: FILE's name); must end in .so."),
+                  CommandSpec.json] + PluginsOption.host,
+        positionals: [.init(name: "file", help: "The plugin .so file to install.")])
+
+    struct Report: Encodable {
+        let id: String
+        let version: String
+        let file: String
+        let sha256: String
+        let lockUpdated: Bool
+    }
+
+    static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32 {
+        let directory = try PluginsOption.directory(arguments, command: spec.name)
+        let source = arguments.positionals[0]
+        let name = arguments.value("--as") ?? URL(fileURLWithPath: source).lastPathComponent
+        guard name.hasSuffix(".so"), !name.contains("/"), !name.hasPrefix(".") else {
+            throw UsageError(message: "'--as' takes a file name ending in .so, without '/', got '\(name)'", command: spec.name)
+        }
+        // 1. Checked as a host would, before DIR is touched.
+        var configuration = try PluginsOption.configuration(arguments, pluginsDirectory: nil, command: spec.name)
+        configuration.lockFile = nil
+        configuration.recordsSHA256 = true
+        let checker = PluginHost(configuration: configuration)
+        checker.declareDemoExtensionPoints()
+        let record = checker.discover(files: [source], rescan: true).first
+        checker.shutdown()
+        guard let record, record.status == .available, let id = record.id, let version = record.version, let sha256 = record.sha256 else {
+            let reason = record?.error.map { "[\($0.code.rawValue)] \($0.reason)" } ?? "it could not be examined"
+            Terminal.error("refused \(Terminal.safe(source)): \(Terminal.safe(reason)); nothing was installed")
+            return ExitStatus.failure
+        }
+        guard let bytes = FileManager.default.contents(atPath: source).map([UInt8].init),
+              LockFile.sha256(of: bytes) == sha256 else {
+            Terminal.error("\(Terminal.safe(source)) changed while it was checked; nothing was installed: install it again")
+            return ExitStatus.failure
+        }
+        // 2. The lock entry first: a locked host admits the new bytes once they arrive.
+        let lockPath = LockFile.defaultPath(for: directory)
+        var lockUpdated = false
+        if FileManager.default.fileExists(atPath: lockPath) {
+            do {
+                let lock = try LockFile.load(lockPath)
+                let entries = lock.plugins.filter { $0.file != name && $0.id != id }
+                    + [LockFile.Entry(file: name, id: id, version: version.description, sha256: sha256)]
+                try LockFile(plugins: entries, libraries: lock.libraries).write(to: lockPath)
+                lockUpdated = true
+            } catch {
+                Terminal.error("cannot update \(Terminal.safe(lockPath)): \(error); nothing was installed")
+                return ExitStatus.failure
+            }
+        }
+        // 3. Under a temporary name in DIR, flushed, renamed into place.
+        let target = "\(directory)/\(name)"
+        if let problem = place(bytes, at: target, in: directory) {
+            Terminal.error("cannot install \(Terminal.safe(target)): \(problem)")
+            return ExitStatus.failure
+        }
+        if arguments.flag("--json") {
+            JSONOutput.print(Report(id: id, version: version.description, file: target, sha256: sha256, lockUpdated: lockUpdated))
+        } else {
+            Terminal.write("Installed \(id) \(version) as \(Terminal.safe(target))" + (lockUpdated ? "; \(Terminal.safe(lockPath)) updated" : "") + "\n")
+        }
+        return ExitStatus.success
+    }
+
+    /// Writes `bytes` to a new temporary file in `directory`, fsyncs it,
+    /// renames it to `target` and fsyncs the directory; the reason if not.
+    static func place(_ bytes: [UInt8], at target: String, in directory: String) -> String? {
+        let temporary = "\(directory)/.\(URL(fileURLWithPath: target).lastPathComponent).partial-\(getpid())"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o755)
+        guard fd >= 0 else { return "cannot create \(temporary): \(String(cString: strerror(errno)))" }
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else {
+                let reason = String(cString: strerror(errno))
+                close(fd)
+                unlink(temporary)
+                return "cannot write \(temporary): \(reason)"
+            }
+            written += count
+        }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard synced, rename(temporary, target) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            return reason
+        }
+        let folder = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if folder >= 0 {
+            fsync(folder)
+            close(folder)
+        }
+        return nil
+    }
+}
