@@ -1,6 +1,7 @@
 import Foundation
 import Plugboard
 import PlugboardHost
+import Synchronization
 import Testing
 
 /// A running host picks up what was installed, replaced and removed, when
@@ -64,5 +65,74 @@ import Testing
         // And once more: nothing left to do.
         let after = try host.refresh()
         #expect(after.added.isEmpty && after.reloaded.isEmpty && after.removed.isEmpty)
+    }
+
+    /// Four threads call every command without pause while 50 changes land
+    /// (a plugin installed and removed, another replaced by a new build),
+    /// each followed by a refresh: no call fails, every change is live when
+    /// its refresh returns, and the slowest refresh is reported.
+    @Test func callsKeepWorkingWhileFiftyChangesLand() throws {
+        let dir = try TemporaryDirectory()
+        let plugins = dir.file("plugins")
+        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try install(Fixtures.library("Alpha"), as: "alpha.so", in: plugins)
+        try install(Fixtures.library("ReloadV1"), as: "reloadable.so", in: plugins)
+        let host = PluginHost(configuration: .init(pluginsDirectory: plugins, dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache")))
+        defer { host.shutdown() }
+        host.declare(Commands.self)
+        try host.start()
+        host.activateAll()
+
+        let stop = Atomic<Bool>(false)
+        let calls = Atomic<Int>(0)
+        let failures = Mutex<[String]>([])
+        let barrier = try EventPipe()
+        let done = DispatchGroup()
+        for _ in 0..<4 {
+            done.enter()
+            Thread {
+                defer { done.leave() }
+                barrier.wait()
+                while !stop.load(ordering: .relaxed) {
+                    for command in host.registry.providers(of: Commands.self) {
+                        do {
+                            _ = try command.run(arguments: [])
+                            calls.add(1, ordering: .relaxed)
+                        } catch {
+                            failures.withLock { $0.append("\(command.name): \(error)") }
+                        }
+                    }
+                }
+            }.start()
+        }
+        barrier.signal(count: 4)
+        var slowest = Duration.zero
+        for change in 0..<50 {
+            let clock = ContinuousClock.now
+            switch change % 4 {
+            case 0: try install(Fixtures.library("Gamma"), as: "gamma.so", in: plugins)
+            case 1: try install(Fixtures.library("ReloadV2"), as: "reloadable.so", in: plugins)
+            case 2: try FileManager.default.removeItem(atPath: "\(plugins)/gamma.so")
+            default: try install(Fixtures.library("ReloadV1"), as: "reloadable.so", in: plugins)
+            }
+            let outcome = try host.refresh()
+            slowest = max(slowest, ContinuousClock.now - clock)
+            let names = Set(host.registry.providers(of: Commands.self).map(\.name))
+            switch change % 4 {
+            case 0: #expect(outcome.added.map(\.id) == ["fixture.gamma"] && names.contains("gamma"), "change \(change)")
+            case 2: #expect(outcome.removed == ["fixture.gamma"] && !names.contains("gamma"), "change \(change)")
+            default:
+                #expect(outcome.reloaded.map(\.result) == [.reloaded], "change \(change): \(outcome.reloaded.map(\.error))")
+                let version = try run(host, "reloadable")
+                #expect(version.hasPrefix(change % 4 == 1 ? "v2" : "v1"), "change \(change): \(version)")
+            }
+        }
+        stop.store(true, ordering: .relaxed)
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(failures.withLock { $0 }.isEmpty)
+        #expect(calls.load(ordering: .relaxed) > 0)
+        #expect(host.activePluginIDs.contains("fixture.alpha"))
+        // Reported, not asserted (tests never time): the bound a change took.
+        print("live updates: 50 changes, slowest install-to-live \(slowest), \(calls.load(ordering: .relaxed)) calls, none failed")
     }
 }
