@@ -30,7 +30,7 @@ public final class SourceWatcher: Sendable {
     public let quiet: Double
     /// "inotify" or "polling".
     public let mode: String
-    private let inotify: Int32
+    private let inotify: InotifyEvents?
     private let watches = Mutex<[Int32: String]>([:])
     private let stopped = Atomic<Bool>(false)
     /// Polling: the state last seen, kept across calls so saves made while
@@ -41,15 +41,10 @@ public final class SourceWatcher: Sendable {
         self.root = PluginDirectory.absolutePath(root)
         self.ignoring = ignoring
         self.quiet = quiet
-        let fd = polling ? -1 : inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        inotify = fd
-        mode = fd >= 0 ? "inotify" : "polling"
-        if fd >= 0 { for directory in directories() { addWatch(directory) } }
-        if fd < 0 { lastSnapshot.withLock { $0 = snapshot() } }
-    }
-
-    deinit {
-        if inotify >= 0 { close(inotify) }
+        inotify = polling ? nil : InotifyEvents()
+        let watching = inotify != nil
+        mode = watching ? "inotify" : "polling"
+        if watching { for directory in directories() { addWatch(directory) } } else { lastSnapshot.withLock { $0 = snapshot() } }
     }
 
     /// Makes ``waitForChange()`` return nil soon (from any thread or a signal handler's queue).
@@ -60,58 +55,42 @@ public final class SourceWatcher: Sendable {
 
     /// Blocks until a change settles; nil once ``stop()`` was called.
     public func waitForChange() -> Change? {
-        inotify >= 0 ? waitWithInotify() : waitByPolling()
+        inotify != nil ? waitWithInotify() : waitByPolling()
     }
 
     // MARK: - inotify
 
     private func addWatch(_ directory: String) {
         let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_MODIFY)
-        let wd = inotify_add_watch(inotify, directory, mask)
-        if wd >= 0 { watches.withLock { $0[wd] = directory } }
+        if let wd = inotify?.add(directory, mask: mask) { watches.withLock { $0[wd] = directory } }
     }
 
     private func waitWithInotify() -> Change? {
         var changed: Set<String> = []
         var first: ContinuousClock.Instant?
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while !stopped.load(ordering: .relaxed) {
-            var descriptor = pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)
-            let timeout = first == nil ? 200 : Int32(quiet * 1000)
-            let ready = poll(&descriptor, 1, timeout)
-            if ready == 0 {
+            guard let events = inotify?.wait(milliseconds: first == nil ? 200 : Int32(quiet * 1000)) else { return nil }
+            if events.isEmpty {
                 if let start = first {
                     if !changed.isEmpty { return Change(paths: changed.sorted(), detectMilliseconds: start.millisecondsElapsed) }
                     first = nil  // only irrelevant events (editor scratch files)
                 }
                 continue
             }
-            if ready < 0 { if errno == EINTR { continue } else { return nil } }
-            let count = buffer.withUnsafeMutableBytes { read(inotify, $0.baseAddress, $0.count) }
-            guard count > 0 else { continue }
-            var offset = 0
-            while offset + 16 <= count {
+            for event in events {
                 if first == nil { first = .now }
-                let (wd, mask, length) = buffer.withUnsafeBytes { bytes in
-                    (bytes.loadUnaligned(fromByteOffset: offset, as: Int32.self),
-                     bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
-                     Int(bytes.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
-                }
-                let nameBytes = buffer[(offset + 16)..<min(count, offset + 16 + length)].prefix { $0 != 0 }
-                let name = String(decoding: nameBytes, as: UTF8.self)
-                offset += 16 + length
-                if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                if event.overflowed {
                     // Events were lost: treat it as a change of everything.
                     changed.insert("(inotify queue overflowed)")
                     continue
                 }
-                guard let directory = watches.withLock({ $0[wd] }) else { continue }
-                let path = "\(directory)/\(name)"
-                guard isRelevant(name) else { continue }
-                if mask & UInt32(IN_ISDIR) != 0 {
+                guard let directory = watches.withLock({ $0[event.watch] }) else { continue }
+                let path = "\(directory)/\(event.name)"
+                guard isRelevant(event.name) else { continue }
+                if event.isDirectory {
                     // A directory moved in or created: watch it, and count what
                     // it already holds (written before the watch existed).
-                    if mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
+                    if event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
                         for sub in directories(under: path) {
                             addWatch(sub)
                             for file in (try? FileManager.default.contentsOfDirectory(atPath: sub)) ?? [] where isRelevant(file) {

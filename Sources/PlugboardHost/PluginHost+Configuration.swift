@@ -111,6 +111,17 @@ extension PluginHost {
         /// without a lock file: what `plugboard lock` writes.
         package var recordsSHA256 = false
 
+        /// Refresh the host (``PluginHost/refresh()``) when a plugin file is
+        /// installed, replaced or removed in ``pluginsDirectory``, once
+        /// ``PluginHost/start(rescan:)`` ran (inotify; Linux). Each refresh is
+        /// reported as the diagnostic `plugins-refreshed`. Off by default.
+        public var watchesPluginsDirectory = false
+        /// Also refresh on changes of `lib/` (interface libraries). Off by
+        /// default: a library already loaded can never be unloaded, so a new
+        /// version only reaches plugins loaded after it; restart the host to
+        /// give every plugin the new library.
+        public var watchesInterfaceLibraries = false
+
         /// The environment variable `plugboard bisect` sets for the check it
         /// runs: plugin ids, comma-separated, to keep out.
         public static let disableVariable = "PLUGBOARD_DISABLE"

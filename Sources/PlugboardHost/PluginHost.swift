@@ -1,4 +1,5 @@
 @_spi(PlugboardHost) import Plugboard
+import Synchronization
 
 /// The facade a host author holds: declare extension points, start on a
 /// plugins directory, read providers from ``registry``, shut down.
@@ -75,6 +76,10 @@ public final class PluginHost: Sendable {
     /// Activation, reload, shutdown, the crash journal: runs plugin code.
     let lifecycle: Lifecycle
     let services: HostServices
+    /// One refresh at a time (the watcher's, an admin call's).
+    private let refreshing = Mutex(())
+    /// The plugins-directory watcher, once started.
+    private let watcher = Mutex<PluginsDirectoryWatcher?>(nil)
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -157,6 +162,7 @@ public final class PluginHost: Sendable {
     public func start(rescan: Bool = false) throws(PluginDirectory.ScanError) -> [PluginRecord] {
         let records = try discover(rescan: rescan)
         lifecycle.activate(pluginIDs: catalog.availableIDs(trigger: "startup"))
+        startWatching()
         return withIsolation(catalog.current(records))
     }
 
@@ -242,6 +248,10 @@ public final class PluginHost: Sendable {
     /// into place (`plugboard install`): a file written in place may be
     /// examined half-written.
     public func refresh() throws(PluginDirectory.ScanError) -> RefreshOutcome {
+        try refreshing.withLock { _ throws(PluginDirectory.ScanError) in try refreshOnce() }
+    }
+
+    private func refreshOnce() throws(PluginDirectory.ScanError) -> RefreshOutcome {
         let before = Set(catalog.records.map(\.path))
         let (changed, gone) = lifecycle.changedFiles()
         lifecycle.retire(gone)
@@ -258,7 +268,37 @@ public final class PluginHost: Sendable {
     /// host's crash-journal note and removes its private copies. After it,
     /// the host discovers and activates nothing.
     public func shutdown() {
+        watcher.withLock { $0?.stop() }
         lifecycle.shutdown()
+    }
+
+    /// Starts the plugins-directory watcher when the configuration asks for it.
+    private func startWatching() {
+        guard configuration.watchesPluginsDirectory, let directory = configuration.pluginsDirectory else { return }
+        watcher.withLock { current in
+            guard current == nil else { return }
+            guard let started = PluginsDirectoryWatcher(directory: directory, libraries: configuration.watchesInterfaceLibraries) else {
+                services.report(HostDiagnostic(.warning, code: "plugins-watch-unavailable",
+                    message: "\(directory) cannot be watched (inotify is unavailable or its limits are reached); call refresh() to pick up changes"))
+                return
+            }
+            started.start { [weak self] in self?.refreshFromWatcher() }
+            current = started
+        }
+    }
+
+    /// A refresh the watcher asked for, reported as a diagnostic.
+    private func refreshFromWatcher() {
+        do {
+            let outcome = try refresh()
+            var parts = outcome.added.map { "added \($0.id ?? $0.path) (\($0.status.rawValue))" }
+            parts += outcome.reloaded.map { "reloaded \($0.pluginID)" + ($0.error.map { " failed: [\($0.code.rawValue)] \($0.reason)" } ?? "") }
+            parts += outcome.removed.map { "removed \($0)" }
+            services.report(HostDiagnostic(.info, code: "plugins-refreshed",
+                message: parts.isEmpty ? "plugins directory changed: nothing to do" : parts.joined(separator: "; ")))
+        } catch {
+            services.report(HostDiagnostic(.warning, code: "plugins-directory-unreadable", message: "\(error)"))
+        }
     }
 
     // MARK: - Calls and interruptions

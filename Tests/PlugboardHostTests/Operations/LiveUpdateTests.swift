@@ -135,4 +135,35 @@ import Testing
         // Reported, not asserted (tests never time): the bound a change took.
         print("live updates: 50 changes, slowest install-to-live \(slowest), \(calls.load(ordering: .relaxed)) calls, none failed")
     }
+
+    /// With the watch on, a file renamed into place or removed reaches the
+    /// running host by itself (synchronised on the `plugins-refreshed`
+    /// diagnostic each refresh reports).
+    @Test func aWatchingHostPicksUpInstallsAndRemovalsByItself() throws {
+        let dir = try TemporaryDirectory()
+        let plugins = dir.file("plugins")
+        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try install(Fixtures.library("Alpha"), as: "alpha.so", in: plugins)
+        let refreshed = try EventPipe()
+        let reports = Mutex<[String]>([])
+        var configuration = PluginHost.Configuration(pluginsDirectory: plugins, dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache"))
+        configuration.watchesPluginsDirectory = true
+        configuration.diagnosticSink = { diagnostic in
+            guard diagnostic.code == "plugins-refreshed" else { return }
+            reports.withLock { $0.append(diagnostic.message) }
+            refreshed.signal()
+        }
+        let host = PluginHost(configuration: configuration)
+        defer { host.shutdown() }
+        host.declare(Commands.self)
+        try host.start()
+
+        try install(Fixtures.library("Gamma"), as: "gamma.so", in: plugins)
+        refreshed.wait()
+        #expect(try run(host, "gamma") == "gamma")
+        try FileManager.default.removeItem(atPath: "\(plugins)/gamma.so")
+        refreshed.wait()
+        #expect(try run(host, "gamma") == "no command gamma")
+        #expect(reports.withLock { $0 } == ["added fixture.gamma (available)", "removed fixture.gamma"])
+    }
 }
