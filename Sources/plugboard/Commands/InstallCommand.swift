@@ -92,11 +92,17 @@ enum InstallCommand: CLICommand {
         let temporary = "\(directory)/.\(URL(fileURLWithPath: target).lastPathComponent).partial-\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o755)
         guard fd >= 0 else { return "cannot create \(temporary): \(String(cString: strerror(errno)))" }
-        guard bytes.withUnsafeBytes({ writeAll(fd, $0) }) else {
-            let reason = String(cString: strerror(errno))
-            close(fd)
-            unlink(temporary)
-            return "cannot write \(temporary): \(reason)"
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else {
+                let reason = String(cString: strerror(errno))
+                close(fd)
+                unlink(temporary)
+                return "cannot write \(temporary): \(reason)"
+            }
+            written += count
         }
         let synced = fsync(fd) == 0
         close(fd)
