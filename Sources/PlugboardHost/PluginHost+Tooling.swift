@@ -16,4 +16,9 @@ extension PluginHost {
 
     /// The interface libraries admitted or refused so far (`plugboard lock` records them).
     package var interfaceLibraries: [InterfaceLibrary] { catalog.interfaceLibraries }
+
+    /// `plugboard dev` loaded a rebuilt plugin file: no lock or signature vouches for it.
+    package func taintDevBuild(_ path: String) {
+        taintState.mark(HostTaint.devBuildLoaded, "plugboard dev loaded a rebuilt plugin file during its session (\(path))")
+    }
 }

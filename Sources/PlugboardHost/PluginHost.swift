@@ -52,6 +52,8 @@ import Synchronization
 /// ### Reading providers and state
 /// - ``registry``
 /// - ``records``
+/// - ``taint``
+/// - ``TaintEntry``
 /// - ``snapshot()``
 /// - ``PluginSnapshot``
 /// - ``activePluginIDs``
@@ -76,6 +78,8 @@ public final class PluginHost: Sendable {
     /// Activation, reload, shutdown, the crash journal: runs plugin code.
     let lifecycle: Lifecycle
     let services: HostServices
+    /// Why this host ran code it could not verify.
+    let taintState: HostTaint
     /// One refresh at a time (the watcher's, an admin call's).
     private let refreshing = Mutex(())
     /// The plugins-directory watcher, once started.
@@ -91,8 +95,10 @@ public final class PluginHost: Sendable {
             storageQuota: configuration.storageQuota, diagnostics: diagnostics, activator: link)
         registry = ExtensionRegistry(activator: link)
         let state = StateDirectory(configuration: configuration, report: diagnostics.append)
+        let taint = HostTaint(report: diagnostics.append)
+        self.taintState = taint
         let journal = CrashJournal(
-            directory: state.path + "/journal", hangThreshold: configuration.hangThreshold, isUsable: state.isTrusted)
+            directory: state.path + "/journal", hangThreshold: configuration.hangThreshold, isUsable: state.isTrusted, taint: taint)
         let admission = Admission(
             environment: environment, trust: configuration.trust,
             lock: configuration.lockFile.map { LockPolicy(path: $0, checksOwnership: configuration.trust.enforced) },
@@ -144,6 +150,7 @@ public final class PluginHost: Sendable {
     @discardableResult
     public func discover(rescan: Bool = false) throws(PluginDirectory.ScanError) -> [PluginRecord] {
         guard let directory = configuration.pluginsDirectory else { return [] }
+        markUnverifiedDirectories()
         return withIsolation(try catalog.discover(directory, rescan: rescan))
     }
 
@@ -152,7 +159,8 @@ public final class PluginHost: Sendable {
     /// folder beside each: compatible ones become `available`.
     @discardableResult
     public func discover(files: [String], rescan: Bool = false) -> [PluginRecord] {
-        withIsolation(catalog.discover(files: files, rescan: rescan))
+        markUnverifiedDirectories()
+        return withIsolation(catalog.discover(files: files, rescan: rescan))
     }
 
     /// ``discover(rescan:)``, then activates the plugins that declared the
@@ -352,6 +360,18 @@ public final class PluginHost: Sendable {
                 activatedAt: live?.activatedAt, isolation: record.isolation, calls: live?.calls, failures: live?.failures,
                 crashes: live?.crashes, quarantine: record.quarantine)
         }
+    }
+
+    /// Why this host ran code it could not verify (empty: it did not). Set
+    /// once, kept for the life of the process; stamped on crash-journal notes
+    /// and quarantines made while set (``Quarantine/taint``).
+    public var taint: [TaintEntry] { taintState.all }
+
+    /// Directory checks off: every file admitted from now on is unverified.
+    private func markUnverifiedDirectories() {
+        guard !configuration.trust.enforced else { return }
+        taintState.mark(HostTaint.directoryChecksOff,
+            "plugin files are admitted without the ownership and permission checks of their folders (\(DirectoryTrust.environmentOptOut), --allow-unsafe-directories or Configuration.trust)")
     }
 
     /// Ids of active plugins, in activation order.

@@ -89,7 +89,10 @@ extension Catalog {
                 examined[job.index].record.fail(.reported(path: path, code: code, reason: reason))
                 continue
             case let .rejected(code, reason): result = .rejected(code: code, reason: reason)
-            case let .quarantined(quarantine): result = .quarantined(quarantine)
+            case var .quarantined(quarantine):
+                // Stamped before it is cached: the record says what this process ran.
+                quarantine.taint = journal.taint?.codes
+                result = .quarantined(quarantine)
             case let .unavailable(detail):
                 // Not cached: nothing was learned about the file.
                 examined[job.index].record.fail(.scannerUnavailable(path: path, detail: detail))
@@ -159,6 +162,7 @@ extension Catalog {
             var quarantine = Quarantine(
                 phase: note.phase, ending: .hostDied, signal: recovered.signal.map(Signals.name), exitStatus: nil,
                 milliseconds: nil, stderrTail: [], date: note.date, evidence: recovered.evidence)
+            quarantine.taint = note.taint
             if let interruption = recovered.interruption {
                 let starts = (note.interruptedStarts ?? 0) + 1
                 guard interruption.pastThreshold || starts >= Self.interruptedStartsForHang else {

@@ -53,6 +53,8 @@ final class CrashJournal: Sendable {
         /// plugin's init or activate (before the hang threshold): the count
         /// lives only in notes, so a start that gets through clears it.
         var interruptedStarts: Int? = nil
+        /// The host's taint codes when the note was written.
+        var taint: [String]? = nil
     }
 
     /// A note left by a process that ended while plugin code ran.
@@ -104,7 +106,11 @@ final class CrashJournal: Sendable {
     /// Serialises installations, so the count each returns is exact.
     private static let installing = Mutex(())
 
-    init(directory: String, hangThreshold: Duration, isUsable: Bool = true) {
+    /// The host's taint, stamped on every note (nil: untainted).
+    let taint: HostTaint?
+
+    init(directory: String, hangThreshold: Duration, isUsable: Bool = true, taint: HostTaint? = nil) {
+        self.taint = taint
         self.directory = directory
         self.isUsable = isUsable
         self.hangThresholdNanoseconds = Self.nanoseconds(hangThreshold)
@@ -161,6 +167,8 @@ final class CrashJournal: Sendable {
     }
 
     private func begin(_ note: Note) -> Int? {
+        var note = note
+        note.taint = taint?.codes
         let line = ((try? JSONEncoder().encode(note)).map { [UInt8]($0) } ?? []) + [0x0A]
         return state.withLock { state -> Int? in
             guard !state.interrupted, !Self.faulted(state), open(&state) else { return nil }
@@ -306,6 +314,8 @@ final class CrashJournal: Sendable {
     /// lies in it is noted as that plugin's (phase `thread` unless a
     /// journaled call of it was running).
     func registerImage(_ library: DynamicLibrary, note: Note) {
+        var note = note
+        note.taint = taint?.codes
         let line = (try? JSONEncoder().encode(note)).map { [UInt8]($0) } ?? []
         state.withLock { state in
             guard !line.isEmpty, open(&state), state.slot >= 0 else { return }
@@ -417,7 +427,7 @@ final class CrashJournal: Sendable {
                     // Its own call, if one was running, says the phase.
                     let phase = notes.last { $0.pluginID == note.pluginID }?.phase ?? .thread
                     note = Note(pluginID: note.pluginID, path: note.path, identity: note.identity, phase: phase,
-                                date: Quarantine.date(secondsSinceEpoch: seconds), interruptedStarts: nil)
+                                date: Quarantine.date(secondsSinceEpoch: seconds), interruptedStarts: nil, taint: note.taint)
                     faulting = note
                 }
             }

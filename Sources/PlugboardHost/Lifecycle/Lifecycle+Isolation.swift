@@ -85,6 +85,8 @@ extension Lifecycle {
             return running.remove(at: index)
         }
         guard let current else { return }
+        var quarantine = quarantine
+        quarantine.taint = journal.taint?.codes
         registry.replaceProviders(of: [id], with: [])
         services.retire(id, generation: generation)
         catalog.quarantineActive(id, path: current.path, identity: current.identity, quarantine)

@@ -31,6 +31,8 @@ enum ListCommand: CLICommand {
         /// What the registry cache saved: files answered from it, opened, scanned.
         let discovery: DiscoveryStatistics
         let plugins: [PluginRecord]
+        /// Why the host ran code it could not verify (empty: it did not).
+        let taint: [TaintEntry]
     }
 
     static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32 {
@@ -43,10 +45,11 @@ enum ListCommand: CLICommand {
         if arguments.flag("--json") {
             JSONOutput.print(Output(
                 directory: PluginDirectory.absolutePath(directory), host: HostSummary(host), discovery: host.lastDiscovery,
-                plugins: records))
+                plugins: records, taint: host.taint))
         } else {
             Terminal.write(RecordText.list(
-                records, directory: PluginDirectory.absolutePath(directory), interfaceLibraries: host.lastDiscovery.interfaceLibraries) + "\n")
+                records, directory: PluginDirectory.absolutePath(directory), interfaceLibraries: host.lastDiscovery.interfaceLibraries,
+                taint: host.taint) + "\n")
         }
         let problems = records.contains { [.rejected, .failed, .quarantined].contains($0.status) }
         return arguments.flag("--strict") && problems ? ExitStatus.failure : ExitStatus.success

@@ -27,6 +27,8 @@ struct DevEvent: Encodable {
     var steps: [String]?
     /// `status` (on SIGUSR1): every plugin of the session's host.
     var plugins: [PluginSnapshot]?
+    /// `status`: why the session's host ran code nothing vouches for.
+    var taint: [TaintEntry]?
 
     init(_ event: String, id: String? = nil, generation: Int? = nil) {
         self.event = event

@@ -160,6 +160,8 @@ final class DevSession: @unchecked Sendable {
         var event: DevEvent
         switch outcome.result {
         case .reloaded:
+            // A rebuilt file no lock or signature vouches for.
+            host.taintDevBuild(builder.libraryPath)
             event = DevEvent("reloaded", id: id, generation: generation)
             event.memoryBytes = outcome.addedMemory
             let before = retiredBytes / Self.memoryNoticeStep
@@ -249,6 +251,7 @@ final class DevSession: @unchecked Sendable {
             // fields belong to its thread.
             var event = DevEvent("status")
             event.plugins = host.snapshot()
+            event.taint = host.taint
             emit(event)
         }
         source.resume()

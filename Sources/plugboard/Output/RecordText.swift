@@ -17,13 +17,16 @@ enum RecordText {
         record.provides.isEmpty ? "-" : record.provides.map { "\($0.id) \($0.version.major).\($0.version.minor)" }.joined(separator: ", ")
     }
 
-    static func list(_ records: [PluginRecord], directory: String, interfaceLibraries: [String] = []) -> String {
+    static func list(_ records: [PluginRecord], directory: String, interfaceLibraries: [String] = [], taint: [TaintEntry] = []) -> String {
         let counts = PluginStatus.allCases.compactMap { status -> String? in
             let count = records.filter { $0.status == status }.count
             return count == 0 ? nil : "\(count) \(status.rawValue)"
         }
         var out = Terminal.style("Plugins in \(Terminal.safe(directory))", .bold)
             + " (\(records.count) file\(records.count == 1 ? "" : "s")\(counts.isEmpty ? "" : ": " + counts.joined(separator: ", ")))\n"
+        for entry in taint {
+            out += Terminal.style("Tainted (\(entry.code)):", .yellow) + " \(Terminal.safe(entry.reason))\n"
+        }
         if !interfaceLibraries.isEmpty {
             out += "Interface libraries (\(PluginDirectory.interfaceFolder)/, for plugins of a host's own extension points): "
                 + interfaceLibraries.map { Terminal.safe(fileName($0)) }.joined(separator: ", ") + "\n"

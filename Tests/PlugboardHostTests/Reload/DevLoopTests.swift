@@ -132,6 +132,8 @@ import Testing
         kill(session.process.processIdentifier, SIGUSR1)
         let status = try #require(session.next())
         #expect(status["event"] as? String == "status")
+        // A rebuilt file was loaded: the session's host says it is tainted.
+        #expect((status["taint"] as? [[String: Any]])?.map { $0["code"] as? String } == ["dev-build-loaded"])
         let snapshot = try #require(status["plugins"] as? [[String: Any]])
         let greeter = try #require(snapshot.first { $0["id"] as? String == "dev.plugboard.example.greeter" })
         #expect(greeter["status"] as? String == "active")

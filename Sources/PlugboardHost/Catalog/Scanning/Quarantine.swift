@@ -90,6 +90,9 @@ public struct Quarantine: Sendable, Equatable, Codable {
     /// the budget's window in seconds.
     public internal(set) var crashes: Int? = nil
     public internal(set) var window: Int? = nil
+    /// The host's taint codes when this was recorded (see ``TaintEntry``):
+    /// whether the process that crashed ran unverified code.
+    public internal(set) var taint: [String]? = nil
 
     /// Stable code: `scan-crashed`, `scan-exited`, `scan-timeout`,
     /// `host-crashed`, `host-hung`, `isolated-crash-loop`.

@@ -1,0 +1,44 @@
+import Synchronization
+
+/// Why a host ran code it could not verify: set once, never cleared while
+/// the process lives, shown in `list`, diagnostics, `--json`, and stamped on
+/// every crash and quarantine record made while it is set, so a bug report
+/// tells whether the process ran unverified code.
+public struct TaintEntry: Sendable, Codable, Equatable {
+    /// `directory-checks-off` (plugin files admitted without the ownership
+    /// and permission checks) or `dev-build-loaded` (`plugboard dev` loaded a
+    /// rebuilt plugin file during its session).
+    public let code: String
+    public let reason: String
+}
+
+/// The host's taint, shared by its parts.
+final class HostTaint: Sendable {
+    static let directoryChecksOff = "directory-checks-off"
+    static let devBuildLoaded = "dev-build-loaded"
+
+    private let entries = Mutex<[TaintEntry]>([])
+    private let report: @Sendable (HostDiagnostic) -> Void
+
+    init(report: @escaping @Sendable (HostDiagnostic) -> Void) {
+        self.report = report
+    }
+
+    /// Records `code` (once; the first reason stays) and reports it the first time.
+    func mark(_ code: String, _ reason: String) {
+        let isNew = entries.withLock { entries in
+            guard !entries.contains(where: { $0.code == code }) else { return false }
+            entries.append(TaintEntry(code: code, reason: reason))
+            return true
+        }
+        if isNew { report(HostDiagnostic(.warning, code: "host-tainted", message: "this host is tainted (\(code)): \(reason)")) }
+    }
+
+    var all: [TaintEntry] { entries.withLock { $0 } }
+
+    /// The codes, for a record made now; nil when untainted.
+    var codes: [String]? {
+        let codes = entries.withLock { $0.map(\.code) }
+        return codes.isEmpty ? nil : codes
+    }
+}
