@@ -139,6 +139,17 @@ int plugboard_fault_register_image(void *_Nonnull handle, int slot, const char *
 /// crashes); returns at once otherwise.
 void plugboard_fault_await_end(unsigned seconds);
 
+// MARK: - Ed25519 and BLAKE2b-512 (OpenSSL libcrypto, in ed25519.c)
+
+/// The 32-byte public key of a 32-byte Ed25519 seed (secret key); 0 on success.
+int plugboard_ed25519_public_key(const uint8_t *_Nonnull seed, uint8_t *_Nonnull public_key);
+/// Signs `count` bytes with a 32-byte seed into 64 bytes; 0 on success.
+int plugboard_ed25519_sign(const uint8_t *_Nonnull seed, const void *_Nullable message, size_t count, uint8_t *_Nonnull signature);
+/// 1 when the 64-byte signature of `count` bytes is valid for the 32-byte public key, else 0.
+int plugboard_ed25519_verify(const uint8_t *_Nonnull public_key, const void *_Nullable message, size_t count, const uint8_t *_Nonnull signature);
+/// BLAKE2b with a 64-byte digest (minisign's prehash); 0 on success.
+int plugboard_blake2b512(const void *_Nullable message, size_t count, uint8_t *_Nonnull digest);
+
 // MARK: - SHA-256 (OpenSSL libcrypto, in sha256.c)
 
 /// A new SHA-256 computation, or NULL when libcrypto cannot make one.
