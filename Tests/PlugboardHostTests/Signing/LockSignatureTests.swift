@@ -1,0 +1,56 @@
+import Foundation
+import PlugboardHost
+import Testing
+
+/// Lock-file signatures in minisign's format: made, verified, and refused
+/// when the lock, the comment or the key is not the one signed.
+@Suite struct LockSignatureTests {
+    let lock = Array(#"{"lockVersion": 2, "plugins": []}"#.utf8)
+    let terms = LockSignature.Terms(sequence: 7, expires: Date(timeIntervalSince1970: 1_900_000_000), channel: "stable")
+
+    @Test func aSignatureVerifiesAndNamesItsTerms() throws {
+        let key = try #require(SigningKey.generate())
+        let signed = try #require(LockSignature.sign(lock, key: key, terms: terms))
+        let parsed = try #require(LockSignature(text: signed.text))
+        #expect(parsed == signed)
+        #expect(parsed.verify(lock, trustedKeys: [key.publicKey]) == .success(terms))
+        // minisign's layout: 4 lines, a 74-byte "ED" block, a 64-byte global signature.
+        let lines = signed.text.split(separator: "\n")
+        #expect(lines.count == 4 && lines[2].hasPrefix("trusted comment: sequence:7 expires:2030-03-17T17:46:40Z channel:stable"))
+        #expect(Data(base64Encoded: String(lines[1]))?.prefix(2) == Data("ED".utf8))
+    }
+
+    @Test func aTamperedLockATamperedCommentAndAnUnknownKeyAreRefused() throws {
+        let key = try #require(SigningKey.generate()), other = try #require(SigningKey.generate())
+        let signed = try #require(LockSignature.sign(lock, key: key, terms: terms))
+        var changed = lock
+        changed[3] ^= 1
+        #expect(signed.verify(changed, trustedKeys: [key.publicKey]).failureCode == "signature-invalid")
+        let rewritten = try #require(LockSignature(text: signed.text.replacingOccurrences(of: "sequence:7", with: "sequence:9")))
+        #expect(rewritten.verify(lock, trustedKeys: [key.publicKey]).failureCode == "signature-invalid")
+        #expect(signed.verify(lock, trustedKeys: [other.publicKey]).failureCode == "key-unknown")
+        #expect(LockSignature(text: "not a signature") == nil)
+    }
+
+    @Test func keysRoundTripAndASecretKeyOthersCanReadIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        let key = try #require(SigningKey.generate())
+        try key.write(to: dir.file("release.key"))
+        let loaded = try SigningKey.load(dir.file("release.key"))
+        #expect(loaded.publicKey == key.publicKey)
+        let publicText = try String(contentsOfFile: dir.file("release.key.pub"), encoding: .utf8)
+        #expect(PublicSigningKey(text: publicText) == key.publicKey)
+        #expect(publicText.hasPrefix("untrusted comment: minisign public key \(key.publicKey.idText)"))
+        // Never over an existing file; refused once others can read it.
+        #expect(throws: SigningKey.FileError.self) { try key.write(to: dir.file("release.key")) }
+        chmod(dir.file("release.key"), 0o644)
+        #expect(throws: SigningKey.FileError.self) { try SigningKey.load(dir.file("release.key")) }
+    }
+}
+
+extension Result where Failure == LockSignature.Failure {
+    var failureCode: String? {
+        if case let .failure(failure) = self { return failure.code }
+        return nil
+    }
+}
