@@ -29,7 +29,8 @@ package struct LockSignature: Sendable, Equatable {
             "sequence:\(sequence) expires:\(ISO8601DateFormatter().string(from: expires)) channel:\(channel)"
         }
 
-        init?(text: String) {
+        /// The terms a trusted comment states; nil if it states none.
+        package init?(trustedComment text: String) {
             var fields: [String: String] = [:]
             for part in text.split(separator: " ") {
                 guard let colon = part.firstIndex(of: ":") else { continue }
@@ -101,7 +102,7 @@ package struct LockSignature: Sendable, Equatable {
         guard Ed25519.verify(globalSignature, of: signature + Array(trustedComment.utf8), publicKey: key.key) else {
             return .failure(Failure(code: "signature-invalid", reason: "the trusted comment's signature does not verify (the comment was changed after signing); sign the lock file again"))
         }
-        guard let terms = Terms(text: trustedComment) else {
+        guard let terms = Terms(trustedComment: trustedComment) else {
             return .failure(Failure(code: "signature-invalid", reason: "the trusted comment has no sequence, expiry and channel (\(trustedComment)); sign with `plugboard lock --sign`"))
         }
         return .success(terms)

@@ -54,3 +54,36 @@ extension Result where Failure == LockSignature.Failure {
         return nil
     }
 }
+
+/// `plugboard keygen` and `plugboard lock --sign`.
+@Suite struct SigningCLITests {
+    @Test func keygenThenLockSignWritesASignatureTheKeyVerifies() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        _ = try dir.copy(Fixtures.library("Alpha"), as: "plugins/alpha.so")
+        let key = dir.file("release.key")
+        #expect(try runProcess(Fixtures.executable("plugboard"), ["keygen", key]).status == 0)
+        let mode = (try FileManager.default.attributesOfItem(atPath: key)[.posixPermissions] as? NSNumber)?.intValue
+        #expect(mode == 0o600)
+        #expect(try runProcess(Fixtures.executable("plugboard"), ["keygen", key]).status == 1)  // never over a key
+        let options = ["--plugins", dir.file("plugins"), "--cache", dir.file("cache")]
+        for _ in 0..<2 {
+            let signed = try runProcess(Fixtures.executable("plugboard"), ["lock", "--sign", key, "--channel", "canary"] + options)
+            #expect(signed.status == 0, "\(signed.stderr)")
+        }
+        let publicKey = try #require(PublicSigningKey(text: try String(contentsOfFile: key + ".pub", encoding: .utf8)))
+        let signature = try #require(LockSignature(text: try String(contentsOfFile: dir.file("plugins/plugboard.lock.minisig"), encoding: .utf8)))
+        let lock = try [UInt8](Data(contentsOf: URL(fileURLWithPath: dir.file("plugins/plugboard.lock"))))
+        let terms = try signature.verify(lock, trustedKeys: [publicKey]).get()
+        #expect(terms.sequence == 2)  // one more than the signature it replaced
+        #expect(terms.channel == "canary")
+        #expect(terms.expires > Date().addingTimeInterval(29 * 86_400))
+        // A key others can read: refused, and the lock file is left as it was.
+        chmod(key, 0o644)
+        let before = try Data(contentsOf: URL(fileURLWithPath: dir.file("plugins/plugboard.lock")))
+        let refused = try runProcess(Fixtures.executable("plugboard"), ["lock", "--sign", key] + options)
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("can be read or written by others"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dir.file("plugins/plugboard.lock"))) == before)
+    }
+}
