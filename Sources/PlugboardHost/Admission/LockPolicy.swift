@@ -1,16 +1,35 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A lock file in force: where it is and what reading it gave (read once, when
-/// the host is made). An unreadable or untrusted one refuses every file.
-struct LockPolicy: Sendable {
+/// A lock file in force: where it is and what reading it gave. Read when the
+/// host is made, and again when the file changed since (`plugboard install`
+/// updates it under a running host). An unreadable or untrusted one refuses
+/// every file.
+final class LockPolicy: Sendable {
     let path: String
-    let file: Result<LockFile, PluginLoadError>
+    private let checksOwnership: Bool
+    /// The identity of the file last read, and what reading it gave.
+    private let read: Mutex<(identity: FileIdentity?, file: Result<LockFile, PluginLoadError>)>
 
     init(path: String, checksOwnership: Bool) {
         self.path = path
-        file = Result { () throws(PluginLoadError) in
+        self.checksOwnership = checksOwnership
+        read = Mutex((FileIdentity.of(path: path), Self.load(path, checksOwnership: checksOwnership)))
+    }
+
+    /// The lock file as it is now: read again when its identity changed.
+    var file: Result<LockFile, PluginLoadError> {
+        let now = FileIdentity.of(path: path)
+        return read.withLock { read in
+            if read.identity != now { read = (now, Self.load(path, checksOwnership: checksOwnership)) }
+            return read.file
+        }
+    }
+
+    private static func load(_ path: String, checksOwnership: Bool) -> Result<LockFile, PluginLoadError> {
+        Result { () throws(PluginLoadError) in
             // A lock file others can write would let them approve their own files.
             // (A missing one is LockFile.load's to report, with how to write it.)
             var ownership = OwnershipCheck()
@@ -24,7 +43,11 @@ struct LockPolicy: Sendable {
     /// Why `file` may not be loaded whatever its bytes: the lock file is
     /// unusable, or does not list it.
     func listingProblem(_ file: String, kind: Admission.Kind) -> PluginLoadError? {
-        switch self.file {
+        listingProblem(file, kind: kind, in: self.file)
+    }
+
+    private func listingProblem(_ file: String, kind: Admission.Kind, in lockFile: Result<LockFile, PluginLoadError>) -> PluginLoadError? {
+        switch lockFile {
         case let .failure(error): return error
         case let .success(lock):
             let name = LockFile.fileName(file)
@@ -39,8 +62,10 @@ struct LockPolicy: Sendable {
     /// The entry recorded for `file` when `sha256` (of the bytes read) is the
     /// recorded one; an interface library has no id, so no entry.
     func entry(for file: String, sha256: String, kind: Admission.Kind) -> Result<LockFile.Entry?, PluginLoadError> {
-        if let problem = listingProblem(file, kind: kind) { return .failure(problem) }
-        guard case let .success(lock) = self.file else { return .success(nil) }
+        // One read for both questions: listed, and with these bytes.
+        let lockFile = self.file
+        if let problem = listingProblem(file, kind: kind, in: lockFile) { return .failure(problem) }
+        guard case let .success(lock) = lockFile else { return .success(nil) }
         let name = LockFile.fileName(file)
         let expected: String
         let entry: LockFile.Entry?

@@ -1,4 +1,6 @@
 import Foundation
+import Plugboard
+import PlugboardHost
 import Testing
 
 /// `plugboard install`: checked before the directory is touched, renamed
@@ -41,5 +43,34 @@ import Testing
         #expect(try listing(plugins) == before)
         #expect(try Data(contentsOf: URL(fileURLWithPath: "\(plugins)/plugboard.lock")) == lockBefore)
         #expect(try runProcess(Fixtures.executable("plugboard"), ["install", bad, "--as", "x.txt"] + options).status == 64)
+    }
+}
+
+/// A host running under a lock file sees the entry `plugboard install`
+/// adds: the lock is read again when it changed.
+@Suite struct LockedLiveInstallTests {
+    @Test func aLockedRunningHostAdmitsAnInstalledFileAfterItsLockEntry() throws {
+        let dir = try TemporaryDirectory()
+        let plugins = dir.file("plugins")
+        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        _ = try dir.copy(Fixtures.library("Alpha"), as: "plugins/alpha.so")
+        let options = ["--plugins", plugins, "--cache", dir.file("tool-cache")]
+        #expect(try runProcess(Fixtures.executable("plugboard"), ["lock"] + options).status == 0)
+        let host = PluginHost(configuration: .init(
+            pluginsDirectory: plugins, cacheDirectory: dir.file("cache"), lockFile: "\(plugins)/plugboard.lock"))
+        defer { host.shutdown() }
+        host.declare(Commands.self)
+        try host.start()
+        #expect(host.records.map(\.id) == ["fixture.alpha"])
+        // A file copied in without a lock entry stays out...
+        _ = try dir.copy(Fixtures.library("Beta"), as: "plugins/.beta.partial")
+        #expect(rename(dir.file("plugins/.beta.partial"), dir.file("plugins/beta.so")) == 0)
+        #expect(try host.refresh().added.map(\.code) == ["not-locked"])
+        // ...one installed with its entry comes in.
+        let installed = try runProcess(Fixtures.executable("plugboard"), ["install", Fixtures.library("Gamma").path, "--as", "gamma.so"] + options)
+        #expect(installed.status == 0, "\(installed.stderr)")
+        let outcome = try host.refresh()
+        #expect(outcome.added.map(\.id) == ["fixture.gamma"])
+        #expect(outcome.added.first?.status == .available)
     }
 }
