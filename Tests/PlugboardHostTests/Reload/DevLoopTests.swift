@@ -88,18 +88,24 @@ import Testing
             .write(to: manifest, atomically: true, encoding: .utf8)
         let source = package.appendingPathComponent("Sources/Greeter/Greeter.swift")
         let original = try String(contentsOf: source, encoding: .utf8)
+        // Like an editor: write a temporary file, then rename it over the source.
+        var lastStamp = Date()
+        func save(_ text: String) throws {
+            let temporary = source.deletingLastPathComponent().appendingPathComponent(".Greeter.swift.tmp")
+            try text.write(to: temporary, atomically: false, encoding: .utf8)
+            // SwiftPM's incremental build misses a save dated within about a
+            // second of the one before or of the previous build (measured: a
+            // quarter of such saves; docs/hot-reload.md). Each save is dated
+            // at least 1.1 s after the previous one and after now, so every
+            // save is seen without the test waiting for the clock.
+            lastStamp = max(Date(), lastStamp.addingTimeInterval(1.1))
+            try FileManager.default.setAttributes([.modificationDate: lastStamp], ofItemAtPath: temporary.path)
+            _ = rename(temporary.path, source.path)
+        }
         func edit(_ from: String, _ to: String) throws {
-            // Not a synchronisation (the event came): SwiftPM's incremental
-            // build misses a source saved within about a second of the start
-            // of the previous build (measured: a quarter of such saves, none
-            // 1.1 s later; docs/hot-reload.md), so a save waits that out.
-            Thread.sleep(forTimeInterval: 1.1)
             let text = try String(contentsOf: source, encoding: .utf8)
             #expect(text.contains(from), "test edit target missing: \(from)")
-            // Like an editor: write a temporary file, then rename it over the source.
-            let temporary = source.deletingLastPathComponent().appendingPathComponent(".Greeter.swift.tmp")
-            try text.replacingOccurrences(of: from, with: to).write(to: temporary, atomically: false, encoding: .utf8)
-            _ = rename(temporary.path, source.path)
+            try save(text.replacingOccurrences(of: from, with: to))
         }
 
         // A plugin that requires the greeter: each reload stops it first and
@@ -179,8 +185,7 @@ import Testing
         #expect(crashed["code"] as? String == "verify-crashed")
         #expect((crashed["output"] as? String)?.hasPrefix("Howdy, Ada! (greeting 6 this session") == true)
 
-        Thread.sleep(forTimeInterval: 1.1)  // see edit(_:_:)
-        try String(original).write(to: source, atomically: true, encoding: .utf8)
+        try save(original)
         let restored = try #require(session.next())
         #expect(restored["event"] as? String == "reloaded", "\(restored)")
         #expect(restored["generation"] as? Int == 4)
