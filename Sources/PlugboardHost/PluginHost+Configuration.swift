@@ -36,6 +36,29 @@ extension PluginHost {
         /// A lock file (``LockFile``): only the files it lists, with their
         /// SHA-256, are loaded; anything else is refused before any of its code runs.
         public var lockFile: String?
+        /// Refuse every file unless the lock file (``lockFile``, else the
+        /// plugins directory's `plugboard.lock`) carries a valid, unexpired
+        /// signature (`plugboard.lock.minisig`) by a key of
+        /// ``trustedKeyFiles``, with a sequence number no lower than the last
+        /// one this host accepted; only then do its hashes count. Read when
+        /// the host is made: the host's ``PluginHost/configuration`` cannot
+        /// change, so code cannot turn it off once the host runs (as Linux's
+        /// `module.sig_enforce`). Codes: `signature-missing`,
+        /// `signature-invalid`, `key-unknown`, `lock-expired`,
+        /// `lock-rollback`, `lock-channel` (docs/operations.md).
+        public var requiresSignatures = false
+        /// Public key files in minisign's format (`plugboard keygen` writes
+        /// `KEYFILE.pub`; a file may hold several keys), each passing the
+        /// same ownership checks as the lock file, read again when one
+        /// changes (key rotation). With keys but without
+        /// ``requiresSignatures`` signatures are only preferred: a lock file
+        /// whose signature does not hold still counts by its hashes, and
+        /// the host is tainted (`unsigned-set`).
+        public var trustedKeyFiles: [String] = []
+        /// The release channel this host follows: a signed lock file naming
+        /// another is refused (`lock-channel`). Any channel when nil.
+        public var lockChannel: String?
+
         /// Which plugin files are trusted as code, by who can change them
         /// (``DirectoryTrust``): enforced unless turned off.
         public var trust: DirectoryTrust

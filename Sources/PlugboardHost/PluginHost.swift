@@ -53,6 +53,7 @@ import Synchronization
 /// - ``registry``
 /// - ``records``
 /// - ``taint``
+/// - ``signedLock``
 /// - ``TaintEntry``
 /// - ``snapshot()``
 /// - ``PluginSnapshot``
@@ -101,7 +102,7 @@ public final class PluginHost: Sendable {
             directory: state.path + "/journal", hangThreshold: configuration.hangThreshold, isUsable: state.isTrusted, taint: taint)
         let admission = Admission(
             environment: environment, trust: configuration.trust,
-            lock: configuration.lockFile.map { LockPolicy(path: $0, checksOwnership: configuration.trust.enforced) },
+            lock: Self.lockPolicy(configuration, state: state, taint: taint),
             copies: PrivateCopies(
                 directory: PrivateCopies.usableBase(
                     configuration.imagesDirectory, checksOwnership: configuration.trust.enforced, report: diagnostics.append),
@@ -118,6 +119,19 @@ public final class PluginHost: Sendable {
             configuration: configuration)
         link.join(lifecycle)
         if configuration.handlesInterruptSignals { CrashJournal.installSignalHandlers() }
+    }
+
+    /// The lock file in force: the configured one, else with signatures
+    /// (required or preferred) the plugins directory's.
+    private static func lockPolicy(_ configuration: Configuration, state: StateDirectory, taint: HostTaint) -> LockPolicy? {
+        let signs = configuration.requiresSignatures || !configuration.trustedKeyFiles.isEmpty
+        let path = configuration.lockFile ?? (signs ? configuration.pluginsDirectory.map(LockFile.defaultPath(for:)) : nil)
+        guard path != nil || configuration.requiresSignatures else { return nil }
+        let signatures = signs ? SignatureCheck(
+            trustedKeyFiles: configuration.trustedKeyFiles, isRequired: configuration.requiresSignatures,
+            channel: configuration.lockChannel, checksOwnership: configuration.trust.enforced,
+            sequences: AcceptedSequences(stateDirectory: state.path, isUsable: state.isTrusted)) : nil
+        return LockPolicy(path: path, checksOwnership: configuration.trust.enforced, signatures: signatures, taint: taint)
     }
 
     /// Offers a service of the host's own to plugins that declare `key.id`
@@ -361,6 +375,10 @@ public final class PluginHost: Sendable {
                 crashes: live?.crashes, quarantine: record.quarantine)
         }
     }
+
+    /// The signature the lock file in force was accepted with, when
+    /// signatures are required or preferred and it holds (docs/operations.md).
+    public var signedLock: SignedLock? { catalog.admission.lock?.signedLock }
 
     /// Why this host ran code it could not verify (empty: it did not). Set
     /// once, kept for the life of the process; stamped on crash-journal notes

@@ -7,11 +7,13 @@ import Plugboard
 ///
 /// The order, fixed (docs/loading.md, "Admission"):
 /// 1. **trust**: the file and every folder above it (``DirectoryTrust``);
+///    under a lock file, the lock file too: usable, signed when signatures
+///    are required, and listing the file (nothing else is even read);
 /// 2. **one read** with `pread`: size limit, no special files, no change while read;
 /// 3. **static checks** on those bytes: ELF for this machine, then for a
 ///    plugin everything ``FileCompatibility`` checks (nothing runs);
-/// 4. **lock entry**: under a lock file, the file is listed and the SHA-256
-///    of *these* bytes is the one recorded;
+/// 4. **lock entry**: under a lock file, the SHA-256 of *these* bytes is
+///    the one recorded;
 /// 5. **private copy** of these bytes, under a name never used before.
 ///
 /// ``CheckedImage`` and ``LoadableImage`` are declared in this file with
@@ -69,6 +71,9 @@ struct Admission: Sendable {
         case let .success(checked): readPath = checked
         case let .failure(error): return .failure(Refusal(error: error))
         }
+        // Under a lock file, nothing it does not vouch for (unsigned when
+        // signatures are required, or not listed) is even read.
+        if let lock, let problem = lock.listingProblem(path, kind: kind) { return .failure(Refusal(error: problem)) }
         // 2. One read.
         let bytes: (identity: FileIdentity, bytes: [UInt8], hash: UInt64)
         switch PluginFile.readBytes(readPath, reportedAs: path) {
@@ -133,7 +138,7 @@ struct Admission: Sendable {
         }
         if let entry = image.lockEntry, entry.id != scan.id || entry.version != scan.version, let lock {
             return .failure(.lockIDMismatch(
-                path: image.path, found: "\(scan.id) \(scan.version)", recorded: "\(entry.id) \(entry.version)", lockFile: lock.path))
+                path: image.path, found: "\(scan.id) \(scan.version)", recorded: "\(entry.id) \(entry.version)", lockFile: lock.path ?? ""))
         }
         return .success(LoadableImage(checked: image, scan: scan))
     }

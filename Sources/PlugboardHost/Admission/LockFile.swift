@@ -66,6 +66,12 @@ public struct LockFile: Sendable, Codable, Equatable {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw .lockFileInvalid(path: path, reason: "cannot read it; write it with `plugboard lock --plugins DIR`")
         }
+        return try decode(data, path: path)
+    }
+
+    /// The lock file of `data`, the bytes read from `path` (a host verifies
+    /// their signature first, so they are read once).
+    static func decode(_ data: Data, path: String) throws(PluginLoadError) -> LockFile {
         do {
             return try JSONDecoder().decode(LockFile.self, from: data)
         } catch {

@@ -69,6 +69,18 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
         public static let lockMismatch = Code("lock-hash-mismatch")
         public static let lockFileInvalid = Code("lock-file-invalid")
         public static let lockIDMismatch = Code("lock-id-mismatch")
+        /// Signatures are required (or trusted keys given) and the lock file has no signature.
+        public static let signatureMissing = Code("signature-missing")
+        /// The lock file's signature, or its trusted comment's, does not verify.
+        public static let signatureInvalid = Code("signature-invalid")
+        /// The lock file was signed with a key the host does not trust.
+        public static let keyUnknown = Code("key-unknown")
+        /// The signed lock file's expiry has passed.
+        public static let lockExpired = Code("lock-expired")
+        /// The signed lock file's sequence number is lower than one the host accepted before.
+        public static let lockRollback = Code("lock-rollback")
+        /// The signed lock file names another channel than the host follows.
+        public static let lockChannel = Code("lock-channel")
         public static let copyFailed = Code("copy-failed")
         public static let unsafeLibraryPath = Code("unsafe-library-path")
         public static let unsafeOwner = Code("unsafe-owner")
@@ -195,6 +207,10 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
 
     static func lockIDMismatch(path: String, found: String, recorded: String, lockFile: String) -> PluginLoadError {
         PluginLoadError(code: .lockIDMismatch, path: path, reason: "is plugin \(found), the lock file \(lockFile) records \(recorded) for this file: it is not the plugin that was locked; review it and run `plugboard lock` again, or restore the locked file")
+    }
+
+    static func signature(_ code: Code, path: String, reason: String) -> PluginLoadError {
+        PluginLoadError(code: code, path: path, reason: reason)
     }
 
     static func lockFileInvalid(path: String, reason: String) -> PluginLoadError {

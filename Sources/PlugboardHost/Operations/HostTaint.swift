@@ -6,8 +6,10 @@ import Synchronization
 /// tells whether the process ran unverified code.
 public struct TaintEntry: Sendable, Codable, Equatable {
     /// `directory-checks-off` (plugin files admitted without the ownership
-    /// and permission checks) or `dev-build-loaded` (`plugboard dev` loaded a
-    /// rebuilt plugin file during its session).
+    /// and permission checks), `unsigned-set` (a file admitted under a lock
+    /// file whose signature did not hold, where signatures are only
+    /// preferred) or `dev-build-loaded` (`plugboard dev` loaded a rebuilt
+    /// plugin file during its session).
     public let code: String
     public let reason: String
 }
@@ -16,6 +18,7 @@ public struct TaintEntry: Sendable, Codable, Equatable {
 final class HostTaint: Sendable {
     static let directoryChecksOff = "directory-checks-off"
     static let devBuildLoaded = "dev-build-loaded"
+    static let unsignedSet = "unsigned-set"
 
     private let entries = Mutex<[TaintEntry]>([])
     private let report: @Sendable (HostDiagnostic) -> Void

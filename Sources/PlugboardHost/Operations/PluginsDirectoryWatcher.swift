@@ -34,8 +34,9 @@ final class PluginsDirectoryWatcher: Sendable {
                     pending = false
                     continue
                 }
-                // A plugin file or a library; hidden names are installs in progress.
-                if batch.contains(where: { $0.overflowed || ($0.name.hasSuffix(".so") && !$0.name.hasPrefix(".")) }) { pending = true }
+                // A plugin file, a library, a lock file or its signature;
+                // hidden names are installs in progress.
+                if batch.contains(where: { $0.overflowed || Self.matters($0.name) }) { pending = true }
             }
         }
         thread.stackSize = 256 << 10
@@ -44,4 +45,9 @@ final class PluginsDirectoryWatcher: Sendable {
 
     /// Ends the thread within a fraction of a second (a refresh under way finishes first).
     func stop() { stopped.store(true, ordering: .relaxed) }
+
+    /// Whether a change of `name` may change what the host runs.
+    static func matters(_ name: String) -> Bool {
+        !name.hasPrefix(".") && [".so", ".lock", ".minisig"].contains { name.hasSuffix($0) }
+    }
 }

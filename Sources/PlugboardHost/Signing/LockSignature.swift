@@ -32,7 +32,8 @@ package struct LockSignature: Sendable, Equatable {
         /// The terms a trusted comment states; nil if it states none.
         package init?(trustedComment text: String) {
             var fields: [String: String] = [:]
-            for part in text.split(separator: " ") {
+            // minisign's own comments separate fields with tabs.
+            for part in text.split(whereSeparator: { $0 == " " || $0 == "\t" }) {
                 guard let colon = part.firstIndex(of: ":") else { continue }
                 fields[String(part[..<colon])] = String(part[part.index(after: colon)...])
             }
@@ -92,19 +93,27 @@ package struct LockSignature: Sendable, Equatable {
     /// Checks, in order: a trusted key made it, the signature of the lock
     /// file's bytes, the signature of the trusted comment; its terms when all hold.
     package func verify(_ lock: [UInt8], trustedKeys: [PublicSigningKey]) -> Result<Terms, Failure> {
+        verifySignatures(lock, trustedKeys: trustedKeys).flatMap { _ in
+            guard let terms = Terms(trustedComment: trustedComment) else {
+                return .failure(Failure(code: "signature-invalid", reason: "the trusted comment has no sequence, expiry and channel (\(trustedComment)); sign with `plugboard lock --sign`"))
+            }
+            return .success(terms)
+        }
+    }
+
+    /// The key whose both signatures hold for `message` (minisign's own
+    /// check, whatever the trusted comment says).
+    package func verifySignatures(_ message: [UInt8], trustedKeys: [PublicSigningKey]) -> Result<PublicSigningKey, Failure> {
         guard let key = trustedKeys.first(where: { $0.id == keyID }) else {
             let id = PublicSigningKey(id: keyID, key: [UInt8](repeating: 0, count: 32))?.idText ?? "?"
             return .failure(Failure(code: "key-unknown", reason: "signed with key \(id), which this host does not trust; add its public key to the trusted keys, or sign with a trusted key"))
         }
-        guard let digest = Ed25519.blake2b512(lock), Ed25519.verify(signature, of: digest, publicKey: key.key) else {
+        guard let digest = Ed25519.blake2b512(message), Ed25519.verify(signature, of: digest, publicKey: key.key) else {
             return .failure(Failure(code: "signature-invalid", reason: "the signature does not match the lock file's bytes (changed after signing, or signed for another file); sign the lock file again"))
         }
         guard Ed25519.verify(globalSignature, of: signature + Array(trustedComment.utf8), publicKey: key.key) else {
             return .failure(Failure(code: "signature-invalid", reason: "the trusted comment's signature does not verify (the comment was changed after signing); sign the lock file again"))
         }
-        guard let terms = Terms(trustedComment: trustedComment) else {
-            return .failure(Failure(code: "signature-invalid", reason: "the trusted comment has no sequence, expiry and channel (\(trustedComment)); sign with `plugboard lock --sign`"))
-        }
-        return .success(terms)
+        return .success(key)
     }
 }

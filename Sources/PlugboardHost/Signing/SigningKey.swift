@@ -29,13 +29,22 @@ package struct PublicSigningKey: Sendable, Equatable {
         self.init(id: Array(bytes[2..<10]), key: Array(bytes[10..<42]))
     }
 
+    /// Every public key of a file holding one or more in minisign's format.
+    package static func all(in text: String) -> [PublicSigningKey] {
+        text.split(separator: "\n").compactMap { line in
+            let line = line.trimmingCharacters(in: .whitespaces)
+            return line.isEmpty || line.hasPrefix("untrusted comment:") ? nil : PublicSigningKey(text: line)
+        }
+    }
+
     package var text: String {
         "untrusted comment: minisign public key \(idText)\n" + Data(Array("Ed".utf8) + id + key).base64EncodedString() + "\n"
     }
 }
 
 /// An Ed25519 secret key (its 32-byte seed) with its key id, as
-/// `plugboard keygen` writes it: readable by its owner only, refused otherwise.
+/// `plugboard keygen` writes it, or minisign's own unencrypted key file
+/// (`minisign -G -W`): readable by its owner only, refused otherwise.
 package struct SigningKey: Sendable {
     package let id: [UInt8]
     package let seed: [UInt8]
@@ -75,10 +84,28 @@ package struct SigningKey: Sendable {
         }
         guard let text = try? String(contentsOfFile: path, encoding: .utf8),
               let line = text.split(separator: "\n").first(where: { !$0.hasPrefix("untrusted comment:") }),
-              let bytes = Data(base64Encoded: String(line)).map([UInt8].init), bytes.count == 42,
-              bytes[0] == UInt8(ascii: "E"), bytes[1] == UInt8(ascii: "d"),
-              let key = SigningKey(id: Array(bytes[2..<10]), seed: Array(bytes[10..<42]))
-        else { throw FileError(description: "\(path): not a plugboard secret key (write one with `plugboard keygen`)") }
+              let bytes = Data(base64Encoded: String(line)).map([UInt8].init), bytes.count >= 2,
+              bytes[0] == UInt8(ascii: "E"), bytes[1] == UInt8(ascii: "d")
+        else { throw FileError(description: "\(path): not a secret key (write one with `plugboard keygen`, or `minisign -G -W`)") }
+        if bytes.count == 42, let key = SigningKey(id: Array(bytes[2..<10]), seed: Array(bytes[10..<42])) { return key }
+        return try minisignKey(bytes, path: path)
+    }
+
+    /// minisign's own secret key file: `Ed`, the key-derivation algorithm,
+    /// `B2`, a salt and two limits (used when a password encrypts it), then
+    /// the key id, the 64-byte secret key (seed and public key) and a checksum.
+    private static func minisignKey(_ bytes: [UInt8], path: String) throws(FileError) -> SigningKey {
+        guard bytes.count == 158, bytes[4] == UInt8(ascii: "B"), bytes[5] == UInt8(ascii: "2") else {
+            throw FileError(description: "\(path): not a secret key (write one with `plugboard keygen`, or `minisign -G -W`)")
+        }
+        guard bytes[2] == 0, bytes[3] == 0 else {
+            throw FileError(description: "\(path): a password-protected minisign key, which plugboard does not decrypt; sign with minisign itself (`minisign -S -s \(path) -m plugboard.lock -t 'sequence:N expires:DATE channel:NAME'`, docs/operations.md), or use a key from `plugboard keygen` or `minisign -G -W`")
+        }
+        let id = Array(bytes[54..<62]), secret = Array(bytes[62..<126])
+        // The secret key carries its public half: a damaged file shows as a mismatch.
+        guard let key = SigningKey(id: id, seed: Array(secret[0..<32])), key.publicKey.key == Array(secret[32..<64]) else {
+            throw FileError(description: "\(path): a damaged minisign secret key (its public half does not match); restore it from a backup")
+        }
         return key
     }
 

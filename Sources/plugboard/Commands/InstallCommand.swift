@@ -16,7 +16,8 @@ enum InstallCommand: CLICommand {
         renames them into place, so a host looking at DIR (`PluginHost.refresh()`, SIGHUP to \
         `plugboard dev`) never sees a half-written file, and checks that the bytes installed are \
         the bytes checked. With a lock file (DIR/plugboard.lock) it updates that file's entry \
-        first. Exits 0 when installed, 1 when FILE is refused or cannot be installed, 64 on wrong \
+        first; a signed lock file (DIR/plugboard.lock.minisig) is refused, since changing it would \
+        void its signature. Exits 0 when installed, 1 when FILE is refused or cannot be installed, 64 on wrong \
         usage.
         """,
         options: [PluginsOption.option,
@@ -39,9 +40,19 @@ enum InstallCommand: CLICommand {
         guard name.hasSuffix(".so"), !name.contains("/"), !name.hasPrefix(".") else {
             throw UsageError(message: "'--as' takes a file name ending in .so, without '/', got '\(name)'", command: spec.name)
         }
+        // A signed lock file is the publisher's: changing it would void its signature.
+        let lockPath = LockFile.defaultPath(for: directory)
+        if FileManager.default.fileExists(atPath: lockPath + ".minisig") {
+            Terminal.error("\(Terminal.safe(lockPath)) is signed (\(Terminal.safe(lockPath)).minisig): installing would change it and void "
+                + "its signature; add the file to the set and sign it again (`plugboard lock --sign KEYFILE`), or install the "
+                + "publisher's signed set (docs/operations.md); nothing was installed")
+            return ExitStatus.failure
+        }
         // 1. Checked as a host would, before DIR is touched.
         var configuration = try PluginsOption.configuration(arguments, pluginsDirectory: nil, command: spec.name)
         configuration.lockFile = nil
+        configuration.requiresSignatures = false
+        configuration.trustedKeyFiles = []
         configuration.recordsSHA256 = true
         let checker = PluginHost(configuration: configuration)
         checker.declareDemoExtensionPoints()
@@ -58,7 +69,6 @@ enum InstallCommand: CLICommand {
             return ExitStatus.failure
         }
         // 2. The lock entry first: a locked host admits the new bytes once they arrive.
-        let lockPath = LockFile.defaultPath(for: directory)
         var lockUpdated = false
         if FileManager.default.fileExists(atPath: lockPath) {
             do {

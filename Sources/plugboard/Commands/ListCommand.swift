@@ -33,6 +33,8 @@ enum ListCommand: CLICommand {
         let plugins: [PluginRecord]
         /// Why the host ran code it could not verify (empty: it did not).
         let taint: [TaintEntry]
+        /// The signature the lock file was accepted with (--require-signatures, --trusted-key).
+        let signedLock: SignedLock?
     }
 
     static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32 {
@@ -45,11 +47,11 @@ enum ListCommand: CLICommand {
         if arguments.flag("--json") {
             JSONOutput.print(Output(
                 directory: PluginDirectory.absolutePath(directory), host: HostSummary(host), discovery: host.lastDiscovery,
-                plugins: records, taint: host.taint))
+                plugins: records, taint: host.taint, signedLock: host.signedLock))
         } else {
             Terminal.write(RecordText.list(
                 records, directory: PluginDirectory.absolutePath(directory), interfaceLibraries: host.lastDiscovery.interfaceLibraries,
-                taint: host.taint) + "\n")
+                taint: host.taint, signedLock: host.signedLock) + "\n")
         }
         let problems = records.contains { [.rejected, .failed, .quarantined].contains($0.status) }
         return arguments.flag("--strict") && problems ? ExitStatus.failure : ExitStatus.success

@@ -45,6 +45,8 @@ enum LockCommand: CLICommand {
         }
         var configuration = try PluginsOption.configuration(arguments, pluginsDirectory: directory, command: spec.name)
         configuration.lockFile = nil
+        configuration.requiresSignatures = false
+        configuration.trustedKeyFiles = []
         configuration.recordsSHA256 = true
         // Every file admitted and scanned now: the cache may not stand in for either.
         guard let (host, records) = PluginsOption.loadHost(configuration, start: .discover, rescan: true) else {

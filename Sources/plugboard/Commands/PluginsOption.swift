@@ -21,6 +21,15 @@ enum PluginsOption {
     static let locked = CommandSpec.Option(
         long: "--locked", help: "Load only the files DIR/plugboard.lock lists, with their SHA-256 (see `plugboard lock`).")
 
+    static let requireSignatures = CommandSpec.Option(
+        long: "--require-signatures",
+        help: "Load nothing unless DIR/plugboard.lock has a valid, unexpired signature (plugboard.lock.minisig) by a --trusted-key key, with a sequence no lower than the last accepted.")
+    static let trustedKey = CommandSpec.Option(
+        long: "--trusted-key", valueName: "files",
+        help: "Public key files (minisign format, comma-separated) whose signatures on DIR/plugboard.lock are trusted; without --require-signatures an unsigned lock file still counts and taints the host.")
+    static let channel = CommandSpec.Option(
+        long: "--channel", valueName: "name", help: "Refuse a signed lock file made for another release channel (lock-channel).")
+
     static let allowUnsafe = CommandSpec.Option(
         long: "--allow-unsafe-directories",
         help: "Development only: load plugin files whoever owns them or can write to their folders (also \(DirectoryTrust.environmentOptOut)=1, true or yes); reported as a warning.")
@@ -33,7 +42,9 @@ enum PluginsOption {
 
     /// What every command that starts a host accepts: configuration, data,
     /// cache and scan limit.
-    static let host: [CommandSpec.Option] = [config, data, cache, scanTimeout, locked, isolate, isolateAll, allowUnsafe]
+    static let host: [CommandSpec.Option] = [
+        config, data, cache, scanTimeout, locked, requireSignatures, trustedKey, channel, isolate, isolateAll, allowUnsafe,
+    ]
 
     /// The directory checks: on unless `--allow-unsafe-directories` or the environment turns them off.
     static func trust(_ arguments: ParsedArguments) -> DirectoryTrust {
@@ -58,6 +69,14 @@ enum PluginsOption {
             cacheDirectory: arguments.value(cache.long), scanner: scanner,
             lockFile: arguments.flag(locked.long) ? pluginsDirectory.map(LockFile.defaultPath(for:)) : nil,
             trust: trust(arguments))
+        configuration.requiresSignatures = arguments.flag(requireSignatures.long)
+        if let files = arguments.value(trustedKey.long) {
+            configuration.trustedKeyFiles = files.split(separator: ",").map { String($0) }.filter { !$0.isEmpty }
+            guard !configuration.trustedKeyFiles.isEmpty else {
+                throw UsageError(message: "'--trusted-key' takes public key files separated by commas, got '\(files)'", command: command)
+            }
+        }
+        configuration.lockChannel = arguments.value(channel.long)
         if arguments.flag(isolateAll.long) { configuration.defaultIsolation = .isolated }
         // `plugboard bisect` runs checks with some plugins kept out.
         configuration.disableFromEnvironment()

@@ -1,10 +1,11 @@
 import Foundation
 
-/// One JSON document on stdout, keys sorted so output is stable.
+/// One JSON document on stdout, keys sorted so output is stable, dates in ISO 8601.
 enum JSONOutput {
     static func print<Value: Encodable>(_ value: Value) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
         let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
         Terminal.write(String(decoding: data, as: UTF8.self) + "\n")
     }
@@ -13,6 +14,7 @@ enum JSONOutput {
     static func line<Value: Encodable>(_ value: Value) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
         let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
         Terminal.write(String(decoding: data, as: UTF8.self) + "\n")
     }

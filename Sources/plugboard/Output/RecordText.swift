@@ -1,3 +1,4 @@
+import Foundation
 import Plugboard
 import PlugboardHost
 
@@ -17,13 +18,19 @@ enum RecordText {
         record.provides.isEmpty ? "-" : record.provides.map { "\($0.id) \($0.version.major).\($0.version.minor)" }.joined(separator: ", ")
     }
 
-    static func list(_ records: [PluginRecord], directory: String, interfaceLibraries: [String] = [], taint: [TaintEntry] = []) -> String {
+    static func list(
+        _ records: [PluginRecord], directory: String, interfaceLibraries: [String] = [], taint: [TaintEntry] = [], signedLock: SignedLock? = nil
+    ) -> String {
         let counts = PluginStatus.allCases.compactMap { status -> String? in
             let count = records.filter { $0.status == status }.count
             return count == 0 ? nil : "\(count) \(status.rawValue)"
         }
         var out = Terminal.style("Plugins in \(Terminal.safe(directory))", .bold)
             + " (\(records.count) file\(records.count == 1 ? "" : "s")\(counts.isEmpty ? "" : ": " + counts.joined(separator: ", ")))\n"
+        if let signed = signedLock {
+            out += "Signed set: sequence \(signed.sequence), channel \(Terminal.safe(signed.channel)), key \(signed.keyID), "
+                + "expires \(ISO8601DateFormatter().string(from: signed.expires))\n"
+        }
         for entry in taint {
             out += Terminal.style("Tainted (\(entry.code)):", .yellow) + " \(Terminal.safe(entry.reason))\n"
         }

@@ -76,7 +76,8 @@ import Testing
         let list = try runProcess(Fixtures.executable("plugboard"), ["list", "--plugins", dir.path, "--cache", cache.path, "--locked", "--json"])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [String: Any])
         let codes = (object["plugins"] as? [[String: Any]])?.map { $0["code"] as? String ?? $0["status"] as? String ?? "" }
-        // Admission's order: the static checks come before the lock entry.
-        #expect(codes == ["available", "no-entry-symbol"], "\(list.stdout)")
+        // Under a lock file, a file it does not list is refused before it is read.
+        #expect(codes == ["available", "not-locked"], "\(list.stdout)")
+        #expect((object["discovery"] as? [String: Any])?["filesRead"] as? Int == 1, "\(list.stdout)")
     }
 }

@@ -1,0 +1,89 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a host asks of its lock file's signature (`FILE.minisig`) before
+/// any of the lock file's hashes count: ``PluginHost/Configuration/requiresSignatures``,
+/// ``PluginHost/Configuration/trustedKeyFiles`` and
+/// ``PluginHost/Configuration/lockChannel``, fixed when the host is made.
+struct SignatureCheck: Sendable {
+    let trustedKeyFiles: [String]
+    /// Refuse every file unless the signature holds; otherwise (keys given,
+    /// signatures only preferred) load by the hashes and taint the host.
+    let isRequired: Bool
+    let channel: String?
+    let checksOwnership: Bool
+    let sequences: AcceptedSequences
+
+    /// The signature file of a lock file.
+    static func signaturePath(of lockFile: String) -> String { lockFile + ".minisig" }
+
+    /// The files whose change means reading again: the signature and the key files.
+    var watchedFiles: [String] { trustedKeyFiles }
+
+    /// Checks, in order: a trusted key made the signature, the signature of
+    /// `lock` (the lock file's bytes, read once), the trusted comment's
+    /// signature, the expiry, the sequence number against the last accepted,
+    /// the channel. The accepted set's terms, remembered, when all hold.
+    func verify(_ lock: [UInt8], lockFile: String, now: Date = Date()) -> Result<SignedLock, PluginLoadError> {
+        let signatureFile = Self.signaturePath(of: lockFile)
+        func refuse(_ code: PluginLoadError.Code, _ reason: String) -> Result<SignedLock, PluginLoadError> {
+            .failure(.signature(code, path: signatureFile, reason: reason))
+        }
+        guard let text = try? String(contentsOfFile: signatureFile, encoding: .utf8) else {
+            return refuse(.signatureMissing, "the lock file \(lockFile) has no signature; sign it with `plugboard lock --sign KEYFILE` (or minisign, docs/operations.md) and install both")
+        }
+        guard let signature = LockSignature(text: text) else {
+            return refuse(.signatureInvalid, "not a minisign signature; sign the lock file again with `plugboard lock --sign KEYFILE`")
+        }
+        var keys: [PublicSigningKey] = []
+        for file in trustedKeyFiles {
+            switch Self.keys(in: file, checksOwnership: checksOwnership) {
+            case let .success(found): keys += found
+            case let .failure(problem): return refuse(.keyUnknown, "no key is trusted: the trusted key file \(file) \(problem)")
+            }
+        }
+        let terms: LockSignature.Terms
+        switch signature.verify(lock, trustedKeys: keys) {
+        case let .success(verified): terms = verified
+        case let .failure(failure): return refuse(PluginLoadError.Code(failure.code), failure.reason)
+        }
+        if let problem = expiryProblem(terms.expires, now: now) { return refuse(.lockExpired, problem) }
+        let keyID = PublicSigningKey(id: signature.keyID, key: [UInt8](repeating: 0, count: 32))?.idText ?? "?"
+        if let last = sequences.last(for: lockFile), terms.sequence < last.sequence {
+            return refuse(.lockRollback, "sequence \(terms.sequence) is lower than \(last.sequence), accepted on \(ISO8601DateFormatter().string(from: last.accepted)): an older set replayed; install the newest signed set, or to roll back re-sign the older set with a sequence above \(last.sequence)")
+        }
+        if let channel, terms.channel != channel {
+            return refuse(.lockChannel, "signed for channel \(terms.channel), this host follows \(channel); install a set signed for \(channel)")
+        }
+        sequences.record(.init(lockFile: lockFile, sequence: terms.sequence, channel: terms.channel, keyID: keyID, accepted: now))
+        return .success(SignedLock(keyID: keyID, sequence: terms.sequence, expires: terms.expires, channel: terms.channel))
+    }
+
+    /// Why `terms` no longer vouch at `now`.
+    func expiryProblem(_ expires: Date, now: Date = Date()) -> String? {
+        guard expires <= now else { return nil }
+        return "the signature expired on \(ISO8601DateFormatter().string(from: expires)); the publisher must sign the set again (`plugboard lock --sign KEYFILE --expires-days N`)"
+    }
+
+    /// The public keys of a trusted key file (minisign's format; several may
+    /// follow one another); why none can be used otherwise.
+    static func keys(in file: String, checksOwnership: Bool) -> Result<[PublicSigningKey], KeyFileProblem> {
+        // A key file others can write would let them trust their own key.
+        var ownership = OwnershipCheck()
+        if checksOwnership, access(file, F_OK) == 0, let problem = ownership.problem(file: file) { return .failure(KeyFileProblem(problem.reason)) }
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+            return .failure(KeyFileProblem("cannot be read; check the path (PluginHost.Configuration.trustedKeyFiles, --trusted-key)"))
+        }
+        let keys = PublicSigningKey.all(in: text)
+        return keys.isEmpty ? .failure(KeyFileProblem("holds no minisign public key (the `.pub` file `plugboard keygen` or `minisign -G` writes)")) : .success(keys)
+    }
+
+    /// Why a trusted key file gives no key.
+    struct KeyFileProblem: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+}
+
