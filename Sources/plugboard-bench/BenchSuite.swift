@@ -36,6 +36,7 @@ struct BenchSuite {
         if wanted("reload") { reload?.run(into: report) }
         if wanted("startup") { startup?.run(into: report) }
         if wanted("dependencies") { dependencies?.run(into: report) }
+        if wanted("signing"), let startup { SigningBench(startup: startup).run(into: report) }
         if wanted("isolation") { isolation?.run(into: report) }
         report.print(json: json)
     }

@@ -86,4 +86,33 @@ extension Result where Failure == LockSignature.Failure {
         #expect(refused.stderr.contains("can be read or written by others"))
         #expect(try Data(contentsOf: URL(fileURLWithPath: dir.file("plugins/plugboard.lock"))) == before)
     }
+
+    @Test func aHostRequiringSignaturesListsTheSignedSetAndInstallLeavesASignedLockAlone() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        _ = try dir.copy(Fixtures.library("Alpha"), as: "plugins/alpha.so")
+        let key = dir.file("release.key")
+        #expect(try runProcess(Fixtures.executable("plugboard"), ["keygen", key]).status == 0)
+        let options = ["--plugins", dir.file("plugins"), "--cache", dir.file("cache")]
+        let required = ["--require-signatures", "--trusted-key", key + ".pub", "--json"]
+        // Unsigned: refused with its code.
+        #expect(try runProcess(Fixtures.executable("plugboard"), ["lock"] + options).status == 0)
+        let unsigned = try runProcess(Fixtures.executable("plugboard"), ["list"] + options + required)
+        #expect(unsigned.stdout.contains("\"code\" : \"signature-missing\""), "\(unsigned.stdout)")
+        // Signed: listed with its terms.
+        #expect(try runProcess(Fixtures.executable("plugboard"), ["lock", "--sign", key, "--sequence", "7"] + options).status == 0)
+        let signed = try runProcess(Fixtures.executable("plugboard"), ["list"] + options + required)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(signed.stdout.utf8)) as? [String: Any])
+        #expect((object["signedLock"] as? [String: Any])?["sequence"] as? Int == 7, "\(signed.stdout)")
+        #expect((object["plugins"] as? [[String: Any]])?.first?["status"] as? String == "available", "\(signed.stdout)")
+        let text = try runProcess(Fixtures.executable("plugboard"), ["list"] + options + ["--require-signatures", "--trusted-key", key + ".pub"])
+        #expect(text.stdout.contains("Signed set: sequence 7, channel stable"), "\(text.stdout)")
+        // install would void the publisher's signature: refused, nothing touched.
+        let before = try Data(contentsOf: URL(fileURLWithPath: dir.file("plugins/plugboard.lock")))
+        let install = try runProcess(Fixtures.executable("plugboard"), ["install", Fixtures.library("Beta").path] + options)
+        #expect(install.status == 1)
+        #expect(install.stderr.contains("is signed"), "\(install.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dir.file("plugins/plugboard.lock"))) == before)
+        #expect(!FileManager.default.fileExists(atPath: dir.file("plugins/libBeta.so")))
+    }
 }
