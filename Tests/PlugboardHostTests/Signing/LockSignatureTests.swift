@@ -57,12 +57,18 @@ extension Result where Failure == LockSignature.Failure {
 
 /// `plugboard keygen` and `plugboard lock --sign`.
 @Suite struct SigningCLITests {
-    @Test func keygenThenLockSignWritesASignatureTheKeyVerifies() throws {
+    /// A plugins folder holding Alpha, and a key pair from `plugboard keygen`.
+    static func pluginsAndKey() throws -> (TemporaryDirectory, String) {
         let dir = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         _ = try dir.copy(Fixtures.library("Alpha"), as: "plugins/alpha.so")
         let key = dir.file("release.key")
         #expect(try runProcess(Fixtures.executable("plugboard"), ["keygen", key]).status == 0)
+        return (dir, key)
+    }
+
+    @Test func keygenThenLockSignWritesASignatureTheKeyVerifies() throws {
+        let (dir, key) = try Self.pluginsAndKey()
         let mode = (try FileManager.default.attributesOfItem(atPath: key)[.posixPermissions] as? NSNumber)?.intValue
         #expect(mode == 0o600)
         #expect(try runProcess(Fixtures.executable("plugboard"), ["keygen", key]).status == 1)  // never over a key
@@ -88,11 +94,7 @@ extension Result where Failure == LockSignature.Failure {
     }
 
     @Test func aHostRequiringSignaturesListsTheSignedSetAndInstallLeavesASignedLockAlone() throws {
-        let dir = try TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        _ = try dir.copy(Fixtures.library("Alpha"), as: "plugins/alpha.so")
-        let key = dir.file("release.key")
-        #expect(try runProcess(Fixtures.executable("plugboard"), ["keygen", key]).status == 0)
+        let (dir, key) = try Self.pluginsAndKey()
         let options = ["--plugins", dir.file("plugins"), "--cache", dir.file("cache")]
         let required = ["--require-signatures", "--trusted-key", key + ".pub", "--json"]
         // Unsigned: refused with its code.
