@@ -12,7 +12,7 @@ PLUGBOARD    := .build/$(CONFIG)/plugboard
 # required by version may not carry unsafe flags).
 STRICT       := -Xswiftc -warnings-as-errors
 
-.PHONY: all build sdk host examples test-examples run fixtures test test-tsan bench profile api-check api-record api-record-host docs fuzz clean help
+.PHONY: all build sdk host examples test-examples run fixtures test test-tsan bench bench-check bench-record bench-counter profile api-check api-record api-record-host docs fuzz clean help
 
 all: build
 
@@ -27,6 +27,8 @@ help:
 	@echo "make api-record make the SDK as built now the recorded baseline (after a release)"
 	@echo "make api-record-host  make the host library's API as built now the recorded baseline (once the change is in CHANGELOG.md)"
 	@echo "make bench    run the benchmarks (release build); the summary also goes to $(BENCH_JSON)"
+	@echo "make bench-check   instruction counts (callgrind) against $(INSTRUCTION_COUNTS); fails on growth over 3%"
+	@echo "make bench-record  record the counts again after a deliberate change"
 	@echo "make profile  the benchmarks under perf record (call graphs in $(PROFILE_DATA))"
 	@echo "make fuzz     libFuzzer + AddressSanitizer on every parser of untrusted input, FUZZ_SECONDS (60) each"
 	@echo "make clean    remove every build folder"
@@ -146,6 +148,24 @@ bench: fixtures examples
 		--startup $(CURDIR)/.build/release/plugboard $(CURDIR)/Tests/Fixtures/.build/debug/libBenchPlugin.so .build/dlopen-baseline \
 		--dependency-plugin $(CURDIR)/Tests/Fixtures/.build/debug/libBenchDepPlugin.so \
 		--plugins $(BENCH_PLUGINS)
+
+# The regression gate: instructions counted by callgrind for a few paths
+# (warm start of 50 plugins, one activation, a handle call, a typed publish,
+# a router lookup) against bench/instructions.json; fails when one grows more
+# than 3%. bench-record writes the file after a deliberate change.
+INSTRUCTION_COUNTS = bench/instructions.json
+BENCH_CHECK_ARGS = --call-plugin $(CURDIR)/Tests/Fixtures/.build/release/libBenchPlugin.so \
+	--template $(CURDIR)/Tests/Fixtures/.build/debug/libBenchPlugin.so
+
+bench-counter: fixtures
+	$(SWIFT) build -c release --product plugboard-bench $(STRICT)
+	$(SWIFT) build -c release --package-path Tests/Fixtures --product BenchPlugin $(STRICT)
+
+bench-check: bench-counter
+	.build/release/plugboard-bench instructions --check $(INSTRUCTION_COUNTS) $(BENCH_CHECK_ARGS)
+
+bench-record: bench-counter
+	.build/release/plugboard-bench instructions --record $(INSTRUCTION_COUNTS) $(BENCH_CHECK_ARGS)
 
 # A perf profile of the benchmark suite (where perf is installed): call
 # graphs in $(PROFILE_DATA); read them with `perf report -i $(PROFILE_DATA)`.

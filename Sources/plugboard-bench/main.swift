@@ -8,7 +8,8 @@ import PlugboardHost
 // table, also written as JSON.
 //   plugboard-bench --baseline PATH --call-plugin FILE [--malloc-counter SO] [--json FILE]
 //                   [--reload ...] [--startup ...] [--dependency-plugin FILE] --plugins FILE...     full suite
-//   plugboard-bench activate DIR | allocations | reload-memory V1 V2     (internal, in child processes)
+//   plugboard-bench instructions --check|--record FILE --call-plugin SO --template SO      make bench-check, bench-record
+//   plugboard-bench activate DIR | allocations | reload-memory V1 V2 | count NAME ...   (internal, in child processes)
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
@@ -22,6 +23,10 @@ case "exit":
     exit(0)
 case "reload-memory" where arguments.count == 3:
     ReloadBench.printReloadMemory(Array(arguments[1...2]))
+case "count":
+    InstructionCounts.count(Array(arguments.dropFirst()))
+case "instructions":
+    InstructionCounts.main(Array(arguments.dropFirst()))
 default:
     break
 }
