@@ -34,7 +34,7 @@ enum InstructionCounts {
 
     /// The committed counts (bench/instructions.json).
     struct Recorded: Codable {
-        var note = "instructions per unit of work, counted by callgrind outside libc (make bench-record writes this file)"
+        var note = "instructions per unit of work, counted by callgrind, glibc's per-CPU string functions left out (make bench-record writes this file)"
         var counts: [String: Double]
     }
 
@@ -71,7 +71,7 @@ enum InstructionCounts {
             try stripped(template, to: bin.appendingPathComponent("libTemplate.so").path)
             let me = bin.appendingPathComponent("plugboard-bench").path
             let setup = [work.path, bin.appendingPathComponent("libCallPlugin.so").path, bin.appendingPathComponent("libTemplate.so").path]
-            print("Instructions per unit of work (callgrind, outside libc; \(mode == "--check" ? "checked against \(file), margin \(Int(margin * 100))%" : "recorded in \(file)"))")
+            print("Instructions per unit of work (callgrind, glibc's per-CPU string functions left out; \(mode == "--check" ? "checked against \(file), margin \(Int(margin * 100))%" : "recorded in \(file)"))")
             var counts: [String: Double] = [:]
             for workload in workloads {
                 // Once natively first: fills the registry cache, catches a failing setup quickly.
@@ -151,9 +151,9 @@ enum InstructionCounts {
         chmod(target, 0o755)
     }
 
-    /// Instructions of the counted region outside libc (whose string
-    /// functions are picked per CPU at load time, so their counts differ
-    /// from one machine to another).
+    /// Instructions of the counted region, but for glibc's string functions
+    /// picked per CPU at load time (their counts differ from one machine to
+    /// another, so the same build would not count the same elsewhere).
     static func countInstructions(_ me: String, _ workload: Workload, setup: [String], in work: URL) throws -> Double {
         let output = work.appendingPathComponent("callgrind.\(workload.name).out").path
         try run("/usr/bin/valgrind", [
@@ -161,9 +161,9 @@ enum InstructionCounts {
             "--callgrind-out-file=\(output)", me, "count", workload.name,
         ] + setup)
         let text = try String(contentsOfFile: output, encoding: .utf8)
-        let byObject = CallgrindProfile.selfCostByObject(text)
-        guard !byObject.isEmpty else { throw Failure(description: "\(output): no cost recorded (was countedRegionForCallgrind reached?)") }
-        return byObject.filter { !$0.key.contains("/libc.so") }.values.reduce(0, +)
+        let functions = CallgrindProfile.selfCost(text)
+        guard !functions.isEmpty else { throw Failure(description: "\(output): no cost recorded (was countedRegionForCallgrind reached?)") }
+        return functions.filter { !CallgrindProfile.isCPUVariant($0.key) }.values.reduce(0, +)
     }
 
     // MARK: - The counted processes
