@@ -10,18 +10,21 @@ import Glibc
 /// - Linux: inotify on every directory under the root (new directories are
 ///   added as they appear); elsewhere, or when inotify is unavailable or
 ///   `polling` is asked for, modification times are polled.
-/// - Editors save in several steps (write a temporary file, rename it over
-///   the original, touch attributes): events are gathered until `quiet`
-///   seconds pass without one, so a save is one change. The default, 150 ms,
-///   is most of what the watcher adds to save-to-live; 30 ms was tried and
-///   split one save into two changes in 2 of 7 runs of the dev-loop test.
+/// - A change is reported as soon as a file is complete: written and closed,
+///   renamed into place, removed (with inotify), together with every event
+///   already queued, so an editor's save (write a temporary file, rename it
+///   over the original, touch attributes) is one change. No quiet period is
+///   waited for: a save is built at once, and what arrives while it builds is
+///   the next change (``pendingChange()``). Writes without a close (a file
+///   being written, or mapped) and polling still wait until `quiet` seconds
+///   pass without an event.
 /// - Directories named in `ignoring` (`.build`, ...) and editor scratch files
 ///   (hidden files, `~` backups, `.swp`, vim's `4913`) are not changes.
 public final class SourceWatcher: Sendable {
     public struct Change: Sendable {
         /// Paths that changed (relative to the root).
         public let paths: [String]
-        /// Milliseconds from the first event to the end of the quiet period.
+        /// Milliseconds from the first event to the change being reported.
         public let detectMilliseconds: Double
     }
 
@@ -36,6 +39,21 @@ public final class SourceWatcher: Sendable {
     /// Polling: the state last seen, kept across calls so saves made while
     /// the caller was busy (building) are still seen.
     private let lastSnapshot = Mutex<[String: Stamp]?>(nil)
+    /// inotify: what was read but not reported yet, kept across calls.
+    private let gathered = Mutex(Gathered())
+
+    struct Gathered {
+        var changed: Set<String> = []
+        /// A file was completed (closed after writing, renamed, removed).
+        var complete = false
+        var first: ContinuousClock.Instant?
+
+        mutating func take() -> Change? {
+            defer { self = Gathered() }
+            guard let first, !changed.isEmpty else { return nil }
+            return Change(paths: changed.sorted(), detectMilliseconds: first.millisecondsElapsed)
+        }
+    }
 
     public init(root: String, ignoring: Set<String> = [".build", ".swiftpm", ".git"], quiet: Double = 0.15, polling: Bool = false) {
         self.root = PluginDirectory.absolutePath(root)
@@ -65,46 +83,61 @@ public final class SourceWatcher: Sendable {
         if let wd = inotify?.add(directory, mask: mask) { watches.withLock { $0[wd] = directory } }
     }
 
+    /// Events that end a write: the file is whole.
+    private static let completing = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
+
     private func waitWithInotify() -> Change? {
-        var changed: Set<String> = []
-        var first: ContinuousClock.Instant?
         while !stopped.load(ordering: .relaxed) {
-            guard let events = inotify?.wait(milliseconds: first == nil ? 200 : Int32(quiet * 1000)) else { return nil }
+            let waiting = gathered.withLock { $0.first == nil } ? Int32(200) : Int32(quiet * 1000)
+            guard let events = inotify?.wait(milliseconds: waiting) else { return nil }
             if events.isEmpty {
-                if let start = first {
-                    if !changed.isEmpty { return Change(paths: changed.sorted(), detectMilliseconds: start.millisecondsElapsed) }
-                    first = nil  // only irrelevant events (editor scratch files)
-                }
+                // Quiet after writes without a close: report them; scratch files only: forget them.
+                if let change = gathered.withLock({ $0.first != nil ? $0.take() : nil }) { return change }
                 continue
             }
-            for event in events {
-                if first == nil { first = .now }
-                if event.overflowed {
-                    // Events were lost: treat it as a change of everything.
-                    changed.insert("(inotify queue overflowed)")
-                    continue
-                }
-                guard let directory = watches.withLock({ $0[event.watch] }) else { continue }
-                let path = "\(directory)/\(event.name)"
-                guard isRelevant(event.name) else { continue }
-                if event.isDirectory {
-                    // A directory moved in or created: watch it, and count what
-                    // it already holds (written before the watch existed).
-                    if event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
-                        for sub in directories(under: path) {
-                            addWatch(sub)
-                            for file in (try? FileManager.default.contentsOfDirectory(atPath: sub)) ?? [] where isRelevant(file) {
-                                changed.insert(relative("\(sub)/\(file)"))
-                            }
-                        }
-                    }
-                    changed.insert(relative(path))
-                    continue
-                }
-                changed.insert(relative(path))
-            }
+            absorb(events)
+            if let change = pendingChange() { return change }
         }
         return nil
+    }
+
+    /// What completed since the last change was reported, without waiting:
+    /// the events already queued are read first. Nil when nothing did (a
+    /// write still in progress stays gathered for ``waitForChange()``).
+    public func pendingChange() -> Change? {
+        guard inotify != nil else { return nil }
+        while let events = inotify?.wait(milliseconds: 0), !events.isEmpty { absorb(events) }
+        return gathered.withLock { $0.complete ? $0.take() : nil }
+    }
+
+    private func absorb(_ events: [InotifyEvents.Event]) {
+        for event in events {
+            gathered.withLock { if $0.first == nil { $0.first = .now } }
+            if event.overflowed {
+                // Events were lost: treat it as a change of everything.
+                gathered.withLock { $0.changed.insert("(inotify queue overflowed)"); $0.complete = true }
+                continue
+            }
+            guard let directory = watches.withLock({ $0[event.watch] }) else { continue }
+            let path = "\(directory)/\(event.name)"
+            guard isRelevant(event.name) else { continue }
+            var paths = [relative(path)]
+            // A directory moved in or created: watch it, and count what it
+            // already holds (written before the watch existed).
+            if event.isDirectory, event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
+                for sub in directories(under: path) {
+                    addWatch(sub)
+                    for file in (try? FileManager.default.contentsOfDirectory(atPath: sub)) ?? [] where isRelevant(file) {
+                        paths.append(relative("\(sub)/\(file)"))
+                    }
+                }
+            }
+            let completes = event.mask & Self.completing != 0
+            gathered.withLock { gathered in
+                gathered.changed.formUnion(paths)
+                if completes { gathered.complete = true }
+            }
+        }
     }
 
     // MARK: - Polling

@@ -63,15 +63,31 @@ final class DevSession: @unchecked Sendable {
         info("watching \(builder.packageDirectory) (\(watcher.mode)); product lib\(builder.product).so; Ctrl-C to stop")
         var detect: Double?
         var changed: [String]?
+        var buildStart: Date?
+        var lastSave: Date?
         repeat {
             var started = DevEvent("build-started", id: pluginID, generation: live)
             started.changed = changed
             if let detect { started.ms = ["detect": detect] }
             emit(started)
+            if let changed { lastSave = builder.forgetIncrementalStateIfTooRecent(changed, previousBuildStart: buildStart, previousSave: lastSave) }
+            buildStart = Date()
             let build = builder.build()
             if watcher.isStopped { break }
             var ms = ["build": build.milliseconds]
             if let detect { ms["detect"] = detect }
+            // Saved again while it built: this build may hold a state the
+            // author already replaced. Build the newest instead; this one is
+            // neither reported as failed nor loaded.
+            if let newer = watcher.pendingChange() {
+                var superseded = DevEvent("build-superseded", id: pluginID, generation: live)
+                superseded.ms = ms
+                superseded.changed = newer.paths
+                emit(superseded)
+                detect = newer.detectMilliseconds
+                changed = newer.paths
+                continue
+            }
             if !build.succeeded {
                 var failed = DevEvent("build-failed", id: pluginID, generation: live)
                 failed.ms = ms
