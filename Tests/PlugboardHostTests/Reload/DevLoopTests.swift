@@ -205,13 +205,27 @@ import Testing
         #expect(newest["event"] as? String == "reloaded", "\(newest)")
         #expect(newest["generation"] as? Int == 5)
         #expect((newest["output"] as? String)?.hasPrefix("Hey, Ada!") == true, "\(newest)")
+
+        // 7. Saves right after the previous one was loaded, within a second
+        // of it: the ones SwiftPM's incremental build can miss (about a
+        // quarter of them) unless `plugboard dev` makes up for it.
+        var word = "Hey", generation = 5
+        for next in ["Hola", "Salut", "Ciao", "Hallo"] {
+            try edit(#""greeting": .string("\#(word)")"#, #""greeting": .string("\#(next)")"#, spaced: false)
+            let quick = try #require(session.next())
+            generation += 1
+            #expect(quick["event"] as? String == "reloaded", "\(quick)")
+            #expect(quick["generation"] as? Int == generation)
+            #expect((quick["output"] as? String)?.hasPrefix("\(next), Ada!") == true, "built the previous source: \(quick)")
+            word = next
+        }
         #expect(session.stop() == 0)
 
         // --dry-run: each save is verified and planned, never reloaded.
         let dry = try Session(package: package.path, data: work.file("data"), cache: work.file("cache"), options: plugins + ["--dry-run"])
         defer { _ = dry.stop() }
         #expect(try #require(dry.next())["event"] as? String == "ready")
-        try edit(#""greeting": .string("Hey")"#, #""greeting": .string("Howdy")"#)
+        try edit(#""greeting": .string("Hallo")"#, #""greeting": .string("Howdy")"#)
         let planned = try #require(dry.next())
         #expect(planned["event"] as? String == "planned")
         #expect(planned["generation"] as? Int == 1)
