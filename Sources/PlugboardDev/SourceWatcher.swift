@@ -11,9 +11,10 @@ import Glibc
 ///   added as they appear); elsewhere, or when inotify is unavailable or
 ///   `polling` is asked for, modification times are polled.
 /// - A change is reported as soon as a file is complete: written and closed,
-///   renamed into place, removed (with inotify), together with every event
-///   already queued, so an editor's save (write a temporary file, rename it
-///   over the original, touch attributes) is one change. No quiet period is
+///   renamed into place, removed (with inotify), together with the events
+///   that follow within ``settle`` milliseconds, so an editor's save (write
+///   a temporary file, rename it over the original, touch attributes) is
+///   one change. No quiet period is
 ///   waited for: a save is built at once, and what arrives while it builds is
 ///   the next change (``pendingChange()``). Writes without a close (a file
 ///   being written, or mapped) and polling still wait until `quiet` seconds
@@ -44,6 +45,8 @@ public final class SourceWatcher: Sendable {
 
     struct Gathered {
         var changed: Set<String> = []
+        /// Paths created within this change.
+        var created: Set<String> = []
         /// A file was completed (closed after writing, renamed, removed).
         var complete = false
         var first: ContinuousClock.Instant?
@@ -83,8 +86,15 @@ public final class SourceWatcher: Sendable {
         if let wd = inotify?.add(directory, mask: mask) { watches.withLock { $0[wd] = directory } }
     }
 
-    /// Events that end a write: the file is whole.
-    private static let completing = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
+    /// Events that end a write: the file is whole (a created file is not yet;
+    /// a created directory is).
+    private static let completing = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE)
+
+    /// After a file is complete, how long to keep reading while events keep
+    /// coming: the rest of one save (`sed -i` and editors close a temporary
+    /// file, then rename it over the source, within microseconds) joins the
+    /// same change instead of superseding its build.
+    static let settle: Int32 = 10
 
     private func waitWithInotify() -> Change? {
         while !stopped.load(ordering: .relaxed) {
@@ -107,7 +117,13 @@ public final class SourceWatcher: Sendable {
     public func pendingChange() -> Change? {
         guard inotify != nil else { return nil }
         while let events = inotify?.wait(milliseconds: 0), !events.isEmpty { absorb(events) }
-        return gathered.withLock { $0.complete ? $0.take() : nil }
+        guard gathered.withLock({ $0.complete }) else { return nil }
+        while let events = inotify?.wait(milliseconds: Self.settle), !events.isEmpty { absorb(events) }
+        return gathered.withLock { gathered in
+            // A temporary file created and renamed away within the change is not one.
+            gathered.changed = gathered.changed.filter { !gathered.created.contains($0) || FileManager.default.fileExists(atPath: "\(root)/\($0)") }
+            return gathered.take()
+        }
     }
 
     private func absorb(_ events: [InotifyEvents.Event]) {
@@ -132,9 +148,11 @@ public final class SourceWatcher: Sendable {
                     }
                 }
             }
-            let completes = event.mask & Self.completing != 0
+            let completes = event.mask & Self.completing != 0 || (event.isDirectory && event.mask & UInt32(IN_CREATE) != 0)
+            let creates = !event.isDirectory && event.mask & UInt32(IN_CREATE) != 0
             gathered.withLock { gathered in
                 gathered.changed.formUnion(paths)
+                if creates { gathered.created.formUnion(paths) }
                 if completes { gathered.complete = true }
             }
         }
