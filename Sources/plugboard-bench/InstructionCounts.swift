@@ -191,7 +191,8 @@ enum InstructionCounts {
                     exit(1)
                 }
             }
-            let configuration = PluginHost.Configuration(pluginsDirectory: directory, logSink: quiet, cacheDirectory: cache)
+            let configuration = PluginHost.Configuration(
+                pluginsDirectory: directory, logSink: quiet, imagesDirectory: work + "/images", cacheDirectory: cache)
             var started = 0
             measure {
                 let host = PluginHost(configuration: configuration)
@@ -201,13 +202,15 @@ enum InstructionCounts {
             }
             exit(started == 50 ? 0 : 1)
         case "activation":
-            let host = PluginHost(configuration: .init(logSink: quiet, cacheDirectory: work + "/cache-activation"))
+            // Its own images folder: the default's parent (the temp directory) is the machine's, not the path's.
+            let configuration = PluginHost.Configuration(logSink: quiet, imagesDirectory: work + "/images", cacheDirectory: work + "/cache-activation")
+            let host = PluginHost(configuration: configuration)
             host.declareDemoExtensionPoints()
             host.discover(files: [callPlugin])
             measure { host.activateAll() }
             exit(host.activePluginIDs.count == 1 ? 0 : 1)
         case "handle-call":
-            let host = PluginHost(configuration: .init(logSink: quiet, cacheDirectory: work + "/cache-calls"))
+            let host = PluginHost(configuration: .init(logSink: quiet, imagesDirectory: work + "/images", cacheDirectory: work + "/cache-calls"))
             host.declareDemoExtensionPoints()
             host.discover(files: [callPlugin])
             host.activateAll()

@@ -63,8 +63,21 @@ final class ImagesFolderLock: Sendable {
     /// lock file (made by a version before this one) is left alone: nothing
     /// tells whether its owner lives.
     static func removeAbandoned(in parent: String, except own: String) {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: parent) else { return }
-        for name in names where name.hasPrefix(prefix) {
+        // The parent is often the shared temp directory, with thousands of
+        // entries: read it with readdir and compare the prefix in place, so
+        // only images folders become strings (contentsOfDirectory made one
+        // per entry, and the first activation paid for all of them).
+        guard let directory = opendir(parent) else { return }
+        defer { closedir(directory) }
+        var names: [String] = []
+        let prefixLength = prefix.utf8.count
+        while let entry = readdir(directory) {
+            let matches = withUnsafePointer(to: entry.pointee.d_name) { name in
+                name.withMemoryRebound(to: CChar.self, capacity: 256) { strncmp($0, prefix, prefixLength) == 0 ? String(cString: $0) : nil }
+            }
+            if let matches { names.append(matches) }
+        }
+        for name in names {
             let folder = parent + "/" + name
             var info = stat()
             guard folder != own, lstat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == geteuid() else { continue }

@@ -1,12 +1,15 @@
 @_spi(PlugboardHost) import Plugboard
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Delivers events between plugins (one hub per host).
 ///
 /// - Order: subscribers run in subscription order, synchronously, on the
 ///   publishing thread; `publish` returns when all ran.
 /// - Isolation: a handler that throws is reported and the others still run.
-/// - Cycles: the chain of events being delivered on the current task is
+/// - Cycles: the chain of events being delivered on the current thread is
 ///   tracked; publishing a name already in the chain (A → B → A), or going
 ///   deeper than ``maximumDepth``, is not delivered and is reported.
 final class EventHub: Sendable {
@@ -25,21 +28,19 @@ final class EventHub: Sendable {
     private let report: @Sendable (HostDiagnostic) -> Void
     private let triggers: ActivationTriggers
 
-    /// The events being delivered on this task, innermost first (a list of
-    /// nodes, so entering a delivery allocates one node, not a new array).
-    @TaskLocal private static var chain: DeliveryChain?
-
-    /// The events being delivered on this task, outermost first: what an
+    /// The events being delivered on this thread, outermost first: what an
     /// isolated plugin's event carries across, so a cycle through a child
     /// process is still found.
-    static var currentChain: [String] { chain?.names.reversed() ?? [] }
+    static var currentChain: [String] { DeliveryStack.current.names }
 
     /// Runs `body` as if delivering `names` (outermost first), which another
     /// process was delivering when it published.
     static func within<Result>(_ names: [String], _ body: () -> Result) -> Result {
-        var node: DeliveryChain?
-        for name in names { node = DeliveryChain(name, parent: node) }
-        return $chain.withValue(node, operation: body)
+        let stack = DeliveryStack.current
+        let saved = stack.names
+        stack.names = names
+        defer { stack.names = saved }
+        return body()
     }
 
     init(report: @escaping @Sendable (HostDiagnostic) -> Void, triggers: ActivationTriggers = ActivationTriggers()) {
@@ -81,9 +82,9 @@ final class EventHub: Sendable {
 
     func publish(_ payload: EventPayload, from publisher: ServiceOwner) -> EventDelivery {
         let event = payload.name
-        let chain = Self.chain
-        if let chain, chain.contains(event) || chain.depth >= Self.maximumDepth {
-            let cycle = chain.names.reversed() + [event]
+        let stack = DeliveryStack.current
+        if stack.names.contains(event) || stack.names.count >= Self.maximumDepth {
+            let cycle = stack.names + [event]
             report(HostDiagnostic(.error, code: "event-cycle",
                 message: "event cycle stopped: \(cycle.joined(separator: " → ")) (published by \(publisher.pluginID)); the last publish was not delivered",
                 plugin: publisher.pluginID))
@@ -99,53 +100,47 @@ final class EventHub: Sendable {
         if targets.isEmpty { return EventDelivery(event: event, delivered: 0, failures: [], cycle: nil) }
         var delivered = 0
         var failures: [String] = []
-        Self.$chain.withValue(DeliveryChain(event, parent: chain)) {
-            for subscriber in targets {
-                do {
-                    try subscriber.handler(payload)
-                    delivered += 1
-                } catch {
-                    let message = "\(subscriber.owner.pluginID) failed to handle \(event): \(error)"
-                    failures.append(message)
-                    report(HostDiagnostic(.error, code: "event-handler-failed", message: message, plugin: subscriber.owner.pluginID))
-                }
+        stack.names.append(event)
+        defer { stack.names.removeLast() }
+        for subscriber in targets {
+            do {
+                try subscriber.handler(payload)
+                delivered += 1
+            } catch {
+                let message = "\(subscriber.owner.pluginID) failed to handle \(event): \(error)"
+                failures.append(message)
+                report(HostDiagnostic(.error, code: "event-handler-failed", message: message, plugin: subscriber.owner.pluginID))
             }
         }
         return EventDelivery(event: event, delivered: delivered, failures: failures, cycle: nil)
     }
 }
 
-/// One event in the chain being delivered, with the one that published it.
-final class DeliveryChain: Sendable {
-    let event: String
-    let parent: DeliveryChain?
-    /// Events in the chain, this one included.
-    let depth: Int
+/// The events being delivered on one thread, outermost first. Delivery is
+/// synchronous on the publishing thread (handlers run before `publish`
+/// returns), so the thread is the chain's scope; one stack per thread, its
+/// capacity kept, so a publish allocates nothing for it (a task-local chain
+/// cost a node and a task-local push per publish).
+final class DeliveryStack {
+    var names: [String] = []
 
-    init(_ event: String, parent: DeliveryChain?) {
-        self.event = event
-        self.parent = parent
-        depth = (parent?.depth ?? 0) + 1
-    }
+    private init() { names.reserveCapacity(EventHub.maximumDepth + 1) }
 
-    func contains(_ name: String) -> Bool {
-        var node: DeliveryChain? = self
-        while let current = node {
-            if current.event == name { return true }
-            node = current.parent
+    /// Released with its thread.
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { pointer in
+            if let pointer { Unmanaged<DeliveryStack>.fromOpaque(pointer).release() }
         }
-        return false
-    }
+        return key
+    }()
 
-    /// The events, innermost first.
-    var names: [String] {
-        var out: [String] = []
-        var node: DeliveryChain? = self
-        while let current = node {
-            out.append(current.event)
-            node = current.parent
-        }
-        return out
+    /// This thread's stack. Never handed to another thread.
+    static var current: DeliveryStack {
+        if let pointer = pthread_getspecific(key) { return Unmanaged<DeliveryStack>.fromOpaque(pointer).takeUnretainedValue() }
+        let stack = DeliveryStack()
+        pthread_setspecific(key, Unmanaged.passRetained(stack).toOpaque())
+        return stack
     }
 }
 

@@ -57,11 +57,35 @@ import Testing
         #expect(watcher.mode == (polling ? "polling" : "inotify"))
         let first = try change(watcher) { try editorSave(dir) }
         #expect(first?.paths == ["Sources/Plugin/Plugin.swift"])
-        // Reported only once the quiet period after the last event has passed.
-        #expect((first?.detectMilliseconds ?? 0) >= watcher.quiet * 1000)
+        if polling {
+            // Reported only once the quiet period after the last event has passed.
+            #expect((first?.detectMilliseconds ?? 0) >= watcher.quiet * 1000)
+        } else {
+            // Reported once a file is complete, without waiting for quiet.
+            #expect((first?.detectMilliseconds ?? .infinity) < watcher.quiet * 1000)
+        }
         // Nothing else is pending from that save: the next change is the next edit.
         let second = try change(watcher) { try dir.write(Data("let b = 3\n".utf8), as: "Sources/Plugin/Other.swift") }
         #expect(second?.paths == ["Sources/Plugin/Other.swift"])
+    }
+
+    /// What `plugboard dev` asks after a build: was anything saved meanwhile?
+    @Test func aSaveWhileBuildingIsPendingAndAWriteInProgressIsNot() throws {
+        let dir = try package()
+        let watcher = SourceWatcher(root: dir.path)
+        #expect(watcher.pendingChange() == nil)
+        // A file opened and written, not closed yet: not a change to build.
+        let writer = try FileHandle(forWritingTo: URL(fileURLWithPath: dir.file("Sources/Plugin/Plugin.swift")))
+        try writer.write(contentsOf: Data("let a = 5\n".utf8))
+        #expect(watcher.pendingChange() == nil)
+        try writer.close()
+        #expect(watcher.pendingChange()?.paths == ["Sources/Plugin/Plugin.swift"])
+        // Taken once: nothing is pending after it.
+        #expect(watcher.pendingChange() == nil)
+        // `sed -i`: a temporary file written and closed, then renamed over the source.
+        try dir.write(Data("let a = 6\n".utf8), as: "Sources/Plugin/sedXYZ")
+        #expect(rename(dir.file("Sources/Plugin/sedXYZ"), dir.file("Sources/Plugin/Plugin.swift")) == 0)
+        #expect(watcher.pendingChange()?.paths == ["Sources/Plugin/Plugin.swift"])
     }
 
     @Test(arguments: [false, true])
