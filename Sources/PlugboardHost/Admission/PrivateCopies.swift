@@ -27,8 +27,9 @@ struct PrivateCopies: Sendable {
 
     init(directory: String? = nil, checksOwnership: Bool = true) {
         self.checksOwnership = checksOwnership
+        let temporary = FileManager.default.temporaryDirectory.path
         let base = directory ?? ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { Self.isOwnPrivateFolder($0) ? $0 : nil }
-            ?? FileManager.default.temporaryDirectory.path
+            ?? Self.userFolder(in: temporary) ?? temporary
         // Normalised: /proc/self/maps names files by their exact path.
         self.directory = PluginDirectory.absolutePath(
             "\(base)/\(ImagesFolderLock.prefix)\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
@@ -47,6 +48,22 @@ struct PrivateCopies: Sendable {
                 + "fix the folder as the reason says, or set another (PluginHost.Configuration.imagesDirectory)",
             file: path))
         return nil
+    }
+
+    /// `<temp>/plugboard-<euid>-images`, made if missing: this user's own
+    /// folder (not a symbolic link, mode 0700) for the images folders, so a
+    /// host's sweep of what dead hosts left (``ImagesFolderLock``) reads a
+    /// folder of a few entries, not the shared temp directory. nil when
+    /// another user holds the name, or it cannot be made: then the temp
+    /// directory itself.
+    static func userFolder(in temporary: String) -> String? {
+        let path = "\(temporary)/plugboard-\(geteuid())-images"
+        guard mkdir(path, 0o700) == 0 || errno == EEXIST else { return nil }
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
+            return nil
+        }
+        return path
     }
 
     /// Whether `path` is a folder of this user that no one else may enter, as

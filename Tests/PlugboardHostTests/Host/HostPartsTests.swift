@@ -72,6 +72,25 @@ import Testing
         #expect(host.reload(id, from: v1).isReloaded)
     }
 
+    /// Without XDG_RUNTIME_DIR the images folders go in this user's own
+    /// folder of the temp directory, never in a name another user holds.
+    @Test func theDefaultImagesParentIsTheUsersOwnFolder() throws {
+        let temporary = try TemporaryDirectory()
+        let own = try #require(PrivateCopies.userFolder(in: temporary.path))
+        #expect(own == temporary.file("plugboard-\(geteuid())-images"))
+        let mode = (try FileManager.default.attributesOfItem(atPath: own)[.posixPermissions] as? NSNumber)?.intValue
+        #expect(mode == 0o700)
+        #expect(PrivateCopies.userFolder(in: temporary.path) == own, "made once, then used")
+        // Taken by someone else's symbolic link, or open to others: not used.
+        try FileManager.default.removeItem(atPath: own)
+        try FileManager.default.createSymbolicLink(atPath: own, withDestinationPath: temporary.path)
+        #expect(PrivateCopies.userFolder(in: temporary.path) == nil)
+        try FileManager.default.removeItem(atPath: own)
+        try FileManager.default.createDirectory(atPath: own, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o777])
+        chmod(own, 0o777)
+        #expect(PrivateCopies.userFolder(in: temporary.path) == nil)
+    }
+
     /// The images folder of a host that was killed (copies of every plugin
     /// it loaded) is removed by the next host that copies into the same
     /// place; a live host's folder is kept, and so is a folder without a
