@@ -104,14 +104,20 @@ extension Catalog {
             examined[job.index] = apply(entry, to: record, readPath: job.image.readPath, image: job.image)
         }
 
-        // Drop entries of files that are gone (other directories' files stay);
-        // the candidates were just stat'ed.
+        // Drop entries of files that are gone from the candidates' folders
+        // (found in the index without decoding; the candidates were just
+        // stat'ed). Other folders' entries are checked only when the file is
+        // written anyway: a warm start never pays for them.
         let current = Set(candidates.map(\.path))
-        for path in entries.keys where !current.contains(path) && FileIdentity.of(path: path) == nil {
+        let folders = Set(candidates.map { OwnershipCheck.parent(of: $0.path) })
+        for path in folders.flatMap({ entries.paths(in: $0) }) where !current.contains(path) && FileIdentity.of(path: path) == nil {
             entries[path] = nil
             changed = true
         }
-        if changed, let problem = cache.save(entries) { services.report(problem) }
+        if changed {
+            for path in entries.paths where !current.contains(path) && FileIdentity.of(path: path) == nil { entries[path] = nil }
+            if let problem = cache.save(entries) { services.report(problem) }
+        }
         return examined
     }
 
@@ -148,7 +154,7 @@ extension Catalog {
     /// Quarantines, in the cache, the plugins a dead host was running
     /// (read once per host; the notes are removed as they are read).
     /// Whether it changed anything.
-    private func applyJournal(to entries: inout [String: CacheEntry]) -> Bool {
+    private func applyJournal(to entries: inout CacheEntries) -> Bool {
         let first = state.withLock { state in
             defer { state.recovered = true }
             return !state.recovered

@@ -252,7 +252,8 @@ final class Catalog: Sendable {
     func forgetCacheEntry(_ path: String) {
         discovering.withLock { _ in
             var (entries, _) = cache.load()
-            guard entries.removeValue(forKey: path) != nil else { return }
+            guard entries[path] != nil else { return }
+            entries[path] = nil
             if let problem = cache.save(entries) { services.report(problem) }
         }
     }

@@ -75,11 +75,13 @@ package enum ParserFuzzing {
 
     /// The registry cache file.
     static func cache(_ bytes: UnsafeRawBufferPointer) {
-        guard let contents = try? CompactDecoder().decode(RegistryCache.Contents.self, from: Array(bytes)) else { return }
-        // What was read can be written, and reads back the same.
-        let again = try! CompactEncoder().encode(contents)
-        let reread = try! CompactDecoder().decode(RegistryCache.Contents.self, from: again)
-        precondition(reread.entries.count == contents.entries.count, "the cache format does not round-trip")
+        guard let stored = try? StoredEntries(Array(bytes)) else { return }
+        // Every lookup stays in bounds; what was read can be written, and reads back the same.
+        let entries = stored.allEntries
+        for (path, _) in entries { _ = stored.entry(for: path) }
+        let again = try! CacheEntries(stored: stored).encoded(host: stored.host)
+        let reread = try! StoredEntries(again)
+        precondition(reread.count == stored.count, "the cache format does not round-trip")
     }
 }
 

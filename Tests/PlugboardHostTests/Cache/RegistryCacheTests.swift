@@ -78,15 +78,14 @@ import Testing
         func string(_ text: String) -> [UInt8] {
             withUnsafeBytes(of: UInt32(text.utf8.count).littleEndian, Array.init) + Array(text.utf8)
         }
-        let integer: (Int64) -> [UInt8] = { value in withUnsafeBytes(of: value.littleEndian, Array.init) }
         switch damage {
         case .garbage:
             try Data("\u{0}\u{7f}not a cache at all".utf8).write(to: URL(fileURLWithPath: file))
         case .truncated:
             try Data(bytes.prefix(bytes.count / 2)).write(to: URL(fileURLWithPath: file))
         case .otherFormat:
-            // The header comes first: the first match is the cache's own field.
-            try patchBytes(at: file, replacing: field("format", tag: 2, integer(3)), with: field("format", tag: 2, integer(99)))
+            // "PBRC", then the format number.
+            try patchBytes(at: file, replacing: Array("PBRC".utf8) + [4, 0, 0, 0], with: Array("PBRC".utf8) + [99, 0, 0, 0])
         case .otherSDKABI:
             try patchBytes(at: file, replacing: field("sdkABI", tag: 5, string(Fixtures.baseline.sdkABI.description)), with: field("sdkABI", tag: 5, string("9.\(Fixtures.baseline.sdkABI.minor)")))
         case .otherToolchain:
@@ -102,7 +101,7 @@ import Testing
         let warnings = next.diagnostics.filter { $0.code == "cache-ignored" }
         #expect(warnings.count == 1, "\(next.diagnostics)")
         #expect(warnings.first?.message.contains(file) == true)
-        if case .otherFormat = damage { #expect(warnings.first?.message.contains("has format 99, this host reads format 3") == true) }
+        if case .otherFormat = damage { #expect(warnings.first?.message.contains("has format 99, this host reads format 4") == true) }
         // Rebuilt: valid again.
         let after = host(dir, cache)
         defer { after.shutdown() }
@@ -193,6 +192,43 @@ import Testing
         let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: try cacheFile(cache))), as: UTF8.self)
         #expect(!text.contains("libBeta.so"))
         #expect(text.contains("libAlpha.so"))
+    }
+
+    /// A start reads the entries of the files it was asked about only: a
+    /// damaged entry of another folder costs it nothing and is not noticed;
+    /// that folder's next start examines the file again. Another folder's
+    /// entries stay while their files exist.
+    @Test func aStartDecodesOnlyTheEntriesOfItsOwnFiles() throws {
+        let first = try installed(), second = try installed(), cache = try TemporaryDirectory()
+        try discoverOnce(first, cache)
+        try discoverOnce(second, cache)
+        // The entry of the second folder's libBeta.so, found through the index.
+        let file = try cacheFile(cache)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+        func u32(_ offset: Int) -> Int { bytes.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self))) } }
+        let hostLength = u32(8), count = u32(12 + hostLength)
+        #expect(count == 6)
+        let target = Array(second.file("libBeta.so").utf8)
+        let record = try #require((0..<count).map { 16 + hostLength + $0 * 16 }.first { base in
+            Array(bytes[u32(base)..<(u32(base) + u32(base + 4))]) == target
+        })
+        for offset in u32(record + 8)..<(u32(record + 8) + u32(record + 12)) { bytes[offset] = 0xEE }
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+
+        try withHost(configuration(first, cache)) { host throws in
+            let records = try host.discover()
+            #expect(records.allSatisfy { $0.status == .available })
+            #expect(host.lastDiscovery.cacheHits == 3)
+            #expect(!host.diagnostics.contains { $0.code == "cache-ignored" }, "the other folder's entry is never decoded")
+        }
+        try withHost(configuration(second, cache)) { host throws in
+            let records = try host.discover()
+            #expect(records.allSatisfy { $0.status == .available })
+            #expect(host.lastDiscovery.cacheHits == 2)
+            #expect(host.lastDiscovery.filesScanned == 1, "the damaged entry's file is examined again")
+        }
+        let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: file)), as: UTF8.self)
+        #expect(text.contains(first.file("libGamma.so")) && text.contains(second.file("libBeta.so")))
     }
 
     /// Hosts starting at once on one cache all come up right and leave a

@@ -16,8 +16,9 @@ import Glibc
 /// host, is ignored with one warning and rebuilt.
 struct RegistryCache: Sendable {
     /// 2: the compact binary coding (1 was JSON); 3: a requirement is one
-    /// string (see ``ScannedPlugin``).
-    static let format = 3
+    /// string (see ``ScannedPlugin``); 4: read in place (``CacheEntries``):
+    /// an index sorted by path, entries decoded when asked for.
+    static let format = 4
 
     /// What the outcome of examining a file depends on besides the file.
     struct HostKey: Sendable, Codable, Equatable {
@@ -29,15 +30,9 @@ struct RegistryCache: Sendable {
         let sdkImage: String
     }
 
-    /// The start of every format's file.
+    /// The start of a format 1 to 3 file (compact coding).
     struct Header: Decodable {
         let format: Int
-    }
-
-    struct Contents: Codable {
-        let format: Int
-        let host: HostKey
-        var entries: [String: CacheEntry]
     }
 
     let directory: String
@@ -62,39 +57,40 @@ struct RegistryCache: Sendable {
     }
 
     /// The entries on disk, and a warning if the file was there but unusable.
-    func load() -> (entries: [String: CacheEntry], warning: HostDiagnostic?) {
-        guard isUsable else { return ([:], nil) }
+    func load() -> (entries: CacheEntries, warning: HostDiagnostic?) {
+        guard isUsable else { return (CacheEntries(), nil) }
         let fd = open(file, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return ([:], nil) }  // no cache yet
+        guard fd >= 0 else { return (CacheEntries(), nil) }  // no cache yet
         defer { close(fd) }
         guard let bytes = readToEnd(fd) else {
-            return ([:], warning("cannot be read (\(String(cString: strerror(errno))))"))
+            return (CacheEntries(), warning("cannot be read (\(String(cString: strerror(errno))))"))
         }
-        // The format first: another format's entries may not decode at all.
-        if let header = try? CompactDecoder().decode(Header.self, from: bytes), header.format != Self.format {
-            return ([:], warning("has format \(header.format), this host reads format \(Self.format)"))
+        guard StoredEntries.isThisLayout(bytes) else {
+            // Formats 1 to 3 began with a compact-coded header.
+            let older = (try? CompactDecoder().decode(Header.self, from: bytes))?.format
+            return (CacheEntries(), warning(older.map { "has format \($0), this host reads format \(Self.format)" } ?? "is damaged or truncated (not a registry cache)"))
         }
-        let contents: Contents
+        if let format = StoredEntries.format(of: bytes), format != Self.format {
+            return (CacheEntries(), warning("has format \(format), this host reads format \(Self.format)"))
+        }
+        let stored: StoredEntries
         do {
-            contents = try CompactDecoder().decode(Contents.self, from: bytes)
+            stored = try StoredEntries(bytes)
         } catch {
-            return ([:], warning("is damaged or truncated (\(Self.describe(error)))"))
+            return (CacheEntries(), warning("is damaged or truncated (\(error))"))
         }
-        guard contents.format == Self.format else {
-            return ([:], warning("has format \(contents.format), this host reads format \(Self.format)"))
+        guard stored.host == host else {
+            return (CacheEntries(), warning("belongs to another host (SDK ABI \(stored.host.sdkABI), \(stored.host.toolchain), SDK image \(stored.host.sdkImage))"))
         }
-        guard contents.host == host else {
-            return ([:], warning("belongs to another host (SDK ABI \(contents.host.sdkABI), \(contents.host.toolchain), SDK image \(contents.host.sdkImage))"))
-        }
-        return (contents.entries, nil)
+        return (CacheEntries(stored: stored), nil)
     }
 
     /// Writes `entries` atomically; a warning when it could not.
-    func save(_ entries: [String: CacheEntry]) -> HostDiagnostic? {
+    func save(_ entries: CacheEntries) -> HostDiagnostic? {
         guard isUsable else { return nil }
         let data: [UInt8]
         do {
-            data = try CompactEncoder().encode(Contents(format: Self.format, host: host, entries: entries))
+            data = try entries.encoded(host: host)
         } catch {
             return failure("cannot be encoded (\(error))")
         }
@@ -127,16 +123,4 @@ struct RegistryCache: Sendable {
             message: "registry cache \(file) \(problem); the next start examines the files again. Set a writable cache directory (PluginHost.Configuration.cacheDirectory, `--cache DIR`)",
             file: file)
     }
-
-    private static func describe(_ error: any Error) -> String {
-        switch error {
-        case DecodingError.dataCorrupted(let context): context.debugDescription
-        case DecodingError.keyNotFound(let key, _): "missing \(key.stringValue)"
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
-            "\(context.codingPath.map(\.stringValue).joined(separator: ".")): \(context.debugDescription)"
-        default: "\(error)"
-        }
-    }
-
-
 }

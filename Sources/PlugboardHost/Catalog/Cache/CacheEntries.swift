@@ -1,0 +1,188 @@
+/// The registry cache's entries, read in place: a start looks up the files
+/// it was asked about and decodes those entries only, however many other
+/// folders' entries the file holds (GStreamer's registry is read the same
+/// way, with little parsing). Changes are kept beside the file's bytes and
+/// merged when it is written; unchanged entries are copied as they were.
+///
+/// The file (format 4, little-endian):
+///
+/// ```
+/// "PBRC" format:u32  hostLength:u32 host(compact)  count:u32
+/// count × (pathOffset:u32 pathLength:u32 entryOffset:u32 entryLength:u32), sorted by path bytes
+/// path bytes…  entry bytes (each a compact CacheEntry)…
+/// ```
+struct CacheEntries: Sendable {
+    private var stored: StoredEntries?
+    /// Entries set or removed (nil) since the file was read.
+    private var changes: [String: CacheEntry?] = [:]
+
+    init() {}
+
+    init(stored: StoredEntries) { self.stored = stored }
+
+    subscript(path: String) -> CacheEntry? {
+        get {
+            if let change = changes[path] { return change }
+            return stored?.entry(for: path)
+        }
+        set { changes[path] = .some(newValue) }
+    }
+
+    /// Every path with an entry (reads the whole index: for writes only).
+    var paths: [String] {
+        var all = Set(stored?.allPaths ?? [])
+        for (path, change) in changes {
+            if change == nil { all.remove(path) } else { all.insert(path) }
+        }
+        return all.sorted()
+    }
+
+    /// Paths of entries for files directly in `folder`.
+    func paths(in folder: String) -> [String] {
+        let prefix = folder.hasSuffix("/") ? folder : folder + "/"
+        var found = Set(stored?.paths(withPrefix: prefix) ?? [])
+        for (path, change) in changes where path.hasPrefix(prefix) {
+            if change == nil { found.remove(path) } else { found.insert(path) }
+        }
+        return found.filter { !$0.dropFirst(prefix.count).contains("/") }.sorted()
+    }
+
+    /// The file's bytes, for `host`.
+    func encoded(host: RegistryCache.HostKey) throws -> [UInt8] {
+        var items: [(path: [UInt8], entry: [UInt8])] = []
+        if let stored {
+            for index in 0..<stored.count {
+                let path = stored.pathBytes(at: index)
+                // Unchanged entries are copied without decoding them.
+                if changes[String(decoding: path, as: UTF8.self)] == nil { items.append((Array(path), Array(stored.entryBytes(at: index)))) }
+            }
+        }
+        for (path, change) in changes {
+            guard let entry = change else { continue }
+            items.append((Array(path.utf8), try CompactEncoder().encode(entry)))
+        }
+        items.sort { $0.path.lexicographicallyPrecedes($1.path) }
+        var out: [UInt8] = Array(StoredEntries.magic)
+        out.appendLittleEndian(UInt32(RegistryCache.format))
+        let hostBytes = try CompactEncoder().encode(host)
+        out.appendLittleEndian(UInt32(hostBytes.count))
+        out += hostBytes
+        out.appendLittleEndian(UInt32(items.count))
+        var pathOffset = out.count + items.count * 16
+        var entryOffset = pathOffset + items.reduce(0) { $0 + $1.path.count }
+        for item in items {
+            out.appendLittleEndian(UInt32(pathOffset))
+            out.appendLittleEndian(UInt32(item.path.count))
+            out.appendLittleEndian(UInt32(entryOffset))
+            out.appendLittleEndian(UInt32(item.entry.count))
+            pathOffset += item.path.count
+            entryOffset += item.entry.count
+        }
+        for item in items { out += item.path }
+        for item in items { out += item.entry }
+        return out
+    }
+}
+
+/// A cache file's bytes with its index checked: every offset is inside the
+/// file, so lookups never read out of bounds.
+struct StoredEntries: Sendable {
+    static let magic: [UInt8] = Array("PBRC".utf8)
+
+    struct Damage: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    let host: RegistryCache.HostKey
+    let count: Int
+    private let bytes: [UInt8]
+    private let indexStart: Int
+
+    /// Whether `bytes` start like a file of this layout (any format number).
+    static func isThisLayout(_ bytes: [UInt8]) -> Bool { bytes.starts(with: magic) }
+
+    /// The format number of a file of this layout.
+    static func format(of bytes: [UInt8]) -> Int? {
+        bytes.count >= 8 ? Int(bytes.littleEndianUInt32(at: 4)) : nil
+    }
+
+    init(_ bytes: [UInt8]) throws(Damage) {
+        guard bytes.count >= 16, Self.isThisLayout(bytes) else { throw Damage(description: "not a registry cache") }
+        let hostLength = Int(bytes.littleEndianUInt32(at: 8))
+        guard 12 + hostLength + 4 <= bytes.count else { throw Damage(description: "the host key runs past the end") }
+        do {
+            host = try bytes.withUnsafeBytes { raw in
+                try CompactDecoder().decode(RegistryCache.HostKey.self, from: UnsafeRawBufferPointer(rebasing: raw[12..<(12 + hostLength)]))
+            }
+        } catch {
+            throw Damage(description: "the host key: \(error)")
+        }
+        count = Int(bytes.littleEndianUInt32(at: 12 + hostLength))
+        indexStart = 16 + hostLength
+        guard count <= (bytes.count - indexStart) / 16 else { throw Damage(description: "\(count) entries cannot fit") }
+        for index in 0..<count {
+            let base = indexStart + index * 16
+            let pathEnd = Int(bytes.littleEndianUInt32(at: base)) + Int(bytes.littleEndianUInt32(at: base + 4))
+            let entryEnd = Int(bytes.littleEndianUInt32(at: base + 8)) + Int(bytes.littleEndianUInt32(at: base + 12))
+            guard pathEnd <= bytes.count, entryEnd <= bytes.count else { throw Damage(description: "entry \(index) runs past the end") }
+        }
+        self.bytes = bytes
+    }
+
+    func pathBytes(at index: Int) -> ArraySlice<UInt8> {
+        let base = indexStart + index * 16
+        let offset = Int(bytes.littleEndianUInt32(at: base))
+        return bytes[offset..<(offset + Int(bytes.littleEndianUInt32(at: base + 4)))]
+    }
+
+    func entryBytes(at index: Int) -> ArraySlice<UInt8> {
+        let base = indexStart + index * 16
+        let offset = Int(bytes.littleEndianUInt32(at: base + 8))
+        return bytes[offset..<(offset + Int(bytes.littleEndianUInt32(at: base + 12)))]
+    }
+
+    /// The first index whose path is not below `key` (binary search on bytes).
+    private func lowerBound(_ key: [UInt8]) -> Int {
+        var low = 0, high = count
+        while low < high {
+            let middle = (low + high) / 2
+            if pathBytes(at: middle).lexicographicallyPrecedes(key) { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// The entry for `path`, decoded now; nil when there is none or it does not decode.
+    func entry(for path: String) -> CacheEntry? {
+        let key = Array(path.utf8)
+        let index = lowerBound(key)
+        guard index < count, pathBytes(at: index).elementsEqual(key) else { return nil }
+        return try? CompactDecoder().decode(CacheEntry.self, from: entryBytes(at: index))
+    }
+
+    func paths(withPrefix prefix: String) -> [String] {
+        let key = Array(prefix.utf8)
+        var index = lowerBound(key), found: [String] = []
+        while index < count, pathBytes(at: index).starts(with: key) {
+            found.append(String(decoding: pathBytes(at: index), as: UTF8.self))
+            index += 1
+        }
+        return found
+    }
+
+    var allPaths: [String] { (0..<count).map { String(decoding: pathBytes(at: $0), as: UTF8.self) } }
+
+    /// Every entry decoded (the fuzz target's round trip).
+    var allEntries: [(String, CacheEntry?)] {
+        (0..<count).map { (String(decoding: pathBytes(at: $0), as: UTF8.self), try? CompactDecoder().decode(CacheEntry.self, from: entryBytes(at: $0))) }
+    }
+}
+
+extension Array where Element == UInt8 {
+    mutating func appendLittleEndian(_ value: UInt32) {
+        Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
+    }
+
+    func littleEndianUInt32(at offset: Int) -> UInt32 {
+        withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) }
+    }
+}
