@@ -75,12 +75,12 @@ package enum ParserFuzzing {
 
     /// The registry cache file.
     static func cache(_ bytes: UnsafeRawBufferPointer) {
-        guard let stored = try? StoredEntries(Array(bytes)) else { return }
+        guard let stored = try? StoredEntries(file: OpenFile(bytes: Array(bytes)), head: Array(bytes)) else { return }
         // Every lookup stays in bounds; what was read can be written, and reads back the same.
         let entries = stored.allEntries
         for (path, _) in entries { _ = stored.entry(for: path) }
         let again = try! CacheEntries(stored: stored).encoded(host: stored.host)
-        let reread = try! StoredEntries(again)
+        let reread = try! StoredEntries(file: OpenFile(bytes: again), head: again)
         precondition(reread.count == stored.count, "the cache format does not round-trip")
     }
 }

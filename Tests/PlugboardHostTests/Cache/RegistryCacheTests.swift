@@ -209,7 +209,7 @@ import Testing
         let hostLength = u32(8), count = u32(12 + hostLength)
         #expect(count == 6)
         let target = Array(second.file("libBeta.so").utf8)
-        let record = try #require((0..<count).map { 16 + hostLength + $0 * 16 }.first { base in
+        let record = try #require((0..<count).map { 20 + hostLength + $0 * 16 }.first { base in
             Array(bytes[u32(base)..<(u32(base) + u32(base + 4))]) == target
         })
         for offset in u32(record + 8)..<(u32(record + 8) + u32(record + 12)) { bytes[offset] = 0xEE }

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The registry cache's entries, read in place: a start looks up the files
 /// it was asked about and decodes those entries only, however many other
 /// folders' entries the file holds (GStreamer's registry is read the same
@@ -7,10 +11,13 @@
 /// The file (format 4, little-endian):
 ///
 /// ```
-/// "PBRC" format:u32  hostLength:u32 host(compact)  count:u32
+/// "PBRC" format:u32  hostLength:u32 host(compact)  count:u32 pathsLength:u32
 /// count × (pathOffset:u32 pathLength:u32 entryOffset:u32 entryLength:u32), sorted by path bytes
 /// path bytes…  entry bytes (each a compact CacheEntry)…
 /// ```
+///
+/// A start reads the header, the index and the paths (about 70 bytes per
+/// entry), then each entry it needs with one `pread`.
 struct CacheEntries: Sendable {
     private var stored: StoredEntries?
     /// Entries set or removed (nil) since the file was read.
@@ -54,7 +61,9 @@ struct CacheEntries: Sendable {
             for index in 0..<stored.count {
                 let path = stored.pathBytes(at: index)
                 // Unchanged entries are copied without decoding them.
-                if changes[String(decoding: path, as: UTF8.self)] == nil { items.append((Array(path), Array(stored.entryBytes(at: index)))) }
+                if changes[String(decoding: path, as: UTF8.self)] == nil, let entry = stored.entryBytes(at: index) {
+                    items.append((Array(path), entry))
+                }
             }
         }
         for (path, change) in changes {
@@ -68,6 +77,7 @@ struct CacheEntries: Sendable {
         out.appendLittleEndian(UInt32(hostBytes.count))
         out += hostBytes
         out.appendLittleEndian(UInt32(items.count))
+        out.appendLittleEndian(UInt32(items.reduce(0) { $0 + $1.path.count }))
         var pathOffset = out.count + items.count * 16
         var entryOffset = pathOffset + items.reduce(0) { $0 + $1.path.count }
         for item in items {
@@ -84,8 +94,9 @@ struct CacheEntries: Sendable {
     }
 }
 
-/// A cache file's bytes with its index checked: every offset is inside the
-/// file, so lookups never read out of bounds.
+/// A cache file's header, index and paths, with the index checked (every
+/// offset inside the file, so lookups never read out of bounds); entries
+/// are read from the file when asked for.
 struct StoredEntries: Sendable {
     static let magic: [UInt8] = Array("PBRC".utf8)
 
@@ -95,8 +106,10 @@ struct StoredEntries: Sendable {
 
     let host: RegistryCache.HostKey
     let count: Int
-    private let bytes: [UInt8]
+    /// The header, the index and the paths.
+    private let prefix: [UInt8]
     private let indexStart: Int
+    private let file: OpenFile
 
     /// Whether `bytes` start like a file of this layout (any format number).
     static func isThisLayout(_ bytes: [UInt8]) -> Bool { bytes.starts(with: magic) }
@@ -106,39 +119,49 @@ struct StoredEntries: Sendable {
         bytes.count >= 8 ? Int(bytes.littleEndianUInt32(at: 4)) : nil
     }
 
-    init(_ bytes: [UInt8]) throws(Damage) {
-        guard bytes.count >= 16, Self.isThisLayout(bytes) else { throw Damage(description: "not a registry cache") }
-        let hostLength = Int(bytes.littleEndianUInt32(at: 8))
-        guard 12 + hostLength + 4 <= bytes.count else { throw Damage(description: "the host key runs past the end") }
+    /// `head`: the file's first bytes, as read; the rest of the index and
+    /// paths is read from `file` when longer.
+    init(file: OpenFile, head: [UInt8]) throws(Damage) {
+        guard head.count >= 20, Self.isThisLayout(head) else { throw Damage(description: "not a registry cache") }
+        let hostLength = Int(head.littleEndianUInt32(at: 8))
+        guard 12 + hostLength + 8 <= head.count else { throw Damage(description: "the host key runs past the end") }
         do {
-            host = try bytes.withUnsafeBytes { raw in
+            host = try head.withUnsafeBytes { raw in
                 try CompactDecoder().decode(RegistryCache.HostKey.self, from: UnsafeRawBufferPointer(rebasing: raw[12..<(12 + hostLength)]))
             }
         } catch {
             throw Damage(description: "the host key: \(error)")
         }
-        count = Int(bytes.littleEndianUInt32(at: 12 + hostLength))
-        indexStart = 16 + hostLength
-        guard count <= (bytes.count - indexStart) / 16 else { throw Damage(description: "\(count) entries cannot fit") }
+        count = Int(head.littleEndianUInt32(at: 12 + hostLength))
+        let pathsLength = Int(head.littleEndianUInt32(at: 16 + hostLength))
+        indexStart = 20 + hostLength
+        let prefixEnd = indexStart + count * 16 + pathsLength
+        guard prefixEnd <= file.size else { throw Damage(description: "\(count) entries cannot fit") }
+        var prefix = head.count >= prefixEnd ? Array(head[0..<prefixEnd]) : head
+        if prefix.count < prefixEnd {
+            guard let rest = file.read(at: prefix.count, count: prefixEnd - prefix.count) else { throw Damage(description: "cannot read the index") }
+            prefix += rest
+        }
         for index in 0..<count {
             let base = indexStart + index * 16
-            let pathEnd = Int(bytes.littleEndianUInt32(at: base)) + Int(bytes.littleEndianUInt32(at: base + 4))
-            let entryEnd = Int(bytes.littleEndianUInt32(at: base + 8)) + Int(bytes.littleEndianUInt32(at: base + 12))
-            guard pathEnd <= bytes.count, entryEnd <= bytes.count else { throw Damage(description: "entry \(index) runs past the end") }
+            let pathEnd = Int(prefix.littleEndianUInt32(at: base)) + Int(prefix.littleEndianUInt32(at: base + 4))
+            let entryEnd = Int(prefix.littleEndianUInt32(at: base + 8)) + Int(prefix.littleEndianUInt32(at: base + 12))
+            guard pathEnd <= prefixEnd, entryEnd <= file.size else { throw Damage(description: "entry \(index) runs past the end") }
         }
-        self.bytes = bytes
+        self.prefix = prefix
+        self.file = file
     }
 
     func pathBytes(at index: Int) -> ArraySlice<UInt8> {
         let base = indexStart + index * 16
-        let offset = Int(bytes.littleEndianUInt32(at: base))
-        return bytes[offset..<(offset + Int(bytes.littleEndianUInt32(at: base + 4)))]
+        let offset = Int(prefix.littleEndianUInt32(at: base))
+        return prefix[offset..<(offset + Int(prefix.littleEndianUInt32(at: base + 4)))]
     }
 
-    func entryBytes(at index: Int) -> ArraySlice<UInt8> {
+    /// The entry's bytes, read from the file now; nil when they cannot be.
+    func entryBytes(at index: Int) -> [UInt8]? {
         let base = indexStart + index * 16
-        let offset = Int(bytes.littleEndianUInt32(at: base + 8))
-        return bytes[offset..<(offset + Int(bytes.littleEndianUInt32(at: base + 12)))]
+        return file.read(at: Int(prefix.littleEndianUInt32(at: base + 8)), count: Int(prefix.littleEndianUInt32(at: base + 12)))
     }
 
     /// The first index whose path is not below `key` (binary search on bytes).
@@ -155,8 +178,8 @@ struct StoredEntries: Sendable {
     func entry(for path: String) -> CacheEntry? {
         let key = Array(path.utf8)
         let index = lowerBound(key)
-        guard index < count, pathBytes(at: index).elementsEqual(key) else { return nil }
-        return try? CompactDecoder().decode(CacheEntry.self, from: entryBytes(at: index))
+        guard index < count, pathBytes(at: index).elementsEqual(key), let bytes = entryBytes(at: index) else { return nil }
+        return try? CompactDecoder().decode(CacheEntry.self, from: bytes)
     }
 
     func paths(withPrefix prefix: String) -> [String] {
@@ -173,7 +196,49 @@ struct StoredEntries: Sendable {
 
     /// Every entry decoded (the fuzz target's round trip).
     var allEntries: [(String, CacheEntry?)] {
-        (0..<count).map { (String(decoding: pathBytes(at: $0), as: UTF8.self), try? CompactDecoder().decode(CacheEntry.self, from: entryBytes(at: $0))) }
+        (0..<count).map { index in
+            (String(decoding: pathBytes(at: index), as: UTF8.self), entryBytes(at: index).flatMap { try? CompactDecoder().decode(CacheEntry.self, from: $0) })
+        }
+    }
+}
+
+/// A file kept open for reads at offsets (`pread`), closed with its last user.
+final class OpenFile: Sendable {
+    private let descriptor: Int32
+    /// Bytes, when opened.
+    let size: Int
+    /// Bytes given instead of a file (the fuzz target's input).
+    private let memory: [UInt8]?
+
+    /// Takes `descriptor` (closed on deinit).
+    init(descriptor: Int32) {
+        self.descriptor = descriptor
+        var info = stat()
+        size = fstat(descriptor, &info) == 0 ? Int(info.st_size) : 0
+        memory = nil
+    }
+
+    init(bytes: [UInt8]) {
+        descriptor = -1
+        size = bytes.count
+        memory = bytes
+    }
+
+    deinit { if descriptor >= 0 { close(descriptor) } }
+
+    /// `count` bytes at `offset`; nil when the file is shorter or cannot be read.
+    func read(at offset: Int, count: Int) -> [UInt8]? {
+        guard offset >= 0, count >= 0, offset + count <= size else { return nil }
+        if let memory { return Array(memory[offset..<(offset + count)]) }
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + done, count - done, off_t(offset + done)) }
+            if got < 0 && errno == EINTR { continue }
+            guard got > 0 else { return nil }
+            done += got
+        }
+        return bytes
     }
 }
 

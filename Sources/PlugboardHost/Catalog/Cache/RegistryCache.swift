@@ -61,8 +61,9 @@ struct RegistryCache: Sendable {
         guard isUsable else { return (CacheEntries(), nil) }
         let fd = open(file, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return (CacheEntries(), nil) }  // no cache yet
-        defer { close(fd) }
-        guard let bytes = readToEnd(fd) else {
+        let opened = OpenFile(descriptor: fd)  // closes it
+        // The header, the index and the paths usually fit; entries are read when asked for.
+        guard let bytes = opened.read(at: 0, count: min(opened.size, 1 << 16)) else {
             return (CacheEntries(), warning("cannot be read (\(String(cString: strerror(errno))))"))
         }
         guard StoredEntries.isThisLayout(bytes) else {
@@ -75,7 +76,7 @@ struct RegistryCache: Sendable {
         }
         let stored: StoredEntries
         do {
-            stored = try StoredEntries(bytes)
+            stored = try StoredEntries(file: opened, head: bytes)
         } catch {
             return (CacheEntries(), warning("is damaged or truncated (\(error))"))
         }
