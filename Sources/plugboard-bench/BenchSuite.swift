@@ -37,6 +37,7 @@ struct BenchSuite {
         if wanted("startup") { startup?.run(into: report) }
         if wanted("dependencies") { dependencies?.run(into: report) }
         if wanted("signing"), let startup { SigningBench(startup: startup).run(into: report) }
+        if wanted("cache"), let startup { CacheScaleBench(startup: startup).run(into: report) }
         if wanted("isolation") { isolation?.run(into: report) }
         report.print(json: json)
     }
