@@ -207,9 +207,11 @@ extension Catalog {
         let (known, records) = state.withLock { state in
             (Set(state.claimed.values).union(state.available.values.map(\.path)), state.records)
         }
+        // Indexed once: with thousands of files, a search per file was most of a warm start.
+        let latest = Dictionary(records.map { ($0.path, $0) }, uniquingKeysWith: { _, last in last })
         var reused: [Int: PluginRecord] = [:]
         for (index, item) in examined.enumerated() where item.available != nil && known.contains(item.record.path) {
-            reused[index] = records.last { $0.path == item.record.path }
+            reused[index] = latest[item.record.path]
         }
         var examined = examined
         for index in reused.keys { examined[index].available = nil }
@@ -230,16 +232,24 @@ extension Catalog {
         let fresh = examined.enumerated().filter { reused[$0.offset] == nil }.map(\.element.record)
         state.withLock { state in
             // A file examined again (it was refused before) has one record,
-            // the latest, where its old one was.
+            // the latest, where its first old one was.
+            var first: [String: Int] = [:]
+            var stale = Set<Int>()
+            for (index, old) in state.records.enumerated() {
+                if first[old.path] == nil { first[old.path] = index } else { stale.insert(index) }
+            }
+            let freshPaths = Set(fresh.map(\.path))
             for record in fresh {
-                if let first = state.records.firstIndex(where: { $0.path == record.path }) {
-                    state.records = state.records.enumerated().compactMap { index, old in
-                        old.path != record.path ? old : index == first ? record : nil
-                    }
+                if let index = first[record.path] {
+                    state.records[index] = record
                 } else {
+                    first[record.path] = state.records.count
                     state.records.append(record)
                 }
             }
+            // Older duplicates of a path examined again go.
+            let dropped = stale.filter { freshPaths.contains(state.records[$0].path) }
+            if !dropped.isEmpty { state.records = state.records.enumerated().filter { !dropped.contains($0.offset) }.map(\.element) }
             for plugin in admitted { state.available[plugin.plugin.id] = plugin }
         }
         // After they are available: a trigger that fires now finds them.
