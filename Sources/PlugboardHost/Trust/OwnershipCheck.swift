@@ -52,7 +52,7 @@ struct OwnershipCheck {
         }
         // Whatever cannot be examined is refused: a folder renamed away
         // during the check must not skip it.
-        guard let realFile = PluginDirectory.realPath(resolved) else {
+        guard let realFile = realFile(resolved) else {
             return .failure(.unsafe(path: path, violation: Violation(kind: .unverifiable(errno), path: resolved), user: user, isFile: true))
         }
         if let violation = violation(at: realFile, stickyAllowed: false, links: false) {
@@ -115,6 +115,18 @@ struct OwnershipCheck {
     /// Whether `folder` lies above `root` (neither it nor inside it).
     private static func isAbove(_ folder: String, _ root: String) -> Bool {
         folder != root && !folder.hasPrefix(root == "/" ? "/" : root + "/")
+    }
+
+    /// The real path of a file: its folder's (cached per folder), then its
+    /// name, when the file itself is not a symlink; `realpath` (a `readlink`
+    /// per component) only for a symlink. Nil when it cannot be examined.
+    private mutating func realFile(_ path: String) -> String? {
+        var link = stat()
+        guard lstat(path, &link) == 0 else { return nil }
+        guard (link.st_mode & S_IFMT) != S_IFLNK, let slash = path.lastIndex(of: "/"), slash != path.startIndex else {
+            return PluginDirectory.realPath(path)
+        }
+        return realFolder(String(path[..<slash])) + path[slash...]
     }
 
     private mutating func realFolder(_ path: String) -> String {
