@@ -164,12 +164,23 @@ struct StoredEntries: Sendable {
         return file.read(at: Int(prefix.littleEndianUInt32(at: base + 8)), count: Int(prefix.littleEndianUInt32(at: base + 12)))
     }
 
+    /// How the path at `index` orders against `key`: memcmp on the bytes, the shorter first on a tie.
+    private func compare(_ index: Int, _ key: [UInt8]) -> Int {
+        let base = indexStart + index * 16
+        let offset = Int(prefix.littleEndianUInt32(at: base)), length = Int(prefix.littleEndianUInt32(at: base + 4))
+        let shared = min(length, key.count)
+        let order = shared == 0 ? 0 : prefix.withUnsafeBufferPointer { path in
+            key.withUnsafeBufferPointer { key in memcmp(path.baseAddress! + offset, key.baseAddress!, shared) }
+        }
+        return order != 0 ? Int(order) : length - key.count
+    }
+
     /// The first index whose path is not below `key` (binary search on bytes).
     private func lowerBound(_ key: [UInt8]) -> Int {
         var low = 0, high = count
         while low < high {
             let middle = (low + high) / 2
-            if pathBytes(at: middle).lexicographicallyPrecedes(key) { low = middle + 1 } else { high = middle }
+            if compare(middle, key) < 0 { low = middle + 1 } else { high = middle }
         }
         return low
     }
@@ -178,7 +189,7 @@ struct StoredEntries: Sendable {
     func entry(for path: String) -> CacheEntry? {
         let key = Array(path.utf8)
         let index = lowerBound(key)
-        guard index < count, pathBytes(at: index).elementsEqual(key), let bytes = entryBytes(at: index) else { return nil }
+        guard index < count, compare(index, key) == 0, let bytes = entryBytes(at: index) else { return nil }
         return try? CompactDecoder().decode(CacheEntry.self, from: bytes)
     }
 

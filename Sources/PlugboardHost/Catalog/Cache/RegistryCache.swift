@@ -76,7 +76,9 @@ struct RegistryCache: Sendable {
         }
         let stored: StoredEntries
         do {
-            stored = try StoredEntries(file: opened, head: bytes)
+            // A small cache was read whole: its entries come from memory.
+            let source = bytes.count == opened.size ? OpenFile(bytes: bytes) : opened
+            stored = try StoredEntries(file: source, head: bytes)
         } catch {
             return (CacheEntries(), warning("is damaged or truncated (\(error))"))
         }
