@@ -25,16 +25,28 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConve
 
     /// Parses `MAJOR.MINOR` or `MAJOR.MINOR.PATCH`; returns `nil` for anything else.
     public init?(_ string: String) {
-        let parts = string.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2 || parts.count == 3 else { return nil }
-        var numbers: [Int] = []
-        for part in parts {
-            // Digits only: "+1", " 1" and "1-beta" are not versions.
-            guard !part.isEmpty, part.count <= 9, part.allSatisfy({ $0.isASCII && $0.isNumber }),
-                  let value = Int(part) else { return nil }
-            numbers.append(value)
+        // On the UTF-8 bytes: a host parses two versions per plugin on every start.
+        var numbers = (0, 0, 0), count = 0, value = 0, digits = 0
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                // Digits only, at most 9 per part: "+1", " 1" and "1-beta" are not versions.
+                guard digits < 9 else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                digits += 1
+            case UInt8(ascii: "."):
+                guard digits > 0, count < 2 else { return nil }
+                if count == 0 { numbers.0 = value } else { numbers.1 = value }
+                count += 1
+                value = 0
+                digits = 0
+            default:
+                return nil
+            }
         }
-        self.init(numbers[0], numbers[1], numbers.count == 3 ? numbers[2] : 0)
+        guard digits > 0, count >= 1 else { return nil }
+        if count == 1 { numbers.1 = value } else { numbers.2 = value }
+        self.init(numbers.0, numbers.1, numbers.2)
     }
 
     public var description: String { "\(major).\(minor).\(patch)" }

@@ -174,6 +174,20 @@ public enum PluginDirectory {
 
     /// Removes `.` components, doubled and trailing slashes (not `..`: symlinks make it ambiguous).
     private static func normalized(_ path: String) -> String {
+        // Most paths are normal already (checked on the bytes; the trust
+        // check asks for several per file): no "//", "/./", trailing "/" or "/.".
+        var previous: UInt8 = 0, beforePrevious: UInt8 = 0, isNormal = true
+        for byte in path.utf8 {
+            if byte == UInt8(ascii: "/"), previous == UInt8(ascii: "/") || (previous == UInt8(ascii: ".") && beforePrevious == UInt8(ascii: "/")) {
+                isNormal = false
+                break
+            }
+            beforePrevious = previous
+            previous = byte
+        }
+        if isNormal, path.utf8.count > 1, previous != UInt8(ascii: "/"), !(previous == UInt8(ascii: ".") && beforePrevious == UInt8(ascii: "/")) {
+            return path
+        }
         let parts = path.split(separator: "/").filter { $0 != "." }
         return "/" + parts.joined(separator: "/")
     }

@@ -12,6 +12,14 @@ package enum TerminalText {
     /// The cap for one reason, message or line of output.
     package static let messageLimit = 4000
 
+    /// `escaped` for a `String`: the common case (printable ASCII within
+    /// the limit) checked on its contiguous bytes, not through a generic view.
+    package static func escaped(_ text: String, limit: Int = messageLimit) -> String {
+        var text = text
+        let plain = text.withUTF8 { bytes in bytes.count <= limit && bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F } }
+        return plain ? text : escaped(text[...], limit: limit)
+    }
+
     package static func escaped(_ text: some StringProtocol, limit: Int = messageLimit) -> String {
         // Most text is printable ASCII within the limit: nothing to escape.
         if text.utf8.count <= limit, text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return String(text) }
