@@ -119,6 +119,17 @@ struct Admission: Sendable {
             copy: copy, lockEntry: entry))
     }
 
+    /// Why `image`, admitted at discovery, may no longer be loaded: under a
+    /// lock file, the lock file as it is now (its signature, expiry, listing
+    /// and the recorded SHA-256) must still vouch for its bytes when the
+    /// plugin starts, however long after its discovery. nil when it may.
+    func stillVouched(_ image: LoadableImage, kind: Kind = .plugin) -> PluginLoadError? {
+        guard let lock else { return nil }
+        guard let sha256 = image.checked.sha256 else { return .notLocked(path: image.path, lockFile: lock.path ?? "") }
+        if case let .failure(problem) = lock.entry(for: image.path, sha256: sha256, kind: kind) { return problem }
+        return nil
+    }
+
     /// Where a scan joined to a checked image comes from.
     enum ScanSource: Sendable {
         /// A scanner process loaded this image's own copy.

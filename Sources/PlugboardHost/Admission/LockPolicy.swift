@@ -61,8 +61,13 @@ final class LockPolicy: Sendable {
         return reading
     }
 
-    /// Who signed the lock file in force, when its signature holds.
-    var signedLock: SignedLock? { current.signed }
+    /// Who signed the lock file in force, while its signature holds (not
+    /// once it expired, or the files it depends on changed and no longer do).
+    var signedLock: SignedLock? {
+        let reading = current
+        guard case .success = reading.file, reading.unverified == nil else { return nil }
+        return reading.signed
+    }
 
     private func load() -> Reading {
         let identities = watchedFiles.map { FileIdentity.of(path: $0) }

@@ -46,6 +46,8 @@ extension Lifecycle {
         let path = plugin.path
         let image: LoadableImage
         if let admitted = plugin.image {
+            // Admitted at discovery: the lock file must still vouch for it now.
+            if let problem = admission.stillVouched(admitted) { return .failure(problem) }
             image = admitted
         } else {
             // Known from the cache, which is only a hint: the bytes are

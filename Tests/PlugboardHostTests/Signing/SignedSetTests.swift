@@ -137,6 +137,24 @@ import Testing
         }
     }
 
+    /// A plugin admitted at discovery but started later (lazily, on its
+    /// trigger) starts only if the lock file still vouches for it then.
+    @Test func aPluginDiscoveredUnderASetThatNoLongerHoldsDoesNotStart() throws {
+        let fleet = try Fleet()
+        try fleet.sign(sequence: 1)
+        let host = PluginHost(configuration: fleet.configuration())
+        defer { host.shutdown() }
+        host.declareDemoExtensionPoints()
+        #expect(try host.discover().allSatisfy { $0.status == .available })
+        #expect(host.signedLock?.sequence == 1)
+        // The set expires (re-signed with a past expiry) before anything starts.
+        try fleet.sign(sequence: 2, expires: Date().addingTimeInterval(-1))
+        host.activateAll()
+        #expect(host.activePluginIDs.isEmpty)
+        #expect(host.records.allSatisfy { $0.code == "lock-expired" }, "\(host.records.map { $0.code ?? "-" })")
+        #expect(host.signedLock == nil, "an expired set is not shown as the one in force")
+    }
+
     @Test func aRunningHostLearnsOfANewTrustedKeyWhenItsFileChanges() throws {
         let fleet = try Fleet()
         let next = try #require(SigningKey.generate())
