@@ -130,7 +130,7 @@ public final class PluginHost: Sendable {
         let signatures = signs ? SignatureCheck(
             trustedKeyFiles: configuration.trustedKeyFiles, isRequired: configuration.requiresSignatures,
             channel: configuration.lockChannel, checksOwnership: configuration.trust.enforced,
-            sequences: AcceptedSequences(stateDirectory: state.path, isUsable: state.isTrusted)) : nil
+            sequences: AcceptedSequences(stateDirectory: state.path, isUsable: state.isTrusted, report: taint.report)) : nil
         return LockPolicy(path: path, checksOwnership: configuration.trust.enforced, signatures: signatures, taint: taint)
     }
 

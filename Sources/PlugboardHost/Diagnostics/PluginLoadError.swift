@@ -190,11 +190,11 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     static func notLocked(path: String, lockFile: String) -> PluginLoadError {
-        PluginLoadError(code: .notLocked, path: path, reason: "not in the lock file \(lockFile), so it is not loaded; review it and run `plugboard lock` again, or remove it")
+        PluginLoadError(code: .notLocked, path: path, reason: "not in the lock file \(lockFile), so it is not loaded; review it and run `plugboard lock` again (with `--sign KEYFILE` for hosts that require signatures, or install the publisher's signed set), or remove it")
     }
 
     static func lockMismatch(path: String, expected: String, found: String, lockFile: String) -> PluginLoadError {
-        PluginLoadError(code: .lockMismatch, path: path, reason: "its SHA-256 is \(found), the lock file \(lockFile) expects \(expected): the file changed since it was locked; review it and run `plugboard lock` again, or restore the locked file")
+        PluginLoadError(code: .lockMismatch, path: path, reason: "its SHA-256 is \(found), the lock file \(lockFile) expects \(expected): the file changed since it was locked; review it and run `plugboard lock` again (with `--sign KEYFILE` for hosts that require signatures, or install the publisher's signed set), or restore the locked file")
     }
 
     static func unsafeLibraryPath(path: String, detail: String) -> PluginLoadError {

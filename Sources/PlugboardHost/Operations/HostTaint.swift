@@ -21,7 +21,8 @@ final class HostTaint: Sendable {
     static let unsignedSet = "unsigned-set"
 
     private let entries = Mutex<[TaintEntry]>([])
-    private let report: @Sendable (HostDiagnostic) -> Void
+    /// Where the host's diagnostics go (shared with the parts made beside it).
+    let report: @Sendable (HostDiagnostic) -> Void
 
     init(report: @escaping @Sendable (HostDiagnostic) -> Void) {
         self.report = report

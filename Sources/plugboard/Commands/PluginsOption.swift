@@ -77,6 +77,9 @@ enum PluginsOption {
             }
         }
         configuration.lockChannel = arguments.value(channel.long)
+        if configuration.requiresSignatures && configuration.trustedKeyFiles.isEmpty {
+            throw UsageError(message: "'--require-signatures' needs the publisher's public key: add '--trusted-key FILE'", command: command)
+        }
         if arguments.flag(isolateAll.long) { configuration.defaultIsolation = .isolated }
         // `plugboard bisect` runs checks with some plugins kept out.
         configuration.disableFromEnvironment()

@@ -97,6 +97,10 @@ extension Result where Failure == LockSignature.Failure {
         let (dir, key) = try Self.pluginsAndKey()
         let options = ["--plugins", dir.file("plugins"), "--cache", dir.file("cache")]
         let required = ["--require-signatures", "--trusted-key", key + ".pub", "--json"]
+        // Required without a key to trust: a usage error, not a host that refuses everything.
+        let keyless = try runProcess(Fixtures.executable("plugboard"), ["list", "--require-signatures"] + options)
+        #expect(keyless.status == 64)
+        #expect(keyless.stderr.contains("--trusted-key"), "\(keyless.stderr)")
         // Unsigned: refused with its code.
         #expect(try runProcess(Fixtures.executable("plugboard"), ["lock"] + options).status == 0)
         let unsigned = try runProcess(Fixtures.executable("plugboard"), ["list"] + options + required)
