@@ -139,6 +139,8 @@ enum RecordText {
     }
 
     static func fileName(_ path: String) -> String {
-        path.split(separator: "/").last.map(String.init) ?? path
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return path }
+        let name = String(path[path.utf8.index(after: slash)...])
+        return name.isEmpty ? path : name
     }
 }

@@ -23,6 +23,12 @@ enum Terminal {
         TerminalText.escaped(text, limit: limit)
     }
 
+    /// `safe` for a `String`: checked on its contiguous bytes (a table of
+    /// thousands of plugins escapes every cell).
+    static func safe(_ text: String, limit: Int = TerminalText.messageLimit) -> String {
+        TerminalText.escaped(text, limit: limit)
+    }
+
     static func error(_ message: String) {
         writeErr("\(style("error:", .red, stderr: true)) \(message)\n")
     }
