@@ -18,15 +18,7 @@ struct CacheScaleBench {
     static let runs = 7
 
     func run(into summary: Report) {
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("plugboard-bench-cache-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: work) }
-        do {
-            try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-            try measure(in: work, into: summary)
-        } catch {
-            FileHandle.standardError.write(Data("plugboard-bench: cache-scale benchmark failed: \(error)\n".utf8))
-            exit(1)
-        }
+        StartupBench.inWorkFolder("cache", benchmark: "cache-scale") { work in try measure(in: work, into: summary) }
     }
 
     func measure(in work: URL, into summary: Report) throws {

@@ -83,6 +83,21 @@ struct StartupBench {
         }
     }
 
+    /// Runs `body` in a new folder under the temp directory, removed after;
+    /// a failure ends the benchmarks, loudly (figures from a broken setup would mislead).
+    static func inWorkFolder(_ label: String, benchmark: String, _ body: (URL) throws -> Void) {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("plugboard-bench-\(label)-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: work) }
+        do {
+            try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+            try body(work)
+        } catch {
+            try? FileManager.default.removeItem(at: work)  // exit() skips defers
+            FileHandle.standardError.write(Data("plugboard-bench: \(benchmark) benchmark failed: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
     // MARK: - Measuring
 
     func measure(in work: URL) throws -> [Case] {
