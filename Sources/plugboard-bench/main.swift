@@ -23,6 +23,8 @@ case "exit":
     exit(0)
 case "reload-memory" where arguments.count == 3:
     ReloadBench.printReloadMemory(Array(arguments[1...2]))
+case "bare-activate" where arguments.count > 1:
+    BareHarness.run(Array(arguments.dropFirst()))
 case "count":
     InstructionCounts.count(Array(arguments.dropFirst()))
 case "instructions":
