@@ -72,6 +72,8 @@ test: fixtures examples api-check docs
 	.build/debug/plugboard-fuzz replay Tests/Fuzz/corpus
 	$(MAKE) test-examples
 	$(MAKE) test-tsan
+	@# The instruction-count gate (about a minute with its release build), where valgrind is installed.
+	@if command -v valgrind > /dev/null; then $(MAKE) bench-check; else echo "valgrind is not installed: make bench-check skipped"; fi
 
 # Each example plugin's own unit tests, written with the SDK's PluginHarness
 # the way an outside author writes theirs.
