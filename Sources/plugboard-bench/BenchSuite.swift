@@ -38,6 +38,9 @@ struct BenchSuite {
         if wanted("dependencies") { dependencies?.run(into: report) }
         if wanted("signing"), let startup { SigningBench(startup: startup).run(into: report) }
         if wanted("cache"), let startup { CacheScaleBench(startup: startup).run(into: report) }
+        if wanted("cli"), let startup, let greeter = plugins.first(where: { $0.hasSuffix("/libGreeter.so") }) {
+            CommandLineBench(startup: startup, greeter: URL(fileURLWithPath: greeter).path).run(into: report)
+        }
         if wanted("isolation") { isolation?.run(into: report) }
         report.print(json: json)
     }

@@ -1,0 +1,46 @@
+import Foundation
+
+/// What a command-line user feels: `plugboard run greet Ada` with 200 other
+/// plugins installed (registry cache warm), from spawn to exit, against a C
+/// program that `dlopen`s the Greeter file alone and calls its entry.
+struct CommandLineBench {
+    /// Spawning, the template and the C baseline come from the startup benchmark.
+    let startup: StartupBench
+    /// The Greeter example's library.
+    let greeter: String
+
+    static let installed = 200
+    static let runs = 7
+
+    func run(into summary: Report) {
+        StartupBench.inWorkFolder("cli", benchmark: "command-line") { work in try measure(in: work, into: summary) }
+    }
+
+    func measure(in work: URL, into summary: Report) throws {
+        let image = try Data(contentsOf: URL(fileURLWithPath: startup.template))
+        let offset = try StartupBench.placeholderOffset(in: image, file: startup.template)
+        let directory = work.appendingPathComponent("plugins")
+        _ = try startup.install(Self.installed, from: image, at: offset, in: directory)
+        try FileManager.default.copyItem(atPath: greeter, toPath: directory.appendingPathComponent("libGreeter.so").path)
+        let cache = try StartupBench.emptyDirectory(work.appendingPathComponent("cache"))
+        let run = ["run", "greet", "Ada", "--plugins", directory.path, "--cache", cache, "--data", work.appendingPathComponent("data").path]
+        // Untimed: fill the registry cache, and check the command answers.
+        _ = try startup.spawn(startup.plugboard, run, in: work)
+        let answer = String(decoding: try startup.spawn(startup.plugboard, run, in: work).stdout, as: UTF8.self)
+        guard answer.contains("Ada") else { throw StartupBench.Failure("plugboard run greet Ada printed '\(answer)'") }
+        var ours = StartupBench.Series(), floor = StartupBench.Series()
+        for _ in 0..<Self.runs {
+            ours.add(try startup.spawn(startup.plugboard, run, in: work))
+            floor.add(try startup.spawn(startup.baseline, ["--call", greeter], in: work))
+        }
+        let ratio = ours.median / floor.median
+        print("\nCommand line: plugboard run greet Ada with \(Self.installed + 1) plugins installed (warm), spawn to exit, \(Self.runs) runs")
+        StartupBench.row("path", "figure (ms)", "baseline (ms)", "ratio", "goal", rss: "peak RSS (MiB)")
+        StartupBench.row("C: dlopen Greeter, call its entry", floor.spread, rss: floor.peakMiB)
+        StartupBench.row("plugboard run greet, \(Self.installed + 1) installed", ours.spread, StartupBench.ms(floor.median),
+                         String(format: "%.2fx", ratio), "≤ 3.00x \(ratio <= 3 ? "ok" : "MISSED")", rss: ours.peakMiB)
+        summary.begin("Command line (\(Self.runs) runs)")
+        summary.add("plugboard run greet, \(Self.installed + 1) installed, warm", unit: "ms", samples: ours.milliseconds,
+                    baselineName: "C: dlopen that file, call its entry", baseline: floor.milliseconds, goal: .ratioAtMost(3))
+    }
+}
