@@ -112,6 +112,9 @@ import Testing
         #expect(seen?.paths.contains("Sources/Plugin/Sub/New.swift") == true, "\(seen?.paths ?? [])")
         // And later saves inside it are seen through its own watch.
         let later = try change(watcher) { try dir.write(Data("let e = 6\n".utf8), as: "Sources/Plugin/Sub/New.swift") }
-        #expect(later?.paths == ["Sources/Plugin/Sub/New.swift"])
+        // (Contains, not equals: the watcher takes a change 10 ms after a file
+        // is complete, so on a loaded machine events of the first step can
+        // arrive with this one.)
+        #expect(later?.paths.contains("Sources/Plugin/Sub/New.swift") == true, "\(later?.paths ?? [])")
     }
 }
