@@ -1,5 +1,6 @@
 import DemoInterfaces
 import Foundation
+import Synchronization
 import Plugboard
 import PlugboardDemo
 import PlugboardHost
@@ -59,6 +60,12 @@ struct BenchSuite {
     @inline(never)
     static func opaqueLocalCommand() -> any Command { LocalCommand(name: "bench") }
 
+    /// A one-provider list on the heap, for the handle's floor.
+    final class MinimalList: Sendable {
+        let first: any Command
+        init(_ first: any Command) { self.first = first }
+    }
+
     /// A call to a plugin's provider: held, through a handle, looked up each
     /// time; against the same call on a provider of the bench's own.
     func calls() {
@@ -80,10 +87,25 @@ struct BenchSuite {
         let lookups = Measure.samples(iterations: iterations) { _ in
             blackHole(host.registry.providers(of: Commands.self)[0].name.utf8.count)
         }
+        // The least a published list can cost, written here with nothing of
+        // the registry's: one acquiring load of an unmanaged list, the
+        // provider read from the heap, the call. The handle's floor.
+        let minimalList = MinimalList(held)
+        let cell = Atomic<UInt>(UInt(bitPattern: Unmanaged.passUnretained(minimalList).toOpaque()))
+        let minimal = Measure.samples(iterations: iterations) { _ in
+            let bits = cell.load(ordering: .acquiring)
+            blackHole(Unmanaged<MinimalList>.fromOpaque(UnsafeRawPointer(bitPattern: bits).unsafelyUnwrapped)
+                ._withUnsafeGuaranteedRef { $0.first.name.utf8.count })
+        }
+        withExtendedLifetime(minimalList) {}
         let base = "direct protocol call"
         report.add("provider held by the caller", unit: "ns", samples: heldCalls, baselineName: base, baseline: direct)
+        report.add("minimal published list (the bench's own)", unit: "ns", samples: minimal, baselineName: base, baseline: direct,
+                   note: "an atomic load, the provider read from the heap, the call: the floor of any handle")
         report.add("provider through a ProviderHandle", unit: "ns", samples: handleCalls, baselineName: base, baseline: direct,
                    goal: .ratioAtMost(1.5))
+        report.add("ProviderHandle against the minimal list", unit: "ns", samples: handleCalls,
+                   baselineName: "minimal published list", baseline: minimal)
         report.add("registry lookup on every call", unit: "ns", samples: lookups, baselineName: base, baseline: direct,
                    goal: .ratioAtMost(3))
         host.shutdown()
