@@ -23,7 +23,7 @@ import Synchronization
 /// Memory: a reader holds no reference while it reads, so the lists a handle
 /// has held are kept, not freed, for as long as the handle (that is, the
 /// registry) lives: one small array per change of the point's providers, with
-/// the provider objects in it. A thousand reloads of a plugin keep a thousand
+/// the provider objects in it, and a box holding its first provider. A thousand reloads of a plugin keep a thousand
 /// retired lists of that plugin's providers, and their images stay mapped
 /// anyway (Swift images are never unloaded).
 public final class ProviderHandle<Point: ExtensionPoint>: Sendable {
