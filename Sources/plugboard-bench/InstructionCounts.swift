@@ -179,13 +179,9 @@ enum InstructionCounts {
             let directory = work + "/plugins50", cache = work + "/cache50"
             if !FileManager.default.fileExists(atPath: directory) {
                 do {
-                    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-                    var bytes = try Data(contentsOf: URL(fileURLWithPath: template))
-                    let offset = try StartupBench.placeholderOffset(in: bytes, file: template)
-                    for number in 0..<50 {
-                        DependencyBench.write(number, at: offset, in: &bytes)
-                        try bytes.write(to: URL(fileURLWithPath: "\(directory)/libBench\(StartupBench.digits(number)).so"))
-                    }
+                    let image = try Data(contentsOf: URL(fileURLWithPath: template))
+                    let offset = try StartupBench.placeholderOffset(in: image, file: template)
+                    _ = try StartupBench.install(0...49, from: image, at: offset, in: URL(fileURLWithPath: directory))
                 } catch {
                     FileHandle.standardError.write(Data("\(error)\n".utf8))
                     exit(1)

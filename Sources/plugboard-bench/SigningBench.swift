@@ -21,13 +21,8 @@ struct SigningBench {
         let template = try Data(contentsOf: URL(fileURLWithPath: startup.template))
         let idOffset = try StartupBench.placeholderOffset(in: template, file: startup.template)
         let folder = work.appendingPathComponent("plugins")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        var bytes = template
-        try bytes.write(to: folder.appendingPathComponent("libBench00000.so"))
-        for number in 1...Self.count {
-            DependencyBench.write(number, at: idOffset, in: &bytes)
-            try bytes.write(to: folder.appendingPathComponent("libBench\(StartupBench.digits(number)).so"))
-        }
+        // 0 is the template as it is: 201 plugins.
+        _ = try StartupBench.install(0...Self.count, from: template, at: idOffset, in: folder)
         let cache = try StartupBench.emptyDirectory(work.appendingPathComponent("cache"))
         let data = work.appendingPathComponent("data").path
         let key = work.appendingPathComponent("release.key").path

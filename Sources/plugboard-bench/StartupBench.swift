@@ -168,9 +168,15 @@ struct StartupBench {
     /// Writes copies 1...count of `image` into a new `directory` as
     /// `libBench00001.so`..., each with its number over the id's "00000".
     func install(_ count: Int, from image: Data, at offset: Int, in directory: URL) throws -> [String] {
+        try Self.install(1...count, from: image, at: offset, in: directory)
+    }
+
+    /// Copies of `image` numbered `numbers` (written over its id's five
+    /// placeholder digits at `offset`), as `libBenchNNNNN.so` in `directory`.
+    static func install(_ numbers: ClosedRange<Int>, from image: Data, at offset: Int, in directory: URL) throws -> [String] {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var bytes = image
-        return try (1...count).map { number in
+        return try numbers.map { number in
             let digits = Array(Self.digits(number).utf8)
             bytes.replaceSubrange(offset..<offset + digits.count, with: digits)
             let file = directory.appendingPathComponent("libBench\(Self.digits(number)).so")

@@ -65,7 +65,7 @@ package struct LockSignature: Sendable, Equatable {
     }
 
     package var text: String {
-        "untrusted comment: signature from plugboard secret key \(PublicSigningKey(id: keyID, key: [UInt8](repeating: 0, count: 32))?.idText ?? "")\n"
+        "untrusted comment: signature from plugboard secret key \(PublicSigningKey.idText(keyID))\n"
             + Data(Array("ED".utf8) + keyID + signature).base64EncodedString() + "\n"
             + "trusted comment: \(trustedComment)\n"
             + Data(globalSignature).base64EncodedString() + "\n"
@@ -105,7 +105,7 @@ package struct LockSignature: Sendable, Equatable {
     /// check, whatever the trusted comment says).
     package func verifySignatures(_ message: [UInt8], trustedKeys: [PublicSigningKey]) -> Result<PublicSigningKey, Failure> {
         guard let key = trustedKeys.first(where: { $0.id == keyID }) else {
-            let id = PublicSigningKey(id: keyID, key: [UInt8](repeating: 0, count: 32))?.idText ?? "?"
+            let id = PublicSigningKey.idText(keyID)
             return .failure(Failure(code: "key-unknown", reason: "signed with key \(id), which this host does not trust; add its public key to the trusted keys, or sign with a trusted key"))
         }
         guard let digest = Ed25519.blake2b512(message), Ed25519.verify(signature, of: digest, publicKey: key.key) else {

@@ -50,7 +50,7 @@ struct SignatureCheck: Sendable {
         case let .failure(failure): return refuse(PluginLoadError.Code(failure.code), failure.reason)
         }
         if let problem = expiryProblem(terms.expires, now: now) { return refuse(.lockExpired, problem) }
-        let keyID = PublicSigningKey(id: signature.keyID, key: [UInt8](repeating: 0, count: 32))?.idText ?? "?"
+        let keyID = PublicSigningKey.idText(signature.keyID)
         if let last = sequences.last(for: lockFile), terms.sequence < last.sequence {
             return refuse(.lockRollback, "sequence \(terms.sequence) is lower than \(last.sequence), accepted on \(ISO8601DateFormatter().string(from: last.accepted)): an older set replayed; install the newest signed set, or to roll back re-sign the older set with a sequence above \(last.sequence)")
         }

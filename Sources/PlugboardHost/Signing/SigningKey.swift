@@ -11,7 +11,10 @@ package struct PublicSigningKey: Sendable, Equatable {
     package let key: [UInt8]
 
     /// The key id as minisign prints it: 16 hex digits, most significant byte first.
-    package var idText: String { id.reversed().map { String(format: "%02X", $0) }.joined() }
+    package var idText: String { Self.idText(id) }
+
+    /// A key id as minisign prints it, whether or not the key is at hand.
+    package static func idText(_ id: [UInt8]) -> String { id.reversed().map { String(format: "%02X", $0) }.joined() }
 
     package init?(id: [UInt8], key: [UInt8]) {
         guard id.count == 8, key.count == 32 else { return nil }

@@ -42,3 +42,34 @@ func makeDirectories(_ path: String) -> (path: String, errno: Int32)? {
     }
     return nil
 }
+
+/// Replaces `path` with `bytes` whole or not at all: a new file `temporary`
+/// beside it (`O_EXCL`, `mode`), every byte, `fsync`, then renamed over
+/// `path`, so readers see the old file or the new one and a crash leaves one
+/// of them; with `syncingFolder`, the folder is synced too (the rename
+/// itself survives a crash). What went wrong, when something did.
+package func replaceFile(_ path: String, with bytes: [UInt8], temporary: String, mode: mode_t, syncingFolder: Bool = false) -> String? {
+    let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
+    guard fd >= 0 else { return "cannot create \(temporary): \(String(cString: strerror(errno)))" }
+    let written = bytes.withUnsafeBytes { writeAll(fd, $0) }
+    let synced = written && fsync(fd) == 0
+    let reason = String(cString: strerror(errno))
+    close(fd)
+    guard synced else {
+        unlink(temporary)
+        return "cannot write \(temporary): \(reason)"
+    }
+    guard rename(temporary, path) == 0 else {
+        let reason = String(cString: strerror(errno))
+        unlink(temporary)
+        return "cannot rename \(temporary) to \(path): \(reason)"
+    }
+    if syncingFolder {
+        let folder = open(OwnershipCheck.parent(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if folder >= 0 {
+            fsync(folder)
+            close(folder)
+        }
+    }
+    return nil
+}

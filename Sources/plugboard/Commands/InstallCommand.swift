@@ -49,11 +49,7 @@ enum InstallCommand: CLICommand {
             return ExitStatus.failure
         }
         // 1. Checked as a host would, before DIR is touched.
-        var configuration = try PluginsOption.configuration(arguments, pluginsDirectory: nil, command: spec.name)
-        configuration.lockFile = nil
-        configuration.requiresSignatures = false
-        configuration.trustedKeyFiles = []
-        configuration.recordsSHA256 = true
+        let configuration = try PluginsOption.recordingConfiguration(arguments, pluginsDirectory: nil, command: spec.name)
         let checker = PluginHost(configuration: configuration)
         checker.declareDemoExtensionPoints()
         let record = checker.discover(files: [source], rescan: true).first
@@ -96,36 +92,11 @@ enum InstallCommand: CLICommand {
         return ExitStatus.success
     }
 
-    /// Writes `bytes` to a new temporary file in `directory`, fsyncs it,
-    /// renames it to `target` and fsyncs the directory; the reason if not.
+    /// Writes `bytes` to a new temporary file in `directory` (hidden, so a
+    /// watching host ignores it), fsyncs it, renames it to `target` and
+    /// fsyncs the directory; the reason if not.
     static func place(_ bytes: [UInt8], at target: String, in directory: String) -> String? {
         let temporary = "\(directory)/.\(URL(fileURLWithPath: target).lastPathComponent).partial-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o755)
-        guard fd >= 0 else { return "cannot create \(temporary): \(String(cString: strerror(errno)))" }
-        var written = 0
-        while written < bytes.count {
-            let count = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else {
-                let reason = String(cString: strerror(errno))
-                close(fd)
-                unlink(temporary)
-                return "cannot write \(temporary): \(reason)"
-            }
-            written += count
-        }
-        let synced = fsync(fd) == 0
-        close(fd)
-        guard synced, rename(temporary, target) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            return reason
-        }
-        let folder = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if folder >= 0 {
-            fsync(folder)
-            close(folder)
-        }
-        return nil
+        return replaceFile(target, with: bytes, temporary: temporary, mode: 0o755, syncingFolder: true)
     }
 }

@@ -43,11 +43,7 @@ enum LockCommand: CLICommand {
                 return ExitStatus.failure
             }
         }
-        var configuration = try PluginsOption.configuration(arguments, pluginsDirectory: directory, command: spec.name)
-        configuration.lockFile = nil
-        configuration.requiresSignatures = false
-        configuration.trustedKeyFiles = []
-        configuration.recordsSHA256 = true
+        let configuration = try PluginsOption.recordingConfiguration(arguments, pluginsDirectory: directory, command: spec.name)
         // Every file admitted and scanned now: the cache may not stand in for either.
         guard let (host, records) = PluginsOption.loadHost(configuration, start: .discover, rescan: true) else {
             return ExitStatus.failure

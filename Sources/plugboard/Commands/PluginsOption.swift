@@ -102,6 +102,18 @@ enum PluginsOption {
         return configuration
     }
 
+    /// For commands that examine files to record what they are (`lock`,
+    /// `install`): no lock file or signature in force, and the SHA-256 of
+    /// every admitted file recorded.
+    static func recordingConfiguration(_ arguments: ParsedArguments, pluginsDirectory: String?, command: String) throws(UsageError) -> PluginHost.Configuration {
+        var configuration = try self.configuration(arguments, pluginsDirectory: pluginsDirectory, command: command)
+        configuration.lockFile = nil
+        configuration.requiresSignatures = false
+        configuration.trustedKeyFiles = []
+        configuration.recordsSHA256 = true
+        return configuration
+    }
+
     /// How far `loadHost` takes the plugins.
     enum Start {
         /// Discover only: no plugin code runs in this process.

@@ -100,19 +100,9 @@ struct RegistryCache: Sendable {
         if let failed = makeDirectories(directory) {
             return failure("cannot create \(failed.path) (\(String(cString: strerror(failed.errno))))")
         }
-        let temporary = "\(file).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return failure("cannot be written (\(String(cString: strerror(errno))))") }
-        let written = data.withUnsafeBytes { writeAll(fd, $0) }
         // Durable before it replaces the old file: a crash leaves one or the other.
-        let synced = written && fsync(fd) == 0
-        close(fd)
-        guard synced, rename(temporary, file) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            return failure("cannot be written (\(reason))")
-        }
-        return nil
+        let temporary = "\(file).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
+        return replaceFile(file, with: data, temporary: temporary, mode: 0o600).map { failure("cannot be written (\($0))") }
     }
 
     private func warning(_ problem: String) -> HostDiagnostic {
