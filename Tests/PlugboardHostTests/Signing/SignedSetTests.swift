@@ -155,6 +155,27 @@ import Testing
         #expect(host.signedLock == nil, "an expired set is not shown as the one in force")
     }
 
+    /// The kept sequence number cannot be read, or cannot be written: each
+    /// said once as a warning with its code (the set itself still loads).
+    @Test func aSequenceThatCannotBeKeptIsReported() throws {
+        let fleet = try Fleet()
+        try fleet.sign(sequence: 1)
+        // Unwritable: the folder it lives in is taken by a file.
+        try Data().write(to: URL(fileURLWithPath: fleet.state.file("signed-locks")))
+        try fleet.load { host, _ in
+            #expect(host.activePluginIDs.count == 2)
+            #expect(host.diagnostics.contains { $0.code == "signed-lock-state-unwritable" }, "\(host.diagnostics)")
+        }
+        // Unreadable: the kept record is damaged.
+        try FileManager.default.removeItem(atPath: fleet.state.file("signed-locks"))
+        try fleet.load()
+        let kept = try #require(try FileManager.default.contentsOfDirectory(atPath: fleet.state.file("signed-locks")).first)
+        try Data("not json".utf8).write(to: URL(fileURLWithPath: fleet.state.file("signed-locks/\(kept)")))
+        try fleet.load { host, _ in
+            #expect(host.diagnostics.contains { $0.code == "signed-lock-state-unreadable" }, "\(host.diagnostics)")
+        }
+    }
+
     @Test func aRunningHostLearnsOfANewTrustedKeyWhenItsFileChanges() throws {
         let fleet = try Fleet()
         let next = try #require(SigningKey.generate())
@@ -218,5 +239,14 @@ import Testing
         let damaged = try dir.write(Data(("untrusted comment: x\n" + Data(bytes).base64EncodedString() + "\n").utf8), as: "damaged.key")
         chmod(damaged, 0o600)
         #expect(throws: SigningKey.FileError.self) { try SigningKey.load(damaged) }
+        // A password-protected key (key derivation "Sc"): refused, saying how to sign instead.
+        bytes[100] ^= 1
+        bytes[2] = UInt8(ascii: "S")
+        bytes[3] = UInt8(ascii: "c")
+        let encrypted = try dir.write(Data(("untrusted comment: x\n" + Data(bytes).base64EncodedString() + "\n").utf8), as: "encrypted.key")
+        chmod(encrypted, 0o600)
+        #expect { try SigningKey.load(encrypted) } throws: { error in
+            (error as? SigningKey.FileError)?.description.contains("password-protected minisign key") == true
+        }
     }
 }
