@@ -173,6 +173,7 @@ bench-record: bench-counter
 # graphs in $(PROFILE_DATA); read them with `perf report -i $(PROFILE_DATA)`.
 profile:  # bench builds what it needs
 	@command -v perf > /dev/null || { echo "make profile: perf is not installed (apt-get install linux-perf)"; exit 1; }
+	@mkdir -p $(dir $(PROFILE_DATA))
 	$(MAKE) bench BENCH_JSON=bench/out/profiled.json PROFILE_WRAPPER="perf record -g -o $(PROFILE_DATA) --" \
 		PLUGBOARD_BENCH_ONLY=$(PROFILE_ONLY)
 

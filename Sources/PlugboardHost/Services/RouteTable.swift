@@ -1,56 +1,59 @@
 import Plugboard
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
-/// Every route of every plugin (one table per host), as a trie of path
-/// segments: lookup cost grows with the path's length, not the number of
-/// routes. Literal segments are tried before captures.
+/// Every route of every plugin (one table per host): registration,
+/// matching, and the hand-over of a reloading plugin's routes. The patterns
+/// live in a ``RouteTrie``: lookup cost grows with the path's length, not
+/// the number of routes.
 final class RouteTable: Sendable {
-    private final class Node: @unchecked Sendable {
-        // @unchecked: nodes are only touched with `RouteTable.root`'s mutex held.
-        private(set) var literals: [String: Node] = [:]
-        /// The same children as a list while there are few: comparing a few
-        /// short byte strings costs less than hashing one.
-        private var fewLiterals: [(bytes: [UInt8], node: Node)]? = []
-        /// Child for a `{capture}` segment (its name lives in each route).
-        var capture: Node?
-        /// Registrations of this pattern: the last is live. Only generations
-        /// of one plugin stack here (a new one shadows the old until the
-        /// reload commits or rolls back).
-        var routes: [Route] = []
-
-        /// The child for the literal `segment` (UTF-8 bytes of the path).
-        func literal(_ segment: UnsafeBufferPointer<UInt8>) -> Node? {
-            if let few = fewLiterals {
-                for entry in few where entry.bytes.count == segment.count {
-                    let equal = entry.bytes.withUnsafeBufferPointer { memcmp($0.baseAddress!, segment.baseAddress!, segment.count) == 0 }
-                    if equal { return entry.node }
-                }
-                return nil
-            }
-            return literals[String(decoding: segment, as: UTF8.self)]
-        }
-
-        func addLiteral(_ segment: String) -> Node {
-            if let existing = literals[segment] { return existing }
-            let next = Node()
-            literals[segment] = next
-            fewLiterals = literals.count <= 8 ? literals.map { (Array($0.key.utf8), $0.value) } : nil
-            return next
-        }
-    }
-
-    struct Route: Sendable {
+    /// A registered pattern: a class, so that finding one costs one retain.
+    final class Route: Sendable {
         let pattern: String
         let owner: ServiceOwner
         /// Names of the pattern's captures, in order.
         let captureNames: [String]
         let handler: @Sendable (RouteMatch) throws -> any Sendable
+
+        init(pattern: String, owner: ServiceOwner, captureNames: [String], handler: @escaping @Sendable (RouteMatch) throws -> any Sendable) {
+            self.pattern = pattern
+            self.owner = owner
+            self.captureNames = captureNames
+            self.handler = handler
+        }
     }
 
-    private let root = Mutex(Node())
+    /// The patterns, and the copy lookups read.
+    private struct Patterns {
+        var trie = RouteTrie()
+        /// An immutable copy of `trie`, made by the first lookup after a
+        /// change: lookups walk it outside the mutex, and the arrays of a
+        /// class's `let` are read without reference counting, where those of
+        /// the locked value cost a retain and a release each per lookup.
+        var published: RouteTrie.Frozen?
+    }
+
+    private let patterns = Mutex(Patterns())
+
+    /// Runs `body` on the patterns; lookups see the change from then on.
+    private func change<Result, Failure: Error>(_ body: (inout RouteTrie) throws(Failure) -> Result) throws(Failure) -> Result {
+        try patterns.withLock { patterns throws(Failure) in
+            patterns.published = nil
+            return try body(&patterns.trie)
+        }
+    }
+
+    /// The copy of the patterns for lookups, and the owners whose routes
+    /// wait for a commit (nil when none), read together so that a lookup
+    /// never sees a switch-over half done.
+    private func lookupState() -> (RouteTrie.Frozen, Set<ServiceOwner>?) {
+        patterns.withLock { patterns in
+            let held = stagedCount.load(ordering: .acquiring) == 0 ? nil : staged.withLock { $0 }
+            if let published = patterns.published { return (published, held) }
+            let published = patterns.trie.frozen()
+            patterns.published = published
+            return (published, held)
+        }
+    }
     private let triggers: ActivationTriggers
 
     init(triggers: ActivationTriggers = ActivationTriggers()) {
@@ -77,8 +80,8 @@ final class RouteTable: Sendable {
 
     /// In one step: routes of `old` go, those of staged `new` answer.
     func switchOver(from old: ServiceOwner, to new: ServiceOwner) {
-        root.withLock { root in
-            Self.remove(old, from: root)
+        change { trie in
+            trie.removeAll(owner: old)
             staged.withLock { staged in
                 staged.remove(new)
                 stagedCount.store(staged.count, ordering: .releasing)
@@ -88,30 +91,17 @@ final class RouteTable: Sendable {
 
     func register(_ pattern: String, owner: ServiceOwner, handler: @escaping @Sendable (RouteMatch) throws -> any Sendable) throws(ServiceError) {
         let segments = try Self.segments(of: pattern)
-        try root.withLock { root throws(ServiceError) in
-            var node = root
-            for segment in segments {
-                if segment.hasPrefix("{") {
-                    // `/a/{id}` and `/a/{slug}` share a node: they are the same route.
-                    if let capture = node.capture {
-                        node = capture
-                    } else {
-                        let next = Node()
-                        node.capture = next
-                        node = next
-                    }
-                } else {
-                    node = node.addLiteral(segment)
-                }
-            }
-            if let existing = node.routes.last, existing.owner.pluginID != owner.pluginID || existing.owner == owner {
+        try change { trie throws(ServiceError) in
+            // `/a/{id}` and `/a/{slug}` share a node: they are the same route.
+            let node = trie.node(for: segments)
+            if let existing = trie.routes(at: node).last, existing.owner.pluginID != owner.pluginID || existing.owner == owner {
                 throw ServiceError(
                     .routeConflict,
                     "route '\(pattern)' is already registered by \(existing.owner.pluginID) (as '\(existing.pattern)'); the first registration wins, so register another pattern",
                     path: pattern)
             }
             let names = segments.filter { $0.hasPrefix("{") }.map { String($0.dropFirst().dropLast()) }
-            node.routes.append(Route(pattern: pattern, owner: owner, captureNames: names, handler: handler))
+            trie.append(Route(pattern: pattern, owner: owner, captureNames: names, handler: handler), at: node)
         }
     }
 
@@ -126,19 +116,15 @@ final class RouteTable: Sendable {
         triggers.beforeRoute(path)
         var contiguous = path
         return contiguous.withUTF8 { bytes in
-            var segments: [Range<Int>] = []
-            segments.reserveCapacity(8)
-            var start = 0
-            for index in 0...bytes.count where index == bytes.count || bytes[index] == UInt8(ascii: "/") {
-                if index > start { segments.append(start..<index) }
-                start = index + 1
-            }
-            return root.withLock { root -> (Route, RouteMatch)? in
-                let held = stagedCount.load(ordering: .acquiring) == 0 ? nil : staged.withLock { $0 }
-                var captures: [Range<Int>] = []
-                guard let route = Self.find(bytes, segments, 0, in: root, skipping: held, &captures) else { return nil }
-                let values = captures.map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
-                return (route, RouteMatch(path: path, pattern: route.pattern, parameterNames: route.captureNames, parameterValues: values))
+            // At most one capture per segment, and a segment takes at least
+            // one byte and a slash: on the stack for any usual path.
+            withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: bytes.count / 2 + 1) { captures in
+                var captured = 0
+                let (published, held) = lookupState()
+                let found = published.find(bytes, skipping: held, captures: captures, captured: &captured)
+                guard let found else { return nil }
+                let values = captures[0..<captured].map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
+                return (found, RouteMatch(path: path, pattern: found.pattern, parameterNames: found.captureNames, parameterValues: values))
             }
         }
     }
@@ -155,51 +141,14 @@ final class RouteTable: Sendable {
     }
 
     func removeAll(owner: ServiceOwner) {
-        root.withLock { Self.remove(owner, from: $0) }
+        change { $0.removeAll(owner: owner) }
     }
 
     /// Patterns with their owners, sorted.
     var routes: [(pattern: String, owner: String)] {
-        root.withLock { root in
-            var out: [(String, String)] = []
-            Self.collect(root, &out)
-            return out.sorted { $0.0 < $1.0 }
+        patterns.withLock { patterns in
+            patterns.trie.liveRoutes.map { ($0.pattern, $0.owner.pluginID) }.sorted { $0.0 < $1.0 }
         }
-    }
-
-    /// Depth first, literal before capture at each segment: the first route
-    /// found is the one whose leftmost differing segment is a literal.
-    private static func find(
-        _ bytes: UnsafeBufferPointer<UInt8>, _ segments: [Range<Int>], _ index: Int, in node: Node,
-        skipping staged: Set<ServiceOwner>?, _ captures: inout [Range<Int>]
-    ) -> Route? {
-        guard index < segments.count else {
-            guard let staged else { return node.routes.last }
-            return node.routes.last { !staged.contains($0.owner) }
-        }
-        let segment = segments[index]
-        if let next = node.literal(UnsafeBufferPointer(rebasing: bytes[segment])),
-           let route = find(bytes, segments, index + 1, in: next, skipping: staged, &captures) {
-            return route
-        }
-        if let capture = node.capture {
-            captures.append(segment)
-            if let route = find(bytes, segments, index + 1, in: capture, skipping: staged, &captures) { return route }
-            captures.removeLast()
-        }
-        return nil
-    }
-
-    private static func remove(_ owner: ServiceOwner, from node: Node) {
-        node.routes.removeAll { $0.owner == owner }
-        for next in node.literals.values { remove(owner, from: next) }
-        if let capture = node.capture { remove(owner, from: capture) }
-    }
-
-    private static func collect(_ node: Node, _ out: inout [(String, String)]) {
-        if let route = node.routes.last { out.append((route.pattern, route.owner.pluginID)) }
-        for next in node.literals.values { collect(next, &out) }
-        if let capture = node.capture { collect(capture, &out) }
     }
 
     static func segments(of pattern: String) throws(ServiceError) -> [String] {
