@@ -33,6 +33,7 @@ struct DeclaredExtensionPoint: Sendable {
 }
 
 /// Type-erased ``TypedProviders``.
+@usableFromInline
 protocol TypedProviderList: AnyObject, Sendable {
     var pending: Bool { get }
     var origin: [ProviderOrigin] { get }
@@ -40,6 +41,7 @@ protocol TypedProviderList: AnyObject, Sendable {
 
 /// Which plugin generation a provider came from: two lists with the same
 /// origins and pending flag hold the same providers.
+@usableFromInline
 struct ProviderOrigin: Sendable, Equatable {
     let pluginID: String
     let generation: Int
@@ -57,8 +59,8 @@ final class TypedProviders<Provider: Sendable>: TypedProviderList, @unchecked Se
     @usableFromInline let count: Int
     /// Available plugins provide this point but are not active yet: the
     /// first reader activates them (one load and branch on the read path).
-    let pending: Bool
-    let origin: [ProviderOrigin]
+    @usableFromInline let pending: Bool
+    @usableFromInline let origin: [ProviderOrigin]
     init(_ items: [Provider], pending: Bool, origin: [ProviderOrigin]) {
         self.items = items
         self.pending = pending

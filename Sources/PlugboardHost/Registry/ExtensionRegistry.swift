@@ -15,7 +15,7 @@ import Synchronization
 /// ```
 public final class ExtensionRegistry: Sendable {
     private let points = Locked<[DeclaredExtensionPoint]>([])
-    private let cell = SnapshotCell(.empty)
+    @usableFromInline let cell = SnapshotCell(.empty)
     /// One handle per point type, kept current by every update.
     private let handles = Mutex<[ObjectIdentifier: any AnyProviderHandle]>([:])
     /// Activates the available plugins providing an interface (nil: a
@@ -38,20 +38,27 @@ public final class ExtensionRegistry: Sendable {
     /// The first lookup of a point that available plugins provide activates
     /// them (once, however many threads ask at the same time); later lookups
     /// read the snapshot only.
+    ///
+    /// Inlinable, so that the caller's copy is specialized for `Point`: the
+    /// generic entry looked up `Point.Provider`'s metadata on every call.
+    @inlinable
     public func providers<Point: ExtensionPoint>(of point: Point.Type) -> [Point.Provider] {
-        let (items, pending) = cell.withSnapshot { snapshot -> ([Point.Provider], TypedProviders<Point.Provider>?) in
-            guard let list = snapshot.providers(of: ObjectIdentifier(point)) else { return ([], nil) }
+        let items = cell.withSnapshot { snapshot -> [Point.Provider]? in
+            guard let list = snapshot.providers(of: ObjectIdentifier(point)) else { return [] }
             // The list for this key was built by DeclaredExtensionPoint<Point>.
             let typed = unsafeDowncast(list, to: TypedProviders<Point.Provider>.self)
-            return typed.pending ? ([], typed) : (typed.items, nil)
+            return typed.pending ? nil : typed.items
         }
-        if let pending { return activatingProviders(of: point, pending) }
-        return items
+        return items ?? activatingProviders(of: point)
     }
 
-    @inline(never)
-    private func activatingProviders<Point: ExtensionPoint>(of point: Point.Type, _ current: TypedProviders<Point.Provider>) -> [Point.Provider] {
-        guard activate(Point.interface.id), let list = cell.read().providers(of: ObjectIdentifier(point)) else { return current.items }
+    /// The providers of a point whose providers are not active yet, after
+    /// activating them.
+    @inline(never) @usableFromInline
+    func activatingProviders<Point: ExtensionPoint>(of point: Point.Type) -> [Point.Provider] {
+        guard let list = cell.read().providers(of: ObjectIdentifier(point)) else { return [] }
+        let current = unsafeDowncast(list, to: TypedProviders<Point.Provider>.self)
+        guard current.pending, activate(Point.interface.id), let list = cell.read().providers(of: ObjectIdentifier(point)) else { return current.items }
         return unsafeDowncast(list, to: TypedProviders<Point.Provider>.self).items
     }
 

@@ -1,12 +1,13 @@
 /// An immutable view of every registered provider. Readers get whole
 /// snapshots, so nobody ever sees a half-updated registry.
+@usableFromInline
 final class RegistrySnapshot: Sendable {
     /// Providers per interface id, ordered by plugin id.
     let byInterface: [String: [RegisteredProvider]]
     /// Typed arrays per extension point type, for the fast read path. An
     /// array searched linearly, not a dictionary: a host declares a handful of
     /// points, and comparing a few pointers costs less than hashing one.
-    let typed: [(point: ObjectIdentifier, providers: any TypedProviderList)]
+    @usableFromInline let typed: [(point: ObjectIdentifier, providers: any TypedProviderList)]
     /// Interface ids that available (not yet active) plugins provide.
     let pending: Set<String>
 
@@ -48,7 +49,7 @@ final class RegistrySnapshot: Sendable {
     }
 
     /// The typed providers of the point whose type is `point`.
-    @inline(__always)
+    @inlinable
     func providers(of point: ObjectIdentifier) -> (any TypedProviderList)? {
         for entry in typed where entry.point == point { return entry.providers }
         return nil

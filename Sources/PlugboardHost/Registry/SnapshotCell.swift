@@ -12,17 +12,19 @@ import Glibc
 /// atomic load plus a thread-local lookup, and only a thread's first read
 /// after a change takes the mutex. A thread keeps its cached snapshot (and the
 /// providers in it) alive until its next read or until it exits.
+@usableFromInline
 final class SnapshotCell: Sendable {
     private let current: Locked<(snapshot: RegistrySnapshot, generation: Int)>
-    private let generation = Atomic<Int>(0)
+    @usableFromInline let generation = Atomic<Int>(0)
     // A `let`: a stored `var` would be checked for exclusive access on every
     // read (swift_beginAccess), which cost more than the rest of a lookup.
-    private let key: pthread_key_t
+    @usableFromInline let key: pthread_key_t
 
     /// What one thread caches.
-    private final class Cached {
-        let generation: Int
-        let snapshot: RegistrySnapshot
+    @usableFromInline
+    final class Cached {
+        @usableFromInline let generation: Int
+        @usableFromInline let snapshot: RegistrySnapshot
         init(generation: Int, snapshot: RegistrySnapshot) {
             self.generation = generation
             self.snapshot = snapshot
@@ -53,7 +55,7 @@ final class SnapshotCell: Sendable {
 
     /// `body` with the current snapshot, lent without a reference count
     /// change when this thread's cached snapshot is current.
-    @inline(__always)
+    @inlinable
     func withSnapshot<Result>(_ body: (RegistrySnapshot) -> Result) -> Result {
         let latest = generation.load(ordering: .acquiring)
         if let raw = pthread_getspecific(key) {
@@ -67,7 +69,7 @@ final class SnapshotCell: Sendable {
     }
 
     /// The current snapshot.
-    @inline(__always)
+    @inlinable
     func read() -> RegistrySnapshot {
         let latest = generation.load(ordering: .acquiring)
         if let raw = pthread_getspecific(key) {
@@ -77,7 +79,8 @@ final class SnapshotCell: Sendable {
         return refresh()
     }
 
-    private func refresh() -> RegistrySnapshot {
+    @usableFromInline
+    func refresh() -> RegistrySnapshot {
         let (snapshot, generation) = current.withLock { $0 }
         let old = pthread_getspecific(key)
         pthread_setspecific(key, Unmanaged.passRetained(Cached(generation: generation, snapshot: snapshot)).toOpaque())
