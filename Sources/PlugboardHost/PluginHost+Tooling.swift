@@ -1,3 +1,5 @@
+import Plugboard
+
 /// What the `plugboard` tool and the benchmark need of a host beyond its
 /// public verbs (package access: not a host author's API).
 extension PluginHost {
@@ -20,5 +22,22 @@ extension PluginHost {
     /// `plugboard dev` loaded a rebuilt plugin file: no lock or signature vouches for it.
     package func taintDevBuild(_ path: String) {
         taintState.mark(HostTaint.devBuildLoaded, "plugboard dev loaded a rebuilt plugin file during its session (\(path))")
+    }
+
+    /// The command providers (`plugboard.command`) that may answer to
+    /// `name`, after activating only those: the available plugins that
+    /// declare `command:NAME`, and those that declare no `command:` trigger
+    /// at all (their commands' names are known only once active). A plugin
+    /// that declares command triggers declares all its commands, so
+    /// `plugboard run greet` skips a plugin that declared only `command:bench`.
+    package func commandProviders(named name: String) -> [RegisteredProvider] {
+        let trigger = ActivationTrigger.command(name).encoded
+        let interfaceID = Commands.interface.id
+        let wanted = records.filter { record in
+            record.status == .available && record.provides.contains { $0.id == interfaceID }
+                && (record.activation.contains(trigger) || !record.activation.contains { $0.hasPrefix("command:") })
+        }.compactMap(\.id)
+        if !wanted.isEmpty { activate(pluginIDs: Set(wanted)) }
+        return registry.activeRegistrations(for: interfaceID)
     }
 }

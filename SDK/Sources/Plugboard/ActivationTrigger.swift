@@ -16,7 +16,8 @@
 /// them without running any plugin code.
 @frozen
 public struct ActivationTrigger: Sendable, Hashable, CustomStringConvertible {
-    /// The trigger as stored in the descriptor: `startup`, `route:<prefix>`, `event:<name>`.
+    /// The trigger as stored in the descriptor: `startup`, `route:<prefix>`,
+    /// `event:<name>`, `command:<name>`.
     public let encoded: String
 
     @_alwaysEmitIntoClient
@@ -43,6 +44,19 @@ public struct ActivationTrigger: Sendable, Hashable, CustomStringConvertible {
     /// `invalid-trigger`.
     @_alwaysEmitIntoClient
     public static func event(_ name: String) -> ActivationTrigger { ActivationTrigger(encoded: "event:\(name)") }
+
+    /// Declares that the plugin provides the command `name` (the
+    /// `plugboard.command` point), so that `plugboard run name` activates
+    /// this plugin, not every plugin that provides commands. A plugin that
+    /// declares one `command` trigger declares every command it provides:
+    /// plugins that declare none are activated to learn their commands'
+    /// names, as before.
+    ///
+    /// `name` holds ASCII letters, digits, `.`, `-` and `_` only; the whole
+    /// trigger is at most 200 bytes. A host refuses any other with
+    /// `invalid-trigger`. New in SDK 2.2 (hosts before it refuse the kind).
+    @_alwaysEmitIntoClient
+    public static func command(_ name: String) -> ActivationTrigger { ActivationTrigger(encoded: "command:\(name)") }
 
     public var description: String { encoded }
 }

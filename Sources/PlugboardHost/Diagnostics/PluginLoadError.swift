@@ -274,7 +274,7 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     static func invalidTrigger(path: String, value: String) -> PluginLoadError {
-        PluginLoadError(code: .invalidTrigger, path: path, reason: "activation trigger '\(TerminalText.escaped(value, limit: TerminalText.nameLimit))' is not startup, event:NAME (ASCII letters, digits, '.', '-', '_') or route:/PREFIX (URL path characters), at most 200 bytes; fix it in the plugin's `activation:` list")
+        PluginLoadError(code: .invalidTrigger, path: path, reason: "activation trigger '\(TerminalText.escaped(value, limit: TerminalText.nameLimit))' is not startup, event:NAME or command:NAME (ASCII letters, digits, '.', '-', '_') or route:/PREFIX (URL path characters), at most 200 bytes; fix it in the plugin's `activation:` list")
     }
 
     static func sdkDuplicated(path: String, pluginSDK: String, hostSDK: String) -> PluginLoadError {

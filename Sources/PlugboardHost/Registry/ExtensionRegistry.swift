@@ -107,6 +107,11 @@ public final class ExtensionRegistry: Sendable {
         return snapshot.byInterface[interfaceID] ?? []
     }
 
+    /// The providers registered for an interface id now, activating nothing.
+    package func activeRegistrations(for interfaceID: String) -> [RegisteredProvider] {
+        cell.read().byInterface[interfaceID] ?? []
+    }
+
     /// The interfaces the host declared.
     public var declaredInterfaces: [Interface] {
         points.withLock { $0.map(\.interface) }

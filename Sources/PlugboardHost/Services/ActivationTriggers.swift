@@ -21,8 +21,8 @@ final class ActivationTriggers: Sendable {
     }
 
     /// Whether `trigger` is one the host understands.
-    /// `startup`, `event:NAME` (NAME of ASCII letters, digits, `.`, `-`,
-    /// `_`) or `route:/PREFIX` (PREFIX of URL path characters: ASCII
+    /// `startup`, `event:NAME` or `command:NAME` (NAME of ASCII letters,
+    /// digits, `.`, `-`, `_`) or `route:/PREFIX` (PREFIX of URL path characters: ASCII
     /// letters, digits and `-._~!$&'()*+,;=:@%/{}`), at most 200 bytes: a
     /// trigger is shown to people and must not carry controls.
     static func isValid(_ trigger: String) -> Bool {
@@ -31,8 +31,8 @@ final class ActivationTriggers: Sendable {
         if trigger.hasPrefix("route:/") {
             return trigger.utf8.dropFirst("route:".count).allSatisfy { isAlphanumeric($0) || routeSymbols.contains($0) }
         }
-        if trigger.hasPrefix("event:") {
-            let name = trigger.utf8.dropFirst("event:".count)
+        for kind in ["event:", "command:"] where trigger.hasPrefix(kind) {
+            let name = trigger.utf8.dropFirst(kind.utf8.count)
             return !name.isEmpty && name.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }
         }
         return false

@@ -7,8 +7,9 @@ enum RunCommand: CLICommand {
         name: "run",
         abstract: "Run a command a plugin provides (the plugboard.command extension point).",
         discussion: """
-        Examines the plugins of DIR, activates those that provide commands (plugboard.command), \
-        finds the command by name and prints its output. Plugins that were rejected, quarantined \
+        Examines the plugins of DIR, activates those that provide commands (plugboard.command) \
+        and may provide this one (a plugin that declares command triggers is activated only for \
+        the names it declares), finds the command by name and prints its output. Plugins that were rejected, quarantined \
         or failed are reported on stderr, once each. When several plugins provide the command, the \
         first by plugin id runs and a warning names the others. The command runs with a crash-journal note: if it \
         crashes the process, the next start quarantines its plugin. Exits 0 if the command ran, 1 \
@@ -28,8 +29,10 @@ enum RunCommand: CLICommand {
             try PluginsOption.configuration(arguments, pluginsDirectory: directory, command: spec.name), start: .lazily)
         else { return ExitStatus.failure }
         defer { host.shutdown() }
-        // The lookup activates the plugins that provide commands.
-        let registrations = host.registry.registrations(for: Commands.interface.id)
+        let name = arguments.positionals[0]
+        // Activates the plugins that may provide `name`: those declaring
+        // command:NAME, and those declaring no command at all.
+        let registrations = host.commandProviders(named: name)
         // Said once: a quarantine the host just reported (a crash of the
         // previous start) is among its diagnostics already.
         let diagnostics = host.diagnostics
@@ -37,7 +40,6 @@ enum RunCommand: CLICommand {
             if diagnostics.contains(where: { $0.code.rawValue == record.code && $0.message.hasPrefix(record.path + ":") }) { continue }
             Terminal.writeErr(Terminal.style("warning:", .yellow, stderr: true) + " \(Terminal.safe(record.error?.message ?? record.path)) [\(record.code ?? "")]\n")
         }
-        let name = arguments.positionals[0]
         let commands = registrations.compactMap { registration in
             (registration.provider as? any Command).map { (registration.pluginID, $0) }
         }
@@ -51,7 +53,9 @@ enum RunCommand: CLICommand {
                 + "[duplicate-command]\n")
         }
         guard let (pluginID, command) = providing.first else {
-            let known = commands.map { Terminal.safe($0.1.name, limit: TerminalText.nameLimit) }.sorted()
+            // Names of active commands, and those declared by plugins not activated.
+            let declared = host.records.flatMap(\.activation).filter { $0.hasPrefix("command:") }.map { String($0.dropFirst("command:".count)) }
+            let known = Set(commands.map(\.1.name) + declared).map { Terminal.safe($0, limit: TerminalText.nameLimit) }.sorted()
             Terminal.error("no plugin provides command '\(Terminal.safe(name, limit: TerminalText.nameLimit))'; available: \(known.isEmpty ? "none" : known.joined(separator: ", "))")
             return ExitStatus.failure
         }

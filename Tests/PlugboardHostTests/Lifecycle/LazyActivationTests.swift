@@ -1,7 +1,7 @@
 import Foundation
 import Plugboard
 import PlugboardDemo
-import PlugboardHost
+@testable import PlugboardHost
 import Synchronization
 import Testing
 
@@ -116,6 +116,33 @@ import Testing
             let own = inits[process.processIdentifier] ?? []
             #expect(!own.isEmpty, "LD_DEBUG must report the host's own initializers")
             #expect(!own.contains { $0.hasSuffix(plugin) }, "\(command[0]) ran plugin code: \(own.filter { $0.hasSuffix(plugin) })")
+        }
+    }
+
+    /// `plugboard run NAME` activates the plugins that declare `command:NAME`
+    /// and those that declare no command, never one that declared others.
+    @Test func aCommandTriggerActivatesOnlyThePluginsThatMayProvideTheName() throws {
+        let (host, dir) = try host(["Alpha", "BenchPlugin"])
+        defer { host.shutdown(); withExtendedLifetime(dir) {} }
+        let records = try host.start()
+        #expect(records.first { $0.id == "bench.plugin.number.00000" }?.activation == ["command:bench"])
+
+        // BenchPlugin declared only `bench`: asking for another name leaves it
+        // alone; Alpha declared nothing, so it may provide any name.
+        let forGreet = host.commandProviders(named: "greet")
+        #expect(host.activePluginIDs == ["fixture.alpha"])
+        #expect(forGreet.map(\.pluginID) == ["fixture.alpha"])
+
+        let forBench = host.commandProviders(named: "bench")
+        #expect(Set(host.activePluginIDs) == ["fixture.alpha", "bench.plugin.number.00000"])
+        #expect(forBench.compactMap { ($0.provider as? any Command)?.name }.sorted() == ["alpha", "bench"])
+    }
+
+    @Test func aCommandTriggerNamesACommandOrIsRefused() {
+        #expect(ActivationTriggers.isValid(ActivationTrigger.command("greet").encoded))
+        #expect(ActivationTriggers.isValid("command:report.daily-v2_b"))
+        for bad in ["command:", "command:two words", "command:greet\u{1B}[2J", "command:" + String(repeating: "x", count: 200)] {
+            #expect(!ActivationTriggers.isValid(bad), "\(bad.debugDescription) was accepted")
         }
     }
 }

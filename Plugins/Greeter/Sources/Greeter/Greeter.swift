@@ -59,5 +59,7 @@ public func plugboardEntry() -> UnsafeRawPointer {
     PluginExport.descriptor(
         for: Greeter.self, id: "dev.plugboard.example.greeter", version: "1.1.0",
         provides: [Commands.interface],
-        services: [Services.Logging.id, Services.Storage.id, Services.Configuration.id])
+        services: [Services.Logging.id, Services.Storage.id, Services.Configuration.id],
+        // `plugboard run greet` activates this plugin alone, not every plugin with commands.
+        activation: [.command("greet")])
 }

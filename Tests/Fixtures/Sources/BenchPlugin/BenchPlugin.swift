@@ -7,6 +7,7 @@ import FixtureSupport
 // can be found and rewritten; shorter ones are packed into the String itself.
 @_cdecl("plugboard_entry")
 public func plugboardEntry() -> UnsafeRawPointer {
-    PluginExport.descriptor(for: EchoPlugin<Bench>.self, id: "bench.plugin.number.00000", version: "1.0.0", provides: [Commands.interface])
+    PluginExport.descriptor(for: EchoPlugin<Bench>.self, id: "bench.plugin.number.00000", version: "1.0.0", provides: [Commands.interface],
+                              activation: [.command(Bench.name)])
 }
 enum Bench: FixtureName { static let name = "bench" }
