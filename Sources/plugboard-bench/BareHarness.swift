@@ -11,11 +11,22 @@ import Glibc
 /// (no service) and activated. Run as `plugboard-bench bare-activate FILES...`;
 /// prints the nanoseconds of the loop. Plugins that ask for a service in
 /// `init` cannot be created here: the benchmark uses `BenchPlugin` copies.
+///
+/// With `--private-copy` first, each file is read whole and written to a new
+/// file of a fresh folder, and the copy is loaded: the least any loader does
+/// that loads the very bytes it checked (see `PrivateCopies`), without the
+/// checks themselves.
 enum BareHarness {
-    static func run(_ files: [String]) -> Never {
+    static func run(_ arguments: [String]) -> Never {
+        let copying = arguments.first == "--private-copy"
+        let files = copying ? Array(arguments.dropFirst()) : arguments
+        let folder = FileManager.default.temporaryDirectory.path + "/plugboard-bare-\(getpid())"
+        if copying { mkdir(folder, 0o700) }
+        defer { if copying { try? FileManager.default.removeItem(atPath: folder) } }
         var plugins: [any Plugin] = []
         let start = Measure.now()
-        for file in files {
+        for (number, original) in files.enumerated() {
+            let file = copying ? privateCopy(of: original, into: folder, number: number) : original
             guard let handle = dlopen(file, RTLD_NOW | RTLD_LOCAL), let symbol = dlsym(handle, "plugboard_entry") else {
                 FileHandle.standardError.write(Data("bare-activate: \(file): \(String(cString: dlerror()))\n".utf8))
                 exit(1)
@@ -40,6 +51,25 @@ enum BareHarness {
         let elapsed = Measure.now() - start
         blackHole(plugins)
         print(elapsed)
+        if copying { try? FileManager.default.removeItem(atPath: folder) }
         exit(0)
+    }
+
+    /// `file` read whole and written to a new file in `folder`.
+    private static func privateCopy(of file: String, into folder: String, number: Int) -> String {
+        let source = open(file, O_RDONLY | O_CLOEXEC)
+        var info = stat()
+        guard source >= 0, fstat(source, &info) == 0 else { exit(1) }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        let read = bytes.withUnsafeMutableBytes { pread(source, $0.baseAddress, $0.count, 0) }
+        close(source)
+        let target = "\(folder)/\(number)-\((file as NSString).lastPathComponent)"
+        let fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o500)
+        guard read == bytes.count, fd >= 0, bytes.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == bytes.count else {
+            FileHandle.standardError.write(Data("bare-activate: cannot copy \(file)\n".utf8))
+            exit(1)
+        }
+        close(fd)
+        return target
     }
 }
