@@ -59,6 +59,7 @@ import Testing
         #expect(waitpid(started.pid, &status, 0) == started.pid && (status & 0x7f) == SIGKILL)
         // Not started by the thread that ended (a child dies with the thread
         // that started it, once its PR_SET_PDEATHSIG is set).
+        host.lifecycle.spareScanner.awaitFilled()
         let spare = try #require(host.lifecycle.spareScanner.waitingPID)
         #expect(childrenOfThread.withLock { $0 }.contains(started.pid), "the sentinel is that thread's child")
         #expect(!childrenOfThread.withLock { $0 }.contains(spare), "the spare is a child of the thread that reloaded")
