@@ -40,4 +40,18 @@ extension PluginHost {
         if !wanted.isEmpty { activate(pluginIDs: Set(wanted)) }
         return registry.activeRegistrations(for: interfaceID)
     }
+
+    /// Commands among `registrations` whose plugin declares `command:`
+    /// triggers but not theirs: `commandProviders(named:)` skips such a
+    /// plugin for that name while it is not active.
+    package func undeclaredCommands(among registrations: [RegisteredProvider]) -> [(pluginID: String, name: String, declared: [String])] {
+        let declared = Dictionary(records.compactMap { record in
+            record.id.map { id in (id, record.activation.filter { $0.hasPrefix("command:") }.map { String($0.dropFirst("command:".count)) }) }
+        }, uniquingKeysWith: { first, _ in first })
+        return registrations.compactMap { registration in
+            guard let command = registration.provider as? any Command, let names = declared[registration.pluginID], !names.isEmpty,
+                  !names.contains(command.name) else { return nil }
+            return (registration.pluginID, command.name, names)
+        }
+    }
 }

@@ -21,22 +21,33 @@ enum BareHarness {
         let copying = arguments.first == "--private-copy"
         let files = copying ? Array(arguments.dropFirst()) : arguments
         let folder = FileManager.default.temporaryDirectory.path + "/plugboard-bare-\(getpid())"
-        if copying { mkdir(folder, 0o700) }
-        defer { if copying { try? FileManager.default.removeItem(atPath: folder) } }
+        if copying && mkdir(folder, 0o700) != 0 { fail("cannot create \(folder): \(String(cString: strerror(errno)))") }
+        // Every exit goes through `fail` or the end below, which remove the
+        // folder (`exit` runs no `defer`).
+        func fail(_ message: String) -> Never {
+            FileHandle.standardError.write(Data("bare-activate: \(message)\n".utf8))
+            if copying { try? FileManager.default.removeItem(atPath: folder) }
+            exit(1)
+        }
         var plugins: [any Plugin] = []
         let start = Measure.now()
         for (number, original) in files.enumerated() {
-            let file = copying ? privateCopy(of: original, into: folder, number: number) : original
+            let file: String
+            if copying {
+                guard let copy = privateCopy(of: original, into: folder, number: number) else { fail("cannot copy \(original)") }
+                file = copy
+            } else {
+                file = original
+            }
             guard let handle = dlopen(file, RTLD_NOW | RTLD_LOCAL), let symbol = dlsym(handle, "plugboard_entry") else {
-                FileHandle.standardError.write(Data("bare-activate: \(file): \(String(cString: dlerror()))\n".utf8))
-                exit(1)
+                fail("\(file): \(String(cString: dlerror()))")
             }
             let entry = unsafeBitCast(symbol, to: (@convention(c) () -> UnsafeRawPointer?).self)
-            guard let raw = entry() else { exit(1) }
+            guard let raw = entry() else { fail("\(file): the entry point returned no descriptor") }
             let descriptor = raw.assumingMemoryBound(to: plugboard_descriptor.self).pointee
             guard let factoryPointer = descriptor.factory, let id = descriptor.plugin_id,
                   let factory = Unmanaged<AnyObject>.fromOpaque(factoryPointer).takeRetainedValue() as? PluginExport.Factory
-            else { exit(1) }
+            else { fail("\(file): the descriptor has no factory or id") }
             let context = PluginContext(
                 pluginID: String(cString: id), pluginVersion: SemanticVersion(1, 0), declaredServices: [], granted: [:], denied: [:])
             do {
@@ -44,8 +55,7 @@ enum BareHarness {
                 try plugin.activate()
                 plugins.append(plugin)
             } catch {
-                FileHandle.standardError.write(Data("bare-activate: \(file): \(error)\n".utf8))
-                exit(1)
+                fail("\(file): \(error)")
             }
         }
         let elapsed = Measure.now() - start
@@ -55,21 +65,23 @@ enum BareHarness {
         exit(0)
     }
 
-    /// `file` read whole and written to a new file in `folder`.
-    private static func privateCopy(of file: String, into folder: String, number: Int) -> String {
+    /// `file` read whole and written to a new file in `folder`; nil when
+    /// either cannot be done.
+    private static func privateCopy(of file: String, into folder: String, number: Int) -> String? {
         let source = open(file, O_RDONLY | O_CLOEXEC)
+        guard source >= 0 else { return nil }
+        defer { close(source) }
         var info = stat()
-        guard source >= 0, fstat(source, &info) == 0 else { exit(1) }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-        let read = bytes.withUnsafeMutableBytes { pread(source, $0.baseAddress, $0.count, 0) }
-        close(source)
+        guard fstat(source, &info) == 0 else { return nil }
+        let size = Int(info.st_size)
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            initialized = max(0, pread(source, buffer.baseAddress, size, 0))
+        }
         let target = "\(folder)/\(number)-\((file as NSString).lastPathComponent)"
         let fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o500)
-        guard read == bytes.count, fd >= 0, bytes.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == bytes.count else {
-            FileHandle.standardError.write(Data("bare-activate: cannot copy \(file)\n".utf8))
-            exit(1)
-        }
-        close(fd)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        guard bytes.count == size, bytes.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == size else { return nil }
         return target
     }
 }

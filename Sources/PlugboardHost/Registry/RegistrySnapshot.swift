@@ -49,7 +49,7 @@ final class RegistrySnapshot: Sendable {
     }
 
     /// The typed providers of the point whose type is `point`.
-    @inlinable
+    @inlinable @inline(__always)
     func providers(of point: ObjectIdentifier) -> (any TypedProviderList)? {
         for entry in typed where entry.point == point { return entry.providers }
         return nil

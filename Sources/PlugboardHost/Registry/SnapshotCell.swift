@@ -55,7 +55,7 @@ final class SnapshotCell: Sendable {
 
     /// `body` with the current snapshot, lent without a reference count
     /// change when this thread's cached snapshot is current.
-    @inlinable
+    @inlinable @inline(__always)
     func withSnapshot<Result>(_ body: (RegistrySnapshot) -> Result) -> Result {
         let latest = generation.load(ordering: .acquiring)
         if let raw = pthread_getspecific(key) {
@@ -69,7 +69,7 @@ final class SnapshotCell: Sendable {
     }
 
     /// The current snapshot.
-    @inlinable
+    @inlinable @inline(__always)
     func read() -> RegistrySnapshot {
         let latest = generation.load(ordering: .acquiring)
         if let raw = pthread_getspecific(key) {

@@ -114,15 +114,14 @@ final class RouteTable: Sendable {
     func match(_ path: String) -> (Route, RouteMatch)? {
         // Plugins activated by this path register their routes first.
         triggers.beforeRoute(path)
+        let (published, held) = lookupState()
         var contiguous = path
         return contiguous.withUTF8 { bytes in
-            // At most one capture per segment, and a segment takes at least
-            // one byte and a slash: on the stack for any usual path.
-            withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: bytes.count / 2 + 1) { captures in
+            // One capture per segment at most, and no more segments than the
+            // longest pattern has: on the stack for any usual table.
+            withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: max(1, published.depth)) { captures in
                 var captured = 0
-                let (published, held) = lookupState()
-                let found = published.find(bytes, skipping: held, captures: captures, captured: &captured)
-                guard let found else { return nil }
+                guard let found = published.find(bytes, skipping: held, captures: captures, captured: &captured) else { return nil }
                 let values = captures[0..<captured].map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
                 return (found, RouteMatch(path: path, pattern: found.pattern, parameterNames: found.captureNames, parameterValues: values))
             }

@@ -43,6 +43,8 @@ struct RouteTrie: Sendable {
     private static let scanLimit: Int32 = 8
 
     private var nodes = [Node()]
+    /// The most segments of any pattern: a match captures at most this many.
+    private(set) var depth = 0
     private var edges: [Edge] = []
     private var text: [UInt8] = []
     /// Every literal edge by parent and segment: for registration, and for
@@ -54,6 +56,7 @@ struct RouteTrie: Sendable {
     /// The node for `segments` (a pattern split at `/`; `{name}` segments
     /// are captures), made if missing.
     mutating func node(for segments: [String]) -> Int {
+        depth = max(depth, segments.count)
         var node: Int32 = 0
         for segment in segments {
             node = segment.hasPrefix("{") ? captureChild(of: node) : literalChild(of: node, segment)
@@ -114,8 +117,11 @@ struct RouteTrie: Sendable {
         private nonisolated(unsafe) let text: UnsafeMutableBufferPointer<UInt8>
         private let children: [EdgeKey: Int32]
         private let routes: [[RouteTable.Route]]
+        /// The most segments of any pattern (``RouteTrie/depth``).
+        let depth: Int
 
         fileprivate init(_ trie: RouteTrie) {
+            depth = trie.depth
             nodes = .allocate(capacity: trie.nodes.count)
             _ = nodes.initialize(from: trie.nodes)
             edges = .allocate(capacity: trie.edges.count)
@@ -134,8 +140,8 @@ struct RouteTrie: Sendable {
 
         /// The live route for `path` (its UTF-8 bytes), skipping routes of
         /// `staged` owners; `captures[0..<captured]` receives the captured
-        /// byte ranges. `captures` needs room for one range per segment of
-        /// `path`.
+        /// byte ranges. `captures` needs room for ``depth`` ranges (a walk
+        /// goes no deeper than the longest pattern).
         func find(
             _ path: UnsafeBufferPointer<UInt8>, skipping staged: Set<ServiceOwner>?,
             captures: UnsafeMutableBufferPointer<Range<Int>>, captured: inout Int

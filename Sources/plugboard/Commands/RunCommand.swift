@@ -43,6 +43,15 @@ enum RunCommand: CLICommand {
         let commands = registrations.compactMap { registration in
             (registration.provider as? any Command).map { (registration.pluginID, $0) }
         }
+        // A plugin that declares its commands but provides one it did not
+        // declare is skipped for that name while it is not active: say so.
+        for undeclared in host.undeclaredCommands(among: registrations) {
+            Terminal.writeErr(Terminal.style("warning:", .yellow, stderr: true)
+                + " plugin \(Terminal.safe(undeclared.pluginID)) provides command '\(Terminal.safe(undeclared.name, limit: TerminalText.nameLimit))' "
+                + "without declaring it (it declares \(undeclared.declared.map { Terminal.safe($0, limit: TerminalText.nameLimit) }.joined(separator: ", "))): "
+                + "`plugboard run \(Terminal.safe(undeclared.name, limit: TerminalText.nameLimit))` finds it only when it is already active; "
+                + "add .command(\"\(Terminal.safe(undeclared.name, limit: TerminalText.nameLimit))\") to its activation list [undeclared-command]\n")
+        }
         // One name, several plugins: the first by plugin id runs, and the
         // user hears of the others (no silent winner).
         let providing = commands.filter { $0.1.name == name }.sorted { $0.0 < $1.0 }
@@ -53,8 +62,10 @@ enum RunCommand: CLICommand {
                 + "[duplicate-command]\n")
         }
         guard let (pluginID, command) = providing.first else {
-            // Names of active commands, and those declared by plugins not activated.
-            let declared = host.records.flatMap(\.activation).filter { $0.hasPrefix("command:") }.map { String($0.dropFirst("command:".count)) }
+            // Names of active commands, and those that available plugins not activated declare.
+            let declared = host.records
+                .filter { $0.status == .available && $0.provides.contains { $0.id == Commands.interface.id } }
+                .flatMap(\.activation).filter { $0.hasPrefix("command:") }.map { String($0.dropFirst("command:".count)) }
             let known = Set(commands.map(\.1.name) + declared).map { Terminal.safe($0, limit: TerminalText.nameLimit) }.sorted()
             Terminal.error("no plugin provides command '\(Terminal.safe(name, limit: TerminalText.nameLimit))'; available: \(known.isEmpty ? "none" : known.joined(separator: ", "))")
             return ExitStatus.failure

@@ -138,6 +138,22 @@ import Testing
         #expect(forBench.compactMap { ($0.provider as? any Command)?.name }.sorted() == ["alpha", "bench"])
     }
 
+    /// A plugin that declares `other` but provides `told` is skipped for
+    /// `told`, and once something activates it the mismatch is reported.
+    @Test func runSaysWhenAPluginProvidesACommandItDidNotDeclare() throws {
+        let dir = try TemporaryDirectory(), work = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
+        try dir.copy(Fixtures.library("MisdeclaredCommand"), as: "libMisdeclared.so")
+        let options = ["--plugins", dir.path, "--cache", work.file("cache"), "--data", work.file("data")]
+        let told = try runProcess(Fixtures.executable("plugboard"), ["run", "told"] + options)
+        #expect(told.status == 1)
+        #expect(told.stderr.contains("no plugin provides command 'told'; available: alpha, other"), "\(told.stderr)")
+        let other = try runProcess(Fixtures.executable("plugboard"), ["run", "other"] + options)
+        #expect(other.status == 1)
+        #expect(other.stderr.contains("plugin fixture.misdeclared-command provides command 'told' without declaring it"), "\(other.stderr)")
+        #expect(other.stderr.contains("[undeclared-command]"), "\(other.stderr)")
+    }
+
     @Test func aCommandTriggerNamesACommandOrIsRefused() {
         #expect(ActivationTriggers.isValid(ActivationTrigger.command("greet").encoded))
         #expect(ActivationTriggers.isValid("command:report.daily-v2_b"))

@@ -150,6 +150,24 @@ import Testing
         #expect(matched > compared / 10, "\(matched) of \(compared) paths matched")
     }
 
+    /// A reload's new generation registers its routes staged: lookups keep
+    /// answering with the old one (also once a lookup copy of the table
+    /// exists) until the switch-over, then with the new one.
+    @Test func aStagedGenerationAnswersOnlyAfterTheSwitchOver() throws {
+        let table = RouteTable()
+        let old = ServiceOwner(pluginID: "p", generation: 1), new = ServiceOwner(pluginID: "p", generation: 2)
+        try table.register("/x/{id}", owner: old, handler: { _ in "old" })
+        #expect(table.match("/x/1")?.0.owner == old)
+        table.stage(new)
+        try table.register("/x/{id}", owner: new, handler: { _ in "new" })
+        #expect(table.match("/x/1")?.0.owner == old, "a staged generation waits for its commit")
+        table.switchOver(from: old, to: new)
+        #expect(table.match("/x/1")?.0.owner == new)
+        // Empty segments and a trailing slash are skipped, as before.
+        #expect(table.match("//x//7/")?.1.parameter("id") == "7")
+        #expect(table.match("/x") == nil && table.match("/x/1/2") == nil)
+    }
+
     @Test func aCaptureIsReadByNameWithoutBuildingADictionary() throws {
         let table = RouteTable()
         try table.register("/a/{x}/b/{y}", owner: ServiceOwner(pluginID: "p"), handler: { _ in "" })

@@ -22,9 +22,9 @@ final class ScannerSpare: Sendable {
 
     /// Asks the owner thread to start one, unless one is waiting, and
     /// returns at once: the reload that asks has its answer already, and
-    /// waiting for the spawn cost it about a millisecond (a verification
-    /// was 3.9 ms, 1 of them this wait). A verification that comes before
-    /// the spare is ready starts a scanner of its own.
+    /// waiting for the spawn made every verification wait for the next
+    /// one's process too. A verification that comes before the spare is
+    /// ready starts a scanner of its own.
     func fill(_ settings: ScannerSettings) { core.fill(settings) }
 
     /// Returns once every spare asked for so far was started (or could not
