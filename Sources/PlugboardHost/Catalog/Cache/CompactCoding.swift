@@ -142,6 +142,9 @@ private struct KeyedWriter<Key: CodingKey>: KeyedEncodingContainerProtocol {
     private func child(_ key: Key) -> CompactNode {
         let child = CompactNode()
         if case var .keyed(entries) = node.content {
+            // The node lets go of its array first, so the append does not
+            // copy it (a copy per field made a container quadratic).
+            node.content = .empty
             entries.append((key.stringValue, child))
             node.content = .keyed(entries)
         }
@@ -174,6 +177,7 @@ private struct UnkeyedWriter: UnkeyedEncodingContainer {
     private func child() -> CompactNode {
         let child = CompactNode()
         if case var .unkeyed(items) = node.content {
+            node.content = .empty
             items.append(child)
             node.content = .unkeyed(items)
         }
