@@ -52,10 +52,10 @@ struct OwnershipCheck {
         }
         // Whatever cannot be examined is refused: a folder renamed away
         // during the check must not skip it.
-        guard let realFile = realFile(resolved) else {
+        guard let (realFile, plain) = realFile(resolved) else {
             return .failure(.unsafe(path: path, violation: Violation(kind: .unverifiable(errno), path: resolved), user: user, isFile: true))
         }
-        if let violation = violation(at: realFile, stickyAllowed: false, links: false) {
+        if let violation = violation(at: realFile, stickyAllowed: false, links: false, known: plain) {
             return .failure(.unsafe(path: path, violation: violation, user: user, isFile: true))
         }
         // Both chains: the folders the file really is in, and the folders of
@@ -120,13 +120,16 @@ struct OwnershipCheck {
     /// The real path of a file: its folder's (cached per folder), then its
     /// name, when the file itself is not a symlink; `realpath` (a `readlink`
     /// per component) only for a symlink. Nil when it cannot be examined.
-    private mutating func realFile(_ path: String) -> String? {
+    /// With the real path, what `lstat` said of a file that is not a
+    /// symlink: the very file the real path names, so its check needs no
+    /// second `stat` (one system call per installed plugin of every start).
+    private mutating func realFile(_ path: String) -> (String, stat?)? {
         var link = stat()
         guard lstat(path, &link) == 0 else { return nil }
         guard (link.st_mode & S_IFMT) != S_IFLNK, let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")), slash != path.startIndex else {
-            return PluginDirectory.realPath(path)
+            return PluginDirectory.realPath(path).map { ($0, nil) }
         }
-        return realFolder(String(path[..<slash])) + path[slash...]
+        return (realFolder(String(path[..<slash])) + path[slash...], link)
     }
 
     private mutating func realFolder(_ path: String) -> String {
@@ -144,12 +147,17 @@ struct OwnershipCheck {
         return found
     }
 
-    private mutating func violation(at path: String, stickyAllowed: Bool, links: Bool) -> Violation? {
+    /// `known`: what `stat` would say of `path`, already read.
+    private mutating func violation(at path: String, stickyAllowed: Bool, links: Bool, known: stat? = nil) -> Violation? {
         var info = stat()
         if links, lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK, info.st_uid != 0 && info.st_uid != user {
             return Violation(kind: .owner, path: path, owner: info.st_uid, group: info.st_gid, mode: info.st_mode)
         }
-        guard stat(path, &info) == 0 else { return Violation(kind: .unverifiable(errno), path: path) }
+        if let known {
+            info = known
+        } else {
+            guard stat(path, &info) == 0 else { return Violation(kind: .unverifiable(errno), path: path) }
+        }
         if info.st_uid != 0 && info.st_uid != user {
             return Violation(kind: .owner, path: path, owner: info.st_uid, group: info.st_gid, mode: info.st_mode)
         }

@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -214,12 +215,20 @@ struct StoredEntries: Sendable {
 }
 
 /// A file kept open for reads at offsets (`pread`), closed with its last user.
+///
+/// Reads go through a window of the file kept in memory: a start reads its
+/// folder's entries one by one, and they lie side by side (sorted by path),
+/// so one `pread` serves many (it was one system call per installed plugin).
 final class OpenFile: Sendable {
     private let descriptor: Int32
     /// Bytes, when opened.
     let size: Int
     /// Bytes given instead of a file (the fuzz target's input).
     private let memory: [UInt8]?
+    /// The bytes last read ahead, and where they start in the file.
+    private let window = Mutex<(start: Int, bytes: [UInt8])>((0, []))
+    /// How much is read at once when a read is not in the window.
+    static let readAhead = 64 * 1024
 
     /// Takes `descriptor` (closed on deinit).
     init(descriptor: Int32) {
@@ -241,15 +250,33 @@ final class OpenFile: Sendable {
     func read(at offset: Int, count: Int) -> [UInt8]? {
         guard offset >= 0, count >= 0, offset + count <= size else { return nil }
         if let memory { return Array(memory[offset..<(offset + count)]) }
-        var bytes = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + done, count - done, off_t(offset + done)) }
-            if got < 0 && errno == EINTR { continue }
-            guard got > 0 else { return nil }
-            done += got
+        return window.withLock { window -> [UInt8]? in
+            let inWindow = offset >= window.start && offset + count <= window.start + window.bytes.count
+            if !inWindow {
+                guard let read = readFromFile(at: offset, count: min(size - offset, max(count, Self.readAhead))) else { return nil }
+                window = (offset, read)
+            }
+            let from = offset - window.start
+            return Array(window.bytes[from..<(from + count)])
         }
-        return bytes
+    }
+
+    private func readFromFile(at offset: Int, count: Int) -> [UInt8]? {
+        var failed = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var done = 0
+            defer { initialized = done }
+            while done < count {
+                let got = pread(descriptor, buffer.baseAddress! + done, count - done, off_t(offset + done))
+                if got < 0 && errno == EINTR { continue }
+                guard got > 0 else {
+                    failed = true
+                    return
+                }
+                done += got
+            }
+        }
+        return failed ? nil : bytes
     }
 }
 
