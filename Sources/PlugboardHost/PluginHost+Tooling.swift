@@ -45,7 +45,9 @@ extension PluginHost {
     /// triggers but not theirs: `commandProviders(named:)` skips such a
     /// plugin for that name while it is not active.
     package func undeclaredCommands(among registrations: [RegisteredProvider]) -> [(pluginID: String, name: String, declared: [String])] {
-        let declared = Dictionary(records.compactMap { record in
+        // Active records only: every registration is an active plugin's, and
+        // a refused duplicate of its id may declare other names.
+        let declared = Dictionary(records.filter { $0.status == .active }.compactMap { record in
             record.id.map { id in (id, record.activation.filter { $0.hasPrefix("command:") }.map { String($0.dropFirst("command:".count)) }) }
         }, uniquingKeysWith: { first, _ in first })
         return registrations.compactMap { registration in

@@ -49,7 +49,7 @@ enum RunCommand: CLICommand {
             Terminal.writeErr(Terminal.style("warning:", .yellow, stderr: true)
                 + " plugin \(Terminal.safe(undeclared.pluginID)) provides command '\(Terminal.safe(undeclared.name, limit: TerminalText.nameLimit))' "
                 + "without declaring it (it declares \(undeclared.declared.map { Terminal.safe($0, limit: TerminalText.nameLimit) }.joined(separator: ", "))): "
-                + "`plugboard run \(Terminal.safe(undeclared.name, limit: TerminalText.nameLimit))` finds it only when it is already active; "
+                + "`plugboard run \(Terminal.safe(undeclared.name, limit: TerminalText.nameLimit))` does not activate it; "
                 + "add .command(\"\(Terminal.safe(undeclared.name, limit: TerminalText.nameLimit))\") to its activation list [undeclared-command]\n")
         }
         // One name, several plugins: the first by plugin id runs, and the

@@ -253,7 +253,10 @@ final class OpenFile: Sendable {
         return window.withLock { window -> [UInt8]? in
             let inWindow = offset >= window.start && offset + count <= window.start + window.bytes.count
             if !inWindow {
-                guard let read = readFromFile(at: offset, count: min(size - offset, max(count, Self.readAhead))) else { return nil }
+                // The read-ahead may fail where the exact read would not
+                // (a file cut short since it was opened): then the exact read.
+                guard let read = readFromFile(at: offset, count: min(size - offset, max(count, Self.readAhead)))
+                    ?? readFromFile(at: offset, count: count) else { return nil }
                 window = (offset, read)
             }
             let from = offset - window.start
