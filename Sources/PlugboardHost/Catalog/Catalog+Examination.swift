@@ -98,7 +98,7 @@ extension Catalog {
                 examined[job.index].record.fail(.scannerUnavailable(path: path, detail: detail))
                 continue
             }
-            let entry = CacheEntry(identity: job.image.identity, hash: ContentHash.text(job.image.hash), result: result, details: record.file)
+            let entry = CacheEntry(identity: job.image.identity, hash: ContentHash.text(job.image.hash), result: result, deferredDetails: record.deferredFile, plugin: nil)
             entries[path] = entry
             changed = true
             examined[job.index] = apply(entry, to: record, readPath: job.image.readPath, image: job.image)
@@ -125,7 +125,7 @@ extension Catalog {
     /// is the file admitted now, if it was (its scan must agree with it).
     private func apply(_ entry: CacheEntry, to record: PluginRecord, readPath: String, image: CheckedImage?) -> Examined {
         var record = record
-        record.file = entry.details ?? record.file
+        record.deferredFile = entry.deferredDetails ?? record.deferredFile
         switch entry.result {
         case let .plugin(plugin):
             record.describe(plugin)
@@ -201,7 +201,7 @@ extension Catalog {
 
     /// Settles examined candidates: interface versions, duplicate ids and
     /// disabled plugins; the rest become `available`.
-    func settle(_ examined: [Examined]) -> [PluginRecord] {
+    func settle(_ examined: consuming [Examined]) -> [PluginRecord] {
         // A file this host already has (available or active) stays as it is:
         // discovering twice must not make a plugin its own duplicate.
         let (known, records) = state.withLock { state in
@@ -213,7 +213,8 @@ extension Catalog {
         for (index, item) in examined.enumerated() where item.available != nil && known.contains(item.record.path) {
             reused[index] = latest[item.record.path]
         }
-        var examined = examined
+        // Records are copied as few times as can be: each copy of each one is
+        // paid per installed plugin on every start.
         for index in reused.keys { examined[index].available = nil }
         for index in examined.indices where examined[index].available != nil {
             if !checkInterfaces(examined[index].available!.plugin, &examined[index].record) {
@@ -222,14 +223,16 @@ extension Catalog {
         }
         settleDuplicates(&examined)
         let disabled = settings.disabled
-        for index in examined.indices {
+        for index in examined.indices where !disabled.isEmpty {
             guard let available = examined[index].available, let source = disabled[available.plugin.id] else { continue }
             examined[index].record.fail(.disabled(path: examined[index].record.path, id: available.plugin.id, source: source))
             examined[index].available = nil
         }
         settleDependencies(&examined)
         let admitted = examined.compactMap(\.available)
-        let fresh = examined.enumerated().filter { reused[$0.offset] == nil }.map(\.element.record)
+        var fresh: [PluginRecord] = []
+        fresh.reserveCapacity(examined.count)
+        for index in examined.indices where reused[index] == nil { fresh.append(examined[index].record) }
         state.withLock { state in
             // A file examined again (it was refused before) has one record,
             // the latest, where its first old one was.
@@ -255,7 +258,8 @@ extension Catalog {
         // After they are available: a trigger that fires now finds them.
         for plugin in admitted { services.triggers.add(plugin.plugin.activation, for: plugin.plugin.id) }
         registry.replaceProviders(of: [], with: [], pending: pendingInterfaces())
-        return examined.enumerated().map { reused[$0.offset] ?? $0.element.record }
+        if reused.isEmpty { return fresh }
+        return examined.indices.map { reused[$0] ?? examined[$0].record }
     }
 
     /// Rejects a plugin that provides a declared interface at an incompatible

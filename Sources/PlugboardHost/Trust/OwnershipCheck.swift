@@ -14,6 +14,17 @@ struct OwnershipCheck {
     private var privateGroups: [PrivateGroupKey: Bool] = [:]
     /// The trusted folders' real paths: the same few for every file of a discovery.
     private var realFolders: [String: String] = [:]
+    /// The roots of the last folder checked: every file of a discovery has the same.
+    private var lastRoots: (folder: String, trusted: [String], forms: [[String]], real: [String])?
+    /// Whole walks up to `/`, by where they start and what they may not be
+    /// sticky below: a folder of plugins is walked once, not once per file.
+    private var chainVerdicts: [ChainKey: Violation?] = [:]
+
+    private struct ChainKey: Hashable {
+        let start: String
+        let anchor: String
+        let links: Bool
+    }
 
     init(user: uid_t = geteuid()) {
         self.user = user
@@ -44,10 +55,8 @@ struct OwnershipCheck {
     /// read the file through it, not through the path as given, whose links
     /// may lead through folders this check did not walk.
     mutating func check(path: String, resolved: String, folder: String, trusted: [String]) -> Result<String, PluginLoadError> {
-        let roots = ([folder] + trusted).map(PluginDirectory.absolutePath)
-        // A plain entry's path keeps the folder as given; a symlink's is real.
-        let realRoots = roots.map { realFolder($0) }
-        guard let root = Self.root(containing: resolved, among: zip(roots, realRoots).map { [$0, $1] }) else {
+        let (forms, realRoots) = roots(folder: folder, trusted: trusted)
+        guard let root = Self.root(containing: resolved, among: forms) else {
             return .failure(.untrustedSymlink(path: path, target: resolved, trusted: realRoots))
         }
         // Whatever cannot be examined is refused: a folder renamed away
@@ -64,12 +73,32 @@ struct OwnershipCheck {
         // A symlink on the path as given belongs to whoever made it, who can
         // replace it even in a sticky folder: its owner is checked too.
         // `root` is real already (one of `realRoots`).
-        let given = PluginDirectory.absolutePath(folder)
-        if let violation = firstUnsafeFolder(from: Self.parent(of: realFile), links: false, stickyAllowed: { Self.isAbove($0, root) })
-            ?? firstUnsafeFolder(from: Self.parent(of: PluginDirectory.absolutePath(path)), links: true, stickyAllowed: { Self.isAbove($0, given) }) {
+        let given = forms[0][0]
+        if let violation = chain(from: Self.parent(of: realFile), below: root, links: false)
+            ?? chain(from: Self.parent(of: PluginDirectory.absolutePath(path)), below: given, links: true) {
             return .failure(.unsafe(path: path, violation: violation, user: user, isFile: false))
         }
         return .success(realFile)
+    }
+
+    /// The trusted folders as given and real (a plain entry's path keeps the
+    /// folder as given; a symlink's is real), and the real ones alone.
+    private mutating func roots(folder: String, trusted: [String]) -> (forms: [[String]], real: [String]) {
+        if let last = lastRoots, last.folder == folder, last.trusted == trusted { return (last.forms, last.real) }
+        let roots = ([folder] + trusted).map(PluginDirectory.absolutePath)
+        let real = roots.map { realFolder($0) }
+        let forms = zip(roots, real).map { [$0, $1] }
+        lastRoots = (folder, trusted, forms, real)
+        return (forms, real)
+    }
+
+    /// The first unsafe folder from `start` up to `/`, sticky folders allowed above `anchor`.
+    private mutating func chain(from start: String, below anchor: String, links: Bool) -> Violation? {
+        let key = ChainKey(start: start, anchor: anchor, links: links)
+        if let known = chainVerdicts[key] { return known }
+        let found = firstUnsafeFolder(from: start, links: links, stickyAllowed: { Self.isAbove($0, anchor) })
+        chainVerdicts[key] = found
+        return found
     }
 
     /// Why the file at `path` (a lock file, an interface library) may not be trusted; nil when it may.

@@ -18,20 +18,40 @@ struct Table {
 
     func render() -> String {
         let widths = header.indices.map { column in
-            max(header[column].count, rows.map { $0[column].text.count }.max() ?? 0)
+            max(header[column].width, rows.map { $0[column].text.width }.max() ?? 0)
         }
-        func line(_ cells: [Cell]) -> String {
-            cells.enumerated().map { column, cell in
-                let padded = column == cells.count - 1 ? cell.text : cell.text.padding(to: widths[column])
-                return cell.style.map { Terminal.style(padded, $0) } ?? padded
-            }.joined(separator: "  ")
+        // One string appended in place: `plugboard list` renders a row per installed plugin.
+        var out = ""
+        func append(_ cells: [Cell]) {
+            for (column, cell) in cells.enumerated() {
+                if column > 0 { out += "  " }
+                let padding = column == cells.count - 1 ? 0 : max(0, widths[column] - cell.text.width)
+                if let style = cell.style {
+                    out += Terminal.style(cell.text + String(repeating: " ", count: padding), style)
+                } else {
+                    out += cell.text
+                    if padding > 0 { out += String(repeating: " ", count: padding) }
+                }
+            }
         }
-        return ([line(header.map { Cell(text: $0, style: .bold) })] + rows.map(line)).joined(separator: "\n")
+        append(header.map { Cell(text: $0, style: .bold) })
+        for row in rows {
+            out += "\n"
+            append(row)
+        }
+        return out
     }
 }
 
 extension String {
+    /// Columns on a terminal: characters, counted as bytes when all are ASCII
+    /// (plugin data mostly is; counting characters walks grapheme breaks).
+    var width: Int {
+        utf8.allSatisfy { $0 < 0x80 } ? utf8.count : count
+    }
+
     func padding(to width: Int) -> String {
-        count >= width ? self : self + String(repeating: " ", count: width - count)
+        let own = self.width
+        return own >= width ? self : self + String(repeating: " ", count: width - own)
     }
 }

@@ -43,7 +43,8 @@ import Testing
         let dir = try installed(), cache = try TemporaryDirectory()
         let cold = host(dir, cache)
         defer { cold.shutdown() }
-        #expect(try cold.discover().allSatisfy { $0.status == .available })
+        let coldRecords = try cold.discover()
+        #expect(coldRecords.allSatisfy { $0.status == .available })
         #expect(cold.lastDiscovery.filesRead == 3)
         #expect(cold.lastDiscovery.filesScanned == 3)
 
@@ -52,6 +53,9 @@ import Testing
         let records = try warm.discover()
         #expect(records.map(\.status) == [.available, .available, .available])
         #expect(records.compactMap(\.id) == ["fixture.alpha", "fixture.beta", "fixture.gamma"])
+        // The file details come from the cache, decoded only when read.
+        #expect(records.allSatisfy { $0.deferredFile?.isEncoded == true })
+        #expect(records.map(\.file) == coldRecords.map(\.file) && records.allSatisfy { $0.file?.hasEntryPoint == true })
         #expect(warm.lastDiscovery == {
             var expected = DiscoveryStatistics()
             expected.cacheHits = 3

@@ -16,10 +16,25 @@ struct CacheEntry: Sendable, Codable, Equatable {
     /// when the file is copied for loading.
     let hash: String?
     let result: Result
-    let details: PluginRecord.FileDetails?
+    /// The file details, decoded only when read (`inspect`, `--json`).
+    let deferredDetails: CompactDeferred<PluginRecord.FileDetails>?
     /// For a plugin quarantined after a good scan (the host died in its
     /// init, say): what the scan had learned, so it is still named.
     var plugin: ScannedPlugin? = nil
+
+    var details: PluginRecord.FileDetails? { deferredDetails?.value }
+
+    init(identity: FileIdentity, hash: String?, result: Result, details: PluginRecord.FileDetails?, plugin: ScannedPlugin? = nil) {
+        self.init(identity: identity, hash: hash, result: result, deferredDetails: details.map(CompactDeferred.init), plugin: plugin)
+    }
+
+    init(identity: FileIdentity, hash: String?, result: Result, deferredDetails: CompactDeferred<PluginRecord.FileDetails>?, plugin: ScannedPlugin?) {
+        self.identity = identity
+        self.hash = hash
+        self.result = result
+        self.deferredDetails = deferredDetails
+        self.plugin = plugin
+    }
 }
 
 extension CacheEntry {
@@ -33,7 +48,7 @@ extension CacheEntry {
         var container = encoder.container(keyedBy: Key.self)
         try container.encode(identity, forKey: .identity)
         try container.encodeIfPresent(hash, forKey: .hash)
-        try container.encodeIfPresent(details, forKey: .details)
+        try container.encodeIfPresent(deferredDetails, forKey: .details)
         switch result {
         case let .plugin(plugin):
             try container.encode(plugin, forKey: .plugin)
@@ -50,7 +65,7 @@ extension CacheEntry {
         let container = try decoder.container(keyedBy: Key.self)
         identity = try container.decode(FileIdentity.self, forKey: .identity)
         hash = try container.decodeIfPresent(String.self, forKey: .hash)
-        details = try container.decodeIfPresent(PluginRecord.FileDetails.self, forKey: .details)
+        deferredDetails = try container.decodeIfPresent(CompactDeferred<PluginRecord.FileDetails>.self, forKey: .details)
         let scanned = try container.decodeIfPresent(ScannedPlugin.self, forKey: .plugin)
         if let quarantine = try container.decodeIfPresent(Quarantine.self, forKey: .quarantine) {
             result = .quarantined(quarantine)
@@ -72,6 +87,6 @@ extension CacheEntry {
         if case let .plugin(scanned)? = old?.result { plugin = scanned }
         return CacheEntry(
             identity: identity, hash: old?.identity == identity ? old?.hash : nil,
-            result: .quarantined(quarantine), details: old?.details, plugin: plugin ?? old?.plugin)
+            result: .quarantined(quarantine), deferredDetails: old?.deferredDetails, plugin: plugin ?? old?.plugin)
     }
 }

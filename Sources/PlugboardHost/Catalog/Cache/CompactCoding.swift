@@ -37,6 +37,8 @@ private final class CompactNode {
         case scalar(CompactCoding.Tag, [UInt8])
         case keyed([(String, CompactNode)])
         case unkeyed([CompactNode])
+        /// A value encoded before, tag included (``CompactDeferred``).
+        case encoded([UInt8])
     }
     var content: Content = .empty
 
@@ -47,6 +49,8 @@ private final class CompactNode {
         case let .scalar(tag, payload):
             out.append(tag.rawValue)
             out += payload
+        case let .encoded(bytes):
+            out += bytes
         case let .keyed(entries):
             var body: [UInt8] = []
             for (key, node) in entries {
@@ -91,6 +95,63 @@ private final class CompactNode {
         CompactNode.appendString(value, to: &payload)
         set(.string, payload)
     }
+}
+
+// MARK: - Deferred values
+
+/// A value kept in its compact encoding until someone reads it: a warm start
+/// decodes every installed plugin's cache entry, but the file details in it
+/// (libraries needed, runpath...) only for `inspect` and `--json`. Through
+/// the compact coder its bytes are copied as they are, both ways; any other
+/// coder sees the value itself.
+struct CompactDeferred<Value: Codable & Sendable>: Codable, Sendable {
+    private enum Storage: Sendable {
+        case value(Value)
+        /// One compact value, tag included.
+        case encoded([UInt8])
+    }
+    private let storage: Storage
+
+    init(_ value: Value) { storage = .value(value) }
+
+    /// The value, decoded now when it was kept encoded; nil when its bytes do
+    /// not decode (they were checked as one whole value when read).
+    var value: Value? {
+        switch storage {
+        case let .value(value): value
+        case let .encoded(bytes): try? CompactDecoder().decode(Value.self, from: bytes)
+        }
+    }
+
+    /// Whether the value is still in its bytes (for tests).
+    var isEncoded: Bool {
+        if case .encoded = storage { return true }
+        return false
+    }
+
+    init(from decoder: any Decoder) throws {
+        if let compact = decoder as? CompactDecoding {
+            storage = .encoded(compact.encodedBytes)
+        } else {
+            storage = .value(try Value(from: decoder))
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        switch storage {
+        case let .encoded(bytes) where encoder is CompactEncoding:
+            (encoder as! CompactEncoding).node.content = .encoded(bytes)
+        default:
+            guard let value else {
+                throw EncodingError.invalidValue(self, .init(codingPath: encoder.codingPath, debugDescription: "damaged compact value"))
+            }
+            try value.encode(to: encoder)
+        }
+    }
+}
+
+extension CompactDeferred: Equatable where Value: Equatable {
+    static func == (lhs: Self, rhs: Self) -> Bool { lhs.value == rhs.value }
 }
 
 private struct CompactEncoding: Encoder {
@@ -236,20 +297,21 @@ private struct CompactInput {
         .dataCorrupted(.init(codingPath: path, debugDescription: "damaged cache: \(what)"))
     }
 
-    func uint32(at position: Int, _ path: [any CodingKey]) throws -> Int {
-        guard position >= 0, position + 4 <= bytes.count else { throw corrupt("truncated", path) }
+    // Paths are autoclosures: a leaf value's path is built only for an error.
+    func uint32(at position: Int, _ path: @autoclosure () -> [any CodingKey]) throws -> Int {
+        guard position >= 0, position + 4 <= bytes.count else { throw corrupt("truncated", path()) }
         return Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt32.self)))
     }
 
-    func uint64(at position: Int, _ path: [any CodingKey]) throws -> UInt64 {
-        guard position >= 0, position + 8 <= bytes.count else { throw corrupt("truncated", path) }
+    func uint64(at position: Int, _ path: @autoclosure () -> [any CodingKey]) throws -> UInt64 {
+        guard position >= 0, position + 8 <= bytes.count else { throw corrupt("truncated", path()) }
         return UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))
     }
 
     /// The value at `position`; moves `position` past it.
-    func value(at position: inout Int, codingPath: [any CodingKey]) throws -> Value {
+    func value(at position: inout Int, codingPath: @autoclosure () -> [any CodingKey]) throws -> Value {
         guard position < bytes.count, let tag = CompactCoding.Tag(rawValue: bytes[position]) else {
-            throw corrupt("bad tag at \(position)", codingPath)
+            throw corrupt("bad tag at \(position)", codingPath())
         }
         let start = position + 1
         let length: Int
@@ -257,19 +319,19 @@ private struct CompactInput {
         case .null: length = 0
         case .bool: length = 1
         case .int, .uint, .double: length = 8
-        case .string: length = 4 + (try uint32(at: start, codingPath))
-        case .keyed, .unkeyed: length = 4 + (try uint32(at: start, codingPath))
+        case .string: length = 4 + (try uint32(at: start, codingPath()))
+        case .keyed, .unkeyed: length = 4 + (try uint32(at: start, codingPath()))
         }
         let end = start + length
-        guard end <= bytes.count else { throw corrupt("truncated value at \(position)", codingPath) }
+        guard end <= bytes.count else { throw corrupt("truncated value at \(position)", codingPath()) }
         position = end
         return Value(tag: tag, start: start, end: end)
     }
 
-    func string(_ start: Int, _ path: [any CodingKey]) throws -> (String, Int) {
-        let length = try uint32(at: start, path)
+    func string(_ start: Int, _ path: @autoclosure () -> [any CodingKey]) throws -> (String, Int) {
+        let length = try uint32(at: start, path())
         let from = start + 4
-        guard from + length <= bytes.count else { throw corrupt("truncated string", path) }
+        guard from + length <= bytes.count else { throw corrupt("truncated string", path()) }
         return (String(decoding: UnsafeRawBufferPointer(rebasing: bytes[from..<(from + length)]), as: UTF8.self), from + length)
     }
 
@@ -281,24 +343,24 @@ private struct CompactInput {
     }
 
     /// The elements of a container value.
-    func elements(of value: Value, _ path: [any CodingKey]) throws -> [Element] {
-        let count = try uint32(at: value.start + 4, path)
+    func elements(of value: Value, _ path: @autoclosure () -> [any CodingKey]) throws -> [Element] {
+        let count = try uint32(at: value.start + 4, path())
         var position = value.start + 8
         var elements: [Element] = []
         elements.reserveCapacity(min(count, 1 << 16))
         for _ in 0..<count {
             var key = position..<position
             if value.tag == .keyed {
-                let length = try uint32(at: position, path)
+                let length = try uint32(at: position, path())
                 key = (position + 4)..<(position + 4 + length)
-                guard key.upperBound <= value.end else { throw corrupt("key past its container", path) }
+                guard key.upperBound <= value.end else { throw corrupt("key past its container", path()) }
                 position = key.upperBound
             }
-            let element = try self.value(at: &position, codingPath: path)
-            guard position <= value.end else { throw corrupt("element past its container", path) }
+            let element = try self.value(at: &position, codingPath: path())
+            guard position <= value.end else { throw corrupt("element past its container", path()) }
             elements.append(Element(key: key, value: element))
         }
-        guard position == value.end else { throw corrupt("container length", path) }
+        guard position == value.end else { throw corrupt("container length", path()) }
         return elements
     }
 
@@ -322,6 +384,9 @@ private struct CompactDecoding: Decoder {
     let codingPath: [any CodingKey]
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
+    /// The value's bytes, tag included.
+    var encodedBytes: [UInt8] { Array(input.bytes[(value.start - 1)..<value.end]) }
+
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard value.tag == .keyed else { throw DecodingError.typeMismatch([String: Any].self, .init(codingPath: codingPath, debugDescription: "not a keyed container")) }
         return KeyedDecodingContainer(try KeyedReader<Key>(input: input, value: value, codingPath: codingPath))
@@ -338,7 +403,22 @@ private struct CompactDecoding: Decoder {
 private struct SingleReader: SingleValueDecodingContainer {
     let input: CompactInput
     let value: CompactInput.Value
-    let codingPath: [any CodingKey]
+    /// The container's path and the value's key in it, kept apart: most of
+    /// an entry is leaf values, whose path array is built only for an error.
+    let parentPath: [any CodingKey]
+    let key: (any CodingKey)?
+    var codingPath: [any CodingKey] { key.map { parentPath + [$0] } ?? parentPath }
+
+    init(input: CompactInput, value: CompactInput.Value, codingPath: [any CodingKey]) {
+        self.init(input: input, value: value, parentPath: codingPath, key: nil)
+    }
+
+    init(input: CompactInput, value: CompactInput.Value, parentPath: [any CodingKey], key: (any CodingKey)?) {
+        self.input = input
+        self.value = value
+        self.parentPath = parentPath
+        self.key = key
+    }
 
     private func mismatch<T>(_ type: T.Type) -> DecodingError {
         .typeMismatch(type, .init(codingPath: codingPath, debugDescription: "found \(value.tag)"))
@@ -432,11 +512,11 @@ private struct KeyedReader<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func decodeNil(forKey key: Key) throws -> Bool { try require(key).tag == .null }
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        try SingleReader(input: input, value: try require(key), codingPath: codingPath + [key]).decode(type)
+        try SingleReader(input: input, value: try require(key), parentPath: codingPath, key: key).decode(type)
     }
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         guard let value = find(key), value.tag != .null else { return nil }
-        return try SingleReader(input: input, value: value, codingPath: codingPath + [key]).decode(type)
+        return try SingleReader(input: input, value: value, parentPath: codingPath, key: key).decode(type)
     }
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
         try CompactDecoding(input: input, value: try require(key), codingPath: codingPath + [key]).container(keyedBy: type)
