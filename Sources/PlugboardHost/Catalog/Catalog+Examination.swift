@@ -73,7 +73,7 @@ extension Catalog {
         }
 
         let scanner = PluginScanner(settings: settings.scanner)
-        let (outcomes, processes) = scanner.scan(jobs.map { PluginScanner.Job(file: $0.image.copy) })
+        let (outcomes, processes, _) = scanner.scan(jobs.map { PluginScanner.Job(file: $0.image.copy) })
         statistics.filesScanned = jobs.count
         statistics.scannerProcesses = processes
         state.withLock { $0.lastDiscovery = statistics }

@@ -67,11 +67,12 @@ extension Lifecycle {
         case let .success(checked): build = checked
         case let .failure(refusal): return .failure(refusal.error)
         }
+        timings.verifyAdmission = (ContinuousClock.now - clock).milliseconds
         var record = PluginRecord(path: file, resolvedPath: build.readPath)
         record.file = build.details
         record.sha256 = build.sha256
         let image: LoadableImage
-        switch verify(build, verification: verification) {
+        switch verify(build, verification: verification, timings: &timings) {
         case let .failure(error): return .failure(error)
         case let .success(scan):
             guard scan.id == id else { return .failure(.reloadIDMismatch(path: file, expected: id, found: scan.id)) }
@@ -223,7 +224,9 @@ extension Lifecycle {
     /// Loads the build's copy in a scanner process before the host does (the
     /// one child protocol, as for any new file), so no build runs in the host
     /// before a child ran it; its scan, when it loaded.
-    private func verify(_ build: CheckedImage, verification: ReloadVerification) -> Result<ScannedPlugin, PluginLoadError> {
+    private func verify(
+        _ build: CheckedImage, verification: ReloadVerification, timings: inout ReloadOutcome.Timings
+    ) -> Result<ScannedPlugin, PluginLoadError> {
         var job = PluginScanner.Job(file: build.copy)
         if case .loadAndActivate = verification {
             job.activation = .init(dataDirectory: admission.copies.directory + "/verification-data", settingsFile: services.configuration.file)
@@ -232,7 +235,10 @@ extension Lifecycle {
         // process start; the next one starts now, while the developer types.
         defer { spareScanner.fill(scanner) }
         let file = build.path
-        switch PluginScanner(settings: scanner).scan([job], spare: spareScanner).outcomes.first {
+        let scan = PluginScanner(settings: scanner).scan([job], spare: spareScanner)
+        timings.verifyInScanner = scan.timelines.first?.inChild ?? 0
+        timings.verifyExit = scan.timelines.first?.exit ?? 0
+        switch scan.outcomes.first {
         case let .plugin(scan)?: return .success(scan)
         case let .rejected(code, reason)?: return .failure(.reported(path: file, code: code, reason: reason))
         case let .quarantined(quarantine)?: return .failure(.verificationCrashed(path: file, detail: quarantine.account))

@@ -14,6 +14,15 @@ public struct ReloadOutcome: Sendable {
     /// Milliseconds per phase.
     public struct Timings: Sendable, Equatable, Encodable {
         public internal(set) var verify: Double = 0
+        /// Of `verify`: the admission in the host (trust, one read, static
+        /// checks, private copy) before the scanner is asked.
+        public internal(set) var verifyAdmission: Double = 0
+        /// Of `verify`: from the request to the scanner's answer, its load
+        /// (and, when asked, init and activate) of the build's copy.
+        public internal(set) var verifyInScanner: Double = 0
+        /// Of `verify`: from the answer to the scanner's end, which the host
+        /// waits for (a build whose process dies as it ends is refused).
+        public internal(set) var verifyExit: Double = 0
         public internal(set) var load: Double = 0
         public internal(set) var `switch`: Double = 0
     }

@@ -67,7 +67,7 @@ import Testing
         // process with SIGKILL pending never answers, so a scan it serves
         // (no new process started) shows it is alive.
         #expect(host.lifecycle.spareScanner.waitingPID != nil)
-        let (outcomes, processes) = PluginScanner(settings: scanner).scan([.init(file: v1)], spare: host.lifecycle.spareScanner)
+        let (outcomes, processes, _) = PluginScanner(settings: scanner).scan([.init(file: v1)], spare: host.lifecycle.spareScanner)
         #expect(processes == 0, "the spare died with the thread that asked for it: \(outcomes)")
         if case .plugin? = outcomes.first {} else { Issue.record("\(outcomes)") }
         #expect(host.reload(id, from: v1).isReloaded)

@@ -30,16 +30,29 @@ struct PluginScanner: Sendable {
         case unavailable(String)
     }
 
+    /// When one job's request went to its child, when the child answered,
+    /// and when that child was gone (reaped): how a verification splits.
+    struct Timeline: Sendable {
+        var requested: ContinuousClock.Instant?
+        var answered: ContinuousClock.Instant?
+        var ended: ContinuousClock.Instant?
+
+        /// From the request to the answer: the child's load (and activation).
+        var inChild: Double? { answered.flatMap { answered in requested.map { (answered - $0).milliseconds } } }
+        /// From the answer to the child's end, which the scan waits for.
+        var exit: Double? { ended.flatMap { ended in answered.map { (ended - $0).milliseconds } } }
+    }
+
     let settings: ScannerSettings
 
     /// Scans `jobs`, in parallel; outcomes in job order, and how many
     /// scanner processes were started. A process waiting in `spare` is used
     /// first.
-    func scan(_ jobs: [Job], spare: ScannerSpare? = nil) -> (outcomes: [Outcome], processes: Int) {
-        guard !jobs.isEmpty else { return ([], 0) }
+    func scan(_ jobs: [Job], spare: ScannerSpare? = nil) -> (outcomes: [Outcome], processes: Int, timelines: [Timeline]) {
+        guard !jobs.isEmpty else { return ([], 0, []) }
         var pool = Pool(settings: settings, jobs: jobs, spare: spare)
         pool.run()
-        return (pool.outcomes.map { $0 ?? .unavailable("the scan ended without an answer") }, pool.spawned)
+        return (pool.outcomes.map { $0 ?? .unavailable("the scan ended without an answer") }, pool.spawned, pool.timelines)
     }
 }
 
@@ -141,6 +154,7 @@ private struct Pool {
     let settings: ScannerSettings
     let jobs: [PluginScanner.Job]
     var outcomes: [PluginScanner.Outcome?]
+    var timelines: [PluginScanner.Timeline]
     var queue: [Int]
     /// Jobs to scan again, each alone in a fresh child.
     var isolatedQueue: [Int] = []
@@ -161,6 +175,7 @@ private struct Pool {
         self.spare = spare
         self.jobs = jobs
         outcomes = Array(repeating: nil, count: jobs.count)
+        timelines = Array(repeating: .init(), count: jobs.count)
         queue = Array(jobs.indices.reversed())
         executable = settings.program
         parallelism = max(1, settings.parallelism ?? ProcessInfo.processInfo.activeProcessorCount)
@@ -247,6 +262,7 @@ private struct Pool {
             let line: [UInt8] = (try? JSONEncoder().encode(request)).map { [UInt8]($0) + [0x0A] } ?? []
             // A child that died meanwhile shows up as end-of-stream below.
             child.connection.write(line)
+            timelines[index].requested = .now
         }
     }
 
@@ -311,6 +327,7 @@ private struct Pool {
             } else if let rejection = message.rejection {
                 outcomes[index] = .rejected(code: rejection.code, reason: rejection.reason)
             }
+            timelines[index].answered = .now
             child.job = nil
             child.served.append(index)
             child.deadline = .now + .seconds(3600)
@@ -346,7 +363,9 @@ private struct Pool {
             while waitpid(child.pid, &status, 0) < 0 && errno == EINTR {}
         }
         drainErrors(child)
-        let ran = (ContinuousClock.now - child.started).milliseconds
+        let now = ContinuousClock.now
+        for index in child.served + (child.job.map { [$0] } ?? []) { timelines[index].ended = now }
+        let ran = (now - child.started).milliseconds
         let tail = Self.lastLines(child.stderr)
         let abnormal = timedOut || Self.signaled(status) || (status >> 8) & 0xff != 0
         func quarantine(_ index: Int, phase: Quarantine.Phase?) {
