@@ -55,13 +55,13 @@ struct ReloadBench {
         // Where verify goes: no process start (the spare is ready), but the
         // host's admission, the build's load and activation in the scanner,
         // and the scanner's exit, which the host waits for.
-        report.add("  of which: admission in the host (read, checks, copy)", unit: "ms", samples: admission,
+        report.add("  of which: admission in the host", unit: "ms", samples: admission,
                    baselineName: "spawn /bin/true", baseline: spawn)
-        report.add("  of which: load, init, activate in the scanner", unit: "ms", samples: inScanner,
+        report.add("  of which: scanner loads and activates", unit: "ms", samples: inScanner,
                    baselineName: "spawn /bin/true", baseline: spawn)
-        report.add("  of which: the scanner's exit, waited for", unit: "ms", samples: exit,
+        report.add("  of which: scanner exit, waited for", unit: "ms", samples: exit,
                    baselineName: "spawn /bin/true", baseline: spawn)
-        report.add("  not in verify: spawn an idle scanner (to hello)", unit: "ms", samples: scanner,
+        report.add("  not in verify: idle scanner start", unit: "ms", samples: scanner,
                    baselineName: "spawn /bin/true", baseline: spawn)
         report.add("reload: load (copy, checks, dlopen, init)", unit: "ms", samples: load,
                    baselineName: "C dlopen+dlsym, cold", baseline: cold)
