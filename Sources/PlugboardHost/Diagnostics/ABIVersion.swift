@@ -13,8 +13,10 @@ public struct ABIVersion: Sendable, Hashable, Codable, CustomStringConvertible {
 
     /// Parses `"MAJOR.MINOR"`.
     public init?(_ text: String) {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2, let major = UInt32(parts[0]), let minor = UInt32(parts[1]) else { return nil }
+        // Found on the bytes, not split: a warm start parses one per installed
+        // plugin. A second dot leaves the minor unparsable, as it should.
+        guard let dot = text.utf8.firstIndex(of: UInt8(ascii: ".")),
+              let major = UInt32(text[..<dot]), let minor = UInt32(text[text.utf8.index(after: dot)...]) else { return nil }
         self.init(major: major, minor: minor)
     }
 

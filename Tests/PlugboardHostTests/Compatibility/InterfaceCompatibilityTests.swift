@@ -42,4 +42,13 @@ import Testing
         }
         #expect(SemanticVersion(1, 10) > SemanticVersion(1, 9, 9))
     }
+
+    /// The SDK ABI in a descriptor and a cache entry: exactly MAJOR.MINOR.
+    @Test func abiVersionsParseExactlyTwoNumbers() {
+        #expect(ABIVersion("2.2") == ABIVersion(major: 2, minor: 2))
+        #expect(ABIVersion("10.0") == ABIVersion(major: 10, minor: 0))
+        for bad in ["", "2", "2.", ".2", "2.2.1", "2..2", "a.b", "2.x", "-1.0", "99999999999.0"] {
+            #expect(ABIVersion(bad) == nil, "\(bad)")
+        }
+    }
 }

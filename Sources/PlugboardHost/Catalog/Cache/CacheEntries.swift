@@ -45,14 +45,21 @@ struct CacheEntries: Sendable {
         return all.sorted()
     }
 
-    /// Paths of entries for files directly in `folder`.
+    /// Paths of entries for files directly in `folder`, sorted by their bytes.
     func paths(in folder: String) -> [String] {
         let prefix = folder.hasSuffix("/") ? folder : folder + "/"
-        var found = Set(stored?.paths(withPrefix: prefix) ?? [])
-        for (path, change) in changes where path.hasPrefix(prefix) {
+        // Stored ones come sorted, filtered on their bytes before any string
+        // is made: a warm start asks this of every folder it lists.
+        let stored = stored?.paths(directlyIn: prefix) ?? []
+        let changed = changes.filter { path, _ in
+            path.utf8.starts(with: prefix.utf8) && !path.utf8.dropFirst(prefix.utf8.count).contains(UInt8(ascii: "/"))
+        }
+        guard !changed.isEmpty else { return stored }
+        var found = Set(stored)
+        for (path, change) in changed {
             if change == nil { found.remove(path) } else { found.insert(path) }
         }
-        return found.filter { !$0.dropFirst(prefix.count).contains("/") }.sorted()
+        return found.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 
     /// The file's bytes, for `host`.
@@ -194,11 +201,16 @@ struct StoredEntries: Sendable {
         return try? CompactDecoder().decode(CacheEntry.self, from: bytes)
     }
 
-    func paths(withPrefix prefix: String) -> [String] {
+    /// The paths that start with `prefix` (a folder and its `/`) and have
+    /// no further `/` after it.
+    func paths(directlyIn prefix: String) -> [String] {
         let key = Array(prefix.utf8)
         var index = lowerBound(key), found: [String] = []
         while index < count, pathBytes(at: index).starts(with: key) {
-            found.append(String(decoding: pathBytes(at: index), as: UTF8.self))
+            let path = pathBytes(at: index)
+            if !path.dropFirst(key.count).contains(UInt8(ascii: "/")) {
+                found.append(String(decoding: path, as: UTF8.self))
+            }
             index += 1
         }
         return found

@@ -369,12 +369,8 @@ private struct CompactInput {
     }
 
     /// Whether the key bytes at `range` spell `name`.
-    func key(_ range: Range<Int>, equals name: String) -> Bool {
-        var name = name
-        return name.withUTF8 { utf8 in
-            utf8.count == range.count
-                && (utf8.isEmpty || memcmp(utf8.baseAddress!, bytes.baseAddress! + range.lowerBound, range.count) == 0)
-        }
+    func key(_ range: Range<Int>, equals name: UnsafeBufferPointer<UInt8>) -> Bool {
+        name.count == range.count && (name.isEmpty || memcmp(name.baseAddress!, bytes.baseAddress! + range.lowerBound, range.count) == 0)
     }
 }
 
@@ -488,6 +484,13 @@ private struct KeyedReader<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let input: CompactInput
     let codingPath: [any CodingKey]
     let entries: [CompactInput.Element]
+    /// Where the next key is looked for first: types decode their keys in
+    /// the order they encoded them, so a lookup is mostly one comparison.
+    private let cursor = Cursor()
+
+    private final class Cursor {
+        var next = 0
+    }
 
     init(input: CompactInput, value: CompactInput.Value, codingPath: [any CodingKey]) throws {
         self.input = input
@@ -499,8 +502,19 @@ private struct KeyedReader<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func contains(_ key: Key) -> Bool { find(key) != nil }
 
     private func find(_ key: Key) -> CompactInput.Value? {
-        let name = key.stringValue
-        return entries.first { input.key($0.key, equals: name) }?.value
+        var name = key.stringValue
+        return name.withUTF8 { name in
+            let start = min(cursor.next, entries.count)
+            for index in start..<entries.count where input.key(entries[index].key, equals: name) {
+                cursor.next = index + 1
+                return entries[index].value
+            }
+            for index in 0..<start where input.key(entries[index].key, equals: name) {
+                cursor.next = index + 1
+                return entries[index].value
+            }
+            return nil
+        }
     }
 
     private func require(_ key: Key) throws -> CompactInput.Value {
@@ -510,6 +524,17 @@ private struct KeyedReader<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return value
     }
 
+    // Strings and flags directly: the generic path below checks the type first.
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        try SingleReader(input: input, value: try require(key), parentPath: codingPath, key: key).decode(type)
+    }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        try SingleReader(input: input, value: try require(key), parentPath: codingPath, key: key).decode(type)
+    }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+        guard let value = find(key), value.tag != .null else { return nil }
+        return try SingleReader(input: input, value: value, parentPath: codingPath, key: key).decode(type)
+    }
     func decodeNil(forKey key: Key) throws -> Bool { try require(key).tag == .null }
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         try SingleReader(input: input, value: try require(key), parentPath: codingPath, key: key).decode(type)
