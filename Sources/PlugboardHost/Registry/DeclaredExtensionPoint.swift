@@ -4,7 +4,7 @@ import Plugboard
 /// registry can check and store providers of any point.
 struct DeclaredExtensionPoint: Sendable {
     let interface: Interface
-    /// `String(reflecting:)` of the provider type, for messages.
+    /// The provider type's qualified name, for messages.
     let providerTypeName: String
     let pointType: ObjectIdentifier
     /// Whether a provider has the point's provider type (one dynamic cast).
@@ -21,7 +21,10 @@ struct DeclaredExtensionPoint: Sendable {
         crossing = PointCrossing(point)
         self.isolatedCalls = isolatedCalls
         interface = Point.interface
-        providerTypeName = String(reflecting: Point.Provider.self)
+        // What `String(reflecting:)` prints for a type, without its three
+        // conformance lookups (a scan of every image's conformances each, a
+        // tenth of a warm `plugboard list` of one plugin).
+        providerTypeName = _typeName(Point.Provider.self, qualified: true)
         pointType = ObjectIdentifier(point)
         accepts = { $0 is Point.Provider }
         makeTypedProviders = { providers, pending in
