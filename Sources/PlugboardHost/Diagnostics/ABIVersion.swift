@@ -14,8 +14,10 @@ public struct ABIVersion: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Parses `"MAJOR.MINOR"`.
     public init?(_ text: String) {
         // Found on the bytes, not split: a warm start parses one per installed
-        // plugin. A second dot leaves the minor unparsable, as it should.
-        guard let dot = text.utf8.firstIndex(of: UInt8(ascii: ".")),
+        // plugin. Digits and one dot only (no sign); a second dot leaves the
+        // minor unparsable.
+        guard text.utf8.allSatisfy({ $0 == UInt8(ascii: ".") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+              let dot = text.utf8.firstIndex(of: UInt8(ascii: ".")),
               let major = UInt32(text[..<dot]), let minor = UInt32(text[text.utf8.index(after: dot)...]) else { return nil }
         self.init(major: major, minor: minor)
     }

@@ -43,11 +43,11 @@ import Testing
         #expect(SemanticVersion(1, 10) > SemanticVersion(1, 9, 9))
     }
 
-    /// The SDK ABI in a descriptor and a cache entry: exactly MAJOR.MINOR.
+    /// The SDK ABI in a descriptor and a cache entry: MAJOR.MINOR, digits only.
     @Test func abiVersionsParseExactlyTwoNumbers() {
         #expect(ABIVersion("2.2") == ABIVersion(major: 2, minor: 2))
         #expect(ABIVersion("10.0") == ABIVersion(major: 10, minor: 0))
-        for bad in ["", "2", "2.", ".2", "2.2.1", "2..2", "a.b", "2.x", "-1.0", "99999999999.0"] {
+        for bad in ["", "2", "2.", ".2", "2.2.1", "2..2", "a.b", "2.x", "-1.0", "+2.2", "-0.0", "2.+2", " 2.2", "99999999999.0"] {
             #expect(ABIVersion(bad) == nil, "\(bad)")
         }
     }

@@ -131,6 +131,12 @@ struct CompactDeferred<Value: Codable & Sendable>: Codable, Sendable {
 
     init(from decoder: any Decoder) throws {
         if let compact = decoder as? CompactDecoding {
+            // Damage is found now, as a full decode would find it (the entry
+            // is dropped and its file examined again): its tags and lengths
+            // are walked, without building anything.
+            guard compact.input.isWellFormed(compact.value) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "damaged cache: a deferred value"))
+            }
             storage = .encoded(compact.encodedBytes)
         } else {
             storage = .value(try Value(from: decoder))
@@ -364,6 +370,22 @@ private struct CompactInput {
         return elements
     }
 
+    /// Whether `value` and everything inside it has valid tags and lengths.
+    func isWellFormed(_ value: Value, depth: Int = 0) -> Bool {
+        guard value.tag == .keyed || value.tag == .unkeyed else { return true }
+        guard depth < 64, let count = try? uint32(at: value.start + 4, []) else { return false }
+        var position = value.start + 8
+        for _ in 0..<count {
+            if value.tag == .keyed {
+                guard let length = try? uint32(at: position, []) else { return false }
+                position += 4 + length
+            }
+            guard position <= value.end, let element = try? self.value(at: &position, codingPath: []),
+                  position <= value.end, isWellFormed(element, depth: depth + 1) else { return false }
+        }
+        return position == value.end
+    }
+
     func keyString(_ range: Range<Int>) -> String {
         String(decoding: UnsafeRawBufferPointer(rebasing: bytes[range]), as: UTF8.self)
     }
@@ -504,12 +526,17 @@ private struct KeyedReader<Key: CodingKey>: KeyedDecodingContainerProtocol {
     private func find(_ key: Key) -> CompactInput.Value? {
         var name = key.stringValue
         return name.withUTF8 { name in
-            let start = min(cursor.next, entries.count)
-            for index in start..<entries.count where input.key(entries[index].key, equals: name) {
-                cursor.next = index + 1
-                return entries[index].value
+            // The key after the last one found, then that one again (the
+            // standard library's `decodeIfPresent` asks `contains` first),
+            // then the first match from the start. The encoder writes each
+            // key of a container once.
+            let next = cursor.next
+            if entries.indices.contains(next), input.key(entries[next].key, equals: name) {
+                cursor.next = next + 1
+                return entries[next].value
             }
-            for index in 0..<start where input.key(entries[index].key, equals: name) {
+            if entries.indices.contains(next - 1), input.key(entries[next - 1].key, equals: name) { return entries[next - 1].value }
+            for index in entries.indices where input.key(entries[index].key, equals: name) {
                 cursor.next = index + 1
                 return entries[index].value
             }
