@@ -144,21 +144,52 @@ struct PrivateCopies: Sendable {
     /// Bytes of address space mapped from `path` (what loading it added).
     static func mappedBytes(of path: String) -> Int {
         guard let maps = procSelfMaps() else { return 0 }
+        // On the bytes: every reload reads the whole map, which grows by a
+        // few lines per generation kept (a split into characters was most
+        // of a late reload's load).
+        let name = Array(path.utf8)
         var total = 0
-        for line in maps.split(separator: "\n") where line.hasSuffix(path) {
-            let range = line.prefix { $0 != " " }.split(separator: "-")
-            if range.count == 2, let start = Int(range[0], radix: 16), let end = Int(range[1], radix: 16) {
-                total += end - start
+        var lineStart = 0
+        while lineStart < maps.count {
+            let lineEnd = maps[lineStart...].firstIndex(of: UInt8(ascii: "\n")) ?? maps.count
+            let line = maps[lineStart..<lineEnd]
+            if line.count > name.count, line.suffix(name.count).elementsEqual(name), let range = addressRange(line) {
+                total += range.upperBound - range.lowerBound
             }
+            lineStart = lineEnd + 1
         }
         return total
     }
 
+    /// The `start-end` addresses a line of `/proc/self/maps` begins with.
+    private static func addressRange(_ line: ArraySlice<UInt8>) -> Range<Int>? {
+        var start = 0, end = 0, inEnd = false, digits = 0
+        for byte in line {
+            let value: Int
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = Int(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = Int(byte - UInt8(ascii: "a")) + 10
+            case UInt8(ascii: "-") where !inEnd && digits > 0:
+                inEnd = true
+                digits = 0
+                continue
+            case UInt8(ascii: " ") where inEnd && digits > 0:
+                return start <= end ? start..<end : nil
+            default:
+                return nil
+            }
+            digits += 1
+            guard digits <= 16 else { return nil }
+            if inEnd { end = end << 4 | value } else { start = start << 4 | value }
+        }
+        return nil
+    }
+
     /// `/proc/self/maps` (Foundation's file reading trusts stat's size, 0 here).
-    static func procSelfMaps() -> String? {
+    static func procSelfMaps() -> [UInt8]? {
         let fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        return readToEnd(fd).map { String(decoding: $0, as: UTF8.self) }
+        return readToEnd(fd)
     }
 }
