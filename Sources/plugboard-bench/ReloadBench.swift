@@ -29,7 +29,7 @@ struct ReloadBench {
             return
         }
         var verify: [Double] = [], load: [Double] = [], switching: [Double] = []
-        var admission: [Double] = [], inScanner: [Double] = [], exit: [Double] = []
+        var admission: [Double] = [], waiting: [Double] = [], inScanner: [Double] = [], exit: [Double] = []
         for index in 0..<20 {
             // Untimed: the pause a build makes between two reloads of a dev
             // loop, in which the spare scanner process gets ready.
@@ -41,6 +41,7 @@ struct ReloadBench {
             }
             verify.append(outcome.timings.verify)
             admission.append(outcome.timings.verifyAdmission)
+            waiting.append(outcome.timings.verifyWait)
             inScanner.append(outcome.timings.verifyInScanner)
             exit.append(outcome.timings.verifyExit)
             load.append(outcome.timings.load)
@@ -56,6 +57,8 @@ struct ReloadBench {
         // host's admission, the build's load and activation in the scanner,
         // and the scanner's exit, which the host waits for.
         report.add("  of which: admission in the host", unit: "ms", samples: admission,
+                   baselineName: "spawn /bin/true", baseline: spawn)
+        report.add("  of which: waiting for a ready scanner", unit: "ms", samples: waiting,
                    baselineName: "spawn /bin/true", baseline: spawn)
         report.add("  of which: scanner loads and activates", unit: "ms", samples: inScanner,
                    baselineName: "spawn /bin/true", baseline: spawn)

@@ -236,6 +236,7 @@ extension Lifecycle {
         defer { spareScanner.fill(scanner) }
         let file = build.path
         let scan = PluginScanner(settings: scanner).scan([job], spare: spareScanner)
+        timings.verifyWait = scan.timelines.first?.waiting ?? 0
         timings.verifyInScanner = scan.timelines.first?.inChild ?? 0
         timings.verifyExit = scan.timelines.first?.exit ?? 0
         switch scan.outcomes.first {

@@ -17,6 +17,9 @@ public struct ReloadOutcome: Sendable {
         /// Of `verify`: the admission in the host (trust, one read, static
         /// checks, private copy) before the scanner is asked.
         public internal(set) var verifyAdmission: Double = 0
+        /// Of `verify`: from asking for a scanner to the request, waiting for
+        /// one that is ready (the spare's start, when it was not done yet).
+        public internal(set) var verifyWait: Double = 0
         /// Of `verify`: from the request to the scanner's answer, its load
         /// (and, when asked, init and activate) of the build's copy.
         public internal(set) var verifyInScanner: Double = 0

@@ -30,13 +30,17 @@ struct PluginScanner: Sendable {
         case unavailable(String)
     }
 
-    /// When one job's request went to its child, when the child answered,
-    /// and when that child was gone (reaped): how a verification splits.
+    /// When one job was queued (the scan's start), when its request went to
+    /// a ready child, when the child answered, and when that child was gone
+    /// (reaped): how a verification splits.
     struct Timeline: Sendable {
+        var queued = ContinuousClock.now
         var requested: ContinuousClock.Instant?
         var answered: ContinuousClock.Instant?
         var ended: ContinuousClock.Instant?
 
+        /// From the scan's start to the request: waiting for a ready child.
+        var waiting: Double? { requested.map { ($0 - queued).milliseconds } }
         /// From the request to the answer: the child's load (and activation).
         var inChild: Double? { answered.flatMap { answered in requested.map { (answered - $0).milliseconds } } }
         /// From the answer to the child's end, which the scan waits for.
