@@ -53,19 +53,17 @@ struct ReloadBench {
         let scanner = (0..<9).compactMap { _ in Spawn.idleScanner() }
         report.add("reload: verify in a scanner (load + activate)", unit: "ms", samples: verify,
                    baselineName: "spawn /bin/true", baseline: spawn, goal: .ratioAtMost(3))
-        // Where verify goes: no process start (the spare is ready), but the
-        // host's admission, the build's load and activation in the scanner,
-        // and the scanner's exit, which the host waits for.
-        report.add("  of which: admission in the host", unit: "ms", samples: admission,
-                   baselineName: "spawn /bin/true", baseline: spawn)
-        report.add("  of which: waiting for a ready scanner", unit: "ms", samples: waiting,
-                   baselineName: "spawn /bin/true", baseline: spawn)
-        report.add("  of which: scanner loads and activates", unit: "ms", samples: inScanner,
-                   baselineName: "spawn /bin/true", baseline: spawn)
-        report.add("  of which: scanner exit, waited for", unit: "ms", samples: exit,
-                   baselineName: "spawn /bin/true", baseline: spawn)
-        report.add("  not in verify: idle scanner start", unit: "ms", samples: scanner,
-                   baselineName: "spawn /bin/true", baseline: spawn)
+        // Where verify goes: the host's admission, the wait for a ready
+        // scanner (none when the spare is ready), the build's load and
+        // activation in it, and its exit, which the host waits for.
+        let parts = [
+            ("  of which: admission in the host", admission), ("  of which: waiting for a ready scanner", waiting),
+            ("  of which: scanner loads and activates", inScanner), ("  of which: scanner exit, waited for", exit),
+            ("  not in verify: idle scanner start", scanner),
+        ]
+        for (name, samples) in parts {
+            report.add(name, unit: "ms", samples: samples, baselineName: "spawn /bin/true", baseline: spawn)
+        }
         report.add("reload: load (copy, checks, dlopen, init)", unit: "ms", samples: load,
                    baselineName: "C dlopen+dlsym, cold", baseline: cold)
         report.add("reload: switch (registry, events, routes)", unit: "ms", samples: switching)
