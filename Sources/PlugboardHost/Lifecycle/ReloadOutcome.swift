@@ -24,7 +24,8 @@ public struct ReloadOutcome: Sendable {
         /// (and, when asked, init and activate) of the build's copy.
         public internal(set) var verifyInScanner: Double = 0
         /// Of `verify`: from the answer to the scanner's end, which the host
-        /// waits for (a build whose process dies as it ends is refused).
+        /// waits for (a scanner killed after its answer, by a thread the
+        /// build left running, refuses the build).
         public internal(set) var verifyExit: Double = 0
         public internal(set) var load: Double = 0
         public internal(set) var `switch`: Double = 0
