@@ -29,7 +29,7 @@ struct ReloadBench {
             return
         }
         var verify: [Double] = [], load: [Double] = [], switching: [Double] = []
-        var admission: [Double] = [], waiting: [Double] = [], inScanner: [Double] = [], exit: [Double] = []
+        var admission: [Double] = [], waiting: [Double] = [], inScanner: [Double] = []
         for index in 0..<20 {
             // Untimed: the pause a build makes between two reloads of a dev
             // loop, in which the spare scanner process gets ready.
@@ -43,7 +43,6 @@ struct ReloadBench {
             admission.append(outcome.timings.verifyAdmission)
             waiting.append(outcome.timings.verifyWait)
             inScanner.append(outcome.timings.verifyInScanner)
-            exit.append(outcome.timings.verifyExit)
             load.append(outcome.timings.load)
             switching.append(outcome.timings.switch)
         }
@@ -55,10 +54,10 @@ struct ReloadBench {
                    baselineName: "spawn /bin/true", baseline: spawn, goal: .ratioAtMost(3))
         // Where verify goes: the host's admission, the wait for a ready
         // scanner (none when the spare is ready), the build's load and
-        // activation in it, and its exit, which the host waits for.
+        // activation in it (its end is not waited for).
         let parts = [
             ("  of which: admission in the host", admission), ("  of which: waiting for a ready scanner", waiting),
-            ("  of which: scanner loads and activates", inScanner), ("  of which: scanner exit, waited for", exit),
+            ("  of which: scanner loads and activates", inScanner),
             ("  not in verify: idle scanner start", scanner),
         ]
         for (name, samples) in parts {

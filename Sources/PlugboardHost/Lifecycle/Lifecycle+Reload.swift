@@ -235,10 +235,11 @@ extension Lifecycle {
         // process start; the next one starts now, while the developer types.
         defer { spareScanner.fill(scanner) }
         let file = build.path
-        let scan = PluginScanner(settings: scanner).scan([job], spare: spareScanner)
+        // Its answer is the verdict: the scanner ends with `_exit`, so its end
+        // is not waited for (it is reaped in the background).
+        let scan = PluginScanner(settings: scanner).scan([job], spare: spareScanner, endingAtAnswers: true)
         timings.verifyWait = scan.timelines.first?.waiting ?? 0
         timings.verifyInScanner = scan.timelines.first?.inChild ?? 0
-        timings.verifyExit = scan.timelines.first?.exit ?? 0
         switch scan.outcomes.first {
         case let .plugin(scan)?: return .success(scan)
         case let .rejected(code, reason)?: return .failure(.reported(path: file, code: code, reason: reason))

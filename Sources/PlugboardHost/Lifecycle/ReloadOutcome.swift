@@ -23,10 +23,6 @@ public struct ReloadOutcome: Sendable {
         /// Of `verify`: from the request to the scanner's answer, its load
         /// (and, when asked, init and activate) of the build's copy.
         public internal(set) var verifyInScanner: Double = 0
-        /// Of `verify`: from the answer to the scanner's end, which the host
-        /// waits for (a scanner killed after its answer, by a thread the
-        /// build left running, refuses the build).
-        public internal(set) var verifyExit: Double = 0
         public internal(set) var load: Double = 0
         public internal(set) var `switch`: Double = 0
     }

@@ -34,9 +34,8 @@ import Testing
         #expect(outcome.addedMemory > 0)
         // Where verify went: each part measured, none more than the whole.
         let timings = outcome.timings
-        #expect(timings.verifyAdmission > 0 && timings.verifyInScanner > 0 && timings.verifyExit > 0, "\(timings)")
-        #expect(timings.verifyWait >= 0)
-        #expect(timings.verifyAdmission + timings.verifyWait + timings.verifyInScanner + timings.verifyExit <= timings.verify, "\(timings)")
+        #expect(timings.verifyAdmission > 0 && timings.verifyInScanner > 0 && timings.verifyWait >= 0, "\(timings)")
+        #expect(timings.verifyAdmission + timings.verifyWait + timings.verifyInScanner <= timings.verify, "\(timings)")
         #expect(try call(host) == "v2 call 2")
         #expect(host.records.first { $0.id == "fixture.reloadable" }?.generation == 2)
         #expect(host.registry.registrations(for: Commands.interface.id).map(\.generation) == [2])

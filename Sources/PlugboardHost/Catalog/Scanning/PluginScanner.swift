@@ -31,20 +31,16 @@ struct PluginScanner: Sendable {
     }
 
     /// When one job was queued (the scan's start), when its request went to
-    /// a ready child, when the child answered, and when that child was gone
-    /// (reaped): how a verification splits.
+    /// a ready child and when the child answered: how a verification splits.
     struct Timeline: Sendable {
         var queued = ContinuousClock.now
         var requested: ContinuousClock.Instant?
         var answered: ContinuousClock.Instant?
-        var ended: ContinuousClock.Instant?
 
         /// From the scan's start to the request: waiting for a ready child.
         var waiting: Double? { requested.map { ($0 - queued).milliseconds } }
         /// From the request to the answer: the child's load (and activation).
         var inChild: Double? { answered.flatMap { answered in requested.map { (answered - $0).milliseconds } } }
-        /// From the answer to the child's end, which the scan waits for.
-        var exit: Double? { ended.flatMap { ended in answered.map { (ended - $0).milliseconds } } }
     }
 
     let settings: ScannerSettings
@@ -52,9 +48,16 @@ struct PluginScanner: Sendable {
     /// Scans `jobs`, in parallel; outcomes in job order, and how many
     /// scanner processes were started. A process waiting in `spare` is used
     /// first.
-    func scan(_ jobs: [Job], spare: ScannerSpare? = nil) -> (outcomes: [Outcome], processes: Int, timelines: [Timeline]) {
+    ///
+    /// `endingAtAnswers`: once every job is answered, the children are
+    /// killed and reaped off this thread instead of waited for (a hot
+    /// reload's verification: its scanner ends with `_exit`, so its end tells
+    /// nothing more, and a process's end takes milliseconds).
+    func scan(
+        _ jobs: [Job], spare: ScannerSpare? = nil, endingAtAnswers: Bool = false
+    ) -> (outcomes: [Outcome], processes: Int, timelines: [Timeline]) {
         guard !jobs.isEmpty else { return ([], 0, []) }
-        var pool = Pool(settings: settings, jobs: jobs, spare: spare)
+        var pool = Pool(settings: settings, jobs: jobs, spare: spare, endsAtAnswers: endingAtAnswers)
         pool.run()
         return (pool.outcomes.map { $0 ?? .unavailable("the scan ended without an answer") }, pool.spawned, pool.timelines)
     }
@@ -168,15 +171,17 @@ private struct Pool {
     let executable: String
     let parallelism: Int
     let spare: ScannerSpare?
+    let endsAtAnswers: Bool
 
     static let stderrCap = 16 * 1024
     /// How often a child is checked with `waitpid` even when its channel is
     /// quiet: something it forked may hold the channel open after it died.
     static let reapInterval: Double = 100
 
-    init(settings: ScannerSettings, jobs: [PluginScanner.Job], spare: ScannerSpare?) {
+    init(settings: ScannerSettings, jobs: [PluginScanner.Job], spare: ScannerSpare?, endsAtAnswers: Bool) {
         self.settings = settings
         self.spare = spare
+        self.endsAtAnswers = endsAtAnswers
         self.jobs = jobs
         outcomes = Array(repeating: nil, count: jobs.count)
         timelines = Array(repeating: .init(), count: jobs.count)
@@ -290,9 +295,14 @@ private struct Pool {
         for (position, child) in children.enumerated() {
             if descriptors[position * 2 + 1].revents != 0 { drainErrors(child) }
             let channelEvent = descriptors[position * 2].revents
-            if channelEvent != 0 && !readMessages(child) {
-                ended(child, timedOut: false)
-                continue
+            if channelEvent != 0 {
+                let open = readMessages(child)
+                // Handed off after its answer: no longer this pool's to touch.
+                if child.finished { continue }
+                if !open {
+                    ended(child, timedOut: false)
+                    continue
+                }
             }
             var status: Int32 = 0
             if waitpid(child.pid, &status, WNOHANG) == child.pid {
@@ -335,6 +345,7 @@ private struct Pool {
             child.job = nil
             child.served.append(index)
             child.deadline = .now + .seconds(3600)
+            if endsAtAnswers && !outcomes.contains(where: { $0 == nil }) { endInBackground(child) }
         }
     }
 
@@ -367,9 +378,7 @@ private struct Pool {
             while waitpid(child.pid, &status, 0) < 0 && errno == EINTR {}
         }
         drainErrors(child)
-        let now = ContinuousClock.now
-        for index in child.served + (child.job.map { [$0] } ?? []) { timelines[index].ended = now }
-        let ran = (now - child.started).milliseconds
+        let ran = (ContinuousClock.now - child.started).milliseconds
         let tail = Self.lastLines(child.stderr)
         let abnormal = timedOut || Self.signaled(status) || (status >> 8) & 0xff != 0
         func quarantine(_ index: Int, phase: Quarantine.Phase?) {
@@ -415,6 +424,21 @@ private struct Pool {
         child.errors = -1
         child.job = nil
         child.finished = true
+    }
+
+    /// Ends a child whose answers are all in: its process group killed now
+    /// (as ``ended(_:timedOut:status:)`` does), the child reaped and its
+    /// descriptors closed on a thread of their own.
+    private func endInBackground(_ child: ScannerProcess) {
+        child.finished = true
+        let (pid, channel, errors) = (child.pid, child.channel, child.errors)
+        kill(-pid, SIGKILL)
+        Thread.detachNewThread {
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            close(channel)
+            if errors >= 0 { close(errors) }
+        }
     }
 
     static func lastLines(_ bytes: [UInt8], count: Int = 5) -> [String] {
