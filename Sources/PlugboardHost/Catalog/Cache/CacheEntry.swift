@@ -22,8 +22,6 @@ struct CacheEntry: Sendable, Codable, Equatable {
     /// init, say): what the scan had learned, so it is still named.
     var plugin: ScannedPlugin? = nil
 
-    var details: PluginRecord.FileDetails? { deferredDetails?.value }
-
     init(identity: FileIdentity, hash: String?, result: Result, details: PluginRecord.FileDetails?, plugin: ScannedPlugin? = nil) {
         self.init(identity: identity, hash: hash, result: result, deferredDetails: details.map(CompactDeferred.init), plugin: plugin)
     }

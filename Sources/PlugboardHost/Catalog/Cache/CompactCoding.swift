@@ -348,12 +348,11 @@ private struct CompactInput {
         let value: Value
     }
 
-    /// The elements of a container value.
-    func elements(of value: Value, _ path: @autoclosure () -> [any CodingKey]) throws -> [Element] {
+    /// Walks the elements of a container value, each checked to lie inside
+    /// it, and hands each to `body`; throws at the first damage.
+    func forEachElement(of value: Value, _ path: @autoclosure () -> [any CodingKey], _ body: (Element) throws -> Void) throws {
         let count = try uint32(at: value.start + 4, path())
         var position = value.start + 8
-        var elements: [Element] = []
-        elements.reserveCapacity(min(count, 1 << 16))
         for _ in 0..<count {
             var key = position..<position
             if value.tag == .keyed {
@@ -364,26 +363,32 @@ private struct CompactInput {
             }
             let element = try self.value(at: &position, codingPath: path())
             guard position <= value.end else { throw corrupt("element past its container", path()) }
-            elements.append(Element(key: key, value: element))
+            try body(Element(key: key, value: element))
         }
         guard position == value.end else { throw corrupt("container length", path()) }
+    }
+
+    /// The elements of a container value.
+    func elements(of value: Value, _ path: @autoclosure () -> [any CodingKey]) throws -> [Element] {
+        var elements: [Element] = []
+        elements.reserveCapacity(min(try uint32(at: value.start + 4, path()), 1 << 16))
+        try forEachElement(of: value, path()) { elements.append($0) }
         return elements
     }
 
-    /// Whether `value` and everything inside it has valid tags and lengths.
+    /// Whether `value` and everything inside it has valid tags and lengths
+    /// (the walk of ``forEachElement(of:_:_:)``, building nothing).
     func isWellFormed(_ value: Value, depth: Int = 0) -> Bool {
         guard value.tag == .keyed || value.tag == .unkeyed else { return true }
-        guard depth < 64, let count = try? uint32(at: value.start + 4, []) else { return false }
-        var position = value.start + 8
-        for _ in 0..<count {
-            if value.tag == .keyed {
-                guard let length = try? uint32(at: position, []) else { return false }
-                position += 4 + length
+        guard depth < 64 else { return false }
+        do {
+            try forEachElement(of: value, []) { element in
+                guard isWellFormed(element.value, depth: depth + 1) else { throw corrupt("nested value", []) }
             }
-            guard position <= value.end, let element = try? self.value(at: &position, codingPath: []),
-                  position <= value.end, isWellFormed(element, depth: depth + 1) else { return false }
+            return true
+        } catch {
+            return false
         }
-        return position == value.end
     }
 
     func keyString(_ range: Range<Int>) -> String {

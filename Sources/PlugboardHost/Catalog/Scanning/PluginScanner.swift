@@ -374,9 +374,7 @@ private struct Pool {
         // Killed before waiting, so a child that closed its channel but lives
         // on can never block the host; a child already dead keeps its status.
         kill(-child.pid, SIGKILL)
-        if known == nil {
-            while waitpid(child.pid, &status, 0) < 0 && errno == EINTR {}
-        }
+        if known == nil { status = Self.reap(child.pid) }
         drainErrors(child)
         let ran = (ContinuousClock.now - child.started).milliseconds
         let tail = Self.lastLines(child.stderr)
@@ -434,11 +432,17 @@ private struct Pool {
         let (pid, channel, errors) = (child.pid, child.channel, child.errors)
         kill(-pid, SIGKILL)
         Thread.detachNewThread {
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            _ = Self.reap(pid)
             close(channel)
             if errors >= 0 { close(errors) }
         }
+    }
+
+    /// Waits for the child `pid` to end; its status.
+    private static func reap(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return status
     }
 
     static func lastLines(_ bytes: [UInt8], count: Int = 5) -> [String] {
