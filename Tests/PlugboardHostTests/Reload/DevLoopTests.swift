@@ -9,6 +9,9 @@ import Testing
         let lines = LineReader()
         /// The steps of the last `plan` event (a reload that touches other plugins).
         var plan: [String]?
+        /// Every line read so far, skipped ones included: a failure shows
+        /// what the session did (which change superseded a build, and so on).
+        var history: [String] = []
 
         /// `cache`: where its host keeps the registry cache and crash journal
         /// (`dev` takes no `--cache`: its default is under XDG_CACHE_HOME).
@@ -28,6 +31,7 @@ import Testing
         func next(timeout: Double = 180, skipping: Set<String> = ["build-started"]) -> [String: Any]? {
             let deadline = Date().addingTimeInterval(timeout)
             while let line = lines.next(until: deadline) {
+                history.append(line)
                 guard let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
                 if let name = event["event"] as? String, skipping.contains(name) { continue }
                 if event["event"] as? String == "plan" {
@@ -37,6 +41,11 @@ import Testing
                 return event
             }
             return nil
+        }
+
+        /// Expects `event` to be named `name`; a failure lists the session's events.
+        func expect(_ event: [String: Any], is name: String, sourceLocation: SourceLocation = #_sourceLocation) {
+            #expect(event["event"] as? String == name, "events so far:\n\(history.joined(separator: "\n"))", sourceLocation: sourceLocation)
         }
 
         func stop() -> Int32 {
@@ -117,7 +126,7 @@ import Testing
         defer { _ = session.stop() }
 
         let ready = try #require(session.next())
-        #expect(ready["event"] as? String == "ready")
+        session.expect(ready, is: "ready")
         #expect(ready["generation"] as? Int == 1)
         #expect(ready["id"] as? String == "dev.plugboard.example.greeter")
         #expect((ready["output"] as? String)?.hasPrefix("Hello, Ada! (greeting 1 this session") == true)
@@ -125,7 +134,7 @@ import Testing
         // 1. New output, state (the session count) preserved.
         try edit(#""greeting": .string("Hello")"#, #""greeting": .string("Howdy")"#)
         let reloaded = try #require(session.next())
-        #expect(reloaded["event"] as? String == "reloaded")
+        session.expect(reloaded, is: "reloaded")
         #expect(reloaded["generation"] as? Int == 2)
         #expect((reloaded["output"] as? String)?.hasPrefix("Howdy, Ada! (greeting 2 this session") == true)
         #expect(reloaded["state"] as? String == "state handed over")
@@ -137,7 +146,7 @@ import Testing
         // SIGUSR1: a status snapshot of every plugin.
         kill(session.process.processIdentifier, SIGUSR1)
         let status = try #require(session.next())
-        #expect(status["event"] as? String == "status")
+        session.expect(status, is: "status")
         // A rebuilt file was loaded: the session's host says it is tainted.
         #expect((status["taint"] as? [[String: Any]])?.map { $0["code"] as? String } == ["dev-build-loaded"])
         let snapshot = try #require(status["plugins"] as? [[String: Any]])
@@ -151,7 +160,7 @@ import Testing
         #expect(rename(work.file("plugins/.gamma.so.partial"), work.file("plugins/gamma.so")) == 0)
         kill(session.process.processIdentifier, SIGHUP)
         let refreshed = try #require(session.next())
-        #expect(refreshed["event"] as? String == "refreshed")
+        session.expect(refreshed, is: "refreshed")
         #expect(refreshed["steps"] as? [String] == ["added fixture.gamma (available)"])
         let ms = try #require(reloaded["ms"] as? [String: Double])
         #expect(Set(ms.keys) == ["detect", "build", "verify", "load", "switch"])
@@ -159,7 +168,7 @@ import Testing
         // 2. A compile error: diagnostics shown, the old generation still serves.
         try edit("func activate() throws {", "func activate() throws { let broken: Int = \"x\";")
         let failed = try #require(session.next())
-        #expect(failed["event"] as? String == "build-failed")
+        session.expect(failed, is: "build-failed")
         #expect(failed["generation"] as? Int == 2)
         #expect((failed["diagnostics"] as? [String])?.contains { $0.contains("error:") } == true)
         #expect((failed["output"] as? String)?.hasPrefix("Howdy, Ada! (greeting 3 this session") == true)
@@ -167,13 +176,13 @@ import Testing
         // 3. Fixed: the generation advances.
         try edit("func activate() throws { let broken: Int = \"x\";", "func activate() throws {")
         let fixed = try #require(session.next())
-        #expect(fixed["event"] as? String == "reloaded")
+        session.expect(fixed, is: "reloaded")
         #expect(fixed["generation"] as? Int == 3)
 
         // 4. Activation throws: rolled back, state intact.
         try edit("func activate() throws {", "func activate() throws { throw CancellationError();")
         let rolledBack = try #require(session.next())
-        #expect(rolledBack["event"] as? String == "rolled-back")
+        session.expect(rolledBack, is: "rolled-back")
         #expect(rolledBack["code"] as? String == "activate-failed")
         #expect(rolledBack["generation"] as? Int == 3)
         #expect((rolledBack["output"] as? String)?.hasPrefix("Howdy, Ada! (greeting 5 this session") == true)
@@ -181,13 +190,13 @@ import Testing
         // 5. Verification crashes: the host (this session) lives on.
         try edit("func activate() throws { throw CancellationError();", "func activate() throws { fatalError(\"boom\");")
         let crashed = try #require(session.next())
-        #expect(crashed["event"] as? String == "rejected")
+        session.expect(crashed, is: "rejected")
         #expect(crashed["code"] as? String == "verify-crashed")
         #expect((crashed["output"] as? String)?.hasPrefix("Howdy, Ada! (greeting 6 this session") == true)
 
         try save(original)
         let restored = try #require(session.next())
-        #expect(restored["event"] as? String == "reloaded", "\(restored)")
+        session.expect(restored, is: "reloaded")
         #expect(restored["generation"] as? Int == 4)
         #expect((restored["output"] as? String)?.hasPrefix("Hello, Ada! (greeting 7 this session") == true)
 
@@ -196,13 +205,13 @@ import Testing
         // newest save is built once and loaded. Saved at once, not spaced.
         try edit(#""greeting": .string("Hello")"#, #""greeting": .string("Hi")"#, spaced: false)
         let building = try #require(session.next(skipping: []))
-        #expect(building["event"] as? String == "build-started", "\(building)")
+        session.expect(building, is: "build-started")
         try edit(#""greeting": .string("Hi")"#, #""greeting": .string("Hey")"#, spaced: false)
         let superseded = try #require(session.next())
-        #expect(superseded["event"] as? String == "build-superseded", "\(superseded)")
+        session.expect(superseded, is: "build-superseded")
         #expect(superseded["changed"] as? [String] == ["Sources/Greeter/Greeter.swift"])
         let newest = try #require(session.next())
-        #expect(newest["event"] as? String == "reloaded", "\(newest)")
+        session.expect(newest, is: "reloaded")
         #expect(newest["generation"] as? Int == 5)
         #expect((newest["output"] as? String)?.hasPrefix("Hey, Ada!") == true, "\(newest)")
 
@@ -214,7 +223,7 @@ import Testing
             try edit(#""greeting": .string("\#(word)")"#, #""greeting": .string("\#(next)")"#, spaced: false)
             let quick = try #require(session.next())
             generation += 1
-            #expect(quick["event"] as? String == "reloaded", "\(quick)")
+            session.expect(quick, is: "reloaded")
             #expect(quick["generation"] as? Int == generation)
             #expect((quick["output"] as? String)?.hasPrefix("\(next), Ada!") == true, "built the previous source: \(quick)")
             word = next
@@ -224,10 +233,10 @@ import Testing
         // --dry-run: each save is verified and planned, never reloaded.
         let dry = try Session(package: package.path, data: work.file("data"), cache: work.file("cache"), options: plugins + ["--dry-run"])
         defer { _ = dry.stop() }
-        #expect(try #require(dry.next())["event"] as? String == "ready")
+        dry.expect(try #require(dry.next()), is: "ready")
         try edit(#""greeting": .string("Hallo")"#, #""greeting": .string("Howdy")"#)
         let planned = try #require(dry.next())
-        #expect(planned["event"] as? String == "planned")
+        dry.expect(planned, is: "planned")
         #expect(planned["generation"] as? Int == 1)
         #expect((planned["steps"] as? [String])?.first == "stop fixture.dep.on-greeter")
         #expect(dry.stop() == 0)
