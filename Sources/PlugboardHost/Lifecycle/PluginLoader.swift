@@ -67,6 +67,15 @@ enum PluginLoader {
         let entry = unsafeBitCast(symbol, to: Entry.self)
         let raw = entry()
         phase(.descriptor)
+        return image(library, describedBy: raw, reportedAs: path, environment: environment)
+    }
+
+    /// What an entry returned, checked: the descriptor, that it binds to
+    /// the host's SDK copy, and its factory. (A spare scanner's rehearsal
+    /// starts here, with a descriptor of its own.)
+    static func image(
+        _ library: DynamicLibrary, describedBy raw: UnsafeRawPointer?, reportedAs path: String, environment: HostEnvironment
+    ) -> Result<LoadedImage, PluginLoadError> {
         let descriptor: Descriptor
         switch Descriptor.read(raw, path: path, environment: environment) {
         case let .success(read): descriptor = read

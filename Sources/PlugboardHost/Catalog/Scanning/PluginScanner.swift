@@ -80,11 +80,16 @@ package struct StartedScanner: Sendable {
     /// variables in `extra` with their values (``ScannerSettings/extraEnvironment``;
     /// they win over a passed-through variable of the same name, and the
     /// scanner's own two below win over them).
+    ///
+    /// `rehearsing`: a spare, which scans a built-in plugin while it waits
+    /// (``ScannerRehearsal``).
     package static func start(
-        _ executable: String, passing names: [String] = ScannerSettings.defaultEnvironment, adding extra: [String: String] = [:]
+        _ executable: String, passing names: [String] = ScannerSettings.defaultEnvironment, adding extra: [String: String] = [:],
+        rehearsing: Bool = false
     ) throws(Failure) -> StartedScanner {
         var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(executable), nil]
-        let environment = environment(passing: names, adding: extra, mode: PLUGBOARD_SCANNER_PROTOCOL)
+        var environment = environment(passing: names, adding: extra, mode: PLUGBOARD_SCANNER_PROTOCOL)
+        environment[ScannerRehearsal.variable] = rehearsing ? "1" : nil
         var entries: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
             arguments.forEach { free($0) }
@@ -269,9 +274,11 @@ private struct Pool {
             child.started = .now
             child.deadline = .now + settings.timeout
             let line: [UInt8] = (try? JSONEncoder().encode(request)).map { [UInt8]($0) + [0x0A] } ?? []
+            // Stamped before the write: the woken child can take this thread's
+            // core inside `send`, and that time is the child's, not a wait.
+            timelines[index].requested = .now
             // A child that died meanwhile shows up as end-of-stream below.
             child.connection.write(line)
-            timelines[index].requested = .now
         }
     }
 

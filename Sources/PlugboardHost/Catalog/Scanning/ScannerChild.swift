@@ -26,6 +26,7 @@ func plugboardScannerMain(_ channel: Int32) -> Never {
     let connection = LineChannel(fd: channel)
     let child = ScannerChild(connection: connection)
     child.send(ScannerMessage(kind: .hello, protocolVersion: ScannerMessage.protocolVersion))
+    if getenv(ScannerRehearsal.variable) != nil { ScannerChild(connection: connection, rehearsing: true).rehearse() }
     while let line = connection.readLine() {
         guard let request = try? JSONDecoder().decode(ScanRequest.self, from: Data(line)) else { break }
         child.scan(request)
@@ -37,11 +38,24 @@ struct ScannerChild {
     static let addressSpaceLimit: rlim_t = 16 << 30
 
     let connection: LineChannel
+    /// Encodes its messages but sends none (``rehearse()``).
+    var rehearsing = false
     let environment = HostEnvironment.current
 
     func send(_ message: ScannerMessage) {
-        guard let data = try? JSONEncoder().encode(message) else { return }
+        guard let data = try? JSONEncoder().encode(message), !rehearsing else { return }
         connection.write(Array(data) + [0x0A])
+    }
+
+    /// A spare's scan of ``ScannerRehearsal``'s plugin while it waits: a
+    /// request decoded, the plugin checked, created, activated, its answer
+    /// encoded; nothing sent, nothing written.
+    func rehearse() {
+        let request = ScanRequest(
+            request: -1, file: ScannerRehearsal.path, cpuSeconds: 1, activation: .init(dataDirectory: "/nonexistent", settingsFile: nil))
+        guard let line = try? JSONEncoder().encode(request), let decoded = try? JSONDecoder().decode(ScanRequest.self, from: line) else { return }
+        let result = ScannerRehearsal.image(environment: environment)
+        answer(decoded, with: result)
     }
 
     func scan(_ request: ScanRequest) {
@@ -49,6 +63,11 @@ struct ScannerChild {
         let result = PluginLoader.loadInScannerChild(request.file, reportedAs: request.file, environment: environment) { phase in
             send(ScannerMessage(kind: .phase, request: request.request, phase: phase))
         }
+        answer(request, with: result)
+    }
+
+    /// Activates the plugin when the request asks for it, then answers.
+    private func answer(_ request: ScanRequest, with result: Result<LoadedImage, PluginLoadError>) {
         if case let .success(image) = result, let activation = request.activation {
             activate(image, activation, request: request.request)
         }

@@ -97,7 +97,8 @@ private final class Core: Sendable {
                 return
             }
             if let request, state.withLock({ $0.waiting == nil }) {
-                let started = try? StartedScanner.start(request.program, passing: request.environment, adding: request.extraEnvironment)
+                let started = try? StartedScanner.start(
+                    request.program, passing: request.environment, adding: request.extraEnvironment, rehearsing: true)
                 // Discarded meanwhile: ended here, not left for nobody to reap.
                 let unwanted = state.withLock { state -> StartedScanner? in
                     guard !state.stopping else { return started }

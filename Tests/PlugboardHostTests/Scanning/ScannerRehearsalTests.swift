@@ -1,0 +1,49 @@
+import Foundation
+@_spi(PlugboardHost) import Plugboard
+@testable import PlugboardHost
+import Testing
+
+/// A spare scanner rehearses a scan while it waits for its first request:
+/// the rehearsal goes through the checks a real plugin does, and sends
+/// nothing of its own.
+@Suite struct ScannerRehearsalTests {
+    @Test func theRehearsalPluginPassesEveryCheckARealPluginDoes() throws {
+        let result = ScannerRehearsal.image(environment: .current)
+        guard case let .success(image) = result else {
+            Issue.record("the rehearsal plugin was refused, so a spare would warm nothing: \(result)")
+            return
+        }
+        #expect(image.descriptor.id == "plugboard.scanner.rehearsal")
+        let services = HostServices(configuration: HostSettings(), dataDirectory: nil, logSink: LogSink { _ in })
+        let instance = try image.factory.make(context: services.context(for: image.descriptor, defaults: [:]))
+        try instance.activate()
+        #expect(instance.contributions().isEmpty)
+        instance.deactivate()
+    }
+
+    /// Everything after its hello answers the host's request: had the
+    /// rehearsal sent a message, it would come first on the channel.
+    @Test func aRehearsingSpareSendsNothingOfItsOwnAndAnswersTheFirstRequest() throws {
+        let dir = try TemporaryDirectory()
+        let file = try dir.copy(Fixtures.library("ReloadV1"), as: "libReload.so")
+        let started = try StartedScanner.start(try Fixtures.executable("plugboard").path, rehearsing: true)
+        defer {
+            started.close()
+            var status: Int32 = 0
+            waitpid(started.pid, &status, 0)
+        }
+        let channel = LineChannel(fd: started.channel)
+        func next() throws -> ScannerMessage {
+            let line = try #require(channel.readLine(), "the scanner closed its channel")
+            return try JSONDecoder().decode(ScannerMessage.self, from: Data(line))
+        }
+        #expect(try next().kind == .hello)
+        let request = ScanRequest(
+            request: 7, file: file, cpuSeconds: 30, activation: .init(dataDirectory: dir.file("data"), settingsFile: nil))
+        #expect(channel.write(Array(try JSONEncoder().encode(request)) + [0x0A]))
+        var messages: [ScannerMessage] = []
+        repeat { messages.append(try next()) } while messages.last?.kind != .result
+        #expect(messages.allSatisfy { $0.request == 7 }, "\(messages.map { "\($0.kind) \($0.request ?? -1)" })")
+        #expect(messages.last?.plugin?.id == "fixture.reloadable")
+    }
+}
