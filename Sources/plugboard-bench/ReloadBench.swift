@@ -50,19 +50,30 @@ struct ReloadBench {
         let cold = (0..<9).compactMap { _ in runNumbers(baseline, [versions[1]])?.first.map { $0 / 1e6 } }
         let spawn = (0..<9).compactMap { _ in Spawn.trueProcess() }
         let scanner = (0..<9).compactMap { _ in Spawn.idleScanner() }
+        // The same work with nothing of Plugboard's: the bare harness loads and
+        // activates the build in a fresh process of this executable (its
+        // start not counted), and with a private copy made first.
+        let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        func harness(_ options: [String]) -> [Double] {
+            (0..<9).compactMap { _ in runNumbers(me, ["bare-activate"] + options + [versions[1]])?.first.map { $0 / 1e6 } }
+        }
+        let bare = harness([]), bareWithCopy = harness(["--private-copy"])
         report.add("reload: verify in a scanner (load + activate)", unit: "ms", samples: verify,
                    baselineName: "spawn /bin/true", baseline: spawn, goal: .ratioAtMost(3))
         // Where verify goes: the host's admission, the wait for a ready
         // scanner (none when the spare is ready), the build's load and
         // activation in it (its end is not waited for).
-        let parts = [
-            ("  of which: admission in the host", admission), ("  of which: waiting for a ready scanner", waiting),
-            ("  of which: scanner loads and activates", inScanner),
-            ("  not in verify: idle scanner start", scanner),
-        ]
-        for (name, samples) in parts {
+        for (name, samples) in [("  of which: admission in the host", admission), ("  of which: waiting for a ready scanner", waiting)] {
             report.add(name, unit: "ms", samples: samples, baselineName: "spawn /bin/true", baseline: spawn)
         }
+        report.add("  of which: scanner loads and activates", unit: "ms", samples: inScanner,
+                   baselineName: "bare harness", baseline: bare)
+        report.add("  not in verify: idle scanner start", unit: "ms", samples: scanner, baselineName: "spawn /bin/true", baseline: spawn)
+        // What bounds verify: copying the build and loading and activating
+        // it in another process, with no checks and no protocol, against the
+        // same spawn.
+        report.add("  floor: bare harness copies, loads, activates", unit: "ms", samples: bareWithCopy,
+                   baselineName: "spawn /bin/true", baseline: spawn)
         report.add("reload: load (copy, checks, dlopen, init)", unit: "ms", samples: load,
                    baselineName: "C dlopen+dlsym, cold", baseline: cold)
         report.add("reload: switch (registry, events, routes)", unit: "ms", samples: switching)
