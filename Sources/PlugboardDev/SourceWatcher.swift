@@ -21,6 +21,11 @@ import Glibc
 ///   pass without an event.
 /// - Directories named in `ignoring` (`.build`, ...) and editor scratch files
 ///   (hidden files, `~` backups, `.swp`, vim's `4913`) are not changes.
+/// - Nor is a file whose inode, size and times are those it had when the
+///   last change was reported: a close without a write. A process that
+///   forked while an editor held the file open for writing closes its copy
+///   of the descriptor whenever it ends, and inotify names the file as it is
+///   called then (the saved file, once the temporary one was renamed).
 public final class SourceWatcher: Sendable {
     public struct Change: Sendable {
         /// Paths that changed (relative to the root).
@@ -42,6 +47,9 @@ public final class SourceWatcher: Sendable {
     private let lastSnapshot = Mutex<[String: Stamp]?>(nil)
     /// inotify: what was read but not reported yet, kept across calls.
     private let gathered = Mutex(Gathered())
+    /// inotify: each file as it was when a change was last reported (at
+    /// the start, the whole tree), keyed by absolute path.
+    private let reported = Mutex<[String: Stamp]>([:])
 
     struct Gathered {
         var changed: Set<String> = []
@@ -65,7 +73,14 @@ public final class SourceWatcher: Sendable {
         inotify = polling ? nil : InotifyEvents()
         let watching = inotify != nil
         mode = watching ? "inotify" : "polling"
-        if watching { for directory in directories() { addWatch(directory) } } else { lastSnapshot.withLock { $0 = snapshot() } }
+        if watching {
+            for directory in directories() { addWatch(directory) }
+            // After the watches: a write in between is seen, at worst twice.
+            let stamps = snapshot()
+            reported.withLock { $0 = stamps }
+        } else {
+            lastSnapshot.withLock { $0 = snapshot() }
+        }
     }
 
     /// Makes ``waitForChange()`` return nil soon (from any thread or a signal handler's queue).
@@ -102,7 +117,7 @@ public final class SourceWatcher: Sendable {
             guard let events = inotify?.wait(milliseconds: waiting) else { return nil }
             if events.isEmpty {
                 // Quiet after writes without a close: report them; scratch files only: forget them.
-                if let change = gathered.withLock({ $0.first != nil ? $0.take() : nil }) { return change }
+                if gathered.withLock({ $0.first != nil }), let change = takeWritten() { return change }
                 continue
             }
             absorb(events)
@@ -119,9 +134,25 @@ public final class SourceWatcher: Sendable {
         while let events = inotify?.wait(milliseconds: 0), !events.isEmpty { absorb(events) }
         guard gathered.withLock({ $0.complete }) else { return nil }
         while let events = inotify?.wait(milliseconds: Self.settle), !events.isEmpty { absorb(events) }
-        return gathered.withLock { gathered in
-            // A temporary file created and renamed away within the change is not one.
-            gathered.changed = gathered.changed.filter { !gathered.created.contains($0) || FileManager.default.fileExists(atPath: "\(root)/\($0)") }
+        return takeWritten()
+    }
+
+    /// What was gathered, less what was not written: a temporary file
+    /// created and renamed away within the change, and a file just as it
+    /// was when the last change was reported. Nil when nothing is left.
+    private func takeWritten() -> Change? {
+        gathered.withLock { gathered in
+            let now = Dictionary(uniqueKeysWithValues: gathered.changed.map { ($0, Self.stamp(of: "\(root)/\($0)")) })
+            reported.withLock { reported in
+                gathered.changed = gathered.changed.filter { path in
+                    guard let stamp = now[path] ?? nil else {
+                        // Gone (or not a file): a change, unless it was created within this one.
+                        return !gathered.created.contains(path)
+                    }
+                    return reported["\(root)/\(path)"] != stamp
+                }
+                for path in gathered.changed { reported["\(root)/\(path)"] = now[path] ?? nil }
+            }
             return gathered.take()
         }
     }
@@ -182,9 +213,26 @@ public final class SourceWatcher: Sendable {
         return nil
     }
 
+    /// What a write, a rename over the file or a change of attributes moves.
     struct Stamp: Equatable, Sendable {
+        let inode: UInt
         let modified: Int
+        let changed: Int
         let size: Int
+
+        init(_ info: stat) {
+            inode = UInt(info.st_ino)
+            modified = Int(info.st_mtim.tv_sec) * 1_000_000_000 + Int(info.st_mtim.tv_nsec)
+            changed = Int(info.st_ctim.tv_sec) * 1_000_000_000 + Int(info.st_ctim.tv_nsec)
+            size = Int(info.st_size)
+        }
+    }
+
+    /// A regular file's stamp; nil for anything else, or nothing.
+    static func stamp(of path: String) -> Stamp? {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Stamp(info)
     }
 
     private func snapshot() -> [String: Stamp] {
@@ -192,10 +240,8 @@ public final class SourceWatcher: Sendable {
         for directory in directories() {
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { continue }
             for name in names where isRelevant(name) {
-                var info = stat()
                 let path = "\(directory)/\(name)"
-                guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
-                stamps[path] = Stamp(modified: Int(info.st_mtim.tv_sec) * 1_000_000_000 + Int(info.st_mtim.tv_nsec), size: Int(info.st_size))
+                if let stamp = Self.stamp(of: path) { stamps[path] = stamp }
             }
         }
         return stamps

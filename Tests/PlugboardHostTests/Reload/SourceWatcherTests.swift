@@ -88,6 +88,32 @@ import Testing
         #expect(watcher.pendingChange()?.paths == ["Sources/Plugin/Plugin.swift"])
     }
 
+    /// A process forked while the editor wrote its temporary file holds a
+    /// copy of that descriptor, and closes it when it ends, after the rename:
+    /// inotify then says the saved file was closed after writing. Neither
+    /// that nor an open for writing closed without a write is a change.
+    @Test func aCloseWithoutAWriteIsNotAChange() throws {
+        let dir = try package()
+        let watcher = SourceWatcher(root: dir.path)
+        let temporary = dir.file("Sources/Plugin/.Plugin.swift.tmp")
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        try #require(fd >= 0)
+        #expect(write(fd, "let a = 7\n", 10) == 10)
+        // The forked process's copy.
+        let copy = dup(fd)
+        close(fd)
+        #expect(rename(temporary, dir.file("Sources/Plugin/Plugin.swift")) == 0)
+        #expect(watcher.pendingChange()?.paths == ["Sources/Plugin/Plugin.swift"])
+        close(copy)
+        #expect(watcher.pendingChange() == nil, "the late close of the saved file's descriptor was taken as a save")
+        let opened = try FileHandle(forWritingTo: URL(fileURLWithPath: dir.file("Sources/Plugin/Plugin.swift")))
+        try opened.close()
+        #expect(watcher.pendingChange() == nil, "an open for writing, closed without a write, was taken as a save")
+        // A write is still one.
+        try dir.write(Data("let a = 8\n".utf8), as: "Sources/Plugin/Plugin.swift")
+        #expect(watcher.pendingChange()?.paths == ["Sources/Plugin/Plugin.swift"])
+    }
+
     @Test(arguments: [false, true])
     func buildOutputIsNotAChange(polling: Bool) throws {
         let dir = try package()

@@ -282,6 +282,30 @@ import Testing
         #expect(lines.contains { $0.hasPrefix("limit as ") } && !lines.contains("limit as unlimited"), "\(lines)")
     }
 
+    /// Not even while it starts: a file the host holds open without
+    /// close-on-exec is closed in the child before the exec, so the child
+    /// cannot close it late (an inotify watcher would see a write).
+    @Test func aScannerNeverHoldsTheHostsFilesWhileItStarts() throws {
+        let work = try TemporaryDirectory()
+        let file = try work.write(Data("source".utf8), as: "Plugin.swift")
+        let descriptor = open(file, O_WRONLY)  // inheritable: no O_CLOEXEC
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        let started = try StartedScanner.start(try Fixtures.executable("plugboard").path)
+        defer {
+            started.close()
+            var status: Int32 = 0
+            waitpid(started.pid, &status, 0)
+        }
+        // Read at once: the exec is done, the scanner's own start (where it
+        // closes what it inherited too) takes milliseconds more.
+        let folder = "/proc/\(started.pid)/fd"
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder)
+        let targets = names.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/\($0)") }
+        let real = URL(fileURLWithPath: file).resolvingSymlinksInPath().path
+        #expect(!targets.contains(file) && !targets.contains(real), "the starting scanner holds the host's file: \(targets)")
+    }
+
     /// A plugin that forks while it is scanned: the fork is killed with the
     /// scanner's process group when the scan ends.
     @Test func aProcessForkedDuringAScanDoesNotOutliveIt() throws {
