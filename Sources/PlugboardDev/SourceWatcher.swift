@@ -9,7 +9,7 @@ import Glibc
 ///
 /// - Linux: inotify on every directory under the root (new directories are
 ///   added as they appear); elsewhere, or when inotify is unavailable or
-///   `polling` is asked for, modification times are polled.
+///   `polling` is asked for, files' stamps (inode, size, times) are polled.
 /// - A change is reported as soon as a file is complete: written and closed,
 ///   renamed into place, removed (with inotify), together with the events
 ///   that follow within ``settle`` milliseconds, so an editor's save (write
@@ -21,8 +21,9 @@ import Glibc
 ///   pass without an event.
 /// - Directories named in `ignoring` (`.build`, ...) and editor scratch files
 ///   (hidden files, `~` backups, `.swp`, vim's `4913`) are not changes.
-/// - Nor is a file whose inode, size and times are those it had when the
-///   last change was reported: a close without a write. A process that
+/// - Nor is a file that was only closed (no other event) and whose inode,
+///   size and times are those it had when the last change was reported: a
+///   close without a write. A process that
 ///   forked while an editor held the file open for writing closes its copy
 ///   of the descriptor whenever it ends, and inotify names the file as it is
 ///   called then (the saved file, once the temporary one was renamed).
@@ -55,6 +56,10 @@ public final class SourceWatcher: Sendable {
         var changed: Set<String> = []
         /// Paths created within this change.
         var created: Set<String> = []
+        /// Paths with an event besides a close: written, created, renamed,
+        /// removed (a change whatever their stamp says: a same-size write
+        /// within the file system's time granularity keeps it).
+        var written: Set<String> = []
         /// A file was completed (closed after writing, renamed, removed).
         var complete = false
         var first: ContinuousClock.Instant?
@@ -75,7 +80,8 @@ public final class SourceWatcher: Sendable {
         mode = watching ? "inotify" : "polling"
         if watching {
             for directory in directories() { addWatch(directory) }
-            // After the watches: a write in between is seen, at worst twice.
+            // After the watches: a write in between is in the snapshot and still
+            // reported (its events are more than a close).
             let stamps = snapshot()
             reported.withLock { $0 = stamps }
         } else {
@@ -138,8 +144,9 @@ public final class SourceWatcher: Sendable {
     }
 
     /// What was gathered, less what was not written: a temporary file
-    /// created and renamed away within the change, and a file just as it
-    /// was when the last change was reported. Nil when nothing is left.
+    /// created and renamed away within the change, and a file only closed
+    /// and just as it was when the last change was reported. Nil when
+    /// nothing is left.
     private func takeWritten() -> Change? {
         gathered.withLock { gathered in
             let now = Dictionary(uniqueKeysWithValues: gathered.changed.map { ($0, Self.stamp(of: "\(root)/\($0)")) })
@@ -149,7 +156,7 @@ public final class SourceWatcher: Sendable {
                         // Gone (or not a file): a change, unless it was created within this one.
                         return !gathered.created.contains(path)
                     }
-                    return reported["\(root)/\(path)"] != stamp
+                    return gathered.written.contains(path) || reported["\(root)/\(path)"] != stamp
                 }
                 for path in gathered.changed { reported["\(root)/\(path)"] = now[path] ?? nil }
             }
@@ -181,9 +188,11 @@ public final class SourceWatcher: Sendable {
             }
             let completes = event.mask & Self.completing != 0 || (event.isDirectory && event.mask & UInt32(IN_CREATE) != 0)
             let creates = !event.isDirectory && event.mask & UInt32(IN_CREATE) != 0
+            let writes = event.mask & ~UInt32(IN_CLOSE_WRITE | IN_ISDIR) != 0
             gathered.withLock { gathered in
                 gathered.changed.formUnion(paths)
                 if creates { gathered.created.formUnion(paths) }
+                if writes { gathered.written.formUnion(paths) }
                 if completes { gathered.complete = true }
             }
         }

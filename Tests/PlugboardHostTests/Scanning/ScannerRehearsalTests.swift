@@ -3,7 +3,7 @@ import Foundation
 @testable import PlugboardHost
 import Testing
 
-/// A spare scanner rehearses a scan while it waits for its first request:
+/// A spare scanner rehearses a scan before it says hello:
 /// the rehearsal goes through the checks a real plugin does, and sends
 /// nothing of its own.
 @Suite struct ScannerRehearsalTests {
@@ -19,6 +19,30 @@ import Testing
         try instance.activate()
         #expect(instance.contributions().isEmpty)
         instance.deactivate()
+    }
+
+    /// The rehearsal reaches the plugin's activation, and a spare is told
+    /// to rehearse (a plain scanner is not).
+    @Test func aSpareRehearsesUpToActivation() throws {
+        let before = ScannerRehearsal.activations.load(ordering: .relaxed)
+        ScannerChild(connection: LineChannel(fd: -1), rehearsing: true).rehearse()
+        #expect(ScannerRehearsal.activations.load(ordering: .relaxed) == before + 1)
+        let plugboard = try Fixtures.executable("plugboard").path
+        for rehearsing in [true, false] {
+            let started = try StartedScanner.start(plugboard, rehearsing: rehearsing)
+            defer {
+                started.close()
+                var status: Int32 = 0
+                waitpid(started.pid, &status, 0)
+            }
+            // Its hello: the exec is done (until then the new process's
+            // environment may not be readable yet).
+            #expect(LineChannel(fd: started.channel).readLine() != nil)
+            // The environment it was started with (unsetenv in the child does not change this).
+            let environment = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(started.pid)/environ"))
+            let variables = environment.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            #expect(variables.contains("\(ScannerRehearsal.variable)=1") == rehearsing, "rehearsing: \(rehearsing): \(variables)")
+        }
     }
 
     /// Everything after its hello answers the host's request: had the

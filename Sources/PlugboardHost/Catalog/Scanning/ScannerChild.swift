@@ -25,8 +25,13 @@ func plugboardScannerMain(_ channel: Int32) -> Never {
     }
     let connection = LineChannel(fd: channel)
     let child = ScannerChild(connection: connection)
+    // A spare rehearses before its hello: the hello then means warm too, and
+    // a rehearsal that failed shows as a scanner that did not start.
+    if getenv(ScannerRehearsal.variable) != nil {
+        unsetenv(ScannerRehearsal.variable)
+        ScannerChild(connection: connection, rehearsing: true).rehearse()
+    }
     child.send(ScannerMessage(kind: .hello, protocolVersion: ScannerMessage.protocolVersion))
-    if getenv(ScannerRehearsal.variable) != nil { ScannerChild(connection: connection, rehearsing: true).rehearse() }
     while let line = connection.readLine() {
         guard let request = try? JSONDecoder().decode(ScanRequest.self, from: Data(line)) else { break }
         child.scan(request)

@@ -1,11 +1,12 @@
 import Plugboard
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// What a spare scanner does while it waits for its first request: one scan
-/// of a plugin built into the host, through every step a real scan takes
-/// but the `dlopen`, its answer encoded and not sent.
+/// What a spare scanner does before it says hello: one scan of a plugin
+/// built into the host, through every step a real scan takes but the
+/// `dlopen`, its answer encoded and not sent.
 ///
 /// A spare waits for the length of a build; without this, its first
 /// request paid the first use of the coders, of the SDK's descriptor code,
@@ -27,6 +28,9 @@ enum ScannerRehearsal {
     }
 
     static let path = "(scanner rehearsal)"
+
+    /// Rehearsal plugins activated in this process (for tests).
+    static let activations = Atomic<Int>(0)
 }
 
 /// Does what a small plugin does: takes its services, contributes nothing.
@@ -35,6 +39,8 @@ private final class RehearsalPlugin: Plugin {
         _ = try context.service(Services.Logging.self)
         _ = try context.service(Services.Configuration.self)
     }
+
+    func activate() throws { ScannerRehearsal.activations.add(1, ordering: .relaxed) }
 
     func contributions() -> [Contribution] { [] }
 }
