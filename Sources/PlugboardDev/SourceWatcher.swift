@@ -23,10 +23,10 @@ import Glibc
 ///   (hidden files, `~` backups, `.swp`, vim's `4913`) are not changes.
 /// - Nor is a file that was only closed (no other event) and whose inode,
 ///   size and times are those it had when the last change was reported: a
-///   close without a write. A process that
-///   forked while an editor held the file open for writing closes its copy
-///   of the descriptor whenever it ends, and inotify names the file as it is
-///   called then (the saved file, once the temporary one was renamed).
+///   close without a write. A process that forked while an editor held the
+///   file open for writing closes its copy of the descriptor whenever it
+///   ends, and inotify names the file as it is called then (the saved file,
+///   once the temporary one was renamed).
 public final class SourceWatcher: Sendable {
     public struct Change: Sendable {
         /// Paths that changed (relative to the root).
@@ -79,10 +79,11 @@ public final class SourceWatcher: Sendable {
         let watching = inotify != nil
         mode = watching ? "inotify" : "polling"
         if watching {
-            for directory in directories() { addWatch(directory) }
+            let watched = directories()
+            for directory in watched { addWatch(directory) }
             // After the watches: a write in between is in the snapshot and still
             // reported (its events are more than a close).
-            let stamps = snapshot()
+            let stamps = snapshot(of: watched)
             reported.withLock { $0 = stamps }
         } else {
             lastSnapshot.withLock { $0 = snapshot() }
@@ -244,9 +245,10 @@ public final class SourceWatcher: Sendable {
         return Stamp(info)
     }
 
-    private func snapshot() -> [String: Stamp] {
+    /// The stamps of the relevant files in `folders` (by default, all of them now).
+    private func snapshot(of folders: [String]? = nil) -> [String: Stamp] {
         var stamps: [String: Stamp] = [:]
-        for directory in directories() {
+        for directory in folders ?? directories() {
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { continue }
             for name in names where isRelevant(name) {
                 let path = "\(directory)/\(name)"

@@ -81,8 +81,8 @@ package struct StartedScanner: Sendable {
     /// they win over a passed-through variable of the same name, and the
     /// scanner's own two below win over them).
     ///
-    /// `rehearsing`: a spare, which scans a built-in plugin while it waits
-    /// (``ScannerRehearsal``).
+    /// `rehearsing`: a spare, which scans a built-in plugin before it says
+    /// hello (``ScannerRehearsal``).
     package static func start(
         _ executable: String, passing names: [String] = ScannerSettings.defaultEnvironment, adding extra: [String: String] = [:],
         rehearsing: Bool = false

@@ -52,7 +52,7 @@ struct ScannerChild {
         connection.write(Array(data) + [0x0A])
     }
 
-    /// A spare's scan of ``ScannerRehearsal``'s plugin while it waits: a
+    /// A spare's scan of ``ScannerRehearsal``'s plugin before its hello: a
     /// request decoded, the plugin checked, created, activated, its answer
     /// encoded; nothing sent, nothing written.
     func rehearse() {
