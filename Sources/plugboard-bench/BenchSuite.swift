@@ -8,6 +8,10 @@ import PlugboardHost
 /// The benchmarks of `make bench`: each path beside its baseline from the
 /// same run, collected into one ``Report``.
 struct BenchSuite {
+    /// This benchmark's executable, links resolved: what its child
+    /// processes (counters, harnesses, scanners) run.
+    static let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+
     let baseline: URL
     let plugins: [String]
     /// A release build of a plugin with one command, for call costs.
@@ -213,7 +217,7 @@ struct BenchSuite {
     func countAllocations() -> (typed: Double, cross: Double)? {
         guard let mallocCounter else { return nil }
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        process.executableURL = BenchSuite.executable
         process.arguments = ["allocations"]
         process.environment = ProcessInfo.processInfo.environment.merging(["LD_PRELOAD": mallocCounter]) { $1 }
         let out = Pipe()
@@ -343,7 +347,7 @@ struct BenchSuite {
             try? FileManager.default.copyItem(atPath: path, toPath: copy)
             return copy
         }
-        let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        let me = BenchSuite.executable
         // Untimed: fills the registry cache (the scan is measured by the startup benchmark).
         _ = runNumbers(me, ["activate", directory.path])
         var ours: [Double] = [], theirs: [Double] = [], memory: [Double] = []

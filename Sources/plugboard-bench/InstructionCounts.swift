@@ -61,7 +61,7 @@ enum InstructionCounts {
             // valgrind 3.19 cannot read the DWARF 5 the toolchain writes:
             // everything counted runs from copies without debug information
             // (the symbol table, which callgrind matches names in, stays).
-            let built = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+            let built = BenchSuite.executable.deletingLastPathComponent()
             let bin = work.appendingPathComponent("bin")
             try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
             for name in ["plugboard-bench", "libPlugboard.so", "libDemoInterfaces.so"] {

@@ -53,7 +53,7 @@ struct ReloadBench {
         // The same work with nothing of Plugboard's: the bare harness loads and
         // activates the build in a fresh process of this executable (its
         // start not counted), and with a private copy made first.
-        let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        let me = BenchSuite.executable
         func harness(_ options: [String]) -> [Double] {
             (0..<9).compactMap { _ in runNumbers(me, ["bare-activate"] + options + [versions[1]])?.first.map { $0 / 1e6 } }
         }
@@ -82,7 +82,7 @@ struct ReloadBench {
     /// Resident memory over 1,000 reloads, in a child process of its own.
     func memory(_ report: Report) {
         report.begin("Memory over 1,000 reloads (one process, resident KiB)")
-        let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        let me = BenchSuite.executable
         guard let numbers = runNumbers(me, ["reload-memory", versions[0], versions[1]]), numbers.count == 4 else {
             print("  reload memory benchmark failed")
             return
@@ -188,7 +188,7 @@ enum Spawn {
     /// This executable as a scanner child, to its `hello` (ms): the fixed
     /// cost of a verification without a spare process ready.
     static func idleScanner() -> Double? {
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
+        let executable = BenchSuite.executable.path
         let start = Measure.now()
         guard let scanner = try? StartedScanner.start(executable) else { return nil }
         var byte: UInt8 = 0
