@@ -18,13 +18,55 @@ final class EventHub: Sendable {
     private struct Subscriber: Sendable {
         let id: Int
         let owner: ServiceOwner
-        let event: String
         let handler: @Sendable (EventPayload) throws -> Void
     }
 
-    /// Subscribers by event name, in subscription order, and the generations
-    /// a reload is staging (subscribed, not delivered to until it commits).
-    private let subscribers = Mutex<(next: Int, byEvent: [String: [Subscriber]], staged: Set<ServiceOwner>)>((0, [:], []))
+    /// The subscribers one publish delivers to, in subscription order:
+    /// handlers apart from owners, so walking them copies one reference per
+    /// subscriber (a `Subscriber` copy retains its strings too); the owner is
+    /// read only for a handler that fails.
+    private struct Deliverable: Sendable {
+        var handlers: ContiguousArray<Handler> = []
+        var owners: [ServiceOwner] = []
+    }
+
+    /// A handler in a struct: an array of bare closures keeps each behind a
+    /// reabstraction thunk (a generic container's element is stored at its
+    /// most general abstraction), one more call per delivery.
+    private struct Handler: Sendable {
+        let call: @Sendable (EventPayload) throws -> Void
+    }
+
+    /// Subscribers by event name, in subscription order; the generations a
+    /// reload is staging (subscribed, not delivered to until it commits);
+    /// and what a publish reads, made again on each change (subscriptions
+    /// change rarely, publishes often).
+    private struct State {
+        var next = 0
+        var byEvent: [String: [Subscriber]] = [:]
+        var staged: Set<ServiceOwner> = []
+        var deliverable: [String: Deliverable] = [:]
+
+        mutating func refresh(_ event: String) {
+            var made = Deliverable()
+            for subscriber in byEvent[event] ?? [] where !staged.contains(subscriber.owner) {
+                made.handlers.append(Handler(call: subscriber.handler))
+                made.owners.append(subscriber.owner)
+            }
+            deliverable[event] = made.handlers.isEmpty ? nil : made
+        }
+
+        mutating func refreshAll() {
+            for event in byEvent.keys { refresh(event) }
+        }
+
+        mutating func removeAll(where remove: (Subscriber) -> Bool) {
+            for event in byEvent.keys { byEvent[event]!.removeAll(where: remove) }
+            refreshAll()
+        }
+    }
+
+    private let subscribers = Mutex(State())
     private let report: @Sendable (HostDiagnostic) -> Void
     private let triggers: ActivationTriggers
 
@@ -51,39 +93,51 @@ final class EventHub: Sendable {
     func subscribe(owner: ServiceOwner, event: String, handler: @escaping @Sendable (EventPayload) throws -> Void) -> EventSubscription {
         let id = subscribers.withLock { state in
             state.next += 1
-            state.byEvent[event, default: []].append(Subscriber(id: state.next, owner: owner, event: event, handler: handler))
+            state.byEvent[event, default: []].append(Subscriber(id: state.next, owner: owner, handler: handler))
+            state.refresh(event)
             return state.next
         }
         return EventSubscription { [weak self] in
-            self?.subscribers.withLock { $0.byEvent[event]?.removeAll { $0.id == id } }
+            self?.subscribers.withLock { state in
+                state.byEvent[event]?.removeAll { $0.id == id }
+                state.refresh(event)
+            }
         }
     }
 
     /// Holds back delivery to `owner` (a generation a reload is starting).
-    func stage(_ owner: ServiceOwner) { subscribers.withLock { _ = $0.staged.insert(owner) } }
+    func stage(_ owner: ServiceOwner) {
+        subscribers.withLock { state in
+            state.staged.insert(owner)
+            state.refreshAll()
+        }
+    }
 
     /// Delivers to `owner` from now on (the reload committed or rolled back).
-    func unstage(_ owner: ServiceOwner) { subscribers.withLock { _ = $0.staged.remove(owner) } }
+    func unstage(_ owner: ServiceOwner) {
+        subscribers.withLock { state in
+            state.staged.remove(owner)
+            state.refreshAll()
+        }
+    }
 
     /// In one step: `old` stops receiving, staged `new` starts.
     func switchOver(from old: ServiceOwner, to new: ServiceOwner) {
         subscribers.withLock { state in
-            for event in state.byEvent.keys { state.byEvent[event]!.removeAll { $0.owner == old } }
             state.staged.remove(new)
+            state.removeAll { $0.owner == old }
         }
     }
 
     /// Drops every subscription of one generation of a plugin (when it is deactivated).
     func removeAll(owner: ServiceOwner) {
-        subscribers.withLock { state in
-            for event in state.byEvent.keys { state.byEvent[event]!.removeAll { $0.owner == owner } }
-        }
+        subscribers.withLock { state in state.removeAll { $0.owner == owner } }
     }
 
     func publish(_ payload: EventPayload, from publisher: ServiceOwner) -> EventDelivery {
         let event = payload.name
         let stack = DeliveryStack.current
-        if stack.names.contains(event) || stack.names.count >= Self.maximumDepth {
+        if stack.isDelivering(event) {
             let cycle = stack.names + [event]
             report(HostDiagnostic(.error, code: "event-cycle",
                 message: "event cycle stopped: \(cycle.joined(separator: " → ")) (published by \(publisher.pluginID)); the last publish was not delivered",
@@ -92,24 +146,22 @@ final class EventHub: Sendable {
         }
         // Plugins activated by this event subscribe before it is delivered.
         triggers.beforeEvent(event)
-        let targets = subscribers.withLock { state -> [Subscriber] in
-            guard let all = state.byEvent[event] else { return [] }
-            // Only while a reload stages a generation does delivery filter.
-            return state.staged.isEmpty ? all : all.filter { !state.staged.contains($0.owner) }
+        guard let targets = subscribers.withLock({ $0.deliverable[event] }) else {
+            return EventDelivery(event: event, delivered: 0, failures: [], cycle: nil)
         }
-        if targets.isEmpty { return EventDelivery(event: event, delivered: 0, failures: [], cycle: nil) }
         var delivered = 0
         var failures: [String] = []
-        stack.names.append(event)
-        defer { stack.names.removeLast() }
-        for subscriber in targets {
+        stack.push(event)
+        defer { stack.pop() }
+        for index in targets.handlers.indices {
             do {
-                try subscriber.handler(payload)
+                try targets.handlers[index].call(payload)
                 delivered += 1
             } catch {
-                let message = "\(subscriber.owner.pluginID) failed to handle \(event): \(error)"
+                let owner = targets.owners[index]
+                let message = "\(owner.pluginID) failed to handle \(event): \(error)"
                 failures.append(message)
-                report(HostDiagnostic(.error, code: "event-handler-failed", message: message, plugin: subscriber.owner.pluginID))
+                report(HostDiagnostic(.error, code: "event-handler-failed", message: message, plugin: owner.pluginID))
             }
         }
         return EventDelivery(event: event, delivered: delivered, failures: failures, cycle: nil)
@@ -122,9 +174,32 @@ final class EventHub: Sendable {
 /// capacity kept, so a publish allocates nothing for it (a task-local chain
 /// cost a node and a task-local push per publish).
 final class DeliveryStack {
-    var names: [String] = []
+    /// The names, behind a pointer rather than in a stored `var`: a class's
+    /// stored property is checked for exclusive access at run time on every
+    /// push and pop (two runtime calls each); one thread only ever touches
+    /// this stack, so there is nothing for the check to find.
+    private let storage: UnsafeMutablePointer<[String]>
 
-    private init() { names.reserveCapacity(EventHub.maximumDepth + 1) }
+    var names: [String] {
+        get { storage.pointee }
+        set { storage.pointee = newValue }
+    }
+
+    /// Whether publishing `name` now closes a cycle, or goes too deep.
+    func isDelivering(_ name: String) -> Bool {
+        storage.pointee.count >= EventHub.maximumDepth || storage.pointee.contains(name)
+    }
+
+    func push(_ name: String) { storage.pointee.append(name) }
+    func pop() { storage.pointee.removeLast() }
+
+    private init() {
+        storage = .allocate(capacity: 1)
+        storage.initialize(to: [])
+        storage.pointee.reserveCapacity(EventHub.maximumDepth + 1)
+    }
+
+    deinit { storage.deinitialize(count: 1); storage.deallocate() }
 
     /// Released with its thread.
     private static let key: pthread_key_t = {

@@ -36,6 +36,10 @@ public protocol EventBus: Sendable {
 // The typed entry points are inlinable: specialised in the plugin or host
 // that calls them, a delivery to a subscriber of the publisher's type needs
 // no generic metadata lookup and no value-witness calls.
+// A plugin calls them on `any EventBus`, which cannot be specialised: so the
+// subscriber's closure is made by `EventPayload.handler(delivering:)`,
+// generic over the event alone (a closure made here would be generic over
+// the bus as well, and stay unspecialised in the plugin).
 extension EventBus {
     /// Publishes a typed event.
     @discardableResult
@@ -51,7 +55,7 @@ extension EventBus {
     public func subscribe<Event: PluginEvent>(
         _ type: Event.Type, _ handler: @escaping @Sendable (Event) throws -> Void
     ) -> EventSubscription {
-        subscribe(to: Event.name) { payload in try handler(try payload.decode(Event.self)) }
+        subscribe(to: Event.name, EventPayload.handler(delivering: handler))
     }
 }
 
@@ -110,11 +114,23 @@ public final class EventPayload: Sendable {
     /// otherwise decoded from JSON (throws if the shapes differ).
     @inlinable @inline(__always)
     public func decode<Event: PluginEvent>(_ type: Event.Type) throws -> Event {
-        if let box, box.type == ObjectIdentifier(Event.self) {
-            // The box was made by TypedEventBox<Event>: the types are equal.
+        // The box's own class, read from the object: no call (SDK 2.0 and 2.1
+        // asked the box for its type).
+        if let box, ObjectIdentifier(Swift.type(of: box)) == ObjectIdentifier(TypedEventBox<Event>.self) {
+            // The box is a TypedEventBox<Event>.
             return unsafeDowncast(box, to: TypedEventBox<Event>.self).value
         }
         return try decodeJSON(type)
+    }
+
+    /// What a typed subscriber is called with: the payload, handed on as
+    /// `Event` (SDK 2.2; subscribers built against 2.0 and 2.1 made this
+    /// closure in their own code, and still work).
+    @inlinable
+    static func handler<Event: PluginEvent>(
+        delivering handler: @escaping @Sendable (Event) throws -> Void
+    ) -> @Sendable (EventPayload) throws -> Void {
+        { payload in try handler(try payload.decode(Event.self)) }
     }
 
     /// The other plugins' path: decoded from JSON, once per type.
