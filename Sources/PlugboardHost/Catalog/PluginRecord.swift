@@ -1,4 +1,4 @@
-import Plugboard
+@_spi(PlugboardHost) import Plugboard
 
 /// Everything the host knows about one candidate plugin file: the row of
 /// `plugboard list` and the body of `plugboard inspect`.

@@ -1,4 +1,4 @@
-import Plugboard
+@_spi(PlugboardHost) import Plugboard
 import Synchronization
 #if canImport(Glibc)
 import Glibc

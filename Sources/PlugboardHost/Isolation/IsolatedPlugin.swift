@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Plugboard
+@_spi(PlugboardHost) import Plugboard
 import Synchronization
 #if canImport(Glibc)
 import Glibc

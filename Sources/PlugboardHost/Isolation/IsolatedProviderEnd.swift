@@ -1,4 +1,4 @@
-import Plugboard
+@_spi(PlugboardHost) import Plugboard
 
 /// The host's end of one isolated provider: what its proxy calls.
 struct IsolatedProviderEnd: IsolatedProvider {

@@ -1,4 +1,4 @@
-import Plugboard
+@_spi(PlugboardHost) import Plugboard
 
 /// The messages between the host and an isolated plugin's child, on a pipe
 /// pair. Each is a frame: a 4-byte little-endian length (of what follows),

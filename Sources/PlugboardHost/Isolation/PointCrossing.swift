@@ -1,4 +1,4 @@
-import Plugboard
+@_spi(PlugboardHost) import Plugboard
 
 /// An ``IsolatableExtensionPoint`` with its types erased: how the host
 /// makes a proxy for one of its providers, and how the child serves it.

@@ -1,3 +1,4 @@
+@_spi(PlugboardHost) import Plugboard
 import CPlugboardHost
 import Foundation
 import Synchronization

@@ -1,3 +1,4 @@
+@_spi(PlugboardHost) import Plugboard
 import Foundation
 @testable import PlugboardHost
 import Testing

@@ -1,5 +1,5 @@
 import Foundation
-import Plugboard
+@_spi(PlugboardHost) import Plugboard
 import PlugboardDemo
 @testable import PlugboardHost
 import Synchronization

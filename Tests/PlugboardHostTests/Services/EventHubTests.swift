@@ -59,6 +59,55 @@ import Testing
         #expect(PingCopy.decodes.load(ordering: .relaxed) - before == 1, "one decode per subscriber type and publish")
     }
 
+    struct Measured: PluginEvent {
+        static let name = "measured"
+        let count: Int
+        let ratio: Double
+    }
+
+    /// `Measured` as another plugin declares it: the numbers' types swapped.
+    struct MeasuredElsewhere: PluginEvent {
+        static let name = "measured"
+        let count: Double
+        let ratio: Int
+    }
+
+    /// A third plugin's copy whose shape does not match.
+    struct MeasuredWrongly: PluginEvent {
+        static let name = "measured"
+        let count: String
+    }
+
+    @Test func anotherTypeGetsTheValueByTheCompactCoderWithJSONsNumberRules() throws {
+        let diagnostics = DiagnosticLog()
+        let hub = EventHub(report: diagnostics.append)
+        let log = Log()
+        let nan = Log()
+        PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "elsewhere")).subscribe(MeasuredElsewhere.self) { event in
+            log.add("\(event.count) \(event.ratio)")
+        }
+        PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "wrongly")).subscribe(MeasuredWrongly.self) { log.add($0.count) }
+        let publisher = PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "pub"))
+        let delivery = publisher.publish(Measured(count: 3, ratio: 2))
+        #expect(log.all == ["3.0 2"], "an Int read as a Double, a whole Double as an Int")
+        #expect(delivery.delivered == 1)
+        #expect(delivery.failures.count == 1 && delivery.failures[0].hasPrefix("wrongly failed to handle measured"))
+        #expect(diagnostics.all.map(\.code) == ["event-handler-failed"])
+
+        // A value JSON cannot carry (JSONEncoder refuses NaN) still crosses:
+        // within a process an event is not JSON.
+        PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "reader")).subscribe(to: "nan") { payload in
+            struct Reading: PluginEvent { static let name = "nan"; let value: Double }
+            nan.add(try payload.decode(Reading.self).value.isNaN ? "nan" : "number")
+        }
+        struct Sensor: PluginEvent { static let name = "nan"; let value: Double }
+        let crossed = publisher.publish(Sensor(value: .nan))
+        #expect(crossed.failures == [])
+        #expect(nan.all == ["nan"])
+        let payload = EventPayload(Sensor(value: .nan))
+        #expect(throws: (any Error).self, "JSON is still what json() gives") { try payload.json() }
+    }
+
     @Test func aFailingHandlerIsReportedAndTheOthersStillRun() {
         let diagnostics = DiagnosticLog()
         let hub = EventHub(report: diagnostics.append)

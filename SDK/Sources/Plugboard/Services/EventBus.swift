@@ -1,8 +1,9 @@
 import Synchronization
 
 /// An event one plugin publishes and others receive, without importing each
-/// other: the event travels as JSON under its ``name``, and each subscriber
-/// decodes it into its own type with the same name and shape.
+/// other: the event travels under its ``name`` through `Codable`, and each
+/// subscriber decodes it into its own type with the same name and shape
+/// (numbers may change type where the value fits, as in JSON).
 ///
 /// ```swift
 /// struct CouponApplied: PluginEvent {
@@ -59,21 +60,24 @@ extension EventBus {
     }
 }
 
-/// One published event: its name, and its content as JSON (encoded at most
-/// once, and only if a subscriber needs it).
+/// One published event: its name and its value, or its JSON when it came
+/// from another process (an isolated plugin).
 ///
 /// A subscriber of the publisher's own Swift type gets the value itself,
-/// found by comparing types (no dynamic cast, no copy through JSON). A
-/// subscriber of another type (another plugin's copy of the event) decodes
-/// the JSON, once per subscriber type and publish, however many subscribers
-/// share that type.
+/// found by comparing types (no dynamic cast, no copy). A subscriber of
+/// another type (another plugin's copy of the event) gets it decoded, once
+/// per subscriber type and publish however many subscribers share that
+/// type, from an encoding made at most once per publish: a compact binary
+/// one within the process, JSON across processes. ``json()`` encodes the
+/// JSON when asked, once.
 public final class EventPayload: Sendable {
     /// The event's name (``PluginEvent/name`` of its type).
     public let name: String
     /// The published value in a box of its exact type; nil for raw JSON.
     @usableFromInline let box: (any EventValueBox)?
     @usableFromInline let encoded: Mutex<Result<[UInt8], EncodingFailure>?>
-    /// Values decoded from the JSON, by Swift type.
+    /// Values decoded for other types, by Swift type (and the compact
+    /// encoding they were decoded from).
     @usableFromInline let decoded: Mutex<[ObjectIdentifier: any Sendable]>
 
     /// An event carrying a typed value.
@@ -133,15 +137,36 @@ public final class EventPayload: Sendable {
         { payload in try handler(try payload.decode(Event.self)) }
     }
 
-    /// The other plugins' path: decoded from JSON, once per type.
+    /// The other plugins' path, once per type: a value published in this
+    /// process crosses to the subscriber's type through the compact coder
+    /// (an encode and a decode, about a tenth of JSON's); raw JSON (from an
+    /// isolated plugin) is decoded as JSON.
     @usableFromInline
     func decodeJSON<Event: PluginEvent>(_ type: Event.Type) throws -> Event {
         let key = ObjectIdentifier(Event.self)
         if let cached = decoded.withLock({ $0[key] }) as? Event { return cached }
-        let value = try JSONCoding.decode(type, from: try json())
+        let value: Event
+        if let box = box as? any CompactEncodableBox {
+            value = try CompactDecoder().decode(type, from: try compactBytes(of: box))
+        } else {
+            value = try JSONCoding.decode(type, from: try json())
+        }
         decoded.withLock { $0[key] = value }
         return value
     }
+
+    /// The published value in the compact coding, encoded once per publish
+    /// however many subscriber types decode it (kept beside the decoded
+    /// values, under a key no event type has).
+    private func compactBytes(of box: any CompactEncodableBox) throws -> [UInt8] {
+        let key = ObjectIdentifier(CompactBytesKey.self)
+        if let cached = decoded.withLock({ $0[key] }) as? [UInt8] { return cached }
+        let bytes = try box.encodeCompact()
+        decoded.withLock { $0[key] = bytes }
+        return bytes
+    }
+
+    private enum CompactBytesKey {}
 
     @usableFromInline
     struct EncodingFailure: Error, CustomStringConvertible {
@@ -164,6 +189,17 @@ final class TypedEventBox<Event: PluginEvent>: EventValueBox {
     @inlinable init(_ value: Event) { self.value = value }
     @usableFromInline var type: ObjectIdentifier { ObjectIdentifier(Event.self) }
     @usableFromInline func encode() throws -> [UInt8] { try JSONCoding.encode(value) }
+}
+
+/// A box whose value the compact coder can encode. Apart from
+/// ``EventValueBox``, whose requirements plugins' inlined code was built
+/// against, so that this one can change with the SDK.
+protocol CompactEncodableBox: EventValueBox {
+    func encodeCompact() throws -> [UInt8]
+}
+
+extension TypedEventBox: CompactEncodableBox {
+    func encodeCompact() throws -> [UInt8] { try CompactEncoder().encode(value) }
 }
 
 /// What happened to one publish.

@@ -1,3 +1,4 @@
+@_spi(PlugboardHost) import Plugboard
 /// What the registry cache remembers about one plugin file.
 struct CacheEntry: Sendable, Codable, Equatable {
     /// The outcome of examining the file.

@@ -1,3 +1,4 @@
+@_spi(PlugboardHost) import Plugboard
 import Foundation
 #if canImport(Glibc)
 import Glibc

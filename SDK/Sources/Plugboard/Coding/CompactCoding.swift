@@ -2,15 +2,21 @@
 import Glibc
 #endif
 
-/// A small self-describing binary format for `Codable` values, for the
-/// registry cache: a warm start decodes one entry per installed plugin, and
-/// Foundation's JSON decoder spends about 30 µs on each (keyed-container
-/// lookups over a parsed document), most of a warm start's per-plugin cost.
+/// A small self-describing binary format for `Codable` values. Its first
+/// user was the host's registry cache: a warm start decodes one entry per
+/// installed plugin, and Foundation's JSON decoder spent about 30 µs on each
+/// (keyed-container lookups over a parsed document). It is in the SDK so that
+/// one coder serves both sides: the host (the cache, the crash journal, the
+/// isolation protocol, through `@_spi(PlugboardHost)`) and an event crossing
+/// from one plugin's type to another's (``EventPayload``), which costs an
+/// encode and a decode per publish.
 ///
 /// Every value is a tag byte and a payload; containers carry their byte
 /// length and element count, so a keyed container is indexed in one pass and
 /// keys can be read in any order. All integers are 8 bytes little-endian.
 /// Decoding is bounds-checked: damage gives `DecodingError`, never a trap.
+/// Not a public format: plugins never see these bytes (``EventPayload/json()``
+/// is JSON), and the cache names its layout's version itself.
 enum CompactCoding {
     enum Tag: UInt8 {
         case null = 0, bool, int, uint, double, string, keyed, unkeyed
@@ -20,21 +26,30 @@ enum CompactCoding {
 // MARK: - Encoding
 
 /// Encodes to the compact format.
-struct CompactEncoder {
-    func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+@_spi(PlugboardHost)
+public struct CompactEncoder: Sendable {
+    public init() {}
+
+    public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
         let root = CompactNode()
         try value.encode(to: CompactEncoding(node: root, codingPath: []))
         var out: [UInt8] = []
+        out.reserveCapacity(128)  // most values are small: one allocation, no regrowth
         root.write(to: &out)
         return out
     }
 }
 
-/// A value being encoded; containers fill it in place.
+/// A value being encoded; containers fill it in place. Leaf values are kept
+/// as they are and written once, at the end, into the one output array.
 private final class CompactNode {
     enum Content {
         case empty
-        case scalar(CompactCoding.Tag, [UInt8])
+        case bool(Bool)
+        case int(Int64)
+        case uint(UInt64)
+        case double(Double)
+        case string(String)
         case keyed([(String, CompactNode)])
         case unkeyed([CompactNode])
         /// A value encoded before, tag included (``CompactDeferred``).
@@ -46,54 +61,86 @@ private final class CompactNode {
         switch content {
         case .empty:
             out.append(CompactCoding.Tag.null.rawValue)
-        case let .scalar(tag, payload):
-            out.append(tag.rawValue)
-            out += payload
+        case let .bool(value):
+            out.append(CompactCoding.Tag.bool.rawValue)
+            out.append(value ? 1 : 0)
+        case let .int(value):
+            out.append(CompactCoding.Tag.int.rawValue)
+            Self.appendUInt64(UInt64(bitPattern: value), to: &out)
+        case let .uint(value):
+            out.append(CompactCoding.Tag.uint.rawValue)
+            Self.appendUInt64(value, to: &out)
+        case let .double(value):
+            out.append(CompactCoding.Tag.double.rawValue)
+            Self.appendUInt64(value.bitPattern, to: &out)
+        case let .string(value):
+            out.append(CompactCoding.Tag.string.rawValue)
+            Self.appendString(value, to: &out)
         case let .encoded(bytes):
             out += bytes
         case let .keyed(entries):
-            var body: [UInt8] = []
-            for (key, node) in entries {
-                CompactNode.appendString(key, to: &body)
-                node.write(to: &body)
+            Self.appendContainer(.keyed, count: entries.count, to: &out) { out in
+                for (key, node) in entries {
+                    Self.appendString(key, to: &out)
+                    node.write(to: &out)
+                }
             }
-            CompactNode.appendContainer(.keyed, count: entries.count, body: body, to: &out)
         case let .unkeyed(items):
-            var body: [UInt8] = []
-            for node in items { node.write(to: &body) }
-            CompactNode.appendContainer(.unkeyed, count: items.count, body: body, to: &out)
+            Self.appendContainer(.unkeyed, count: items.count, to: &out) { out in
+                for node in items { node.write(to: &out) }
+            }
         }
     }
 
-    static func appendContainer(_ tag: CompactCoding.Tag, count: Int, body: [UInt8], to out: inout [UInt8]) {
+    /// A container: its tag, its length (of the count and the elements),
+    /// its count, then the elements, written in place and the length filled
+    /// in after them.
+    static func appendContainer(_ tag: CompactCoding.Tag, count: Int, to out: inout [UInt8], elements: (inout [UInt8]) -> Void) {
         out.append(tag.rawValue)
-        appendUInt32(UInt32(body.count + 4), to: &out)
+        let lengthAt = out.count
+        appendUInt32(0, to: &out)
         appendUInt32(UInt32(count), to: &out)
-        out += body
+        elements(&out)
+        let length = UInt32(out.count - lengthAt - 4)
+        for offset in 0..<4 { out[lengthAt + offset] = UInt8(truncatingIfNeeded: length &>> (8 * offset)) }
     }
 
+    // Byte by byte, least significant first: appending the bytes of a
+    // value (`withUnsafeBytes`) goes through the generic sequence append.
     static func appendUInt32(_ value: UInt32, to out: inout [UInt8]) {
-        withUnsafeBytes(of: value.littleEndian) { out += $0 }
+        for shift in stride(from: 0, to: 32, by: 8) { out.append(UInt8(truncatingIfNeeded: value &>> shift)) }
+    }
+
+    static func appendUInt64(_ value: UInt64, to out: inout [UInt8]) {
+        for shift in stride(from: 0, to: 64, by: 8) { out.append(UInt8(truncatingIfNeeded: value &>> shift)) }
     }
 
     static func appendString(_ value: String, to out: inout [UInt8]) {
-        let utf8 = Array(value.utf8)
-        appendUInt32(UInt32(utf8.count), to: &out)
-        out += utf8
-    }
-
-    func set(_ tag: CompactCoding.Tag, _ payload: [UInt8]) { content = .scalar(tag, payload) }
-    func setInteger<T: FixedWidthInteger>(_ value: T) {
-        if T.isSigned {
-            set(.int, withUnsafeBytes(of: Int64(value).littleEndian, Array.init))
-        } else {
-            set(.uint, withUnsafeBytes(of: UInt64(value).littleEndian, Array.init))
+        var value = value
+        value.withUTF8 { utf8 in
+            appendUInt32(UInt32(utf8.count), to: &out)
+            out.append(contentsOf: utf8)
         }
     }
-    func setString(_ value: String) {
-        var payload: [UInt8] = []
-        CompactNode.appendString(value, to: &payload)
-        set(.string, payload)
+
+    func setInteger<T: FixedWidthInteger>(_ value: T) {
+        content = T.isSigned ? .int(Int64(value)) : .uint(UInt64(value))
+    }
+
+    /// Keeps `value` as a leaf when it is a string, a number or a flag, and
+    /// says whether it did: `value.encode(to:)` would box a single-value
+    /// container for each (the decoder reads leaves the same way).
+    func setLeaf<T: Encodable>(_ value: T) -> Bool {
+        if T.self == String.self { content = .string(unsafeBitCast(value, to: String.self)) }
+        else if T.self == Int.self { setInteger(unsafeBitCast(value, to: Int.self)) }
+        else if T.self == Int64.self { setInteger(unsafeBitCast(value, to: Int64.self)) }
+        else if T.self == UInt64.self { setInteger(unsafeBitCast(value, to: UInt64.self)) }
+        else if T.self == Int32.self { setInteger(unsafeBitCast(value, to: Int32.self)) }
+        else if T.self == UInt32.self { setInteger(unsafeBitCast(value, to: UInt32.self)) }
+        else if T.self == Bool.self { content = .bool(unsafeBitCast(value, to: Bool.self)) }
+        else if T.self == Double.self { content = .double(unsafeBitCast(value, to: Double.self)) }
+        else { return false }
+        return true
     }
 }
 
@@ -104,7 +151,8 @@ private final class CompactNode {
 /// (libraries needed, runpath...) only for `inspect` and `--json`. Through
 /// the compact coder its bytes are copied as they are, both ways; any other
 /// coder sees the value itself.
-struct CompactDeferred<Value: Codable & Sendable>: Codable, Sendable {
+@_spi(PlugboardHost)
+public struct CompactDeferred<Value: Codable & Sendable>: Codable, Sendable {
     private enum Storage: Sendable {
         case value(Value)
         /// One compact value, tag included.
@@ -112,11 +160,11 @@ struct CompactDeferred<Value: Codable & Sendable>: Codable, Sendable {
     }
     private let storage: Storage
 
-    init(_ value: Value) { storage = .value(value) }
+    public init(_ value: Value) { storage = .value(value) }
 
     /// The value, decoded now when it was kept encoded; nil when its bytes do
     /// not decode (they were checked as one whole value when read).
-    var value: Value? {
+    public var value: Value? {
         switch storage {
         case let .value(value): value
         case let .encoded(bytes): try? CompactDecoder().decode(Value.self, from: bytes)
@@ -124,18 +172,18 @@ struct CompactDeferred<Value: Codable & Sendable>: Codable, Sendable {
     }
 
     /// Whether the value is still in its bytes (for tests).
-    var isEncoded: Bool {
+    public var isEncoded: Bool {
         if case .encoded = storage { return true }
         return false
     }
 
-    init(from decoder: any Decoder) throws {
+    public init(from decoder: any Decoder) throws {
         if let compact = decoder as? CompactDecoding {
             // Damage is found now, as a full decode would find it (the entry
             // is dropped and its file examined again): its tags and lengths
             // are walked, without building anything.
             guard compact.input.isWellFormed(compact.value) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "damaged cache: a deferred value"))
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "damaged compact encoding: a deferred value"))
             }
             storage = .encoded(compact.encodedBytes)
         } else {
@@ -143,7 +191,7 @@ struct CompactDeferred<Value: Codable & Sendable>: Codable, Sendable {
         }
     }
 
-    func encode(to encoder: any Encoder) throws {
+    public func encode(to encoder: any Encoder) throws {
         switch storage {
         case let .encoded(bytes) where encoder is CompactEncoding:
             (encoder as! CompactEncoding).node.content = .encoded(bytes)
@@ -156,8 +204,9 @@ struct CompactDeferred<Value: Codable & Sendable>: Codable, Sendable {
     }
 }
 
+@_spi(PlugboardHost)
 extension CompactDeferred: Equatable where Value: Equatable {
-    static func == (lhs: Self, rhs: Self) -> Bool { lhs.value == rhs.value }
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.value == rhs.value }
 }
 
 private struct CompactEncoding: Encoder {
@@ -183,9 +232,9 @@ private struct SingleWriter: SingleValueEncodingContainer {
     let codingPath: [any CodingKey]
 
     mutating func encodeNil() throws { node.content = .empty }
-    mutating func encode(_ value: Bool) throws { node.set(.bool, [value ? 1 : 0]) }
-    mutating func encode(_ value: String) throws { node.setString(value) }
-    mutating func encode(_ value: Double) throws { node.set(.double, withUnsafeBytes(of: value.bitPattern.littleEndian, Array.init)) }
+    mutating func encode(_ value: Bool) throws { node.content = .bool(value) }
+    mutating func encode(_ value: String) throws { node.content = .string(value) }
+    mutating func encode(_ value: Double) throws { node.content = .double(value) }
     mutating func encode(_ value: Float) throws { try encode(Double(value)) }
     mutating func encode(_ value: Int) throws { node.setInteger(value) }
     mutating func encode(_ value: Int8) throws { node.setInteger(value) }
@@ -198,6 +247,7 @@ private struct SingleWriter: SingleValueEncodingContainer {
     mutating func encode(_ value: UInt32) throws { node.setInteger(value) }
     mutating func encode(_ value: UInt64) throws { node.setInteger(value) }
     mutating func encode<T: Encodable>(_ value: T) throws {
+        if node.setLeaf(value) { return }
         try value.encode(to: CompactEncoding(node: node, codingPath: codingPath))
     }
 }
@@ -219,9 +269,18 @@ private struct KeyedWriter<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     mutating func encodeNil(forKey key: Key) throws { _ = child(key) }
+    // Leaves directly: the protocol's defaults for these go through the
+    // generic entry below, and a path is made only for a nested value.
+    mutating func encode(_ value: String, forKey key: Key) throws { child(key).content = .string(value) }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { child(key).content = .bool(value) }
+    mutating func encode(_ value: Int, forKey key: Key) throws { child(key).setInteger(value) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { child(key).setInteger(value) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { child(key).setInteger(value) }
+    mutating func encode(_ value: Double, forKey key: Key) throws { child(key).content = .double(value) }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-        var single = SingleWriter(node: child(key), codingPath: codingPath + [key])
-        try single.encode(value)
+        let node = child(key)
+        if node.setLeaf(value) { return }
+        try value.encode(to: CompactEncoding(node: node, codingPath: codingPath + [key]))
     }
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
         CompactEncoding(node: child(key), codingPath: codingPath + [key]).container(keyedBy: keyType)
@@ -268,16 +327,19 @@ private struct UnkeyedWriter: UnkeyedEncodingContainer {
 // MARK: - Decoding
 
 /// Decodes the compact format.
-struct CompactDecoder {
-    func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+@_spi(PlugboardHost)
+public struct CompactDecoder: Sendable {
+    public init() {}
+
+    public func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
         try bytes.withUnsafeBytes { try decode(type, from: $0) }
     }
 
-    func decode<T: Decodable>(_ type: T.Type, from bytes: ArraySlice<UInt8>) throws -> T {
+    public func decode<T: Decodable>(_ type: T.Type, from bytes: ArraySlice<UInt8>) throws -> T {
         try bytes.withUnsafeBytes { try decode(type, from: $0) }
     }
 
-    func decode<T: Decodable>(_ type: T.Type, from buffer: UnsafeRawBufferPointer) throws -> T {
+    public func decode<T: Decodable>(_ type: T.Type, from buffer: UnsafeRawBufferPointer) throws -> T {
         do {
             let input = CompactInput(bytes: buffer)
             var position = 0
@@ -300,7 +362,7 @@ private struct CompactInput {
     }
 
     func corrupt(_ what: String, _ path: [any CodingKey]) -> DecodingError {
-        .dataCorrupted(.init(codingPath: path, debugDescription: "damaged cache: \(what)"))
+        .dataCorrupted(.init(codingPath: path, debugDescription: "damaged compact encoding: \(what)"))
     }
 
     // Paths are autoclosures: a leaf value's path is built only for an error.
@@ -456,9 +518,16 @@ private struct SingleReader: SingleValueDecodingContainer {
         guard value.tag == .string else { throw mismatch(type) }
         return try input.string(value.start, codingPath).0
     }
+    // Numbers are interchangeable where the value survives, as in JSON: an
+    // event crosses between plugins' types by this coder, and one plugin's
+    // `Int` may be another's `Double`.
     func decode(_ type: Double.Type) throws -> Double {
-        guard value.tag == .double else { throw mismatch(type) }
-        return Double(bitPattern: try input.uint64(at: value.start, codingPath))
+        switch value.tag {
+        case .double: return Double(bitPattern: try input.uint64(at: value.start, codingPath))
+        case .int: return Double(Int64(bitPattern: try input.uint64(at: value.start, codingPath)))
+        case .uint: return Double(try input.uint64(at: value.start, codingPath))
+        default: throw mismatch(type)
+        }
     }
     func decode(_ type: Float.Type) throws -> Float { Float(try decode(Double.self)) }
     private func integer<T: FixedWidthInteger>(_ type: T.Type) throws -> T {
@@ -467,6 +536,7 @@ private struct SingleReader: SingleValueDecodingContainer {
         switch value.tag {
         case .int: converted = T(exactly: Int64(bitPattern: bits))
         case .uint: converted = T(exactly: bits)
+        case .double: converted = T(exactly: Double(bitPattern: bits))
         default: throw mismatch(type)
         }
         guard let converted else { throw input.corrupt("\(bits) does not fit \(T.self)", codingPath) }
