@@ -27,6 +27,7 @@ enum InstructionCounts {
         Workload(name: "handle-call", iterations: 100_000, what: "a command provider's name through a ProviderHandle"),
         Workload(name: "typed-publish", iterations: 10_000, what: "a typed event published to 10 observers"),
         Workload(name: "router-lookup", iterations: 10_000, what: "a lookup among 1,000 route patterns"),
+        Workload(name: "cross-publish", iterations: 10_000, what: "an event published to 10 observers of another type (compact coder)"),
     ]
 
     /// A count above the recorded one by more than this fails the check.
@@ -218,6 +219,14 @@ enum InstructionCounts {
             let host = PluginHost(configuration: .init(logSink: quiet))
             let counter = BenchSuite.Counter()
             for _ in 0..<10 { host.events.subscribe(BenchSuite.Tick.self) { counter.add($0.n) } }
+            let bus = host.events
+            for index in 0..<100 { bus.publish(BenchSuite.Tick(n: index, label: "tick")) }  // steady state first
+            measure { for index in 0..<workload.iterations { bus.publish(BenchSuite.Tick(n: index, label: "tick")) } }
+            exit(counter.value > 0 ? 0 : 1)
+        case "cross-publish":
+            let host = PluginHost(configuration: .init(logSink: quiet))
+            let counter = BenchSuite.Counter()
+            for _ in 0..<10 { host.events.subscribe(BenchSuite.TickCopy.self) { counter.add($0.n) } }
             let bus = host.events
             for index in 0..<100 { bus.publish(BenchSuite.Tick(n: index, label: "tick")) }  // steady state first
             measure { for index in 0..<workload.iterations { bus.publish(BenchSuite.Tick(n: index, label: "tick")) } }

@@ -41,7 +41,8 @@ public struct CompactEncoder: Sendable {
 }
 
 /// A value being encoded; containers fill it in place. Leaf values are kept
-/// as they are and written once, at the end, into the one output array.
+/// as they are, in their container without a node of their own, and written
+/// once, at the end, into the one output array.
 private final class CompactNode {
     enum Content {
         case empty
@@ -50,14 +51,23 @@ private final class CompactNode {
         case uint(UInt64)
         case double(Double)
         case string(String)
-        case keyed([(String, CompactNode)])
-        case unkeyed([CompactNode])
+        case keyed([(String, Child)])
+        case unkeyed([Child])
         /// A value encoded before, tag included (``CompactDeferred``).
         case encoded([UInt8])
     }
+
+    /// An element of a container: a leaf, or a node that an encoder fills.
+    enum Child {
+        case leaf(Content)
+        case node(CompactNode)
+    }
+
     var content: Content = .empty
 
-    func write(to out: inout [UInt8]) {
+    func write(to out: inout [UInt8]) { Self.write(content, to: &out) }
+
+    static func write(_ content: Content, to out: inout [UInt8]) {
         switch content {
         case .empty:
             out.append(CompactCoding.Tag.null.rawValue)
@@ -66,29 +76,36 @@ private final class CompactNode {
             out.append(value ? 1 : 0)
         case let .int(value):
             out.append(CompactCoding.Tag.int.rawValue)
-            Self.appendUInt64(UInt64(bitPattern: value), to: &out)
+            appendUInt64(UInt64(bitPattern: value), to: &out)
         case let .uint(value):
             out.append(CompactCoding.Tag.uint.rawValue)
-            Self.appendUInt64(value, to: &out)
+            appendUInt64(value, to: &out)
         case let .double(value):
             out.append(CompactCoding.Tag.double.rawValue)
-            Self.appendUInt64(value.bitPattern, to: &out)
+            appendUInt64(value.bitPattern, to: &out)
         case let .string(value):
             out.append(CompactCoding.Tag.string.rawValue)
-            Self.appendString(value, to: &out)
+            appendString(value, to: &out)
         case let .encoded(bytes):
             out += bytes
         case let .keyed(entries):
-            Self.appendContainer(.keyed, count: entries.count, to: &out) { out in
-                for (key, node) in entries {
-                    Self.appendString(key, to: &out)
-                    node.write(to: &out)
+            appendContainer(.keyed, count: entries.count, to: &out) { out in
+                for (key, child) in entries {
+                    appendString(key, to: &out)
+                    write(child, to: &out)
                 }
             }
         case let .unkeyed(items):
-            Self.appendContainer(.unkeyed, count: items.count, to: &out) { out in
-                for node in items { node.write(to: &out) }
+            appendContainer(.unkeyed, count: items.count, to: &out) { out in
+                for child in items { write(child, to: &out) }
             }
+        }
+    }
+
+    static func write(_ child: Child, to out: inout [UInt8]) {
+        switch child {
+        case let .leaf(content): write(content, to: &out)
+        case let .node(node): node.write(to: &out)
         }
     }
 
@@ -123,24 +140,41 @@ private final class CompactNode {
         }
     }
 
-    func setInteger<T: FixedWidthInteger>(_ value: T) {
-        content = T.isSigned ? .int(Int64(value)) : .uint(UInt64(value))
+    static func integer<T: FixedWidthInteger>(_ value: T) -> Content {
+        T.isSigned ? .int(Int64(value)) : .uint(UInt64(value))
     }
 
-    /// Keeps `value` as a leaf when it is a string, a number or a flag, and
-    /// says whether it did: `value.encode(to:)` would box a single-value
-    /// container for each (the decoder reads leaves the same way).
-    func setLeaf<T: Encodable>(_ value: T) -> Bool {
-        if T.self == String.self { content = .string(unsafeBitCast(value, to: String.self)) }
-        else if T.self == Int.self { setInteger(unsafeBitCast(value, to: Int.self)) }
-        else if T.self == Int64.self { setInteger(unsafeBitCast(value, to: Int64.self)) }
-        else if T.self == UInt64.self { setInteger(unsafeBitCast(value, to: UInt64.self)) }
-        else if T.self == Int32.self { setInteger(unsafeBitCast(value, to: Int32.self)) }
-        else if T.self == UInt32.self { setInteger(unsafeBitCast(value, to: UInt32.self)) }
-        else if T.self == Bool.self { content = .bool(unsafeBitCast(value, to: Bool.self)) }
-        else if T.self == Double.self { content = .double(unsafeBitCast(value, to: Double.self)) }
-        else { return false }
-        return true
+    /// `value` as a leaf when it is a string, a number or a flag:
+    /// `value.encode(to:)` would box a single-value container for each (the
+    /// decoder reads leaves the same way).
+    static func leaf<T: Encodable>(_ value: T) -> Content? {
+        if T.self == String.self { return .string(unsafeBitCast(value, to: String.self)) }
+        if T.self == Int.self { return integer(unsafeBitCast(value, to: Int.self)) }
+        if T.self == Int64.self { return integer(unsafeBitCast(value, to: Int64.self)) }
+        if T.self == UInt64.self { return integer(unsafeBitCast(value, to: UInt64.self)) }
+        if T.self == Int32.self { return integer(unsafeBitCast(value, to: Int32.self)) }
+        if T.self == UInt32.self { return integer(unsafeBitCast(value, to: UInt32.self)) }
+        if T.self == Bool.self { return .bool(unsafeBitCast(value, to: Bool.self)) }
+        if T.self == Double.self { return .double(unsafeBitCast(value, to: Double.self)) }
+        return nil
+    }
+
+    /// Adds an element to this keyed container.
+    func append(_ key: String, _ child: Child) {
+        guard case var .keyed(entries) = content else { return }
+        // Let go of the array first, so the append does not copy it (a copy
+        // per field made a container quadratic).
+        content = .empty
+        entries.append((key, child))
+        content = .keyed(entries)
+    }
+
+    /// Adds an element to this unkeyed container.
+    func append(_ child: Child) {
+        guard case var .unkeyed(items) = content else { return }
+        content = .empty
+        items.append(child)
+        content = .unkeyed(items)
     }
 }
 
@@ -215,7 +249,7 @@ private struct CompactEncoding: Encoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        if case .keyed = node.content {} else { node.content = .keyed([]) }
+        if case .keyed = node.content {} else { node.content = .keyed(Self.entries()) }
         return KeyedEncodingContainer(KeyedWriter<Key>(node: node, codingPath: codingPath))
     }
 
@@ -225,6 +259,13 @@ private struct CompactEncoding: Encoder {
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer { SingleWriter(node: node, codingPath: codingPath) }
+
+    /// Room for a small type's fields: one allocation, not one per doubling.
+    private static func entries() -> [(String, CompactNode.Child)] {
+        var entries: [(String, CompactNode.Child)] = []
+        entries.reserveCapacity(8)
+        return entries
+    }
 }
 
 private struct SingleWriter: SingleValueEncodingContainer {
@@ -236,18 +277,21 @@ private struct SingleWriter: SingleValueEncodingContainer {
     mutating func encode(_ value: String) throws { node.content = .string(value) }
     mutating func encode(_ value: Double) throws { node.content = .double(value) }
     mutating func encode(_ value: Float) throws { try encode(Double(value)) }
-    mutating func encode(_ value: Int) throws { node.setInteger(value) }
-    mutating func encode(_ value: Int8) throws { node.setInteger(value) }
-    mutating func encode(_ value: Int16) throws { node.setInteger(value) }
-    mutating func encode(_ value: Int32) throws { node.setInteger(value) }
-    mutating func encode(_ value: Int64) throws { node.setInteger(value) }
-    mutating func encode(_ value: UInt) throws { node.setInteger(value) }
-    mutating func encode(_ value: UInt8) throws { node.setInteger(value) }
-    mutating func encode(_ value: UInt16) throws { node.setInteger(value) }
-    mutating func encode(_ value: UInt32) throws { node.setInteger(value) }
-    mutating func encode(_ value: UInt64) throws { node.setInteger(value) }
+    mutating func encode(_ value: Int) throws { node.content = CompactNode.integer(value) }
+    mutating func encode(_ value: Int8) throws { node.content = CompactNode.integer(value) }
+    mutating func encode(_ value: Int16) throws { node.content = CompactNode.integer(value) }
+    mutating func encode(_ value: Int32) throws { node.content = CompactNode.integer(value) }
+    mutating func encode(_ value: Int64) throws { node.content = CompactNode.integer(value) }
+    mutating func encode(_ value: UInt) throws { node.content = CompactNode.integer(value) }
+    mutating func encode(_ value: UInt8) throws { node.content = CompactNode.integer(value) }
+    mutating func encode(_ value: UInt16) throws { node.content = CompactNode.integer(value) }
+    mutating func encode(_ value: UInt32) throws { node.content = CompactNode.integer(value) }
+    mutating func encode(_ value: UInt64) throws { node.content = CompactNode.integer(value) }
     mutating func encode<T: Encodable>(_ value: T) throws {
-        if node.setLeaf(value) { return }
+        if let leaf = CompactNode.leaf(value) {
+            node.content = leaf
+            return
+        }
         try value.encode(to: CompactEncoding(node: node, codingPath: codingPath))
     }
 }
@@ -256,31 +300,27 @@ private struct KeyedWriter<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let node: CompactNode
     let codingPath: [any CodingKey]
 
+    /// A node for a nested value under `key`.
     private func child(_ key: Key) -> CompactNode {
         let child = CompactNode()
-        if case var .keyed(entries) = node.content {
-            // The node lets go of its array first, so the append does not
-            // copy it (a copy per field made a container quadratic).
-            node.content = .empty
-            entries.append((key.stringValue, child))
-            node.content = .keyed(entries)
-        }
+        node.append(key.stringValue, .node(child))
         return child
     }
 
-    mutating func encodeNil(forKey key: Key) throws { _ = child(key) }
+    private func leaf(_ key: Key, _ content: CompactNode.Content) { node.append(key.stringValue, .leaf(content)) }
+
+    mutating func encodeNil(forKey key: Key) throws { leaf(key, .empty) }
     // Leaves directly: the protocol's defaults for these go through the
     // generic entry below, and a path is made only for a nested value.
-    mutating func encode(_ value: String, forKey key: Key) throws { child(key).content = .string(value) }
-    mutating func encode(_ value: Bool, forKey key: Key) throws { child(key).content = .bool(value) }
-    mutating func encode(_ value: Int, forKey key: Key) throws { child(key).setInteger(value) }
-    mutating func encode(_ value: Int64, forKey key: Key) throws { child(key).setInteger(value) }
-    mutating func encode(_ value: UInt64, forKey key: Key) throws { child(key).setInteger(value) }
-    mutating func encode(_ value: Double, forKey key: Key) throws { child(key).content = .double(value) }
+    mutating func encode(_ value: String, forKey key: Key) throws { leaf(key, .string(value)) }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { leaf(key, .bool(value)) }
+    mutating func encode(_ value: Int, forKey key: Key) throws { leaf(key, CompactNode.integer(value)) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { leaf(key, CompactNode.integer(value)) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { leaf(key, CompactNode.integer(value)) }
+    mutating func encode(_ value: Double, forKey key: Key) throws { leaf(key, .double(value)) }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-        let node = child(key)
-        if node.setLeaf(value) { return }
-        try value.encode(to: CompactEncoding(node: node, codingPath: codingPath + [key]))
+        if let content = CompactNode.leaf(value) { return leaf(key, content) }
+        try value.encode(to: CompactEncoding(node: child(key), codingPath: codingPath + [key]))
     }
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
         CompactEncoding(node: child(key), codingPath: codingPath + [key]).container(keyedBy: keyType)
@@ -300,20 +340,17 @@ private struct UnkeyedWriter: UnkeyedEncodingContainer {
         return 0
     }
 
+    /// A node for a nested value.
     private func child() -> CompactNode {
         let child = CompactNode()
-        if case var .unkeyed(items) = node.content {
-            node.content = .empty
-            items.append(child)
-            node.content = .unkeyed(items)
-        }
+        node.append(.node(child))
         return child
     }
 
-    mutating func encodeNil() throws { _ = child() }
+    mutating func encodeNil() throws { node.append(.leaf(.empty)) }
     mutating func encode<T: Encodable>(_ value: T) throws {
-        var single = SingleWriter(node: child(), codingPath: codingPath)
-        try single.encode(value)
+        if let content = CompactNode.leaf(value) { return node.append(.leaf(content)) }
+        try value.encode(to: CompactEncoding(node: child(), codingPath: codingPath))
     }
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
         CompactEncoding(node: child(), codingPath: codingPath).container(keyedBy: keyType)

@@ -124,7 +124,32 @@ public final class EventPayload: Sendable {
             // The box is a TypedEventBox<Event>.
             return unsafeDowncast(box, to: TypedEventBox<Event>.self).value
         }
+        // Another subscriber of this type decoded it already (SDK 2.2: read
+        // here, specialized, rather than in the SDK's generic code).
+        if let decodedBefore = decodedValue(as: Event.self) { return decodedBefore }
         return try decodeJSON(type)
+    }
+
+    /// The value decoded before for `Stored`, if any: its key is the type,
+    /// so it is read as that type without a dynamic cast.
+    @inlinable @inline(__always)
+    func decodedValue<Stored>(as type: Stored.Type) -> Stored? {
+        let key = ObjectIdentifier(Stored.self)
+        let stored = decoded.withLock { values -> (any Sendable)? in
+            // Mostly one other type decodes an event: its entry is compared
+            // without hashing the key.
+            if values.count == 1, let only = values.first { return only.key == key ? only.value : nil }
+            return values[key]
+        }
+        guard let stored else { return nil }
+        return Self.value(stored, as: type)
+    }
+
+    /// `value` (an opened `any Sendable`) as `Wanted`, or nil if it is not
+    /// one: a comparison of types, where `as?` walks the runtime's casts.
+    @inlinable @inline(__always)
+    static func value<Held, Wanted>(_ value: Held, as type: Wanted.Type) -> Wanted? {
+        Held.self == Wanted.self ? unsafeBitCast(value, to: Wanted.self) : nil
     }
 
     /// What a typed subscriber is called with: the payload, handed on as
@@ -144,29 +169,39 @@ public final class EventPayload: Sendable {
     @usableFromInline
     func decodeJSON<Event: PluginEvent>(_ type: Event.Type) throws -> Event {
         let key = ObjectIdentifier(Event.self)
-        if let cached = decoded.withLock({ $0[key] }) as? Event { return cached }
+        if let decodedBefore = decodedValue(as: Event.self) { return decodedBefore }
         let value: Event
         if let box = box as? any CompactEncodableBox {
             value = try CompactDecoder().decode(type, from: try compactBytes(of: box))
         } else {
             value = try JSONCoding.decode(type, from: try json())
         }
-        decoded.withLock { $0[key] = value }
+        remember(value, under: key)
         return value
     }
 
-    /// The published value in the compact coding, encoded once per publish
-    /// however many subscriber types decode it (kept beside the decoded
-    /// values, under a key no event type has).
+    /// Keeps a decoded value (or the compact bytes) for the other
+    /// subscribers of this publish.
+    private func remember(_ value: any Sendable, under key: ObjectIdentifier) {
+        decoded.withLock { $0[key] = value }
+    }
+
+    /// The published value in the compact coding. Kept for the next
+    /// subscriber type only once a second type asks (a table entry costs
+    /// about a tenth of an encode, and most events have one other type).
     private func compactBytes(of box: any CompactEncodableBox) throws -> [UInt8] {
-        let key = ObjectIdentifier(CompactBytesKey.self)
-        if let cached = decoded.withLock({ $0[key] }) as? [UInt8] { return cached }
+        if let encodedBefore = decodedValue(as: CompactBytes.self) { return encodedBefore.bytes }
         let bytes = try box.encodeCompact()
-        decoded.withLock { $0[key] = bytes }
+        if !decoded.withLock({ $0.isEmpty }) {
+            remember(CompactBytes(bytes: bytes), under: ObjectIdentifier(CompactBytes.self))
+        }
         return bytes
     }
 
-    private enum CompactBytesKey {}
+    /// The compact bytes, under a type of their own (the key of a stored value is its type).
+    private struct CompactBytes: Sendable {
+        let bytes: [UInt8]
+    }
 
     @usableFromInline
     struct EncodingFailure: Error, CustomStringConvertible {
