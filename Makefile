@@ -153,7 +153,7 @@ bench: fixtures examples
 
 # The regression gate: instructions counted by callgrind for a few paths
 # (warm start of 50 plugins, one activation, a handle call, a typed publish,
-# a router lookup) against bench/instructions.json; fails when one grows more
+# a router lookup, a publish to another type) against bench/instructions.json; fails when one grows more
 # than 3%. bench-record writes the file after a deliberate change.
 INSTRUCTION_COUNTS = bench/instructions.json
 BENCH_CHECK_ARGS = --call-plugin $(CURDIR)/Tests/Fixtures/.build/release/libBenchPlugin.so \

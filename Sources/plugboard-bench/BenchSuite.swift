@@ -1,7 +1,7 @@
 import DemoInterfaces
 import Foundation
 import Synchronization
-import Plugboard
+@_spi(PlugboardHost) import Plugboard
 import PlugboardDemo
 import PlugboardHost
 
@@ -195,13 +195,21 @@ struct BenchSuite {
                 counter.add(note.userInfo?["n"] as? Int ?? 0)
             })
         }
-        let foundation = Measure.samples(iterations: posts) { index in
-            center.post(name: name, object: nil, userInfo: ["n": index, "label": "tick"])
-        }
         // Held once, as a plugin holds the bus its context gave it.
         let typedBus = typedHost.events, crossBus = crossHost.events
-        let typed = Measure.samples(iterations: posts) { index in typedBus.publish(Tick(n: index, label: "tick")) }
-        let cross = Measure.samples(iterations: posts) { index in crossBus.publish(Tick(n: index, label: "tick")) }
+        let measured = Measure.interleavedSamples(iterations: posts, [
+            { index in center.post(name: name, object: nil, userInfo: ["n": index, "label": "tick"]) },
+            { index in typedBus.publish(Tick(n: index, label: "tick")) },
+            { index in crossBus.publish(Tick(n: index, label: "tick")) },
+            // The floor of a crossing: the value through the coder once, delivered nowhere.
+            { index in
+                let bytes = try! CompactEncoder().encode(Tick(n: index, label: "tick"))
+                blackHole(try! CompactDecoder().decode(TickCopy.self, from: bytes))
+            },
+        ])
+        let foundation = measured[0], typed = measured[1], cross = measured[2]
+        // A crossing cannot cost less than a typed publish plus one encode and decode.
+        let crossFloor = zip(typed, measured[3]).map { $0 + $1 }
         let allocations = countAllocations()
         report.add("event, typed (publisher's own type)", unit: "ns", samples: typed,
                    baselineName: "NotificationCenter", baseline: foundation, goal: .fasterAtLeast(10),
@@ -209,6 +217,9 @@ struct BenchSuite {
         report.add("event across plugins (another type, compact coding)", unit: "ns", samples: cross,
                    baselineName: "NotificationCenter", baseline: foundation, goal: .fasterAtLeast(2),
                    note: allocations.map { "allocations per publish: \(Report.format($0.cross, "allocations")); encoded once, decoded once per subscriber type" })
+        report.add("event across plugins against its floor", unit: "ns", samples: cross,
+                   baselineName: "typed publish + one compact encode and decode", baseline: crossFloor,
+                   note: "what a crossing adds to the coder's own work: the lookups of the other subscribers of the type")
         blackHole(tokens)
         blackHole(counter.value)
     }
