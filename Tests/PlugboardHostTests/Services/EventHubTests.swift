@@ -108,6 +108,88 @@ import Testing
         #expect(throws: (any Error).self, "JSON is still what json() gives") { try payload.json() }
     }
 
+    struct Linked: PluginEvent {
+        static let name = "linked"
+        static let encodes = Atomic<Int>(0)
+        let url: URL
+        init(url: URL) { self.url = url }
+        func encode(to encoder: any Encoder) throws {
+            Self.encodes.add(1, ordering: .relaxed)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(url, forKey: .url)
+        }
+    }
+
+    /// `Linked` as a plugin that keeps the link as a string declares it.
+    struct LinkedAsText: PluginEvent {
+        static let name = "linked"
+        let url: String
+    }
+
+    @Test func aTypeJSONWritesApartFromItsShapeStillCrossesAndIsEncodedOnce() {
+        let hub = EventHub(report: DiagnosticLog().append)
+        let log = Log()
+        for index in 0..<3 {
+            PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "text\(index)")).subscribe(LinkedAsText.self) { log.add($0.url) }
+        }
+        let before = Linked.encodes.load(ordering: .relaxed)
+        let delivery = PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "pub")).publish(Linked(url: URL(string: "https://example.com/a")!))
+        #expect(delivery.failures == [], "a URL read as a string, as across processes (JSON)")
+        #expect(log.all == Array(repeating: "https://example.com/a", count: 3))
+        #expect(Linked.encodes.load(ordering: .relaxed) - before == 2, "one compact encode, one JSON encode, for three subscribers")
+
+        // Subscribers whose type does not match at all: each fails, and the
+        // value is still encoded once each way, not once per subscriber.
+        let mismatched = EventHub(report: DiagnosticLog().append)
+        for index in 0..<3 {
+            PluginEventBus(hub: mismatched, owner: ServiceOwner(pluginID: "number\(index)")).subscribe(LinkedAsNumber.self) { _ in }
+        }
+        let again = Linked.encodes.load(ordering: .relaxed)
+        let failed = PluginEventBus(hub: mismatched, owner: ServiceOwner(pluginID: "pub")).publish(Linked(url: URL(string: "https://example.com/b")!))
+        #expect(failed.failures.count == 3)
+        #expect(Linked.encodes.load(ordering: .relaxed) - again == 2)
+    }
+
+    struct LinkedAsNumber: PluginEvent {
+        static let name = "linked"
+        let url: Int
+    }
+
+    @Test func aStagedGenerationGetsNothingUntilItIsSwitchedToOrUnstaged() {
+        let hub = EventHub(report: DiagnosticLog().append)
+        let log = Log()
+        let old = ServiceOwner(pluginID: "plugin", generation: 1), new = ServiceOwner(pluginID: "plugin", generation: 2)
+        let other = ServiceOwner(pluginID: "other")
+        let publisher = PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "pub"))
+        PluginEventBus(hub: hub, owner: old).subscribe(Ping.self) { log.add("old \($0.n)") }
+        hub.stage(new)
+        let staged = PluginEventBus(hub: hub, owner: new).subscribe(Ping.self) { log.add("new \($0.n)") }
+        PluginEventBus(hub: hub, owner: new).subscribe(Ping.self) { log.add("new again \($0.n)") }
+        PluginEventBus(hub: hub, owner: other).subscribe(Ping.self) { log.add("other \($0.n)") }
+        publisher.publish(Ping(n: 1))
+        #expect(log.all == ["old 1", "other 1"], "the staged generation is held back")
+
+        staged.cancel()
+        hub.switchOver(from: old, to: new)
+        publisher.publish(Ping(n: 2))
+        #expect(log.all.suffix(2) == ["new again 2", "other 2"], "after the switch: the new generation, not the old, not the cancelled")
+
+        // A rolled-back reload: a staged generation unstaged delivers again.
+        let third = ServiceOwner(pluginID: "plugin", generation: 3)
+        hub.stage(third)
+        PluginEventBus(hub: hub, owner: third).subscribe(Ping.self) { log.add("third \($0.n)") }
+        publisher.publish(Ping(n: 3))
+        #expect(log.all.suffix(2) == ["new again 3", "other 3"])
+        hub.unstage(third)
+        publisher.publish(Ping(n: 4))
+        #expect(log.all.suffix(3) == ["new again 4", "other 4", "third 4"])
+
+        hub.removeAll(owner: new)
+        hub.removeAll(owner: third)
+        publisher.publish(Ping(n: 5))
+        #expect(log.all.last == "other 5" && !log.all.contains("new again 5"))
+    }
+
     @Test func aFailingHandlerIsReportedAndTheOthersStillRun() {
         let diagnostics = DiagnosticLog()
         let hub = EventHub(report: diagnostics.append)

@@ -21,6 +21,17 @@ enum CompactCoding {
     enum Tag: UInt8 {
         case null = 0, bool, int, uint, double, string, keyed, unkeyed
     }
+
+    /// The key of a superclass's part (`superEncoder()`), as JSON names it.
+    static let superKey = "super"
+
+    /// A key by name, for errors about keys a type's own keys do not have.
+    struct NamedKey: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
 }
 
 // MARK: - Encoding
@@ -276,7 +287,10 @@ private struct SingleWriter: SingleValueEncodingContainer {
     mutating func encode(_ value: Bool) throws { node.content = .bool(value) }
     mutating func encode(_ value: String) throws { node.content = .string(value) }
     mutating func encode(_ value: Double) throws { node.content = .double(value) }
-    mutating func encode(_ value: Float) throws { try encode(Double(value)) }
+    // A float as the double its shortest decimal form reads as (0.1, not
+    // 0.10000000149), as JSON carries it: an event's `Float` may be another
+    // plugin's `Double`.
+    mutating func encode(_ value: Float) throws { try encode(Double(value.description) ?? Double(value)) }
     mutating func encode(_ value: Int) throws { node.content = CompactNode.integer(value) }
     mutating func encode(_ value: Int8) throws { node.content = CompactNode.integer(value) }
     mutating func encode(_ value: Int16) throws { node.content = CompactNode.integer(value) }
@@ -328,7 +342,13 @@ private struct KeyedWriter<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         CompactEncoding(node: child(key), codingPath: codingPath + [key]).unkeyedContainer()
     }
-    mutating func superEncoder() -> any Encoder { CompactEncoding(node: child(Key(stringValue: "super")!), codingPath: codingPath) }
+    // Under the name "super", which the type's own keys need not have (a
+    // `Key("super")!` trapped for every type without such a case).
+    mutating func superEncoder() -> any Encoder {
+        let child = CompactNode()
+        node.append(CompactCoding.superKey, .node(child))
+        return CompactEncoding(node: child, codingPath: codingPath)
+    }
     mutating func superEncoder(forKey key: Key) -> any Encoder { CompactEncoding(node: child(key), codingPath: codingPath + [key]) }
 }
 
@@ -557,7 +577,8 @@ private struct SingleReader: SingleValueDecodingContainer {
     }
     // Numbers are interchangeable where the value survives, as in JSON: an
     // event crosses between plugins' types by this coder, and one plugin's
-    // `Int` may be another's `Double`.
+    // `Int` may be another's `Double`. (The cache and the isolation protocol
+    // read the types they wrote, so nothing converts there.)
     func decode(_ type: Double.Type) throws -> Double {
         switch value.tag {
         case .double: return Double(bitPattern: try input.uint64(at: value.start, codingPath))
@@ -569,14 +590,16 @@ private struct SingleReader: SingleValueDecodingContainer {
     func decode(_ type: Float.Type) throws -> Float { Float(try decode(Double.self)) }
     private func integer<T: FixedWidthInteger>(_ type: T.Type) throws -> T {
         let bits = try input.uint64(at: value.start, codingPath)
-        let converted: T?
+        let converted: T?, found: String
         switch value.tag {
-        case .int: converted = T(exactly: Int64(bitPattern: bits))
-        case .uint: converted = T(exactly: bits)
-        case .double: converted = T(exactly: Double(bitPattern: bits))
+        case .int: (converted, found) = (T(exactly: Int64(bitPattern: bits)), "\(Int64(bitPattern: bits))")
+        case .uint: (converted, found) = (T(exactly: bits), "\(bits)")
+        case .double: (converted, found) = (T(exactly: Double(bitPattern: bits)), "\(Double(bitPattern: bits))")
         default: throw mismatch(type)
         }
-        guard let converted else { throw input.corrupt("\(bits) does not fit \(T.self)", codingPath) }
+        guard let converted else {
+            throw DecodingError.dataCorrupted(.init(codingPath: codingPath, debugDescription: "the number \(found) does not fit \(T.self)"))
+        }
         return converted
     }
     func decode(_ type: Int.Type) throws -> Int { try integer(type) }
@@ -635,8 +658,10 @@ private struct KeyedReader<Key: CodingKey>: KeyedDecodingContainerProtocol {
     var allKeys: [Key] { entries.compactMap { Key(stringValue: input.keyString($0.key)) } }
     func contains(_ key: Key) -> Bool { find(key) != nil }
 
-    private func find(_ key: Key) -> CompactInput.Value? {
-        var name = key.stringValue
+    private func find(_ key: Key) -> CompactInput.Value? { find(named: key.stringValue) }
+
+    private func find(named name: String) -> CompactInput.Value? {
+        var name = name
         return name.withUTF8 { name in
             // The key after the last one found, then that one again (the
             // standard library's `decodeIfPresent` asks `contains` first),
@@ -689,7 +714,10 @@ private struct KeyedReader<Key: CodingKey>: KeyedDecodingContainerProtocol {
         try CompactDecoding(input: input, value: try require(key), codingPath: codingPath + [key]).unkeyedContainer()
     }
     func superDecoder() throws -> any Decoder {
-        CompactDecoding(input: input, value: try require(Key(stringValue: "super")!), codingPath: codingPath)
+        guard let value = find(named: CompactCoding.superKey) else {
+            throw DecodingError.keyNotFound(CompactCoding.NamedKey(stringValue: CompactCoding.superKey), .init(codingPath: codingPath, debugDescription: "no super"))
+        }
+        return CompactDecoding(input: input, value: value, codingPath: codingPath)
     }
     func superDecoder(forKey key: Key) throws -> any Decoder {
         CompactDecoding(input: input, value: try require(key), codingPath: codingPath + [key])

@@ -115,7 +115,7 @@ public final class EventPayload: Sendable {
     }
 
     /// The event as `Event`: the value itself when it has that very type,
-    /// otherwise decoded from JSON (throws if the shapes differ).
+    /// otherwise decoded (throws if the shapes differ).
     @inlinable @inline(__always)
     public func decode<Event: PluginEvent>(_ type: Event.Type) throws -> Event {
         // The box's own class, read from the object: no call (SDK 2.0 and 2.1
@@ -131,7 +131,9 @@ public final class EventPayload: Sendable {
     }
 
     /// The value decoded before for `Stored`, if any: its key is the type,
-    /// so it is read as that type without a dynamic cast.
+    /// so it is read as that type without a dynamic cast. Plugins built
+    /// against SDK 2.2 inline this: whatever is kept in `decoded` under
+    /// `ObjectIdentifier(T.self)` must be a `T`, in every later SDK.
     @inlinable @inline(__always)
     func decodedValue<Stored>(as type: Stored.Type) -> Stored? {
         let key = ObjectIdentifier(Stored.self)
@@ -163,20 +165,32 @@ public final class EventPayload: Sendable {
     }
 
     /// The other plugins' path, once per type: a value published in this
-    /// process crosses to the subscriber's type through the compact coder
-    /// (an encode and a decode, about a tenth of JSON's); raw JSON (from an
-    /// isolated plugin) is decoded as JSON.
+    /// process crosses to the subscriber's type through the compact coder;
+    /// raw JSON (from an isolated plugin) is decoded as JSON. Plugins built
+    /// against SDK 2.0 and 2.1 call this for every subscriber of another
+    /// type: keep its name and signature.
     @usableFromInline
     func decodeJSON<Event: PluginEvent>(_ type: Event.Type) throws -> Event {
-        let key = ObjectIdentifier(Event.self)
         if let decodedBefore = decodedValue(as: Event.self) { return decodedBefore }
         let value: Event
         if let box = box as? any CompactEncodableBox {
-            value = try CompactDecoder().decode(type, from: try compactBytes(of: box))
+            let bytes = try compactBytes(of: box)
+            do {
+                value = try CompactDecoder().decode(type, from: bytes)
+            } catch is DecodingError {
+                // JSON's rules then, as across processes: Foundation's coders
+                // write some types apart from their `Codable` shapes (`URL`
+                // and `Data` as strings, `Decimal` and `Float` as decimal
+                // numbers), so one plugin's `URL` may be another's `String`.
+                // The bytes are kept: the next subscriber of this type fails
+                // the same way without encoding again.
+                remember(CompactBytes(bytes: bytes), under: ObjectIdentifier(CompactBytes.self))
+                value = try JSONCoding.decode(type, from: try json())
+            }
         } else {
             value = try JSONCoding.decode(type, from: try json())
         }
-        remember(value, under: key)
+        remember(value, under: ObjectIdentifier(Event.self))
         return value
     }
 
@@ -214,6 +228,8 @@ public final class EventPayload: Sendable {
 /// get it back without a dynamic cast.
 @usableFromInline
 protocol EventValueBox: AnyObject, Sendable {
+    /// Read by the inlined `decode` of plugins built against SDK 2.0 and 2.1
+    /// (2.2 reads the box's class instead): keep it.
     var type: ObjectIdentifier { get }
     func encode() throws -> [UInt8]
 }
