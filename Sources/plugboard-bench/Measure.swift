@@ -8,12 +8,7 @@ enum Measure {
     /// Nanoseconds per iteration of `body` in each of `rounds` rounds: the
     /// samples a report row takes its median and spread from.
     static func samples(iterations: Int, rounds: Int = 9, _ body: (Int) -> Void) -> [Double] {
-        for index in 0..<min(iterations, 1_000) { body(index) }  // warm up
-        return (0..<rounds).map { _ in
-            let start = now()
-            for index in 0..<iterations { body(index) }
-            return Double(now() - start) / Double(iterations)
-        }
+        withoutActuallyEscaping(body) { body in interleavedSamples(iterations: iterations, rounds: rounds, [body])[0] }
     }
 
     /// ``samples(iterations:rounds:_:)`` for several paths at once, their

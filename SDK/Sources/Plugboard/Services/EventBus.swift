@@ -172,25 +172,35 @@ public final class EventPayload: Sendable {
     @usableFromInline
     func decodeJSON<Event: PluginEvent>(_ type: Event.Type) throws -> Event {
         if let decodedBefore = decodedValue(as: Event.self) { return decodedBefore }
-        let value: Event
-        if let box = box as? any CompactEncodableBox {
-            let bytes = try compactBytes(of: box)
-            do {
-                value = try CompactDecoder().decode(type, from: bytes)
-            } catch is DecodingError {
-                // JSON's rules then, as across processes: Foundation's coders
-                // write some types apart from their `Codable` shapes (`URL`
-                // and `Data` as strings, `Decimal` and `Float` as decimal
-                // numbers), so one plugin's `URL` may be another's `String`.
-                // The bytes are kept: the next subscriber of this type fails
-                // the same way without encoding again.
-                remember(CompactBytes(bytes: bytes), under: ObjectIdentifier(CompactBytes.self))
-                value = try JSONCoding.decode(type, from: try json())
-            }
-        } else {
-            value = try JSONCoding.decode(type, from: try json())
-        }
+        let value = try decodedCompact(type) ?? JSONCoding.decode(type, from: try json())
         remember(value, under: ObjectIdentifier(Event.self))
+        return value
+    }
+
+    /// The published value crossed to `Event` by the compact coder; nil for
+    /// raw JSON, and where the compact coding does not fit `Event`. JSON's
+    /// rules then, as across processes: Foundation's coders write some types
+    /// apart from their `Codable` shapes (`URL` and `Data` as strings,
+    /// `Decimal` and `Float` as decimal numbers), so one plugin's `URL` may
+    /// be another's `String`.
+    @inline(__always)
+    private func decodedCompact<Event: PluginEvent>(_ type: Event.Type) throws -> Event? {
+        guard let box = box as? any CompactEncodableBox else { return nil }
+        let kept = decodedValue(as: CompactBytes.self)?.bytes
+        let bytes = try kept ?? box.encodeCompact()
+        let value: Event?
+        do {
+            value = try CompactDecoder().decode(type, from: bytes)
+        } catch is DecodingError {
+            value = nil
+        }
+        // Kept for the next subscriber type only once a second type asks, or
+        // this one did not fit (its other subscribers fail the same way): a
+        // table entry costs about a tenth of an encode, and most events have
+        // one other type.
+        if kept == nil, value == nil || !decoded.withLock({ $0.isEmpty }) {
+            remember(CompactBytes(bytes: bytes), under: ObjectIdentifier(CompactBytes.self))
+        }
         return value
     }
 
@@ -198,18 +208,6 @@ public final class EventPayload: Sendable {
     /// subscribers of this publish.
     private func remember(_ value: any Sendable, under key: ObjectIdentifier) {
         decoded.withLock { $0[key] = value }
-    }
-
-    /// The published value in the compact coding. Kept for the next
-    /// subscriber type only once a second type asks (a table entry costs
-    /// about a tenth of an encode, and most events have one other type).
-    private func compactBytes(of box: any CompactEncodableBox) throws -> [UInt8] {
-        if let encodedBefore = decodedValue(as: CompactBytes.self) { return encodedBefore.bytes }
-        let bytes = try box.encodeCompact()
-        if !decoded.withLock({ $0.isEmpty }) {
-            remember(CompactBytes(bytes: bytes), under: ObjectIdentifier(CompactBytes.self))
-        }
-        return bytes
     }
 
     /// The compact bytes, under a type of their own (the key of a stored value is its type).
