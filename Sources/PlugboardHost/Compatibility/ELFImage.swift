@@ -82,13 +82,15 @@ struct ELFImage: Sendable {
     let runpath: [String]
     /// From the SHT_DYNSYM table: index 0 and empty names skipped, only
     /// GLOBAL, WEAK and GNU_UNIQUE bindings (LOCAL entries are not exported).
-    let dynamicSymbols: [Symbol]
+    let symbols: ELFSymbolTable
     /// All notes of all SHT_NOTE sections, in section order.
     let notes: [Note]
     /// The `PT_LOAD` segments.
     var segments: [Segment] = []
-    /// Size of each named section (the first of a name wins).
-    var sectionSizes: [String: UInt64] = [:]
+    /// Each named section and its size in the file (0 for SHT_NOBITS), in
+    /// file order. A list, not a dictionary: hashing the forty-odd names was
+    /// a tenth of a parse, for the one size the checks read.
+    var sections: [(name: String, size: UInt64)] = []
 
     /// `e_machine` of the running process: plugins must match it to load.
     static var hostMachine: UInt16 {
@@ -101,13 +103,18 @@ struct ELFImage: Sendable {
         #endif
     }
 
+    /// The size of the first section called `name`.
+    func sectionSize(_ name: String) -> UInt64? {
+        sections.first { $0.name == name }?.size
+    }
+
     func defines(_ symbol: String) -> Bool {
-        dynamicSymbols.contains { $0.isDefined && $0.name == symbol }
+        symbols.definition(of: symbol) != nil
     }
 
     /// The defined dynamic symbol called `name`.
     func definition(of name: String) -> Symbol? {
-        dynamicSymbols.first { $0.isDefined && $0.name == name }
+        symbols.definition(of: name)
     }
 
     /// Whether `address` lies in a segment mapped executable.
@@ -115,15 +122,23 @@ struct ELFImage: Sendable {
         segments.contains { $0.isExecutable && $0.contains(address) }
     }
 
-    /// Names of symbols the plugin expects someone else to provide.
-    var undefinedSymbols: [String] {
-        dynamicSymbols.lazy.filter { !$0.isDefined }.map(\.name)
-    }
-
     /// The toolchain line of `.comment`: first entry that starts with
     /// "clang version" or contains "swiftlang" (nil if none).
     var toolchainComment: String? {
-        comment.first { $0.hasPrefix("clang version") || $0.contains("swiftlang") }
+        comment.first { $0.hasPrefix("clang version") || Self.text($0, contains: "swiftlang") }
+    }
+
+    /// Whether `text` holds `word`, compared on UTF-8 bytes: the generic
+    /// searches (Foundation's, and the standard library's `firstRange`) cost
+    /// 70,000 instructions for one comment line, twice per activation.
+    static func text(_ text: String, contains word: String) -> Bool {
+        let haystack = Array(text.utf8), needle = Array(word.utf8)
+        guard let first = needle.first else { return true }
+        guard haystack.count >= needle.count else { return false }
+        for start in 0...(haystack.count - needle.count) where haystack[start] == first {
+            if haystack[start..<(start + needle.count)].elementsEqual(needle) { return true }
+        }
+        return false
     }
 }
 
@@ -209,9 +224,9 @@ extension ELFImage {
 
         // Section contents are validated lazily, only for the sections we use:
         // a bogus offset in some debug section must not reject a usable plugin.
-        var dynamicSymbols: [Symbol] = []
+        var symbolTable = ELFSymbolTable.empty
         if symbols, let dynsym = sections.first(where: { $0.type == shtDynsym }) {
-            dynamicSymbols = try readSymbols(file, dynsym, sections)
+            symbolTable = try readSymbols(file, dynsym, sections)
         }
 
         var needed: [String] = []
@@ -254,14 +269,11 @@ extension ELFImage {
             comment = file.raw[data].split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
         }
 
-        var sizes: [String: UInt64] = [:]
-        for section in sections where !section.name.isEmpty && sizes[section.name] == nil {
-            sizes[section.name] = section.type == shtNobits ? 0 : section.size
-        }
+        let sizes = sections.filter { !$0.name.isEmpty }.map { ($0.name, $0.type == shtNobits ? 0 : $0.size) }
         return ELFImage(
             fileSize: bytes.count, machine: machine, comment: comment, needed: needed, soname: soname,
-            runpath: searchPath, dynamicSymbols: dynamicSymbols, notes: notes,
-            segments: try readLoadSegments(file), sectionSizes: sizes)
+            runpath: searchPath, symbols: symbolTable, notes: notes,
+            segments: try readLoadSegments(file), sections: sizes)
     }
 
     // MARK: Program headers
@@ -387,33 +399,14 @@ extension ELFImage {
 
     private static func readSymbols(
         _ file: Bytes, _ dynsym: Section, _ sections: [Section]
-    ) throws(ReadError) -> [Symbol] {
+    ) throws(ReadError) -> ELFSymbolTable {
         try checkEntrySize(dynsym, symbolSize)
         let data = try file.contents(of: dynsym)
         let strtab = try linkedStringTable(file, dynsym, sections)
         let count = data.count / symbolSize  // a partial trailing entry is ignored
-        var symbols: [Symbol] = []
-        symbols.reserveCapacity(count)
-        guard count > 1 else { return symbols }
-        for index in 1..<count {  // index 0 is the reserved null symbol
-            let base = data.lowerBound + index * symbolSize
-            let nameOffset = try file.u32(base)
-            let info = try file.u8(base + 4)
-            let shndx = try file.u16(base + 6)
-            let value = try file.u64(base + 8)
-            let binding = info >> 4
-            // STB_GLOBAL 1, STB_WEAK 2, STB_GNU_UNIQUE 10: visible to other objects.
-            guard binding == 1 || binding == 2 || binding == 10 else { continue }
-            guard nameOffset != 0 else { continue }
-            let name = try file.string(in: strtab, at: UInt64(nameOffset), table: "\(dynsym.label) strings")
-            guard !name.isEmpty else { continue }
-            let kind = info & 0xf
-            symbols.append(
-                Symbol(
-                    name: name, isDefined: shndx != 0, isWeak: binding == 2,
-                    isFunction: kind == 2 || kind == 10, value: value))  // STT_FUNC, STT_GNU_IFUNC
-        }
-        return symbols
+        return try ELFSymbolTable.read(
+            symbols: UnsafeRawBufferPointer(rebasing: file.raw[data]), count: count,
+            strings: UnsafeRawBufferPointer(rebasing: file.raw[strtab]), tableLabel: "\(dynsym.label) strings")
     }
 
     // MARK: Notes

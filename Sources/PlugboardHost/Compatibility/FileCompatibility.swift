@@ -15,7 +15,7 @@ enum FileCompatibility {
 
     /// The SDK ABI a plugin file was compiled against, from the ABI marker it references.
     static func compiledABI(of image: ELFImage) -> ABIVersion? {
-        image.dynamicSymbols.lazy.filter { !$0.isDefined }.compactMap { SwiftSymbol.abiMarkerVersion($0.name) }.first
+        image.symbols.undefined(withPrefixes: [SwiftSymbol.abiMarkerPrefix]).lazy.compactMap { SwiftSymbol.abiMarkerVersion($0.name) }.first
     }
 
     /// The first reason `image` must not be loaded into this host, if any.
@@ -30,7 +30,7 @@ enum FileCompatibility {
             return .entryNotFunction(path: path, detail: "its address 0x\(String(entry.value, radix: 16)) is outside every executable segment")
         }
         if image.defines(sdkProtocolSymbol) { return .sdkEmbedded(path: path) }
-        guard (image.sectionSizes[swiftTypeSection] ?? 0) > 0 else { return .notSwiftPlugin(path: path) }
+        guard (image.sectionSize(swiftTypeSection) ?? 0) > 0 else { return .notSwiftPlugin(path: path) }
         guard let pluginABI = compiledABI(of: image) else { return .noSDKMarker(path: path) }
         if let host = environment.sdkEmbeddedIn, image.needed.contains(HostEnvironment.sdkSoname) {
             return .sdkDuplicated(
@@ -47,9 +47,8 @@ enum FileCompatibility {
         }
         // Strong undefined SDK symbols the host's SDK image lacks: dlopen would
         // fail on them with a mangled name; name the API instead.
-        let missing = image.dynamicSymbols.filter {
-            !$0.isDefined && !$0.isWeak && SwiftSymbol.isSDKSymbol($0.name)
-                && SwiftSymbol.abiMarkerVersion($0.name) == nil && !environment.sdkDefines($0.name)
+        let missing = image.symbols.undefined(withPrefixes: SwiftSymbol.sdkPrefixes).filter {
+            !$0.isWeak && SwiftSymbol.abiMarkerVersion($0.name) == nil && !environment.sdkDefines($0.name)
         }
         if !missing.isEmpty {
             return .missingSDKSymbols(
@@ -74,10 +73,11 @@ enum FileCompatibility {
     /// private copy (`$ORIGIN/..`) or the working directory (a relative one),
     /// where another local user may put a library.
     static func libraryPathProblem(in image: ELFImage, _ path: String) -> PluginLoadError? {
-        if let needed = image.needed.first(where: { $0.contains("/") }) {
+        // Searched as bytes: `contains` on a `String` is Foundation's search.
+        if let needed = image.needed.first(where: { $0.utf8.contains(UInt8(ascii: "/")) }) {
             return .unsafeLibraryPath(path: path, detail: "it needs \(needed) by a path")
         }
-        if let entry = image.runpath.first(where: { $0 != "$ORIGIN" && $0 != "${ORIGIN}" && !($0.hasPrefix("/") && !$0.contains("$")) }) {
+        if let entry = image.runpath.first(where: { $0 != "$ORIGIN" && $0 != "${ORIGIN}" && !($0.hasPrefix("/") && !$0.utf8.contains(UInt8(ascii: "$"))) }) {
             return .unsafeLibraryPath(path: path, detail: "its run path has \(entry.isEmpty ? "an empty entry (the working directory)" : entry)")
         }
         return nil

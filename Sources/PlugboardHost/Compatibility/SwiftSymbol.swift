@@ -23,19 +23,24 @@ enum SwiftSymbol {
     /// Whether `name` is an SDK symbol: a Swift symbol of module `Plugboard`
     /// or a C symbol of the SDK.
     static func isSDKSymbol(_ name: String) -> Bool {
-        name.hasPrefix("$s9Plugboard") || name.hasPrefix("plugboard_")
+        sdkPrefixes.contains { name.hasPrefix($0) }
     }
+
+    /// How an SDK symbol's name starts.
+    static let sdkPrefixes = ["$s9Plugboard", "plugboard_"]
+
+    /// How an ABI marker's name starts.
+    static let abiMarkerPrefix = "plugboard_sdk_abi_"
 
     /// The SDK ABI version an ABI marker symbol names (`plugboard_sdk_abi_1_2` is 1.2).
     static func abiMarkerVersion(_ name: String) -> ABIVersion? {
-        let prefix = "plugboard_sdk_abi_"
-        guard name.hasPrefix(prefix) else { return nil }
-        let parts = name.dropFirst(prefix.count).split(separator: "_")
+        guard name.hasPrefix(abiMarkerPrefix) else { return nil }
+        let parts = name.dropFirst(abiMarkerPrefix.count).split(separator: "_")
         guard parts.count == 2, let major = UInt32(parts[0]), let minor = UInt32(parts[1]) else { return nil }
         return ABIVersion(major: major, minor: minor)
     }
 
     static func abiMarker(_ version: ABIVersion) -> String {
-        "plugboard_sdk_abi_\(version.major)_\(version.minor)"
+        "\(abiMarkerPrefix)\(version.major)_\(version.minor)"
     }
 }

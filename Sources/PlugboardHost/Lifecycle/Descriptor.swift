@@ -130,10 +130,24 @@ struct Descriptor: Sendable {
     }
 
     /// Reverse-DNS: two or more dot-separated labels of ASCII letters, digits, '-' and '_'.
+    /// Checked on bytes: by `Character` (grapheme breaking) it cost 60,000
+    /// instructions per activation.
     static func isValidID(_ id: String) -> Bool {
-        let labels = id.split(separator: ".", omittingEmptySubsequences: false)
-        return labels.count >= 2 && id.utf8.count <= 200 && labels.allSatisfy { label in
-            !label.isEmpty && label.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
+        guard id.utf8.count <= 200 else { return false }
+        var labels = 1, labelLength = 0
+        for byte in id.utf8 {
+            switch byte {
+            case UInt8(ascii: "."):
+                guard labelLength > 0 else { return false }
+                labels += 1
+                labelLength = 0
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"):
+                labelLength += 1
+            default:
+                return false
+            }
         }
+        return labels >= 2 && labelLength > 0
     }
 }
