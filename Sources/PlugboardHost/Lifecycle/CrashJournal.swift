@@ -121,6 +121,10 @@ final class CrashJournal: Sendable {
         var interrupted = false
     }
     private let state = Mutex(State())
+    /// The last note encoded and its line: an activation writes the same
+    /// note around loading, the defaults and init (a third of its notes'
+    /// cost was encoding them again).
+    private let lastLine = Mutex<(note: Note, line: [UInt8])?>(nil)
     /// Serialises installations, so the count each returns is exact.
     private static let installing = Mutex(())
 
@@ -187,7 +191,7 @@ final class CrashJournal: Sendable {
     private func begin(_ note: Note) -> Int? {
         var note = note
         note.taint = taint?.codes
-        let line = (Self.line(note) ?? []) + [0x0A]
+        let line = encoded(note) + [0x0A]
         return state.withLock { state -> Int? in
             guard !state.interrupted, !Self.faulted(state), open(&state) else { return nil }
             state.next += 1
@@ -197,6 +201,14 @@ final class CrashJournal: Sendable {
             write(&state)
             return state.next
         }
+    }
+
+    /// `note`'s line (empty when it cannot be encoded).
+    private func encoded(_ note: Note) -> [UInt8] {
+        if let last = lastLine.withLock({ $0 }), last.note == note { return last.line }
+        let line = Self.line(note) ?? []
+        lastLine.withLock { $0 = (note, line) }
+        return line
     }
 
     private func end(_ token: Int?) {
@@ -335,7 +347,7 @@ final class CrashJournal: Sendable {
     func registerImage(_ library: DynamicLibrary, note: Note) {
         var note = note
         note.taint = taint?.codes
-        let line = Self.line(note) ?? []
+        let line = Self.line(note) ?? []  // not `encoded`: this note comes between the same init notes
         state.withLock { state in
             guard !line.isEmpty, open(&state), state.slot >= 0 else { return }
             _ = line.withUnsafeBufferPointer { bytes in
