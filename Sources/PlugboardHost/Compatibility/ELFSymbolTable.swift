@@ -15,7 +15,7 @@ struct ELFSymbolTable: Sendable {
     /// One symbol as the table holds it: where its name starts in
     /// `strings`, and what the checks need of the rest.
     private struct Entry: Sendable {
-        let nameOffset: Int32
+        let nameOffset: UInt32
         let isDefined: Bool
         let isWeak: Bool
         let isFunction: Bool
@@ -61,16 +61,10 @@ struct ELFSymbolTable: Sendable {
             guard strings[Int(nameOffset)] != 0 else { continue }  // an empty name
             let kind = info & 0xf
             entries.append(Entry(
-                nameOffset: Int32(nameOffset), isDefined: shndx != 0, isWeak: binding == 2,
+                nameOffset: nameOffset, isDefined: shndx != 0, isWeak: binding == 2,
                 isFunction: kind == 2 || kind == 10, value: value))  // STT_FUNC, STT_GNU_IFUNC
         }
         return ELFSymbolTable(entries: entries, strings: Array(strings))
-    }
-
-    /// Every symbol, named (for messages and tests; the checks use the
-    /// lookups below).
-    var all: [ELFImage.Symbol] {
-        entries.map(symbol)
     }
 
     /// The defined symbol called `name`.

@@ -363,19 +363,28 @@ final class CrashJournal: Sendable {
         if !Self.isNote(state) {
             guard replaceTakenFiles(&state) else { return }
         }
-        // Usually one call at a time. The file keeps its size: newlines (empty
-        // lines, which the reader skips) cover what a longer note left, so a
-        // note is one write in place. Changing the size (`ftruncate`, an
-        // append) costs the file system a metadata update: 7% of an
-        // activation, for its four notes.
-        var bytes = state.running.keys.sorted().flatMap { state.running[$0]! }
-        if state.written - bytes.count > Self.paddingLimit {
-            ftruncate(state.fd, off_t(bytes.count))  // many calls ran at once: shrink back
-            state.written = bytes.count
-        }
+        // Usually one call at a time. The file keeps its size once it has
+        // held its longest note: newlines (empty lines, which the reader
+        // skips) cover what a longer note left, so a note is one write in
+        // place. Changing the size (`ftruncate`, an append) costs the file
+        // system a metadata update: 7% of an activation, for its four notes.
+        let notes = state.running.keys.sorted().flatMap { state.running[$0]! }
+        var bytes = notes
         if bytes.count < state.written { bytes += repeatElement(0x0A, count: state.written - bytes.count) }
-        if !bytes.isEmpty { _ = bytes.withUnsafeBytes { pwrite(state.fd, $0.baseAddress, $0.count, 0) } }
+        let wrote = bytes.isEmpty ? 0 : bytes.withUnsafeBytes { pwrite(state.fd, $0.baseAddress, $0.count, 0) }
+        guard wrote == bytes.count else {
+            // A write that failed (a full disk on a copy-on-write file system,
+            // an I/O error) must not leave a returned call's note to blame:
+            // empty the file, as clearing did before.
+            state.written = ftruncate(state.fd, 0) == 0 ? 0 : max(state.written, bytes.count)
+            return
+        }
         state.written = bytes.count
+        // Many calls ran at once: shrink back, after the notes that remain
+        // were written over the old (the file never starts with a stale one).
+        if state.written - notes.count > Self.paddingLimit, ftruncate(state.fd, off_t(notes.count)) == 0 {
+            state.written = notes.count
+        }
     }
 
     /// The most padding a cleared note file is written with before it is

@@ -44,16 +44,23 @@ import Testing
         let journal = CrashJournal(directory: directory.path, hangThreshold: .seconds(60))
         defer { journal.close() }
         // Nested calls (one activating another) each add a note: 50 of them
-        // are more than the padding a cleared file may keep.
+        // are more than the padding a cleared file may keep. After each
+        // inner call returns, the file says exactly the calls still running.
+        var stale: [Int] = []
         func nest(_ depth: Int) throws -> (notes: Int, size: Int) {
             guard depth < 50 else { return (try notes(in: directory).count, try noteFileSize(in: directory)) }
-            return try journal.record(note("fixture.nested\(depth)", path: "/plugins/a-folder/libNested\(depth).so")) {
-                () throws(any Error) in try nest(depth + 1)
+            let running = note("fixture.nested\(depth)", path: "/plugins/a-folder/libNested\(depth).so")
+            return try journal.record(running) { () throws(any Error) in
+                let deepest = try nest(depth + 1)
+                let now = try notes(in: directory)
+                if now.count != depth + 1 || now.last != running { stale.append(depth) }
+                return deepest
             }
         }
         let deepest = try nest(0)
         #expect(deepest.notes == 50)
         #expect(deepest.size > 4096, "the test needs more notes than the padding limit")
+        #expect(stale.isEmpty, "depths whose file said other calls than those running: \(stale)")
         #expect(try notes(in: directory).isEmpty)
         #expect(try noteFileSize(in: directory) <= 4096)
     }

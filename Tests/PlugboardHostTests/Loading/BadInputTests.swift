@@ -102,10 +102,17 @@ import Testing
             let path = try dir.copy(Fixtures.library("Gamma"), as: "bad.so")
             try patchBytes(at: path, replacing: Fixtures.toolchainPatch.current, with: Fixtures.toolchainPatch.foreign)
         },
-        Case(name: "a symbol named from past its string table", code: "malformed-elf", status: .rejected,
-             mentions: "string offset 2147483632 out of range in .dynsym strings") { dir in
+        // A symbol's name offset just past its string table's end, and near
+        // the top of the 32-bit range: refused from the bytes, never read.
+        Case(name: "a symbol named from the end of its string table", code: "malformed-elf", status: .rejected,
+             mentions: "out of range in .dynsym strings") { dir in
             let path = try dir.copy(Fixtures.library("Gamma"), as: "bad.so")
-            try pointFirstExportedSymbolName(at: path, to: 0x7FFF_FFF0)
+            try pointFirstExportedSymbolName(at: path) { stringTableSize in UInt32(stringTableSize) }
+        },
+        Case(name: "a symbol named from far past its string table", code: "malformed-elf", status: .rejected,
+             mentions: "string offset 4294967280 out of range in .dynsym strings") { dir in
+            let path = try dir.copy(Fixtures.library("Gamma"), as: "bad.so")
+            try pointFirstExportedSymbolName(at: path) { _ in 0xFFFF_FFF0 }
         },
         Case(name: "object file, not a shared object", code: "not-shared-object", status: .rejected, mentions: "type 1") { dir in
             let object = Fixtures.repository.appendingPathComponent("Tests/Fixtures/.build/debug/Gamma.build/Gamma.swift.o")
@@ -164,8 +171,9 @@ extension PluginRecord {
 }
 
 /// Sets `st_name` of the first GLOBAL or WEAK entry of the file's `.dynsym`
-/// (an ELF64 little-endian shared object) to `offset`.
-private func pointFirstExportedSymbolName(at path: String, to offset: UInt32) throws {
+/// (an ELF64 little-endian shared object) to what `offset` makes of the size
+/// of its string table.
+private func pointFirstExportedSymbolName(at path: String, to offset: (Int) -> UInt32) throws {
     var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
     func u16(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
     func u32(_ at: Int) -> Int { u16(at) | u16(at + 2) << 16 }
@@ -175,8 +183,10 @@ private func pointFirstExportedSymbolName(at path: String, to offset: UInt32) th
         let header = sectionHeaders + index * 64
         guard u32(header + 4) == 11 else { continue }  // SHT_DYNSYM
         let table = u64(header + 24), size = u64(header + 32)
+        let strings = sectionHeaders + u32(header + 40) * 64  // sh_link: its string table
+        let value = offset(u64(strings + 32))
         for entry in stride(from: table + 24, to: table + size, by: 24) where [1, 2].contains(bytes[entry + 4] >> 4) {
-            withUnsafeBytes(of: offset.littleEndian) { bytes.replaceSubrange(entry..<(entry + 4), with: $0) }
+            withUnsafeBytes(of: value.littleEndian) { bytes.replaceSubrange(entry..<(entry + 4), with: $0) }
             try Data(bytes).write(to: URL(fileURLWithPath: path))
             return
         }
