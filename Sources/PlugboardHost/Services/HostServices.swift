@@ -75,24 +75,24 @@ final class HostServices: Sendable {
             }
             switch service {
             case Services.Logging.id:
-                granted[service] = HostLogger(label: id, sink: logSink)
+                granted[service] = GrantedService<Services.Logging.Service>(HostLogger(label: id, sink: logSink))
             case Services.Storage.id:
                 if let dataDirectory {
-                    granted[service] = store(for: id, in: dataDirectory)
+                    granted[service] = GrantedService<Services.Storage.Service>(store(for: id, in: dataDirectory))
                 } else {
                     denied[service] = "this host has no data directory"
                 }
             case Services.Configuration.id:
                 let (values, problems) = configuration.merged(for: id, defaults: defaults)
                 problems.forEach(self.report)
-                granted[service] = MergedConfiguration(values: values)
+                granted[service] = GrantedService<Services.Configuration.Service>(MergedConfiguration(values: values))
             case Services.Events.id:
-                granted[service] = makeEventBus?(events, owner) ?? PluginEventBus(hub: events, owner: owner)
+                granted[service] = GrantedService<Services.Events.Service>(makeEventBus?(events, owner) ?? PluginEventBus(hub: events, owner: owner))
             case Services.Router.id:
-                granted[service] = PluginRouter(table: routes, owner: owner, report: report)
+                granted[service] = GrantedService<Services.Router.Service>(PluginRouter(table: routes, owner: owner, report: report))
             case Services.Extensions.id:
                 if let activator {
-                    granted[service] = PluginExtensionLookup(activator: activator)
+                    granted[service] = GrantedService<Services.Extensions.Service>(PluginExtensionLookup(activator: activator))
                 } else {
                     denied[service] = "providers of a plugin's own extension points are looked up in the host, not in an isolated child"
                 }
