@@ -75,24 +75,24 @@ final class HostServices: Sendable {
             }
             switch service {
             case Services.Logging.id:
-                granted[service] = GrantedService<Services.Logging.Service>(HostLogger(label: id, sink: logSink))
+                granted[service] = Self.grant(Services.Logging.self, HostLogger(label: id, sink: logSink))
             case Services.Storage.id:
                 if let dataDirectory {
-                    granted[service] = GrantedService<Services.Storage.Service>(store(for: id, in: dataDirectory))
+                    granted[service] = Self.grant(Services.Storage.self, store(for: id, in: dataDirectory))
                 } else {
                     denied[service] = "this host has no data directory"
                 }
             case Services.Configuration.id:
                 let (values, problems) = configuration.merged(for: id, defaults: defaults)
                 problems.forEach(self.report)
-                granted[service] = GrantedService<Services.Configuration.Service>(MergedConfiguration(values: values))
+                granted[service] = Self.grant(Services.Configuration.self, MergedConfiguration(values: values))
             case Services.Events.id:
-                granted[service] = GrantedService<Services.Events.Service>(makeEventBus?(events, owner) ?? PluginEventBus(hub: events, owner: owner))
+                granted[service] = Self.grant(Services.Events.self, makeEventBus?(events, owner) ?? PluginEventBus(hub: events, owner: owner))
             case Services.Router.id:
-                granted[service] = GrantedService<Services.Router.Service>(PluginRouter(table: routes, owner: owner, report: report))
+                granted[service] = Self.grant(Services.Router.self, PluginRouter(table: routes, owner: owner, report: report))
             case Services.Extensions.id:
                 if let activator {
-                    granted[service] = GrantedService<Services.Extensions.Service>(PluginExtensionLookup(activator: activator))
+                    granted[service] = Self.grant(Services.Extensions.self, PluginExtensionLookup(activator: activator))
                 } else {
                     denied[service] = "providers of a plugin's own extension points are looked up in the host, not in an isolated child"
                 }
@@ -104,6 +104,13 @@ final class HostServices: Sendable {
         return PluginContext(
             pluginID: id, pluginVersion: descriptor.version, declaredServices: declared,
             granted: granted, denied: denied)
+    }
+
+    /// `service` as `key`'s protocol type, boxed so the plugin's context
+    /// hands it over without a cast (``GrantedService``); the box's type
+    /// follows from the key, so it cannot name another service's protocol.
+    private static func grant<Key: Services.Key>(_ key: Key.Type, _ service: Key.Service) -> any Sendable {
+        GrantedService<Key.Service>(service)
     }
 
     /// Holds back events and routes of a generation a reload is starting.

@@ -315,9 +315,11 @@ private struct KeyedWriter<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let codingPath: [any CodingKey]
 
     /// A node for a nested value under `key`.
-    private func child(_ key: Key) -> CompactNode {
+    private func child(_ key: Key) -> CompactNode { child(named: key.stringValue) }
+
+    private func child(named name: String) -> CompactNode {
         let child = CompactNode()
-        node.append(key.stringValue, .node(child))
+        node.append(name, .node(child))
         return child
     }
 
@@ -345,9 +347,7 @@ private struct KeyedWriter<Key: CodingKey>: KeyedEncodingContainerProtocol {
     // Under the name "super", which the type's own keys need not have (a
     // `Key("super")!` trapped for every type without such a case).
     mutating func superEncoder() -> any Encoder {
-        let child = CompactNode()
-        node.append(CompactCoding.superKey, .node(child))
-        return CompactEncoding(node: child, codingPath: codingPath)
+        CompactEncoding(node: child(named: CompactCoding.superKey), codingPath: codingPath)
     }
     mutating func superEncoder(forKey key: Key) -> any Encoder { CompactEncoding(node: child(key), codingPath: codingPath + [key]) }
 }
