@@ -207,7 +207,11 @@ import Glibc
         let count = try #require(Int(opened.split(separator: " ")[1]))
         #expect(count < 256, "\(opened)")
         #expect(opened.hasSuffix("Too many open files"))
-        #expect(abs(try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count - hostDescriptors) < 8)
+        // Other suites open and close descriptors meanwhile (the CI run that
+        // saw a tighter bound fail), so the bound is the child's own count:
+        // had its descriptors been the host's, the host would hold them all.
+        let grown = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count - hostDescriptors
+        #expect(grown < count / 2, "the host gained \(grown) descriptors; the child opened \(count)")
         #expect(try fault(host, "print") == "printed")
         #expect(try fault(host, "pid") == pid)
         host.shutdown()
