@@ -87,7 +87,9 @@ struct StartupBench {
     /// a failure ends the benchmarks, loudly (figures from a broken setup would mislead).
     static func inWorkFolder(_ label: String, benchmark: String, _ body: (URL) throws -> Void) {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("plugboard-bench-\(label)-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: work) }
+        // PLUGBOARD_BENCH_KEEP=1 leaves the folder for a profile of one command.
+        let keep = ProcessInfo.processInfo.environment["PLUGBOARD_BENCH_KEEP"] == "1"
+        defer { if keep { print("kept: \(work.path)") } else { try? FileManager.default.removeItem(at: work) } }
         do {
             try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
             try body(work)

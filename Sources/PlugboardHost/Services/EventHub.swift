@@ -18,7 +18,7 @@ final class EventHub: Sendable {
     private struct Subscriber: Sendable {
         let id: Int
         let owner: ServiceOwner
-        let handler: @Sendable (EventPayload) throws -> Void
+        let handler: Handler
     }
 
     /// The subscribers one publish delivers to, in subscription order:
@@ -33,8 +33,12 @@ final class EventHub: Sendable {
     /// A handler in a struct: an array of bare closures keeps each behind a
     /// reabstraction thunk (a generic container's element is stored at its
     /// most general abstraction), one more call per delivery.
+    /// A typed subscriber (SDK 2.2) also has `typed`, which a typed publish
+    /// of the same `type` calls with the value in place: no payload.
     private struct Handler: Sendable {
         let call: @Sendable (EventPayload) throws -> Void
+        var type: ObjectIdentifier? = nil
+        var typed: (@Sendable (UnsafeRawPointer) throws -> Void)? = nil
     }
 
     /// Subscribers by event name, in subscription order; the generations a
@@ -50,7 +54,7 @@ final class EventHub: Sendable {
         mutating func refresh(_ event: String) {
             var made = Deliverable()
             for subscriber in byEvent[event] ?? [] where !staged.contains(subscriber.owner) {
-                made.handlers.append(Handler(call: subscriber.handler))
+                made.handlers.append(subscriber.handler)
                 made.owners.append(subscriber.owner)
             }
             deliverable[event] = made.handlers.isEmpty ? nil : made
@@ -91,6 +95,19 @@ final class EventHub: Sendable {
     }
 
     func subscribe(owner: ServiceOwner, event: String, handler: @escaping @Sendable (EventPayload) throws -> Void) -> EventSubscription {
+        subscribe(owner: owner, event: event, Handler(call: handler))
+    }
+
+    /// A typed subscriber: `typed` for a typed publish of `type`, `handler`
+    /// for any other.
+    func subscribe(
+        owner: ServiceOwner, event: String, type: ObjectIdentifier,
+        typed: @escaping @Sendable (UnsafeRawPointer) throws -> Void, handler: @escaping @Sendable (EventPayload) throws -> Void
+    ) -> EventSubscription {
+        subscribe(owner: owner, event: event, Handler(call: handler, type: type, typed: typed))
+    }
+
+    private func subscribe(owner: ServiceOwner, event: String, _ handler: Handler) -> EventSubscription {
         let id = subscribers.withLock { state in
             state.next += 1
             state.byEvent[event, default: []].append(Subscriber(id: state.next, owner: owner, handler: handler))
@@ -135,7 +152,22 @@ final class EventHub: Sendable {
     }
 
     func publish(_ payload: EventPayload, from publisher: ServiceOwner) -> EventDelivery {
-        let event = payload.name
+        deliver(payload.name, typed: nil, payload: { payload }, from: publisher)
+    }
+
+    /// A typed publish: the value at `value`, of the type `type` names.
+    func publish(
+        _ event: String, type: ObjectIdentifier, value: UnsafeRawPointer, payload: () -> EventPayload, from publisher: ServiceOwner
+    ) -> EventDelivery {
+        deliver(event, typed: (type, value), payload: payload, from: publisher)
+    }
+
+    /// Subscribers of the typed value's own type get it in place; the others
+    /// get the payload, made on the first of them.
+    private func deliver(
+        _ event: String, typed: (type: ObjectIdentifier, value: UnsafeRawPointer)?, payload make: () -> EventPayload,
+        from publisher: ServiceOwner
+    ) -> EventDelivery {
         let stack = DeliveryStack.current
         if stack.isDelivering(event) {
             let cycle = stack.names + [event]
@@ -151,11 +183,19 @@ final class EventHub: Sendable {
         }
         var delivered = 0
         var failures: [String] = []
+        var payload: EventPayload?
         stack.push(event)
         defer { stack.pop() }
         for index in targets.handlers.indices {
             do {
-                try targets.handlers[index].call(payload)
+                let handler = targets.handlers[index]
+                if let typed, let call = handler.typed, handler.type == typed.type {
+                    try call(typed.value)
+                } else {
+                    let made = payload ?? make()
+                    payload = made
+                    try handler.call(made)
+                }
                 delivered += 1
             } catch {
                 let owner = targets.owners[index]
@@ -219,8 +259,9 @@ final class DeliveryStack {
     }
 }
 
-/// The ``EventBus`` a plugin receives: the hub, labelled with the plugin.
-struct PluginEventBus: EventBus {
+/// The ``EventBus`` a plugin receives (handed out as its
+/// `directEventBus()`): the hub, labelled with the plugin.
+struct PluginEventBus: TypedEventHub {
     let hub: EventHub
     let owner: ServiceOwner
 
@@ -232,6 +273,18 @@ struct PluginEventBus: EventBus {
     @discardableResult
     func subscribe(to name: String, _ handler: @escaping @Sendable (EventPayload) throws -> Void) -> EventSubscription {
         hub.subscribe(owner: owner, event: name, handler: handler)
+    }
+
+    func publish(named name: String, type: ObjectIdentifier, value: UnsafeRawPointer, payload: () -> EventPayload) -> EventDelivery {
+        hub.publish(name, type: type, value: value, payload: payload, from: owner)
+    }
+
+    func subscribe(
+        to name: String, type: ObjectIdentifier,
+        typed: @escaping @Sendable (UnsafeRawPointer) throws -> Void,
+        _ handler: @escaping @Sendable (EventPayload) throws -> Void
+    ) -> EventSubscription {
+        hub.subscribe(owner: owner, event: name, type: type, typed: typed, handler: handler)
     }
 }
 

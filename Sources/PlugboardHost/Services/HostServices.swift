@@ -13,8 +13,9 @@ final class HostServices: Sendable {
     let storageQuota: StorageQuota
     let configuration: HostSettings
     private let custom = Mutex<[String: @Sendable (String) -> any Sendable]>([:])
-    /// The event bus a plugin gets (nil: the host's own, `PluginEventBus`);
-    /// an isolated plugin's child gives one that crosses to the host.
+    /// The event bus a plugin gets (nil: the host's own, `PluginEventBus` in
+    /// its `directEventBus()`); an isolated plugin's child gives one that
+    /// crosses to the host.
     private let makeEventBus: (@Sendable (EventHub, ServiceOwner) -> any EventBus)?
     private var diagnostics: DiagnosticLog { diagnosticLog }
     /// Reaches the lifecycle for ``Services/Extensions`` (nil in an isolated child).
@@ -87,7 +88,7 @@ final class HostServices: Sendable {
                 problems.forEach(self.report)
                 granted[service] = Self.grant(Services.Configuration.self, MergedConfiguration(values: values))
             case Services.Events.id:
-                granted[service] = Self.grant(Services.Events.self, makeEventBus?(events, owner) ?? PluginEventBus(hub: events, owner: owner))
+                granted[service] = Self.grant(Services.Events.self, makeEventBus?(events, owner) ?? PluginEventBus(hub: events, owner: owner).directEventBus())
             case Services.Router.id:
                 granted[service] = Self.grant(Services.Router.self, PluginRouter(table: routes, owner: owner, report: report))
             case Services.Extensions.id:

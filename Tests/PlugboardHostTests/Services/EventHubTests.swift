@@ -1,6 +1,6 @@
 import DemoInterfaces
 import Foundation
-import Plugboard
+@_spi(PlugboardHost) import Plugboard
 import PlugboardDemo
 @testable import PlugboardHost
 import Synchronization
@@ -18,17 +18,54 @@ import Testing
         let n: Int
     }
 
+    /// The bus a plugin gets from the host: typed publishes of the same type
+    /// are delivered in place.
+    static func bus(hub: EventHub, owner: ServiceOwner) -> any EventBus {
+        PluginEventBus(hub: hub, owner: owner).directEventBus()
+    }
+
+    /// A plugin built against SDK 2.0 or 2.1 inlined `publish` and
+    /// `subscribe` as a payload and a payload handler; so does any bus that
+    /// is not the host's `directEventBus()`. Both kinds of publisher and of
+    /// subscriber meet on one hub, in subscription order, and a typed
+    /// publish makes its payload once, for the subscribers that need one.
+    @Test(arguments: [true, false])
+    func typedAndPayloadPublishersAndSubscribersMeetInOrder(directPublisher: Bool) {
+        let hub = EventHub(report: DiagnosticLog().append)
+        let log = Log()
+        let payloads = Mutex<[EventPayload]>([])
+        let direct = Self.bus(hub: hub, owner: ServiceOwner(pluginID: "direct"))
+        let old = PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "old"))
+        direct.subscribe(Ping.self) { log.add("direct \($0.n)") }
+        old.subscribe(Ping.self) { log.add("old \($0.n)") }
+        direct.subscribe(to: "ping") { payload in
+            payloads.withLock { $0.append(payload) }
+            log.add("payload \(try payload.decode(Ping.self).n)")
+        }
+        direct.subscribe(PingCopy.self) { log.add("copy \($0.n)") }
+        old.subscribe(to: "ping") { payload in
+            payloads.withLock { $0.append(payload) }
+            log.add("old payload \(try payload.decode(PingCopy.self).n)")
+        }
+        let publisher: any EventBus = directPublisher ? direct : old
+        let delivery = publisher.publish(Ping(n: 3))
+        #expect(delivery == EventDelivery(event: "ping", delivered: 5, failures: [], cycle: nil))
+        #expect(log.all == ["direct 3", "old 3", "payload 3", "copy 3", "old payload 3"])
+        let seen = payloads.withLock { $0 }
+        #expect(seen.count == 2 && seen[0] === seen[1], "one payload per publish")
+    }
+
     @Test func deliveryIsSynchronousInSubscriptionOrderOnThePublishingThread() {
         let diagnostics = DiagnosticLog()
         let hub = EventHub(report: diagnostics.append)
         let log = Log()
         let publisher = pthread_self()
         for name in ["first", "second", "third"] {
-            PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: name)).subscribe(Ping.self) { event in
+            Self.bus(hub: hub, owner: ServiceOwner(pluginID: name)).subscribe(Ping.self) { event in
                 log.add("\(name) \(event.n) \(pthread_equal(pthread_self(), publisher) != 0 ? "same-thread" : "other-thread")")
             }
         }
-        let delivery = PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "pub")).publish(Ping(n: 1))
+        let delivery = Self.bus(hub: hub, owner: ServiceOwner(pluginID: "pub")).publish(Ping(n: 1))
         #expect(delivery == EventDelivery(event: "ping", delivered: 3, failures: [], cycle: nil))
         #expect(log.all == ["first 1 same-thread", "second 1 same-thread", "third 1 same-thread"])
     }
@@ -50,11 +87,11 @@ import Testing
         let hub = EventHub(report: DiagnosticLog().append)
         let log = Log()
         for index in 0..<3 {
-            PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "copy\(index)")).subscribe(PingCopy.self) { log.add("copy \($0.n)") }
+            Self.bus(hub: hub, owner: ServiceOwner(pluginID: "copy\(index)")).subscribe(PingCopy.self) { log.add("copy \($0.n)") }
         }
-        PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "same")).subscribe(Ping.self) { log.add("same \($0.n)") }
+        Self.bus(hub: hub, owner: ServiceOwner(pluginID: "same")).subscribe(Ping.self) { log.add("same \($0.n)") }
         let before = PingCopy.decodes.load(ordering: .relaxed)
-        PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "pub")).publish(Ping(n: 7))
+        Self.bus(hub: hub, owner: ServiceOwner(pluginID: "pub")).publish(Ping(n: 7))
         #expect(log.all == ["copy 7", "copy 7", "copy 7", "same 7"])
         #expect(PingCopy.decodes.load(ordering: .relaxed) - before == 1, "one decode per subscriber type and publish")
     }
@@ -83,11 +120,11 @@ import Testing
         let hub = EventHub(report: diagnostics.append)
         let log = Log()
         let nan = Log()
-        PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "elsewhere")).subscribe(MeasuredElsewhere.self) { event in
+        Self.bus(hub: hub, owner: ServiceOwner(pluginID: "elsewhere")).subscribe(MeasuredElsewhere.self) { event in
             log.add("\(event.count) \(event.ratio)")
         }
-        PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "wrongly")).subscribe(MeasuredWrongly.self) { log.add($0.count) }
-        let publisher = PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "pub"))
+        Self.bus(hub: hub, owner: ServiceOwner(pluginID: "wrongly")).subscribe(MeasuredWrongly.self) { log.add($0.count) }
+        let publisher = Self.bus(hub: hub, owner: ServiceOwner(pluginID: "pub"))
         let delivery = publisher.publish(Measured(count: 3, ratio: 2))
         #expect(log.all == ["3.0 2"], "an Int read as a Double, a whole Double as an Int")
         #expect(delivery.delivered == 1)
@@ -96,7 +133,7 @@ import Testing
 
         // A value JSON cannot carry (JSONEncoder refuses NaN) still crosses:
         // within a process an event is not JSON.
-        PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "reader")).subscribe(to: "nan") { payload in
+        Self.bus(hub: hub, owner: ServiceOwner(pluginID: "reader")).subscribe(to: "nan") { payload in
             struct Reading: PluginEvent { static let name = "nan"; let value: Double }
             nan.add(try payload.decode(Reading.self).value.isNaN ? "nan" : "number")
         }
@@ -130,10 +167,10 @@ import Testing
         let hub = EventHub(report: DiagnosticLog().append)
         let log = Log()
         for index in 0..<3 {
-            PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "text\(index)")).subscribe(LinkedAsText.self) { log.add($0.url) }
+            Self.bus(hub: hub, owner: ServiceOwner(pluginID: "text\(index)")).subscribe(LinkedAsText.self) { log.add($0.url) }
         }
         let before = Linked.encodes.load(ordering: .relaxed)
-        let delivery = PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "pub")).publish(Linked(url: URL(string: "https://example.com/a")!))
+        let delivery = Self.bus(hub: hub, owner: ServiceOwner(pluginID: "pub")).publish(Linked(url: URL(string: "https://example.com/a")!))
         #expect(delivery.failures == [], "a URL read as a string, as across processes (JSON)")
         #expect(log.all == Array(repeating: "https://example.com/a", count: 3))
         #expect(Linked.encodes.load(ordering: .relaxed) - before == 2, "one compact encode, one JSON encode, for three subscribers")
@@ -142,10 +179,10 @@ import Testing
         // value is still encoded once each way, not once per subscriber.
         let mismatched = EventHub(report: DiagnosticLog().append)
         for index in 0..<3 {
-            PluginEventBus(hub: mismatched, owner: ServiceOwner(pluginID: "number\(index)")).subscribe(LinkedAsNumber.self) { _ in }
+            Self.bus(hub: mismatched, owner: ServiceOwner(pluginID: "number\(index)")).subscribe(LinkedAsNumber.self) { _ in }
         }
         let again = Linked.encodes.load(ordering: .relaxed)
-        let failed = PluginEventBus(hub: mismatched, owner: ServiceOwner(pluginID: "pub")).publish(Linked(url: URL(string: "https://example.com/b")!))
+        let failed = Self.bus(hub: mismatched, owner: ServiceOwner(pluginID: "pub")).publish(Linked(url: URL(string: "https://example.com/b")!))
         #expect(failed.failures.count == 3)
         #expect(Linked.encodes.load(ordering: .relaxed) - again == 2)
     }
@@ -160,12 +197,12 @@ import Testing
         let log = Log()
         let old = ServiceOwner(pluginID: "plugin", generation: 1), new = ServiceOwner(pluginID: "plugin", generation: 2)
         let other = ServiceOwner(pluginID: "other")
-        let publisher = PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "pub"))
-        PluginEventBus(hub: hub, owner: old).subscribe(Ping.self) { log.add("old \($0.n)") }
+        let publisher = Self.bus(hub: hub, owner: ServiceOwner(pluginID: "pub"))
+        Self.bus(hub: hub, owner: old).subscribe(Ping.self) { log.add("old \($0.n)") }
         hub.stage(new)
-        let staged = PluginEventBus(hub: hub, owner: new).subscribe(Ping.self) { log.add("new \($0.n)") }
-        PluginEventBus(hub: hub, owner: new).subscribe(Ping.self) { log.add("new again \($0.n)") }
-        PluginEventBus(hub: hub, owner: other).subscribe(Ping.self) { log.add("other \($0.n)") }
+        let staged = Self.bus(hub: hub, owner: new).subscribe(Ping.self) { log.add("new \($0.n)") }
+        Self.bus(hub: hub, owner: new).subscribe(Ping.self) { log.add("new again \($0.n)") }
+        Self.bus(hub: hub, owner: other).subscribe(Ping.self) { log.add("other \($0.n)") }
         publisher.publish(Ping(n: 1))
         #expect(log.all == ["old 1", "other 1"], "the staged generation is held back")
 
@@ -177,7 +214,7 @@ import Testing
         // A rolled-back reload: a staged generation unstaged delivers again.
         let third = ServiceOwner(pluginID: "plugin", generation: 3)
         hub.stage(third)
-        PluginEventBus(hub: hub, owner: third).subscribe(Ping.self) { log.add("third \($0.n)") }
+        Self.bus(hub: hub, owner: third).subscribe(Ping.self) { log.add("third \($0.n)") }
         publisher.publish(Ping(n: 3))
         #expect(log.all.suffix(2) == ["new again 3", "other 3"])
         hub.unstage(third)
@@ -194,12 +231,12 @@ import Testing
         let diagnostics = DiagnosticLog()
         let hub = EventHub(report: diagnostics.append)
         let log = Log()
-        PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "broken")).subscribe(to: "ping") { _ in throw CancellationError() }
+        Self.bus(hub: hub, owner: ServiceOwner(pluginID: "broken")).subscribe(to: "ping") { _ in throw CancellationError() }
         // Decoding into the wrong shape fails too, for that subscriber only.
         struct Other: PluginEvent { static let name = "ping"; let text: String }
-        PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "mismatch")).subscribe(Other.self) { _ in log.add("never") }
-        PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "fine")).subscribe(Ping.self) { log.add("fine \($0.n)") }
-        let delivery = PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "pub")).publish(Ping(n: 2))
+        Self.bus(hub: hub, owner: ServiceOwner(pluginID: "mismatch")).subscribe(Other.self) { _ in log.add("never") }
+        Self.bus(hub: hub, owner: ServiceOwner(pluginID: "fine")).subscribe(Ping.self) { log.add("fine \($0.n)") }
+        let delivery = Self.bus(hub: hub, owner: ServiceOwner(pluginID: "pub")).publish(Ping(n: 2))
         #expect(delivery.delivered == 1)
         #expect(delivery.failures.count == 2)
         #expect(log.all == ["fine 2"])
@@ -210,7 +247,7 @@ import Testing
     @Test func aHandlerThatRepublishesIsStoppedAsACycleAndReported() {
         let diagnostics = DiagnosticLog()
         let hub = EventHub(report: diagnostics.append)
-        let a = PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "a")), b = PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "b"))
+        let a = Self.bus(hub: hub, owner: ServiceOwner(pluginID: "a")), b = Self.bus(hub: hub, owner: ServiceOwner(pluginID: "b"))
         let count = Mutex(0)
         a.subscribe(to: "x") { _ in count.withLock { $0 += 1 }; b.publish(EventPayload(name: "y", json: [])) }
         b.subscribe(to: "y") { _ in a.publish(EventPayload(name: "x", json: [])) }
@@ -227,11 +264,11 @@ import Testing
     @Test func cancelledAndRetiredSubscriptionsGetNothing() {
         let hub = EventHub(report: { _ in })
         let log = Log()
-        let subscription = PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "a")).subscribe(to: "e") { _ in log.add("a") }
-        PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "b")).subscribe(to: "e") { _ in log.add("b") }
+        let subscription = Self.bus(hub: hub, owner: ServiceOwner(pluginID: "a")).subscribe(to: "e") { _ in log.add("a") }
+        Self.bus(hub: hub, owner: ServiceOwner(pluginID: "b")).subscribe(to: "e") { _ in log.add("b") }
         subscription.cancel()
         hub.removeAll(owner: ServiceOwner(pluginID: "b"))
-        #expect(PluginEventBus(hub: hub, owner: ServiceOwner(pluginID: "p")).publish(EventPayload(name: "e", json: [])).delivered == 0)
+        #expect(Self.bus(hub: hub, owner: ServiceOwner(pluginID: "p")).publish(EventPayload(name: "e", json: [])).delivered == 0)
         #expect(log.all.isEmpty)
     }
 

@@ -40,13 +40,17 @@ public protocol EventBus: Sendable {
 // A plugin calls them on `any EventBus`, which cannot be specialised: so the
 // subscriber's closure is made by `EventPayload.handler(delivering:)`,
 // generic over the event alone (a closure made here would be generic over
-// the bus as well, and stay unspecialised in the plugin).
+// the bus as well, and stay unspecialised in the plugin); on the host's bus
+// (SDK 2.2), `DirectEventBus.deliver` and `listen` are, for the same reason.
 extension EventBus {
     /// Publishes a typed event.
     @discardableResult
     @inlinable @inline(__always)
     public func publish<Event: PluginEvent>(_ event: Event) -> EventDelivery {
-        publish(EventPayload(event))
+        // The host's bus (SDK 2.2) hands the value to subscribers of its type
+        // in place: no payload is made for them (two allocations).
+        if let direct = DirectEventBus.of(self) { return direct.deliver(event) }
+        return publish(EventPayload(event))
     }
 
     /// Subscribes to a typed event. A subscriber of the very same Swift type
@@ -56,7 +60,8 @@ extension EventBus {
     public func subscribe<Event: PluginEvent>(
         _ type: Event.Type, _ handler: @escaping @Sendable (Event) throws -> Void
     ) -> EventSubscription {
-        subscribe(to: Event.name, EventPayload.handler(delivering: handler))
+        if let direct = DirectEventBus.of(self) { return direct.listen(handler) }
+        return subscribe(to: Event.name, EventPayload.handler(delivering: handler))
     }
 }
 
