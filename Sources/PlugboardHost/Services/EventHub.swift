@@ -19,26 +19,39 @@ final class EventHub: Sendable {
         let id: Int
         let owner: ServiceOwner
         let handler: Handler
+        var type: ObjectIdentifier? = nil
+        var typed = TypedHandler.untyped
     }
 
     /// The subscribers one publish delivers to, in subscription order:
     /// handlers apart from owners, so walking them copies one reference per
     /// subscriber (a `Subscriber` copy retains its strings too); the owner is
     /// read only for a handler that fails.
+    /// A typed subscriber (SDK 2.2) also has a type and a typed handler,
+    /// which a typed publish of that type calls with the value in place: no
+    /// payload. Types are apart from handlers too: reading one retains
+    /// nothing (an element copy retains each closure in it).
     private struct Deliverable: Sendable {
         var handlers: ContiguousArray<Handler> = []
+        var types: [ObjectIdentifier?] = []
+        var typedHandlers: ContiguousArray<TypedHandler> = []
         var owners: [ServiceOwner] = []
+        /// The type every subscriber takes, if they all take one: a typed
+        /// publish of it needs no payload.
+        var sharedType: ObjectIdentifier?
     }
 
     /// A handler in a struct: an array of bare closures keeps each behind a
     /// reabstraction thunk (a generic container's element is stored at its
     /// most general abstraction), one more call per delivery.
-    /// A typed subscriber (SDK 2.2) also has `typed`, which a typed publish
-    /// of the same `type` calls with the value in place: no payload.
     private struct Handler: Sendable {
         let call: @Sendable (EventPayload) throws -> Void
-        var type: ObjectIdentifier? = nil
-        var typed: (@Sendable (UnsafeRawPointer) throws -> Void)? = nil
+    }
+
+    private struct TypedHandler: Sendable {
+        let call: @Sendable (UnsafeRawPointer) throws -> Void
+        /// An untyped subscriber's: its type is nil, so it is never called.
+        static let untyped = TypedHandler { _ in }
     }
 
     /// Subscribers by event name, in subscription order; the generations a
@@ -55,8 +68,12 @@ final class EventHub: Sendable {
             var made = Deliverable()
             for subscriber in byEvent[event] ?? [] where !staged.contains(subscriber.owner) {
                 made.handlers.append(subscriber.handler)
+                made.types.append(subscriber.type)
+                made.typedHandlers.append(subscriber.typed)
                 made.owners.append(subscriber.owner)
             }
+            let first = made.types.first ?? nil
+            made.sharedType = made.types.allSatisfy { $0 == first } ? first : nil
             deliverable[event] = made.handlers.isEmpty ? nil : made
         }
 
@@ -95,7 +112,7 @@ final class EventHub: Sendable {
     }
 
     func subscribe(owner: ServiceOwner, event: String, handler: @escaping @Sendable (EventPayload) throws -> Void) -> EventSubscription {
-        subscribe(owner: owner, event: event, Handler(call: handler))
+        subscribe(owner: owner, event: event, Handler(call: handler), type: nil, typed: .untyped)
     }
 
     /// A typed subscriber: `typed` for a typed publish of `type`, `handler`
@@ -104,13 +121,16 @@ final class EventHub: Sendable {
         owner: ServiceOwner, event: String, type: ObjectIdentifier,
         typed: @escaping @Sendable (UnsafeRawPointer) throws -> Void, handler: @escaping @Sendable (EventPayload) throws -> Void
     ) -> EventSubscription {
-        subscribe(owner: owner, event: event, Handler(call: handler, type: type, typed: typed))
+        subscribe(owner: owner, event: event, Handler(call: handler), type: type, typed: TypedHandler(call: typed))
     }
 
-    private func subscribe(owner: ServiceOwner, event: String, _ handler: Handler) -> EventSubscription {
+    private func subscribe(
+        owner: ServiceOwner, event: String, _ handler: Handler, type: ObjectIdentifier?, typed: TypedHandler
+    ) -> EventSubscription {
         let id = subscribers.withLock { state in
             state.next += 1
-            state.byEvent[event, default: []].append(Subscriber(id: state.next, owner: owner, handler: handler))
+            let subscriber = Subscriber(id: state.next, owner: owner, handler: handler, type: type, typed: typed)
+            state.byEvent[event, default: []].append(subscriber)
             state.refresh(event)
             return state.next
         }
@@ -163,7 +183,7 @@ final class EventHub: Sendable {
     }
 
     /// Subscribers of the typed value's own type get it in place; the others
-    /// get the payload, made on the first of them.
+    /// get the payload, made once, only if there are any.
     private func deliver(
         _ event: String, typed: (type: ObjectIdentifier, value: UnsafeRawPointer)?, payload make: () -> EventPayload,
         from publisher: ServiceOwner
@@ -183,19 +203,9 @@ final class EventHub: Sendable {
         }
         var delivered = 0
         var failures: [String] = []
-        var payload: EventPayload?
-        stack.push(event)
-        defer { stack.pop() }
-        for index in targets.handlers.indices {
+        func attempt(_ index: Int, _ call: () throws -> Void) {
             do {
-                let handler = targets.handlers[index]
-                if let typed, let call = handler.typed, handler.type == typed.type {
-                    try call(typed.value)
-                } else {
-                    let made = payload ?? make()
-                    payload = made
-                    try handler.call(made)
-                }
+                try call()
                 delivered += 1
             } catch {
                 let owner = targets.owners[index]
@@ -203,6 +213,29 @@ final class EventHub: Sendable {
                 failures.append(message)
                 report(HostDiagnostic(.error, code: "event-handler-failed", message: message, plugin: owner.pluginID))
             }
+        }
+        stack.push(event)
+        defer { stack.pop() }
+        // Three loops, so the common ones test nothing per subscriber: all
+        // of the value's type (in place, no payload); none of it (the
+        // payload, made once); a mix.
+        if let typed, typed.type == targets.sharedType {
+            let handlers = targets.typedHandlers
+            for index in handlers.indices { attempt(index) { try handlers[index].call(typed.value) } }
+        } else if let typed, targets.sharedType == nil, targets.types.contains(typed.type) {
+            let payload = make()
+            let handlers = targets.handlers, typedHandlers = targets.typedHandlers, types = targets.types
+            for index in handlers.indices {
+                if types[index] == typed.type {
+                    attempt(index) { try typedHandlers[index].call(typed.value) }
+                } else {
+                    attempt(index) { try handlers[index].call(payload) }
+                }
+            }
+        } else {
+            let payload = make()
+            let handlers = targets.handlers
+            for index in handlers.indices { attempt(index) { try handlers[index].call(payload) } }
         }
         return EventDelivery(event: event, delivered: delivered, failures: failures, cycle: nil)
     }
