@@ -34,9 +34,10 @@ let package = Package(
     ],
     targets: [
         // libcrypto (Debian libssl-dev) for SHA-256: see CPlugboardHost/sha256.c.
-        .target(name: "CPlugboardHost", linkerSettings: [.linkedLibrary("crypto")]),
+        // libdispatch for the main queue's run-loop hooks (shims.c).
+        .target(name: "CPlugboardHost", linkerSettings: [.linkedLibrary("crypto"), .linkedLibrary("dispatch")]),
         .target(name: "PlugboardHost", dependencies: [sdk, "CPlugboardHost"], swiftSettings: strict),
-        .target(name: "PlugboardDev", dependencies: ["PlugboardHost"], swiftSettings: strict),
+        .target(name: "PlugboardDev", dependencies: ["PlugboardHost", "CPlugboardHost"], swiftSettings: strict),
         .target(name: "PlugboardDemo", dependencies: ["PlugboardHost", sdk, demoInterfaces], swiftSettings: strict),
         .executableTarget(name: "plugboard", dependencies: ["PlugboardHost", "PlugboardDev", "PlugboardDemo", sdk, demoInterfaces], swiftSettings: strict),
         // `make bench`: benchmarks against baselines measured in the same run.

@@ -3,7 +3,9 @@
 #include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <time.h>
@@ -20,6 +22,26 @@ const char *plugboard_image_path(const void *address) {
 int plugboard_under_sanitizer(void) {
     return dlsym(RTLD_DEFAULT, "__tsan_init") != NULL || dlsym(RTLD_DEFAULT, "__asan_init") != NULL
         || dlsym(RTLD_DEFAULT, "__msan_init") != NULL;
+}
+
+int plugboard_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
+
+// libdispatch's hooks for a run loop (CoreFoundation's on Linux): the main
+// queue's handle is an eventfd it writes to when work is queued there; the
+// callback runs what is queued.
+extern int _dispatch_get_main_queue_handle_4CF(void);
+extern void _dispatch_main_queue_callback_4CF(void *message);
+
+void plugboard_serve_main_queue(void) {
+    int handle = _dispatch_get_main_queue_handle_4CF();
+    for (;;) {
+        struct pollfd poller = { .fd = handle, .events = POLLIN, .revents = 0 };
+        if (poll(&poller, 1, -1) <= 0) continue;
+        // Reset before draining: work queued during the drain writes again.
+        uint64_t count;
+        while (read(handle, &count, sizeof count) < 0 && errno == EINTR) {}
+        _dispatch_main_queue_callback_4CF(NULL);
+    }
 }
 
 // posix_acl_xattr (linux/posix_acl_xattr.h): a 4-byte version (2), then

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import DemoInterfaces
 import Plugboard
 import PlugboardHost
@@ -33,20 +36,20 @@ extension PluginHost {
         func drop(_ code: HostDiagnostic.Code, _ message: String, _ keyPath: String?, plugin: String? = nil) {
             problems.append(HostDiagnostic(.error, code: code, message: message, file: source, keyPath: keyPath, plugin: plugin))
         }
-        // Foundation's parser: each section goes on as its own JSON, which the
-        // plugin that renders it decodes with its own types.
-        let parsed: Any
+        // Each section goes on as its own JSON, which the plugin that renders
+        // it decodes with its own types.
+        let parsed: JSONValue
         do {
-            parsed = try JSONSerialization.jsonObject(with: document, options: [.fragmentsAllowed])
+            parsed = try JSONValue.parse(document)
         } catch {
-            drop("screen-malformed", "not valid JSON: \((error as NSError).userInfo[NSDebugDescriptionErrorKey] ?? error); nothing to render", nil)
+            drop("screen-malformed", "not valid JSON: \(error.message); nothing to render", nil)
             return ComposedScreen(title: nil, sections: [], diagnostics: problems)
         }
-        guard let root = parsed as? [String: Any], let items = root["sections"] as? [Any] else {
+        guard case let .object(root) = parsed, case let .array(items)? = root["sections"] else {
             drop("screen-malformed", "a screen is an object with a \"sections\" array", nil)
             return ComposedScreen(title: nil, sections: [], diagnostics: problems)
         }
-        let title = root["title"] as? String
+        let title: String? = if case let .string(text)? = root["title"] { text } else { nil }
 
         var renderers: [String: (plugin: String, renderer: any SectionRenderer)] = [:]
         for registration in registry.registrations(for: ScreenSections.interface.id) {
@@ -68,7 +71,7 @@ extension PluginHost {
         var sections: [ComposedScreen.Section] = []
         for (index, item) in items.enumerated() {
             let keyPath = "sections[\(index)]"
-            guard let fields = item as? [String: Any], let type = fields["type"] as? String else {
+            guard case let .object(fields) = item, case let .string(type)? = fields["type"] else {
                 drop("section-malformed", "a section is an object with a string \"type\"", keyPath)
                 continue
             }
@@ -77,7 +80,7 @@ extension PluginHost {
                 continue
             }
             do {
-                let json = [UInt8](try JSONSerialization.data(withJSONObject: fields))
+                let json = [UInt8](try JSONEncoder().encode(item))
                 let rendered = try renderer.render(type: type, json: json)
                 sections.append(.init(type: type, plugin: plugin, rendered: rendered))
             } catch {

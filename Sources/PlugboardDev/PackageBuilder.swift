@@ -1,4 +1,8 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import PlugboardHost
 import Synchronization
 
@@ -140,43 +144,31 @@ public struct PackageBuilder: Sendable {
 
     /// Runs `executable` through env; stderr goes with stdout unless `mergingErrors` is false.
     static func run(_ executable: String, _ arguments: [String], mergingErrors: Bool = true) -> (status: Int32, output: String, errors: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         // Default signal dispositions in the child: a dev session ignores
         // SIGINT/SIGTERM itself, and ignored signals survive exec.
-        process.arguments = ["--default-signal=INT,TERM", executable] + arguments
-        let pipe = Pipe(), errorPipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = mergingErrors ? pipe : errorPipe
-        running.withLock { $0 = process }
+        let arguments = ["--default-signal=INT,TERM", executable] + arguments
         defer { running.withLock { $0 = nil } }
-        do { try process.run() } catch { return (127, "\(error)", "") }
-        let errors = Mutex(Data())
-        let drained = DispatchSemaphore(value: 0)
-        if !mergingErrors {
-            DispatchQueue.global().async {
-                let data = errorPipe.fileHandleForReading.readDataToEndOfFile()
-                errors.withLock { $0 = data }
-                drained.signal()
-            }
+        do {
+            let ending = try ChildProcess.run(
+                "/usr/bin/env", arguments, output: .captured, errors: mergingErrors ? nil : .captured,
+                started: { pid in running.withLock { $0 = pid } })
+            return (ending.status, String(decoding: ending.output, as: UTF8.self), String(decoding: ending.errors, as: UTF8.self))
+        } catch {
+            return (127, "\(error)", "")
         }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        if !mergingErrors { drained.wait() }
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self), String(decoding: errors.withLock { $0 }, as: UTF8.self))
     }
 
-    /// The `swift` process running now, if any (one build at a time).
-    private static let running = Mutex<Process?>(nil)
+    /// The `swift` process running now (its process group's id), if any:
+    /// one build at a time.
+    private static let running = Mutex<pid_t?>(nil)
 
     /// Stops a running build (for Ctrl-C in a dev session): the whole
     /// process group, since the compilers `swift build` started would
     /// otherwise live on and keep its output pipe open.
     public static func cancelRunningBuild() {
-        running.withLock { process in
-            guard let process, process.isRunning else { return }
-            // Foundation starts each child as the leader of its own process group.
-            kill(-process.processIdentifier, SIGTERM)
+        running.withLock { pid in
+            // The child leads its own process group (`ChildProcess`).
+            if let pid { kill(-pid, SIGTERM) }
         }
     }
 }

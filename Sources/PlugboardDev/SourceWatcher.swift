@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PlugboardHost
 import Synchronization
 #if canImport(Glibc)
@@ -267,9 +267,10 @@ public final class SourceWatcher: Sendable {
             result.append(directory)
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { continue }
             for name in names where !ignoring.contains(name) && !name.hasPrefix(".") {
-                var isDirectory: ObjCBool = false
                 let path = "\(directory)/\(name)"
-                if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+                // Followed, as FileManager's fileExists(atPath:isDirectory:) does.
+                var status = stat()
+                if stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
                     pending.append(path)
                 }
             }

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import Plugboard
 
 extension PluginHost {
@@ -154,7 +157,7 @@ extension PluginHost {
         /// that wants to be bisected; the `plugboard` tool's hosts call it.
         public mutating func disableFromEnvironment() {
             guard let text = ProcessInfo.processInfo.environment[Self.disableVariable] else { return }
-            for id in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !id.isEmpty {
+            for id in text.split(separator: ",").map({ $0.trimmingBlanks() }) where !id.isEmpty {
                 disabledPlugins[id] = disabledPlugins[id] ?? "\(Self.disableVariable) (set by plugboard bisect)"
             }
         }

@@ -16,7 +16,7 @@ extension PluginHost {
     }
 
     /// The event bus, for the host itself (publisher and subscriber id `host`).
-    public var events: any EventBus { PluginEventBus(hub: services.events, owner: .host).directEventBus() }
+    public var events: any EventBus { services.hostEvents }
 
     /// The router, for the host itself: `host.router.navigate(to:as:)`
     /// follows any plugin's route; routes it registers are owned by `host`.

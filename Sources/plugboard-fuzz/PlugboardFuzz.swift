@@ -17,6 +17,9 @@ enum FuzzTargets {
     }()
 
     static let all: [(name: String, run: @Sendable (UnsafeRawBufferPointer) -> Void)] = ParserFuzzing.targets + [
+        ("storage-keys", { @Sendable bytes in
+            ParserFuzzing.storageKeys(bytes, composed: \.precomposedStringWithCanonicalMapping, decomposed: \.decomposedStringWithCanonicalMapping)
+        }),
         ("screen", { @Sendable bytes in _ = screenHost.compose(screen: Data(bytes), source: "fuzz.json") }),
     ]
 

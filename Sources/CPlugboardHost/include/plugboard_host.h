@@ -63,6 +63,17 @@ long plugboard_pipe_room(int fd);
 /// ranges (an address-space limit would break it).
 int plugboard_under_sanitizer(void);
 
+/// pipe2(fds, O_CLOEXEC), which Swift's Glibc module does not offer: both
+/// ends closed on exec from the start, so no child started meanwhile by
+/// another thread inherits them. 0, or -1 and errno.
+int plugboard_pipe_cloexec(int fds[_Nonnull 2]);
+
+/// Serves the main dispatch queue (and with it the main actor) on the
+/// calling thread, forever: what a run loop does for it, without
+/// Foundation. For a process whose main thread cannot call dispatchMain()
+/// (it calls pthread_exit, which crashes inside a C constructor).
+_Noreturn void plugboard_serve_main_queue(void);
+
 /// Whether `path`'s POSIX access control list lets a named user or group
 /// write (its mask included); 1 also when the list cannot be read whole.
 int plugboard_acl_grants_named_write(const char *_Nonnull path);

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The plugins a host may load, by file name, with the id, version and
 /// SHA-256 that were checked and scanned, and the interface libraries of

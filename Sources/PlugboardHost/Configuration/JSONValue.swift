@@ -1,10 +1,13 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import Plugboard
 
 /// Any JSON value, decoded strictly: `true` is a boolean and `1` an integer,
 /// never each other (Foundation's JSONSerialization blurs the two), and
 /// `null` is kept so it can be reported where it does not belong.
-indirect enum JSONValue: Decodable, Sendable, Equatable {
+package indirect enum JSONValue: Codable, Sendable, Equatable {
     case null
     case bool(Bool)
     case int(Int)
@@ -13,7 +16,7 @@ indirect enum JSONValue: Decodable, Sendable, Equatable {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() { self = .null; return }
         if let value = try? container.decode(Bool.self) { self = .bool(value); return }
@@ -22,6 +25,20 @@ indirect enum JSONValue: Decodable, Sendable, Equatable {
         if let value = try? container.decode(String.self) { self = .string(value); return }
         if let values = try? container.decode([JSONValue].self) { self = .array(values); return }
         self = .object(try container.decode([String: JSONValue].self))
+    }
+
+    /// Written back as it was read (the demo's screens hand each section on as its own JSON).
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case let .bool(value): try container.encode(value)
+        case let .int(value): try container.encode(value)
+        case let .double(value): try container.encode(value)
+        case let .string(value): try container.encode(value)
+        case let .array(values): try container.encode(values)
+        case let .object(fields): try container.encode(fields)
+        }
     }
 
     /// The JSON type name, for messages (the same names as ``ConfigValue``).
@@ -41,18 +58,17 @@ indirect enum JSONValue: Decodable, Sendable, Equatable {
     }
 
     /// Parses a whole document; the error text says where it broke.
-    static func parse(_ data: Data) throws(JSONParseError) -> JSONValue {
+    package static func parse(_ data: Data) throws(JSONParseError) -> JSONValue {
         do {
             return try JSONDecoder().decode(JSONValue.self, from: data)
         } catch let DecodingError.dataCorrupted(context) {
-            let underlying = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
-            throw JSONParseError(message: underlying ?? context.debugDescription)
+            throw JSONParseError(message: context.underlyingError.map { "\($0)" } ?? context.debugDescription)
         } catch {
             throw JSONParseError(message: "\(error)")
         }
     }
 }
 
-struct JSONParseError: Error, Sendable {
-    let message: String
+package struct JSONParseError: Error, Sendable {
+    package let message: String
 }

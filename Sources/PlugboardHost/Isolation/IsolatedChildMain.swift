@@ -1,5 +1,6 @@
 import CPlugboardHost
-import Foundation
+import Dispatch
+import FoundationEssentials
 @_spi(PlugboardHost) import Plugboard
 import Synchronization
 #if canImport(Glibc)
@@ -21,12 +22,11 @@ func plugboardIsolatedMain(_ requests: Int32, _ replies: Int32, _ log: Int32) ->
     child.watchHost(requests)
     Task.detached { await child.run() }
     // The child's work runs in that task, which ends the process. The main
-    // thread serves the main run loop, and with it the main dispatch queue
-    // (and the main actor), as a program's main thread would. Not
-    // dispatchMain(): it calls pthread_exit, which crashes inside the
-    // constructor this runs from (before the program's main).
-    RunLoop.main.add(Timer(timeInterval: 86_400, repeats: true) { _ in }, forMode: .default)
-    while true { RunLoop.main.run() }
+    // thread serves the main dispatch queue (and the main actor), as a
+    // program's main thread would. Not dispatchMain(): it calls
+    // pthread_exit, which crashes inside the constructor this runs from
+    // (before the program's main).
+    plugboard_serve_main_queue()
 }
 
 /// The child's side of the channel. Its state is touched by the one task
@@ -56,7 +56,7 @@ final class IsolatedChild: @unchecked Sendable {
     /// watcher only ends the process if that has not happened after a grace
     /// longer than the host's.
     func watchHost(_ requests: Int32) {
-        let watcher = Thread { [self] in
+        startDetachedThread(stackSize: 64 << 10) { [self] in
             var poller = pollfd(fd: requests, events: 0, revents: 0)
             while true {
                 guard poll(&poller, 1, -1) > 0 else { continue }
@@ -70,8 +70,6 @@ final class IsolatedChild: @unchecked Sendable {
                 _exit(0)
             }
         }
-        watcher.stackSize = 64 << 10
-        watcher.start()
     }
 
     func run() async {

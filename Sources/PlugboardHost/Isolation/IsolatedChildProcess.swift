@@ -1,5 +1,5 @@
 import CPlugboardHost
-import Foundation
+import FoundationEssentials
 import Plugboard
 import Synchronization
 #if canImport(Glibc)
@@ -176,9 +176,7 @@ private final class ChildOutput: Sendable {
     }
 
     func startDraining() {
-        let thread = Thread { [self] in drain() }
-        thread.stackSize = 256 << 10
-        thread.start()
+        startDetachedThread(stackSize: 256 << 10) { [self] in drain() }
     }
 
     private func drain() {

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 @_spi(PlugboardHost) import Plugboard
 import Synchronization
 #if canImport(Glibc)
@@ -344,7 +344,7 @@ final class IsolatedPlugin: Sendable {
     /// Restarts a fail-open plugin's child in the background after a crash.
     private func restartInBackground() {
         let failed = state.withLock { $0.failedRestarts }
-        let thread = Thread { [self] in
+        startDetachedThread { [self] in
             // Backs off while restarts keep failing: 0.1 s, 0.2 s, ... up to 30 s.
             if failed > 0 { usleep(useconds_t(min(30_000_000, 100_000 << min(failed - 1, 9)))) }
             guard token.acquire(until: .now + launch.startTimeout) else { return }
@@ -352,7 +352,6 @@ final class IsolatedPlugin: Sendable {
             guard state.withLock({ $0.phase }) == .down else { return }
             _ = try? restart()
         }
-        thread.start()
     }
 
     /// The child's channel closed: it died or exited.

@@ -1,6 +1,6 @@
 @_spi(PlugboardHost) import Plugboard
 import CPlugboardHost
-import Foundation
+import FoundationEssentials
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -480,7 +480,7 @@ final class CrashJournal: Sendable {
                     // Its own call, if one was running, says the phase.
                     let phase = notes.last { $0.pluginID == note.pluginID }?.phase ?? .thread
                     note = Note(pluginID: note.pluginID, path: note.path, identity: note.identity, phase: phase,
-                                date: Quarantine.date(secondsSinceEpoch: seconds), interruptedStarts: nil, taint: note.taint)
+                                date: UTCTimestamp.string(secondsSinceEpoch: seconds), interruptedStarts: nil, taint: note.taint)
                     faulting = note
                 }
             }

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What one plugin is doing now, for operators: ``PluginHost/snapshot()``,
 /// `plugboard dev --json` (a `status` event on SIGUSR1), or a host's own

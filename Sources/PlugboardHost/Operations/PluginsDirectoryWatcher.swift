@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -25,7 +25,7 @@ final class PluginsDirectoryWatcher: Sendable {
 
     /// Calls `refresh` on a thread of its own after each settled change, until ``stop()``.
     func start(_ refresh: @escaping @Sendable () -> Void) {
-        let thread = Thread { [self] in
+        startDetachedThread(stackSize: 256 << 10) { [self] in
             var pending = false
             while !stopped.load(ordering: .relaxed) {
                 guard let batch = events.wait(milliseconds: pending ? Self.quiet : 200) else { break }
@@ -39,8 +39,6 @@ final class PluginsDirectoryWatcher: Sendable {
                 if batch.contains(where: { $0.overflowed || Self.matters($0.name) }) { pending = true }
             }
         }
-        thread.stackSize = 256 << 10
-        thread.start()
     }
 
     /// Ends the thread within a fraction of a second (a refresh under way finishes first).

@@ -293,10 +293,16 @@ final class DeliveryStack {
 }
 
 /// The ``EventBus`` a plugin receives (handed out as its
-/// `directEventBus()`): the hub, labelled with the plugin.
-struct PluginEventBus: TypedEventHub {
+/// `directEventBus()`): the hub, labelled with the plugin. A class, so the
+/// bus around it holds one reference (a 32-byte struct would be boxed).
+final class PluginEventBus: TypedEventHub {
     let hub: EventHub
     let owner: ServiceOwner
+
+    init(hub: EventHub, owner: ServiceOwner) {
+        self.hub = hub
+        self.owner = owner
+    }
 
     @discardableResult
     func publish(_ event: EventPayload) -> EventDelivery {

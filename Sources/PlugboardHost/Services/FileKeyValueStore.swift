@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Plugboard
 #if canImport(Glibc)
 import Glibc
@@ -223,7 +223,8 @@ struct FileKeyValueStore: KeyValueStore {
 
     /// The file name of `key`: its NFC form's UTF-8 bytes, hex-encoded.
     func name(for key: String) throws(ServiceError) -> String {
-        let bytes = Array(key.precomposedStringWithCanonicalMapping.utf8)
+        // The standard library's NFC (what FoundationEssentials uses too).
+        let bytes = key._nfcCodeUnits
         guard !bytes.isEmpty else { throw .invalidKey(key, reason: "keys must not be empty") }
         guard bytes.count <= FileKeyValueStore.maximumKeyLength else {
             throw .invalidKey(key, reason: "keys are limited to \(FileKeyValueStore.maximumKeyLength) UTF-8 bytes, this one has \(bytes.count)")

@@ -5,6 +5,8 @@ import Synchronization
 /// that go into each ``PluginContext``. Also collects the host's diagnostics.
 final class HostServices: Sendable {
     let events: EventHub
+    /// The host's own bus (`PluginHost.events`), made once.
+    let hostEvents: any EventBus
     let routes: RouteTable
     /// Event and route triggers of plugins not yet active.
     let triggers: ActivationTriggers
@@ -36,7 +38,9 @@ final class HostServices: Sendable {
         self.configuration = configuration
         self.dataDirectory = dataDirectory.map(PluginDirectory.absolutePath)
         self.logSink = logSink
-        self.events = EventHub(report: diagnostics.append, triggers: triggers)
+        let events = EventHub(report: diagnostics.append, triggers: triggers)
+        self.events = events
+        hostEvents = PluginEventBus(hub: events, owner: .host).directEventBus()
         self.routes = RouteTable(triggers: triggers)
     }
 

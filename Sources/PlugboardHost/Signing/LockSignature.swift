@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A lock file's signature in minisign's format (`plugboard.lock.minisig`):
 ///
@@ -26,7 +29,7 @@ package struct LockSignature: Sendable, Equatable {
         }
 
         var text: String {
-            "sequence:\(sequence) expires:\(ISO8601DateFormatter().string(from: expires)) channel:\(channel)"
+            "sequence:\(sequence) expires:\(UTCTimestamp.string(from: expires)) channel:\(channel)"
         }
 
         /// The terms a trusted comment states; nil if it states none.
@@ -37,7 +40,7 @@ package struct LockSignature: Sendable, Equatable {
                 guard let colon = part.firstIndex(of: ":") else { continue }
                 fields[String(part[..<colon])] = String(part[part.index(after: colon)...])
             }
-            guard let sequence = fields["sequence"].flatMap(UInt64.init), let expires = fields["expires"].flatMap(ISO8601DateFormatter().date(from:)),
+            guard let sequence = fields["sequence"].flatMap(UInt64.init), let expires = fields["expires"].flatMap(UTCTimestamp.date(from:)),
                   let channel = fields["channel"], !channel.isEmpty
             else { return nil }
             self.init(sequence: sequence, expires: expires, channel: channel)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -52,7 +52,7 @@ struct SignatureCheck: Sendable {
         if let problem = expiryProblem(terms.expires, now: now) { return refuse(.lockExpired, problem) }
         let keyID = PublicSigningKey.idText(signature.keyID)
         if let last = sequences.last(for: lockFile), terms.sequence < last.sequence {
-            return refuse(.lockRollback, "sequence \(terms.sequence) is lower than \(last.sequence), accepted on \(ISO8601DateFormatter().string(from: last.accepted)): an older set replayed; install the newest signed set, or to roll back re-sign the older set with a sequence above \(last.sequence)")
+            return refuse(.lockRollback, "sequence \(terms.sequence) is lower than \(last.sequence), accepted on \(UTCTimestamp.string(from: last.accepted)): an older set replayed; install the newest signed set, or to roll back re-sign the older set with a sequence above \(last.sequence)")
         }
         if let channel, terms.channel != channel {
             return refuse(.lockChannel, "signed for channel \(terms.channel), this host follows \(channel); install a set signed for \(channel)")
@@ -64,7 +64,7 @@ struct SignatureCheck: Sendable {
     /// Why `terms` no longer vouch at `now`.
     func expiryProblem(_ expires: Date, now: Date = Date()) -> String? {
         guard expires <= now else { return nil }
-        return "the signature expired on \(ISO8601DateFormatter().string(from: expires)); the publisher must sign the set again (`plugboard lock --sign KEYFILE --expires-days N`)"
+        return "the signature expired on \(UTCTimestamp.string(from: expires)); the publisher must sign the set again (`plugboard lock --sign KEYFILE --expires-days N`)"
     }
 
     /// The public keys of a trusted key file (minisign's format; several may

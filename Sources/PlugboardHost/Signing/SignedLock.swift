@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The lock file in force and the signature it was accepted with
 /// (``PluginHost/signedLock``): which key signed it, and the terms of its

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,7 +14,7 @@ package struct PublicSigningKey: Sendable, Equatable {
     package var idText: String { Self.idText(id) }
 
     /// A key id as minisign prints it, whether or not the key is at hand.
-    package static func idText(_ id: [UInt8]) -> String { id.reversed().map { String(format: "%02X", $0) }.joined() }
+    package static func idText(_ id: [UInt8]) -> String { id.reversed().map(\.hexDigits).joined() }
 
     package init?(id: [UInt8], key: [UInt8]) {
         guard id.count == 8, key.count == 32 else { return nil }
@@ -24,7 +24,7 @@ package struct PublicSigningKey: Sendable, Equatable {
 
     /// Parses minisign's public key file (or its base64 line alone).
     package init?(text: String) {
-        let lines = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let lines = text.split(separator: "\n").map { $0.trimmingBlanks() }.filter { !$0.isEmpty }
         guard let line = lines.first(where: { !$0.hasPrefix("untrusted comment:") }),
               let bytes = Data(base64Encoded: line).map([UInt8].init), bytes.count == 42,
               bytes[0] == UInt8(ascii: "E"), bytes[1] == UInt8(ascii: "d")
@@ -35,7 +35,7 @@ package struct PublicSigningKey: Sendable, Equatable {
     /// Every public key of a file holding one or more in minisign's format.
     package static func all(in text: String) -> [PublicSigningKey] {
         text.split(separator: "\n").compactMap { line in
-            let line = line.trimmingCharacters(in: .whitespaces)
+            let line = line.trimmingBlanks()
             return line.isEmpty || line.hasPrefix("untrusted comment:") ? nil : PublicSigningKey(text: line)
         }
     }

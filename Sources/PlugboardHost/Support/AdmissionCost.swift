@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What each admission step costs on a file, for `make bench` (package
 /// access: the benchmark's, not a host's).

@@ -1,5 +1,8 @@
 import CPlugboard
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import Plugboard
 
 /// The host's parsers of untrusted input, each as one function of bytes,
@@ -15,9 +18,11 @@ package enum ParserFuzzing {
         ("descriptor", descriptor),
         ("host-settings", hostSettings),
         ("route-patterns", routePatterns),
-        ("storage-keys", storageKeys),
         ("cache", cache),
     ]
+    // "storage-keys" (`storageKeys(_:composed:decomposed:)`) is added by the
+    // fuzzer, which brings Foundation's normalization to check the store's
+    // against: the host does not load Foundation.
 
     /// A plugin file's bytes: the ELF reader, then every static check.
     static func elf(_ bytes: UnsafeRawBufferPointer) {
@@ -61,16 +66,19 @@ package enum ParserFuzzing {
         }
     }
 
-    /// A storage key: one file name per key (NFC), which decodes back to it.
-    static func storageKeys(_ bytes: UnsafeRawBufferPointer) {
+    /// A storage key: one file name per key (NFC), which decodes back to
+    /// it; checked against another implementation's NFC and NFD forms.
+    package static func storageKeys(
+        _ bytes: UnsafeRawBufferPointer, composed: (String) -> String, decomposed: (String) -> String
+    ) {
         let key = String(decoding: bytes, as: UTF8.self)
         let store = FileKeyValueStore(root: "/nonexistent", folder: "fuzz.plugin")
         guard let name = try? store.name(for: key) else { return }
         precondition(name.hasSuffix(FileKeyValueStore.valueSuffix) && !name.contains("/"), "a key's file name leaves its folder")
         let decoded = FileKeyValueStore.decode(String(name.dropLast(FileKeyValueStore.valueSuffix.count)))
         // Bytes, not String ==, which would call NFC and NFD equal.
-        precondition(decoded.map { Array($0.utf8) } == Array(key.precomposedStringWithCanonicalMapping.utf8), "a key's file name is not its NFC form")
-        precondition(try! store.name(for: key.decomposedStringWithCanonicalMapping) == name, "NFC and NFD forms of a key differ")
+        precondition(decoded.map { Array($0.utf8) } == Array(composed(key).utf8), "a key's file name is not its NFC form")
+        precondition(try! store.name(for: decomposed(key)) == name, "NFC and NFD forms of a key differ")
     }
 
     /// The registry cache file.

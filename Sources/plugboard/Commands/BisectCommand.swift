@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+import PlugboardDev
 import PlugboardHost
 
 /// `plugboard bisect --plugins DIR -- COMMAND [ARGS...]`
@@ -123,16 +127,10 @@ enum BisectCommand: CLICommand {
     /// The check's exit status with `disabled` in the environment (nil: it
     /// could not start). Its output is not shown: the steps are.
     static func runCheck(_ executable: String, _ arguments: [String], disabled: [String]) -> Int32? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(
+        let environment = ProcessInfo.processInfo.environment.merging(
             [PluginHost.Configuration.disableVariable: disabled.joined(separator: ",")]) { $1 }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { return nil }
-        process.waitUntilExit()
-        return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        guard let ending = try? ChildProcess.run(executable, arguments, environment: environment, output: .discarded, errors: .discarded)
+        else { return nil }
+        return ending.signalled ? 128 + ending.status : ending.status
     }
 }

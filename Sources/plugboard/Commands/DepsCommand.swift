@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import Plugboard
 import PlugboardHost
 
@@ -90,7 +93,7 @@ enum DepsCommand: CLICommand {
     /// Graphviz: one node per plugin (refused ones red), one edge per requirement (optional dashed).
     static func dot(_ report: Report) -> String {
         func quoted(_ text: String) -> String {
-            "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+            "\"" + text.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
         }
         var out = "digraph plugins {\n  rankdir=LR;\n"
         for plugin in report.plugins {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PlugboardHost
 #if canImport(Glibc)
 import Glibc

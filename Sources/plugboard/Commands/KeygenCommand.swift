@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import PlugboardHost
 
 /// `plugboard keygen KEYFILE`: a key pair for signing lock files.

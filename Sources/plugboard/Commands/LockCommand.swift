@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import PlugboardHost
 
 /// `plugboard lock --plugins DIR`: records what may be loaded from DIR.

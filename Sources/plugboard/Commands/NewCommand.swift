@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import PlugboardHost
 
 /// `plugboard new NAME`: scaffolds a plugin package, ready for `plugboard dev`,

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import PlugboardDemo
 import PlugboardHost
 
@@ -84,7 +87,7 @@ enum PluginsOption {
         // `plugboard bisect` runs checks with some plugins kept out.
         configuration.disableFromEnvironment()
         if let ids = arguments.value(isolate.long) {
-            let list = ids.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            let list = ids.split(separator: ",").map { $0.trimmingBlanks() }
             guard !list.isEmpty, list.allSatisfy({ !$0.isEmpty }) else {
                 throw UsageError(message: "'--isolate' takes plugin ids separated by commas, got '\(ids)'", command: command)
             }

@@ -1,5 +1,8 @@
 import PlugboardHost
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One line of `plugboard dev --json`: `event` is one of `ready`,
 /// `build-started`, `build-failed`, `rejected`, `rolled-back`, `reloaded`,
@@ -76,6 +79,6 @@ struct DevEvent: Encodable {
     }
 
     private static func format(_ ms: Double) -> String {
-        ms >= 100 ? String(format: "%.0fms", ms) : String(format: "%.1fms", ms)
+        ms >= 100 ? "\(Int(ms.rounded()))ms" : "\((ms * 10).rounded() / 10)ms"
     }
 }

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One JSON document on stdout, keys sorted so output is stable, dates in ISO 8601.
 enum JSONOutput {

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import Plugboard
 import PlugboardHost
 
@@ -36,7 +39,7 @@ enum RecordText {
             + " (\(records.count) file\(records.count == 1 ? "" : "s")\(counts.isEmpty ? "" : ": " + counts.joined(separator: ", ")))\n"
         if let signed = signedLock {
             out += "Signed set: sequence \(signed.sequence), channel \(Terminal.safe(signed.channel)), key \(signed.keyID), "
-                + "expires \(ISO8601DateFormatter().string(from: signed.expires))\n"
+                + "expires \(UTCTimestamp.string(from: signed.expires))\n"
         }
         for entry in taint {
             out += Terminal.style("Tainted (\(entry.code)):", .yellow) + " \(Terminal.safe(entry.reason))\n"

@@ -70,6 +70,81 @@ import Testing
         #expect(log.all == ["first 1 same-thread", "second 1 same-thread", "third 1 same-thread"])
     }
 
+    /// A typed publish straight to the hub, counting the payloads it makes.
+    static func publishCounting(_ hub: EventHub, _ event: Ping, payloads: Log) -> EventDelivery {
+        withUnsafePointer(to: event) { value in
+            hub.publish(Ping.name, type: ObjectIdentifier(Ping.self), value: UnsafeRawPointer(value), payload: {
+                payloads.add("payload")
+                return EventPayload(event)
+            }, from: ServiceOwner(pluginID: "pub"))
+        }
+    }
+
+    /// The payload is made only while some subscriber needs one: staged
+    /// subscribers do not count, and the hub goes back to handing the value
+    /// in place when the last such subscriber leaves.
+    @Test func aTypedPublishMakesAPayloadOnlyWhileASubscriberNeedsOne() {
+        let hub = EventHub(report: DiagnosticLog().append)
+        let log = Log()
+        let payloads = Log()
+        func made(_ n: Int) -> Int {
+            let before = payloads.all.count
+            #expect(Self.publishCounting(hub, Ping(n: n), payloads: payloads).failures == [])
+            return payloads.all.count - before
+        }
+        for name in ["a", "b"] {
+            Self.bus(hub: hub, owner: ServiceOwner(pluginID: name)).subscribe(Ping.self) { log.add("\(name) \($0.n)") }
+        }
+        #expect(made(1) == 0, "all of the value's type: in place")
+        let staged = ServiceOwner(pluginID: "reloading", generation: 2)
+        Self.bus(hub: hub, owner: staged).subscribe(to: "ping") { _ in log.add("staged") }
+        hub.stage(staged)
+        #expect(made(2) == 0, "a staged subscriber needs nothing yet")
+        hub.unstage(staged)
+        #expect(made(3) == 1, "an untyped subscriber: one payload")
+        let copy = Self.bus(hub: hub, owner: ServiceOwner(pluginID: "copy")).subscribe(PingCopy.self) { log.add("copy \($0.n)") }
+        #expect(made(4) == 1, "two that need it: still one")
+        copy.cancel()
+        hub.removeAll(owner: staged)
+        #expect(made(5) == 0, "the last that needed one left")
+        #expect(log.all == ["a 1", "b 1", "a 2", "b 2", "a 3", "b 3", "staged", "a 4", "b 4", "staged", "copy 4", "a 5", "b 5"])
+    }
+
+    /// A typed handler that throws costs its own delivery only, whether all
+    /// subscribers take the value's type or some need the payload; the
+    /// failure names its plugin.
+    @Test(arguments: [false, true])
+    func aTypedHandlerThatThrowsIsReportedWithItsPlugin(mixed: Bool) {
+        let diagnostics = DiagnosticLog()
+        let hub = EventHub(report: diagnostics.append)
+        let log = Log()
+        Self.bus(hub: hub, owner: ServiceOwner(pluginID: "first")).subscribe(Ping.self) { log.add("first \($0.n)") }
+        if mixed { Self.bus(hub: hub, owner: ServiceOwner(pluginID: "untyped")).subscribe(to: "ping") { _ in log.add("untyped") } }
+        Self.bus(hub: hub, owner: ServiceOwner(pluginID: "broken")).subscribe(Ping.self) { _ in throw CancellationError() }
+        Self.bus(hub: hub, owner: ServiceOwner(pluginID: "last")).subscribe(Ping.self) { log.add("last \($0.n)") }
+        let delivery = Self.bus(hub: hub, owner: ServiceOwner(pluginID: "pub")).publish(Ping(n: 6))
+        #expect(delivery.delivered == (mixed ? 3 : 2))
+        #expect(delivery.failures.count == 1 && delivery.failures.first?.hasPrefix("broken failed to handle ping") == true, "\(delivery.failures)")
+        #expect(log.all == (mixed ? ["first 6", "untyped", "last 6"] : ["first 6", "last 6"]))
+        #expect(diagnostics.all.map(\.plugin) == ["broken"])
+    }
+
+    /// A typed handler that publishes its own event again closes a cycle:
+    /// stopped and reported, as a payload publish is.
+    @Test func aTypedRepublishIsStoppedAsACycle() {
+        let diagnostics = DiagnosticLog()
+        let hub = EventHub(report: diagnostics.append)
+        let bus = Self.bus(hub: hub, owner: ServiceOwner(pluginID: "echo"))
+        let inner = Mutex<EventDelivery?>(nil)
+        bus.subscribe(Ping.self) { event in
+            let again = bus.publish(Ping(n: event.n + 1))
+            inner.withLock { $0 = again }
+        }
+        #expect(bus.publish(Ping(n: 1)).delivered == 1)
+        #expect(inner.withLock { $0 }?.cycle == ["ping", "ping"])
+        #expect(diagnostics.all.map(\.code) == ["event-cycle"])
+    }
+
     /// Another plugin's copy of `Ping`: same name and shape, another Swift
     /// type. Counts how often it is decoded.
     struct PingCopy: PluginEvent {

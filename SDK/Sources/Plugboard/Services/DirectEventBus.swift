@@ -3,8 +3,8 @@
 /// A host implements it and hands plugins ``directEventBus()``: a typed
 /// publish through that bus reaches subscribers of the publisher's own Swift
 /// type with a pointer to the value, and makes an ``EventPayload`` (two
-/// allocations) only when a subscriber of another type, or an untyped one,
-/// is reached. Not a plugin's API.
+/// allocations) once, only if a subscriber of another type, or an untyped
+/// one, needs it. Not a plugin's API.
 @_spi(PlugboardHost)
 public protocol TypedEventHub: EventBus {
     /// Delivers the value at `value`, of the type `type` identifies and named
@@ -42,6 +42,8 @@ final class DirectEventBus: EventBus {
 
     init(_ hub: any TypedEventHub) { self.hub = hub }
 
+    // Witnesses of a public protocol's requirements: the compiler asks for
+    // @usableFromInline on a @usableFromInline class's witnesses.
     @usableFromInline
     func publish(_ event: EventPayload) -> EventDelivery { hub.publish(event) }
 

@@ -1,5 +1,5 @@
 @_spi(PlugboardHost) import Plugboard
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif

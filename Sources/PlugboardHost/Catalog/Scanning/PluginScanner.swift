@@ -1,5 +1,6 @@
 import CPlugboardHost
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -438,7 +439,7 @@ private struct Pool {
         child.finished = true
         let (pid, channel, errors) = (child.pid, child.channel, child.errors)
         kill(-pid, SIGKILL)
-        Thread.detachNewThread {
+        startDetachedThread {
             _ = Self.reap(pid)
             close(channel)
             if errors >= 0 { close(errors) }

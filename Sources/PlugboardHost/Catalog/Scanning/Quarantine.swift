@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -149,21 +149,7 @@ public struct Quarantine: Sendable, Equatable, Codable {
     }
 
     /// Now, as ``date`` spells it.
-    static func now() -> String {
-        // strftime in UTC, not Date.formatted(.iso8601): that loads the ICU
-        // time zone data on first use, a fifth of a fresh host's activation.
-        date(secondsSinceEpoch: time(nil))
-    }
-
-    /// `seconds` since the epoch, as ``date`` spells it.
-    static func date(secondsSinceEpoch seconds: Int) -> String {
-        var seconds = time_t(seconds)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        var buffer = [CChar](repeating: 0, count: 32)
-        let count = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%SZ", &parts)
-        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
+    static func now() -> String { UTCTimestamp.string(secondsSinceEpoch: time(nil)) }
 
     static func format(_ milliseconds: Double) -> String {
         milliseconds >= 1000 ? "\((milliseconds / 100).rounded() / 10) s" : "\(Int(milliseconds.rounded())) ms"

@@ -1,5 +1,5 @@
 import CPlugboardHost
-import Foundation
+import FoundationEssentials
 @_spi(PlugboardHost) import Plugboard
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -71,7 +71,7 @@ private final class Core: Sendable {
             return !state.ownerStarted
         }
         guard let startOwner else { return }
-        if startOwner { Thread.detachNewThread { [self] in serve() } }
+        if startOwner { startDetachedThread { [self] in serve() } }
         wake.signal()
     }
 
