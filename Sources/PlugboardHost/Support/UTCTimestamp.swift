@@ -40,7 +40,7 @@ package enum UTCTimestamp {
         guard separators.allSatisfy({ bytes[$0.0] == $0.1.asciiValue }),
               let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
               let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 60
         else { return nil }
         var offset = 0
         if bytes.count == 20 {
@@ -58,6 +58,10 @@ package enum UTCTimestamp {
         parts.tm_hour = Int32(hour)
         parts.tm_min = Int32(minute)
         parts.tm_sec = Int32(second)
-        return Date(timeIntervalSince1970: Double(Int(timegm(&parts)) - offset))
+        let seconds = Int(timegm(&parts))
+        // timegm carries a day or second past its end into the next
+        // (February 31 becomes March 3): such a moment is refused.
+        guard Array(string(secondsSinceEpoch: seconds).utf8.prefix(19)) == Array(bytes[0..<19]) else { return nil }
+        return Date(timeIntervalSince1970: Double(seconds - offset))
     }
 }
