@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,13 +27,44 @@ int plugboard_under_sanitizer(void) {
 
 int plugboard_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
 
+int plugboard_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
+
 // libdispatch's hooks for a run loop (CoreFoundation's on Linux): the main
 // queue's handle is an eventfd it writes to when work is queued there; the
 // callback runs what is queued.
 extern int _dispatch_get_main_queue_handle_4CF(void);
 extern void _dispatch_main_queue_callback_4CF(void *message);
 
+static void keep_alive(void *timer, void *info) { (void)timer; (void)info; }
+
+// Foundation's main run loop (CoreFoundation's, which serves the main queue
+// too), if the program links Foundation: its timers and `RunLoop.main`
+// then fire as in a program's main thread. Returns only if it is not loaded.
+// Only a program's own Foundation: CoreFoundation takes the thread that
+// loaded it for the main thread, and a plugin loads it on another (running
+// the main loop here then traps).
+static void run_foundation_loop_if_linked(void) {
+    void *foundation = dlopen("libFoundation.so", RTLD_LAZY | RTLD_NOLOAD);
+    if (foundation == NULL) return;
+    int (*run)(const void *, double, unsigned char) = (int (*)(const void *, double, unsigned char))dlsym(foundation, "CFRunLoopRunInMode");
+    void *(*main_loop)(void) = (void *(*)(void))dlsym(foundation, "CFRunLoopGetMain");
+    void *(*make_timer)(const void *, double, double, unsigned long, long, void (*)(void *, void *), void *) =
+        (void *(*)(const void *, double, double, unsigned long, long, void (*)(void *, void *), void *))dlsym(foundation, "CFRunLoopTimerCreate");
+    void (*add_timer)(void *, void *, const void *) = (void (*)(void *, void *, const void *))dlsym(foundation, "CFRunLoopAddTimer");
+    double (*now)(void) = (double (*)(void))dlsym(foundation, "CFAbsoluteTimeGetCurrent");
+    const void *const *mode = (const void *const *)dlsym(foundation, "kCFRunLoopDefaultMode");
+    if (run == NULL || main_loop == NULL || make_timer == NULL || add_timer == NULL || now == NULL || mode == NULL) return;
+    // A run loop with nothing to wait for returns at once: a daily timer
+    // keeps it waiting (what the child did with RunLoop and Timer before).
+    add_timer(main_loop(), make_timer(NULL, now() + 86400, 86400, 0, 0, keep_alive, NULL), *mode);
+    for (;;) run(*mode, 1e10, 0);
+}
+
 void plugboard_serve_main_queue(void) {
+    // Before any plugin is loaded: Foundation now is the program's own.
+    run_foundation_loop_if_linked();
     int handle = _dispatch_get_main_queue_handle_4CF();
     for (;;) {
         struct pollfd poller = { .fd = handle, .events = POLLIN, .revents = 0 };

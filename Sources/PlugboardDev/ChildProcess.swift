@@ -33,7 +33,9 @@ package struct ChildProcess: Sendable {
     package struct SpawnError: Error, CustomStringConvertible {
         package let path: String
         package let code: Int32
-        package var description: String { "\(path): cannot start (\(String(cString: strerror(code))))" }
+        /// What failed: `start`, or `wait for` (SIGCHLD ignored, say).
+        package var action = "start"
+        package var description: String { "\(path): cannot \(action) it (\(String(cString: strerror(code))))" }
     }
 
     /// Runs `path` with `arguments`, in `environment` (nil: this process's),
@@ -53,7 +55,12 @@ package struct ChildProcess: Sendable {
         var none = sigset_t()
         sigemptyset(&none)
         posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK))
+        // Every signal's default action: a dev session ignores some, and
+        // ignored signals survive exec.
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
 
         var outputPipe: [Int32] = [-1, -1], errorPipe: [Int32] = [-1, -1]
@@ -71,6 +78,9 @@ package struct ChildProcess: Sendable {
             guard plugboard_pipe_cloexec(&errorPipe) == 0 else { throw SpawnError(path: path, code: errno) }
             posix_spawn_file_actions_adddup2(&actions, errorPipe[1], 2)
         }
+
+        // Nothing else this process has open reaches the child (Process closed them too).
+        plugboard_spawn_close_from(&actions, 3)
 
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let variables = environment.map { $0.map { "\($0.key)=\($0.value)" } }
@@ -107,7 +117,11 @@ package struct ChildProcess: Sendable {
             ending.errors = errorBytes.withLock { $0 }
         }
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        var waited: pid_t
+        repeat { waited = waitpid(pid, &status, 0) } while waited < 0 && errno == EINTR
+        // Not reaped (SIGCHLD ignored by whoever started this process): no
+        // status to report, rather than a success nobody saw.
+        guard waited == pid else { throw SpawnError(path: path, code: errno, action: "wait for") }
         // WIFSIGNALED / WTERMSIG / WEXITSTATUS, which Swift does not import.
         let signal = status & 0x7F
         ending.signalled = signal != 0 && signal != 0x7F

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <spawn.h>
 #include <sys/types.h>
 
 /// The file of the loaded image containing `address` (dladdr), or NULL.
@@ -68,10 +69,17 @@ int plugboard_under_sanitizer(void);
 /// another thread inherits them. 0, or -1 and errno.
 int plugboard_pipe_cloexec(int fds[_Nonnull 2]);
 
+/// posix_spawn_file_actions_addclosefrom_np (a GNU extension Swift's Glibc
+/// module does not offer): the child starts with descriptors `from` and up
+/// closed. 0, or an error number.
+int plugboard_spawn_close_from(posix_spawn_file_actions_t *_Nonnull actions, int from);
+
 /// Serves the main dispatch queue (and with it the main actor) on the
 /// calling thread, forever: what a run loop does for it, without
 /// Foundation. For a process whose main thread cannot call dispatchMain()
-/// (it calls pthread_exit, which crashes inside a C constructor).
+/// (it calls pthread_exit, which crashes inside a C constructor). In a
+/// program that links Foundation, it runs Foundation's main run loop
+/// instead, which serves the queue as well as timers.
 _Noreturn void plugboard_serve_main_queue(void);
 
 /// Whether `path`'s POSIX access control list lets a named user or group

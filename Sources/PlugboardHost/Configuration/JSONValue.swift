@@ -11,6 +11,9 @@ package indirect enum JSONValue: Codable, Sendable, Equatable {
     case null
     case bool(Bool)
     case int(Int)
+    /// A whole number above `Int.max` (kept exact for the demo's screens,
+    /// which hand sections on as JSON; a configuration reads it as a number).
+    case unsigned(UInt64)
     case double(Double)
     case string(String)
     case array([JSONValue])
@@ -21,6 +24,7 @@ package indirect enum JSONValue: Codable, Sendable, Equatable {
         if container.decodeNil() { self = .null; return }
         if let value = try? container.decode(Bool.self) { self = .bool(value); return }
         if let value = try? container.decode(Int.self) { self = .int(value); return }
+        if let value = try? container.decode(UInt64.self) { self = .unsigned(value); return }
         if let value = try? container.decode(Double.self) { self = .double(value); return }
         if let value = try? container.decode(String.self) { self = .string(value); return }
         if let values = try? container.decode([JSONValue].self) { self = .array(values); return }
@@ -34,6 +38,7 @@ package indirect enum JSONValue: Codable, Sendable, Equatable {
         case .null: try container.encodeNil()
         case let .bool(value): try container.encode(value)
         case let .int(value): try container.encode(value)
+        case let .unsigned(value): try container.encode(value)
         case let .double(value): try container.encode(value)
         case let .string(value): try container.encode(value)
         case let .array(values): try container.encode(values)
@@ -50,6 +55,7 @@ package indirect enum JSONValue: Codable, Sendable, Equatable {
         case .null: nil
         case let .bool(value): .bool(value)
         case let .int(value): .int(value)
+        case let .unsigned(value): .double(Double(value))
         case let .double(value): .double(value)
         case let .string(value): .string(value)
         case let .array(values): .array(values.compactMap(\.configValue))
@@ -62,10 +68,26 @@ package indirect enum JSONValue: Codable, Sendable, Equatable {
         do {
             return try JSONDecoder().decode(JSONValue.self, from: data)
         } catch let DecodingError.dataCorrupted(context) {
-            throw JSONParseError(message: context.underlyingError.map { "\($0)" } ?? context.debugDescription)
+            throw JSONParseError(message: context.debugDescription + (context.underlyingError.flatMap(Self.place).map { " (\($0))" } ?? ""))
         } catch {
             throw JSONParseError(message: "\(error)")
         }
+    }
+}
+
+extension JSONValue {
+    /// Where the parser stopped, as `line 3, column 7`: FoundationEssentials'
+    /// parse error keeps its line and column in a field with no public
+    /// name (Foundation's error gave them as text), so its fields are read
+    /// by reflection; nil if they cannot be found.
+    static func place(of error: any Error) -> String? {
+        var pending: [(Mirror, Int)] = [(Mirror(reflecting: error), 0)]
+        while let (mirror, depth) = pending.popLast() {
+            let fields = Dictionary(mirror.children.compactMap { child in child.label.map { ($0, child.value) } }, uniquingKeysWith: { first, _ in first })
+            if let line = fields["line"] as? Int, let column = fields["column"] as? Int { return "line \(line), column \(column)" }
+            if depth < 4 { pending += mirror.children.map { (Mirror(reflecting: $0.value), depth + 1) } }
+        }
+        return nil
     }
 }
 

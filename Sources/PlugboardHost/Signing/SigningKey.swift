@@ -24,7 +24,7 @@ package struct PublicSigningKey: Sendable, Equatable {
 
     /// Parses minisign's public key file (or its base64 line alone).
     package init?(text: String) {
-        let lines = text.split(separator: "\n").map { $0.trimmingBlanks() }.filter { !$0.isEmpty }
+        let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingBlanks() }.filter { !$0.isEmpty }
         guard let line = lines.first(where: { !$0.hasPrefix("untrusted comment:") }),
               let bytes = Data(base64Encoded: line).map([UInt8].init), bytes.count == 42,
               bytes[0] == UInt8(ascii: "E"), bytes[1] == UInt8(ascii: "d")
@@ -34,7 +34,7 @@ package struct PublicSigningKey: Sendable, Equatable {
 
     /// Every public key of a file holding one or more in minisign's format.
     package static func all(in text: String) -> [PublicSigningKey] {
-        text.split(separator: "\n").compactMap { line in
+        text.split(whereSeparator: \.isNewline).compactMap { line in
             let line = line.trimmingBlanks()
             return line.isEmpty || line.hasPrefix("untrusted comment:") ? nil : PublicSigningKey(text: line)
         }
@@ -86,7 +86,7 @@ package struct SigningKey: Sendable {
             throw FileError(description: "\(path): the secret key can be read or written by others (mode \(String(status.st_mode & 0o777, radix: 8))); chmod 600 \(path), and make a new key if others may have read it")
         }
         guard let text = try? String(contentsOfFile: path, encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { !$0.hasPrefix("untrusted comment:") }),
+              let line = text.split(whereSeparator: \.isNewline).first(where: { !$0.hasPrefix("untrusted comment:") }),
               let bytes = Data(base64Encoded: String(line)).map([UInt8].init), bytes.count >= 2,
               bytes[0] == UInt8(ascii: "E"), bytes[1] == UInt8(ascii: "d")
         else { throw FileError(description: "\(path): not a secret key (write one with `plugboard keygen`, or `minisign -G -W`)") }

@@ -9,8 +9,13 @@ import Glibc
 /// the ICU time zone data on first use (a fifth of a fresh host's
 /// activation, measured), and the host no longer loads Foundation.
 package enum UTCTimestamp {
+    /// Years 1 to 9999 are written in four digits; a moment outside them
+    /// is written as the nearest end.
     package static func string(from date: Date) -> String {
-        string(secondsSinceEpoch: Int(date.timeIntervalSince1970.rounded(.down)))
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        // 0001-01-01 and 9999-12-31T23:59:59, the range the reader takes.
+        let first = -62_135_596_800.0, last = 253_402_300_799.0
+        return string(secondsSinceEpoch: Int(seconds.isNaN ? 0 : min(max(seconds, first), last)))
     }
 
     package static func string(secondsSinceEpoch seconds: Int) -> String {

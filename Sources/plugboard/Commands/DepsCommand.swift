@@ -93,7 +93,14 @@ enum DepsCommand: CLICommand {
     /// Graphviz: one node per plugin (refused ones red), one edge per requirement (optional dashed).
     static func dot(_ report: Report) -> String {
         func quoted(_ text: String) -> String {
-            "\"" + text.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
+            // By scalar: a quote followed by a combining mark is one
+            // Character, which a Character replacement would miss.
+            var escaped = String.UnicodeScalarView()
+            for scalar in text.unicodeScalars {
+                if scalar == "\\" || scalar == "\"" { escaped.append("\\") }
+                escaped.append(scalar)
+            }
+            return "\"" + String(escaped) + "\""
         }
         var out = "digraph plugins {\n  rankdir=LR;\n"
         for plugin in report.plugins {

@@ -29,7 +29,7 @@ enum LockCommand: CLICommand {
             .init(long: "--output", short: "-o", valueName: "file", help: "Where to write the lock file (default: DIR/plugboard.lock)."),
             .init(long: "--sign", valueName: "keyfile", help: "Sign the lock file with this secret key (plugboard keygen): writes FILE.minisig."),
             .init(long: "--sequence", valueName: "n", help: "The signature's sequence number (default: one more than the one it replaces, else 1)."),
-            .init(long: "--expires-days", valueName: "days", help: "Days until the signature expires (default 30)."),
+            .init(long: "--expires-days", valueName: "days", help: "Days until the signature expires (default 30, at most 36500)."),
             .init(long: "--channel", valueName: "name", help: "The release channel named in the signature (default stable)."),
         ] + [PluginsOption.cache, PluginsOption.scanTimeout, PluginsOption.allowUnsafe])
 
@@ -94,7 +94,10 @@ enum LockCommand: CLICommand {
         }
         var days = 30.0
         if let text = arguments.value("--expires-days") {
-            guard let value = Double(text), value > 0 else { throw UsageError(message: "'--expires-days' takes a number of days above 0, got '\(text)'", command: spec.name) }
+            // At most 100 years: the expiry is written as a four-digit year.
+            guard let value = Double(text), value > 0, value <= 36_500 else {
+                throw UsageError(message: "'--expires-days' takes a number of days above 0 and at most 36500, got '\(text)'", command: spec.name)
+            }
             days = value
         }
         let channel = arguments.value("--channel") ?? "stable"

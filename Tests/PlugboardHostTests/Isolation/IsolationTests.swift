@@ -155,13 +155,16 @@ import Glibc
         #expect(try fault(host, "echo", "back") == "back")
     }
 
-    /// Work a plugin queues on the main dispatch queue runs in its child (the
-    /// child's main thread serves the main run loop, as a program's would).
-    @Test func mainQueueWorkRunsInTheChild() throws {
+    /// Work a plugin queues on the main dispatch queue runs in its child,
+    /// and so does a timer on Foundation's main run loop where the host
+    /// program links Foundation, as this test program does (the child's main
+    /// thread serves them, as a program's would).
+    @Test func mainQueueWorkAndMainRunLoopTimersRunInTheChild() throws {
         let dir = try TemporaryDirectory()
         let host = try host(dir)
         defer { host.shutdown() }
         #expect(try fault(host, "main") == "main ran")
+        #expect(try fault(host, "runloop") == "timer fired")
     }
 
     /// Each fault costs the call: the right code, the host alive, and the

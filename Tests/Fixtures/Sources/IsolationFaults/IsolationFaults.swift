@@ -142,6 +142,12 @@ final class IsolationFaults: Plugin, ReloadableState {
                 let ran = DispatchSemaphore(value: 0)
                 DispatchQueue.main.async { ran.signal() }
                 return ran.wait(timeout: .now() + 5) == .success ? "main ran" : "main not served"
+            case "runloop":
+                // Foundation's main run loop: a timer on it fires where the
+                // child's main thread runs that loop.
+                let ran = DispatchSemaphore(value: 0)
+                RunLoop.main.add(Timer(timeInterval: 0.01, repeats: false) { _ in ran.signal() }, forMode: .common)
+                return ran.wait(timeout: .now() + 5) == .success ? "timer fired" : "run loop not served"
             case "bytes":
                 return String(repeating: "x", count: Int(arguments.dropFirst().first ?? "0") ?? 0)
             default: throw FaultError(mode: arguments.first ?? "")
