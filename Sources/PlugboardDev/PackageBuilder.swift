@@ -144,8 +144,10 @@ public struct PackageBuilder: Sendable {
 
     /// Runs `executable` through env; stderr goes with stdout unless `mergingErrors` is false.
     static func run(_ executable: String, _ arguments: [String], mergingErrors: Bool = true) -> (status: Int32, output: String, errors: String) {
-        // Default signal dispositions in the child: a dev session ignores
-        // SIGINT/SIGTERM itself, and ignored signals survive exec.
+        // Through env, which finds `executable` on PATH (posix_spawn does not
+        // search it); its --default-signal is kept from when the child
+        // inherited the session's ignored SIGINT/SIGTERM (ChildProcess now
+        // resets every signal).
         let arguments = ["--default-signal=INT,TERM", executable] + arguments
         defer { running.withLock { $0 = nil } }
         do {

@@ -23,7 +23,8 @@ func plugboardIsolatedMain(_ requests: Int32, _ replies: Int32, _ log: Int32) ->
     Task.detached { await child.run() }
     // The child's work runs in that task, which ends the process. The main
     // thread serves the main dispatch queue (and the main actor), as a
-    // program's main thread would. Not dispatchMain(): it calls
+    // program's main thread would; in a program that links Foundation, by
+    // running Foundation's main run loop. Not dispatchMain(): it calls
     // pthread_exit, which crashes inside the constructor this runs from
     // (before the program's main).
     plugboard_serve_main_queue()
