@@ -51,8 +51,8 @@ __attribute__((constructor)) static void plugboard_scanner_hook(void) {
 // host's process holds without close-on-exec (another thread's, opened by a
 // library) is not kept open by the child while it starts, where its late
 // close would tell inotify watchers a file was written.
-static int spawn_child(const char *path, char *const argv[], char *const envp[], posix_spawn_file_actions_t *actions,
-                       int first_closed, pid_t *pid) {
+int plugboard_spawn_child(const char *path, char *const argv[], char *const envp[], posix_spawn_file_actions_t *actions,
+                          int first_closed, pid_t *pid) {
     posix_spawnattr_t attributes;
     posix_spawnattr_init(&attributes);
     posix_spawn_file_actions_addopen(actions, 0, "/dev/null", O_RDONLY, 0);
@@ -86,7 +86,7 @@ int plugboard_spawn_scanner(const char *path, char *const argv[], char *const en
     posix_spawn_file_actions_adddup2(&actions, pipes[1], 1);
     posix_spawn_file_actions_adddup2(&actions, pipes[1], 2);
     posix_spawn_file_actions_adddup2(&actions, sockets[1], PLUGBOARD_SCANNER_CHANNEL_FD);
-    int result = spawn_child(path, argv, envp, &actions, PLUGBOARD_SCANNER_CHANNEL_FD + 1, pid);
+    int result = plugboard_spawn_child(path, argv, envp, &actions, PLUGBOARD_SCANNER_CHANNEL_FD + 1, pid);
     close(sockets[1]);
     close(pipes[1]);
     if (result != 0) {
@@ -122,7 +122,7 @@ int plugboard_spawn_isolated(const char *path, char *const argv[], char *const e
     posix_spawn_file_actions_adddup2(&actions, pipes[0][0], PLUGBOARD_ISOLATED_REQUESTS_FD);
     posix_spawn_file_actions_adddup2(&actions, pipes[1][1], PLUGBOARD_ISOLATED_REQUESTS_FD + 1);
     posix_spawn_file_actions_adddup2(&actions, pipes[3][1], PLUGBOARD_ISOLATED_LOG_FD);
-    int result = spawn_child(path, argv, envp, &actions, PLUGBOARD_ISOLATED_LOG_FD + 1, pid);
+    int result = plugboard_spawn_child(path, argv, envp, &actions, PLUGBOARD_ISOLATED_LOG_FD + 1, pid);
     close(pipes[0][0]);
     close(pipes[1][1]);
     close(pipes[2][1]);

@@ -7,7 +7,6 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,9 +26,6 @@ int plugboard_under_sanitizer(void) {
 
 int plugboard_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
 
-int plugboard_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
-    return posix_spawn_file_actions_addclosefrom_np(actions, from);
-}
 
 // libdispatch's hooks for a run loop (CoreFoundation's on Linux): the main
 // queue's handle is an eventfd it writes to when work is queued there; the

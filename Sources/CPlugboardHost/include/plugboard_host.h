@@ -69,10 +69,15 @@ int plugboard_under_sanitizer(void);
 /// another thread inherits them. 0, or -1 and errno.
 int plugboard_pipe_cloexec(int fds[_Nonnull 2]);
 
-/// posix_spawn_file_actions_addclosefrom_np (a GNU extension Swift's Glibc
-/// module does not offer): the child starts with descriptors `from` and up
-/// closed. 0, or an error number.
-int plugboard_spawn_close_from(posix_spawn_file_actions_t *_Nonnull actions, int from);
+/// posix_spawn as every child Plugboard starts gets it (the scanner's and
+/// isolated children above, the dev tools' builds): fd 0 is /dev/null,
+/// descriptors from `first_closed` up are closed, after `actions` (the
+/// caller's, made with posix_spawn_file_actions_init, destroyed here); an
+/// empty signal mask, default signal dispositions, its own process group.
+/// Returns 0 and sets `*pid`, or an errno value.
+int plugboard_spawn_child(const char *_Nonnull path, char *_Nullable const *_Nonnull argv,
+                          char *_Nullable const *_Nonnull envp, posix_spawn_file_actions_t *_Nonnull actions,
+                          int first_closed, pid_t *_Nonnull pid);
 
 /// Serves the main dispatch queue (and with it the main actor) on the
 /// calling thread, forever: what a run loop does for it, without

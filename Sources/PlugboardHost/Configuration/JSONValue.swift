@@ -68,26 +68,10 @@ package indirect enum JSONValue: Codable, Sendable, Equatable {
         do {
             return try JSONDecoder().decode(JSONValue.self, from: data)
         } catch let DecodingError.dataCorrupted(context) {
-            throw JSONParseError(message: context.debugDescription + (context.underlyingError.flatMap(Self.place).map { " (\($0))" } ?? ""))
+            throw JSONParseError(message: context.debugDescription)
         } catch {
             throw JSONParseError(message: "\(error)")
         }
-    }
-}
-
-extension JSONValue {
-    /// Where the parser stopped, as `line 3, column 7`: FoundationEssentials'
-    /// parse error keeps its line and column in a field with no public
-    /// name (Foundation's error gave them as text), so its fields are read
-    /// by reflection; nil if they cannot be found.
-    static func place(of error: any Error) -> String? {
-        var pending: [(Mirror, Int)] = [(Mirror(reflecting: error), 0)]
-        while let (mirror, depth) = pending.popLast() {
-            let fields = Dictionary(mirror.children.compactMap { child in child.label.map { ($0, child.value) } }, uniquingKeysWith: { first, _ in first })
-            if let line = fields["line"] as? Int, let column = fields["column"] as? Int { return "line \(line), column \(column)" }
-            if depth < 4 { pending += mirror.children.map { (Mirror(reflecting: $0.value), depth + 1) } }
-        }
-        return nil
     }
 }
 

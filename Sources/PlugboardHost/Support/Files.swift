@@ -5,7 +5,7 @@ import Glibc
 /// Reads an open file to its end with read(2), retrying on EINTR. Works for
 /// generated files (`/proc`) whose size stat reports as 0. nil on error,
 /// with `errno` set.
-func readToEnd(_ fd: Int32) -> [UInt8]? {
+package func readToEnd(_ fd: Int32) -> [UInt8]? {
     var bytes: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 65536)
     while true {

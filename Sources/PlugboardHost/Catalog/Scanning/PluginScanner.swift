@@ -386,16 +386,16 @@ private struct Pool {
         drainErrors(child)
         let ran = (ContinuousClock.now - child.started).milliseconds
         let tail = Self.lastLines(child.stderr)
-        let abnormal = timedOut || Self.signaled(status) || (status >> 8) & 0xff != 0
+        let abnormal = timedOut || WaitStatus.signaled(status) || WaitStatus.exitCode(status) != 0
         func quarantine(_ index: Int, phase: Quarantine.Phase?) {
             var quarantine = Quarantine(
                 phase: phase ?? .dlopen, ending: .exit, signal: nil, exitStatus: nil,
                 milliseconds: ran, stderrTail: tail, date: Quarantine.now())
             if timedOut {
                 quarantine.ending = .timeout
-            } else if Self.signaled(status) {
+            } else if WaitStatus.signaled(status) {
                 quarantine.ending = .signal
-                quarantine.signal = Signals.name(status & 0x7f)
+                quarantine.signal = Signals.name(WaitStatus.signal(status))
             } else {
                 quarantine.exitStatus = (status >> 8) & 0xff
             }
@@ -408,7 +408,7 @@ private struct Pool {
             }
         }
         if !child.ready {
-            let how = timedOut ? "did not answer within \(settings.timeout)" : Self.describe(status)
+            let how = timedOut ? "did not answer within \(settings.timeout)" : WaitStatus.describe(status)
             unavailable = "\(executable) \(how) before saying hello\(tail.isEmpty ? "" : ": \(tail.joined(separator: " | "))")"
             if let index = child.job { outcomes[index] = .unavailable(unavailable!) }
         } else if let index = child.job {
@@ -459,9 +459,4 @@ private struct Pool {
         }
     }
 
-    static func signaled(_ status: Int32) -> Bool { (status & 0x7f) != 0 && (status & 0x7f) != 0x7f }
-
-    static func describe(_ status: Int32) -> String {
-        signaled(status) ? "was killed by \(Signals.name(status & 0x7f))" : "exited with status \((status >> 8) & 0xff)"
-    }
 }
