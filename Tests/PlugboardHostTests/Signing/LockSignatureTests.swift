@@ -41,6 +41,10 @@ import Testing
         let publicText = try String(contentsOfFile: dir.file("release.key.pub"), encoding: .utf8)
         #expect(PublicSigningKey(text: publicText) == key.publicKey)
         #expect(publicText.hasPrefix("untrusted comment: minisign public key \(key.publicKey.idText)"))
+        // A key file saved with CRLF line ends ("\r\n" is one Character) reads the same.
+        let crlf = publicText.replacing("\n", with: "\r\n")
+        #expect(PublicSigningKey(text: crlf) == key.publicKey)
+        #expect(PublicSigningKey.all(in: crlf + crlf) == [key.publicKey, key.publicKey])
         // Never over an existing file; refused once others can read it.
         #expect(throws: SigningKey.FileError.self) { try key.write(to: dir.file("release.key")) }
         chmod(dir.file("release.key"), 0o644)
