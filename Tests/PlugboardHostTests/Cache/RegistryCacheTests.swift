@@ -89,7 +89,7 @@ import Testing
             try Data(bytes.prefix(bytes.count / 2)).write(to: URL(fileURLWithPath: file))
         case .otherFormat:
             // "PBRC", then the format number.
-            try patchBytes(at: file, replacing: Array("PBRC".utf8) + [4, 0, 0, 0], with: Array("PBRC".utf8) + [99, 0, 0, 0])
+            try patchBytes(at: file, replacing: Array("PBRC".utf8) + [UInt8(RegistryCache.format), 0, 0, 0], with: Array("PBRC".utf8) + [99, 0, 0, 0])
         case .otherSDKABI:
             try patchBytes(at: file, replacing: field("sdkABI", tag: 5, string(Fixtures.baseline.sdkABI.description)), with: field("sdkABI", tag: 5, string("9.\(Fixtures.baseline.sdkABI.minor)")))
         case .otherToolchain:
@@ -105,7 +105,7 @@ import Testing
         let warnings = next.diagnostics.filter { $0.code == "cache-ignored" }
         #expect(warnings.count == 1, "\(next.diagnostics)")
         #expect(warnings.first?.message.contains(file) == true)
-        if case .otherFormat = damage { #expect(warnings.first?.message.contains("has format 99, this host reads format 4") == true) }
+        if case .otherFormat = damage { #expect(warnings.first?.message.contains("has format 99, this host reads format \(RegistryCache.format)") == true) }
         // Rebuilt: valid again.
         let after = host(dir, cache)
         defer { after.shutdown() }

@@ -10,12 +10,12 @@ import Glibc
 /// way, with little parsing). Changes are kept beside the file's bytes and
 /// merged when it is written; unchanged entries are copied as they were.
 ///
-/// The file (format 4, little-endian):
+/// The file (format 5, little-endian):
 ///
 /// ```
 /// "PBRC" format:u32  hostLength:u32 host(compact)  count:u32 pathsLength:u32
 /// count × (pathOffset:u32 pathLength:u32 entryOffset:u32 entryLength:u32), sorted by path bytes
-/// path bytes…  entry bytes (each a compact CacheEntry)…
+/// path bytes…  entry bytes (each a CacheEntry's `bytes()`)…
 /// ```
 ///
 /// A start reads the header, the index and the paths (about 70 bytes per
@@ -77,7 +77,7 @@ struct CacheEntries: Sendable {
         }
         for (path, change) in changes {
             guard let entry = change else { continue }
-            items.append((Array(path.utf8), try CompactEncoder().encode(entry)))
+            items.append((Array(path.utf8), try entry.bytes()))
         }
         items.sort { $0.path.lexicographicallyPrecedes($1.path) }
         var out: [UInt8] = Array(StoredEntries.magic)
@@ -198,8 +198,14 @@ struct StoredEntries: Sendable {
     func entry(for path: String) -> CacheEntry? {
         let key = Array(path.utf8)
         let index = lowerBound(key)
-        guard index < count, compare(index, key) == 0, let bytes = entryBytes(at: index) else { return nil }
-        return try? CompactDecoder().decode(CacheEntry.self, from: bytes)
+        guard index < count, compare(index, key) == 0 else { return nil }
+        return entry(at: index)
+    }
+
+    /// The entry at `index`, decoded now; nil when it cannot be read or does not decode.
+    private func entry(at index: Int) -> CacheEntry? {
+        guard let bytes = entryBytes(at: index) else { return nil }
+        return try? bytes.withUnsafeBytes { raw throws(EntryReader.Damage) in try CacheEntry(bytes: raw) }
     }
 
     /// The paths that start with `prefix` (a folder and its `/`) and have
@@ -222,7 +228,7 @@ struct StoredEntries: Sendable {
     /// Every entry decoded (the fuzz target's round trip).
     var allEntries: [(String, CacheEntry?)] {
         (0..<count).map { index in
-            (String(decoding: pathBytes(at: index), as: UTF8.self), entryBytes(at: index).flatMap { try? CompactDecoder().decode(CacheEntry.self, from: $0) })
+            (String(decoding: pathBytes(at: index), as: UTF8.self), entry(at: index))
         }
     }
 }

@@ -1,6 +1,7 @@
 @_spi(PlugboardHost) import Plugboard
 /// What the registry cache remembers about one plugin file.
-struct CacheEntry: Sendable, Codable, Equatable {
+/// On disk as ``bytes()`` (see CacheEntry+Bytes.swift).
+struct CacheEntry: Sendable, Equatable {
     /// The outcome of examining the file.
     enum Result: Sendable, Equatable {
         /// Compatible: its descriptor, read by the scanner.
@@ -33,48 +34,6 @@ struct CacheEntry: Sendable, Codable, Equatable {
         self.result = result
         self.deferredDetails = deferredDetails
         self.plugin = plugin
-    }
-}
-
-extension CacheEntry {
-    // Flat keys rather than the synthesized nesting of `Result`: one keyed
-    // container per entry is read on every warm start, per plugin.
-    private enum Key: String, CodingKey {
-        case identity, hash, details, plugin, code, reason, quarantine
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: Key.self)
-        try container.encode(identity, forKey: .identity)
-        try container.encodeIfPresent(hash, forKey: .hash)
-        try container.encodeIfPresent(deferredDetails, forKey: .details)
-        switch result {
-        case let .plugin(plugin):
-            try container.encode(plugin, forKey: .plugin)
-        case let .rejected(code, reason):
-            try container.encode(code, forKey: .code)
-            try container.encode(reason, forKey: .reason)
-        case let .quarantined(quarantine):
-            try container.encode(quarantine, forKey: .quarantine)
-            try container.encodeIfPresent(plugin, forKey: .plugin)
-        }
-    }
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: Key.self)
-        identity = try container.decode(FileIdentity.self, forKey: .identity)
-        hash = try container.decodeIfPresent(String.self, forKey: .hash)
-        deferredDetails = try container.decodeIfPresent(CompactDeferred<PluginRecord.FileDetails>.self, forKey: .details)
-        let scanned = try container.decodeIfPresent(ScannedPlugin.self, forKey: .plugin)
-        if let quarantine = try container.decodeIfPresent(Quarantine.self, forKey: .quarantine) {
-            result = .quarantined(quarantine)
-            plugin = scanned
-        } else if let scanned {
-            result = .plugin(scanned)
-        } else {
-            result = .rejected(
-                code: try container.decode(String.self, forKey: .code), reason: try container.decode(String.self, forKey: .reason))
-        }
     }
 }
 

@@ -18,8 +18,9 @@ import Glibc
 struct RegistryCache: Sendable {
     /// 2: the compact binary coding (1 was JSON); 3: a requirement is one
     /// string (see ``ScannedPlugin``); 4: read in place (``CacheEntries``):
-    /// an index sorted by path, entries decoded when asked for.
-    static let format = 4
+    /// an index sorted by path, entries decoded when asked for; 5: an entry
+    /// is its fields in a fixed order (``CacheEntry/bytes()``), not `Codable`.
+    static let format = 5
 
     /// What the outcome of examining a file depends on besides the file.
     struct HostKey: Sendable, Codable, Equatable {

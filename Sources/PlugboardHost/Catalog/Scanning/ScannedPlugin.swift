@@ -21,6 +21,21 @@ struct ScannedPlugin: Sendable, Codable, Equatable {
 
     var dependencies: [PluginDependency] { requires ?? [] }
 
+    init(
+        id: String, version: String, provides: [Provided], services: [String], sdkABI: String, sdkVersion: String,
+        toolchain: String, activation: [String], requires: [PluginDependency]?
+    ) {
+        self.id = id
+        self.version = version
+        self.provides = provides
+        self.services = services
+        self.sdkABI = sdkABI
+        self.sdkVersion = sdkVersion
+        self.toolchain = toolchain
+        self.activation = activation
+        self.requires = requires
+    }
+
     init(_ descriptor: Descriptor) {
         id = descriptor.id
         version = descriptor.version.description
@@ -39,9 +54,6 @@ extension ScannedPlugin {
         case id, version, provides, services, sdkABI, sdkVersion, toolchain, activation, requires
     }
 
-    // Requirements are kept as one string each ("?" first when optional,
-    // then the id, a space, the range): decoding three keyed containers per
-    // requirement would be most of what a warm start pays for them.
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(String.self, forKey: .id)
@@ -53,13 +65,10 @@ extension ScannedPlugin {
         toolchain = try container.decode(String.self, forKey: .toolchain)
         activation = try container.decode([String].self, forKey: .activation)
         requires = try container.decodeIfPresent([String].self, forKey: .requires)?.map { text in
-            guard let space = text.firstIndex(of: " ") else {
+            guard let requirement = Self.requirement(text) else {
                 throw DecodingError.dataCorruptedError(forKey: .requires, in: container, debugDescription: "a requirement without a range")
             }
-            let optional = text.hasPrefix("?")
-            return PluginDependency(
-                id: String(text[text.index(text.startIndex, offsetBy: optional ? 1 : 0)..<space]),
-                range: String(text[text.index(after: space)...]), optional: optional)
+            return requirement
         }
     }
 
@@ -73,6 +82,22 @@ extension ScannedPlugin {
         try container.encode(sdkVersion, forKey: .sdkVersion)
         try container.encode(toolchain, forKey: .toolchain)
         try container.encode(activation, forKey: .activation)
-        try container.encodeIfPresent(requires?.map { "\($0.optional ? "?" : "")\($0.id) \($0.range)" }, forKey: .requires)
+        try container.encodeIfPresent(requires?.map(Self.requirementText), forKey: .requires)
+    }
+
+    // Requirements are kept as one string each ("?" first when optional,
+    // then the id, a space, the range): three keyed containers per
+    // requirement would be most of what reading one costs.
+    static func requirementText(_ dependency: PluginDependency) -> String {
+        "\(dependency.optional ? "?" : "")\(dependency.id) \(dependency.range)"
+    }
+
+    /// The requirement `text` spells; nil without a range.
+    static func requirement(_ text: String) -> PluginDependency? {
+        guard let space = text.firstIndex(of: " ") else { return nil }
+        let optional = text.hasPrefix("?")
+        return PluginDependency(
+            id: String(text[text.index(text.startIndex, offsetBy: optional ? 1 : 0)..<space]),
+            range: String(text[text.index(after: space)...]), optional: optional)
     }
 }
