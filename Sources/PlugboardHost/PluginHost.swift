@@ -351,14 +351,14 @@ public final class PluginHost: Sendable {
 
     /// `records` with where each available or active plugin runs, and its
     /// child's state when isolated.
-    func withIsolation(_ records: [PluginRecord]) -> [PluginRecord] {
-        records.map { record in
-            var record = record
-            if let id = record.id, record.status == .active || record.status == .available {
-                record.isolation = lifecycle.isolationStatus(of: id)
+    func withIsolation(_ records: consuming [PluginRecord]) -> [PluginRecord] {
+        // In place: a copy of each record per installed plugin of every start.
+        for index in records.indices {
+            if let id = records[index].id, records[index].status == .active || records[index].status == .available {
+                records[index].isolation = lifecycle.isolationStatus(of: id)
             }
-            return record
         }
+        return records
     }
 
     /// A status snapshot per plugin file: what runs, from which bytes, since

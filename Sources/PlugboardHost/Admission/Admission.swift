@@ -56,7 +56,7 @@ struct Admission: Sendable {
         guard trust.enforced else { return .success(resolved) }
         return ownership.check(
             path: candidate.path, resolved: resolved, folder: OwnershipCheck.parent(of: candidate.path),
-            trusted: trust.trustedDirectories)
+            trusted: trust.trustedDirectories, listed: candidate.listed)
     }
 
     /// Every step, in order. `label` names the private copy (an interface

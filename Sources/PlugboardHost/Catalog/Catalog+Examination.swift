@@ -21,6 +21,7 @@ extension Catalog {
 
         var statistics = DiscoveryStatistics()
         var examined: [Examined] = []
+        examined.reserveCapacity(candidates.count)
         var ownership = OwnershipCheck()
         if !settings.trust.enforced && !candidates.isEmpty { reportTrustOff() }
         var jobs: [(index: Int, image: CheckedImage)] = []
@@ -109,7 +110,13 @@ extension Catalog {
         // stat'ed). Other folders' entries are checked only when the file is
         // written anyway: a warm start never pays for them.
         let current = Set(candidates.map(\.path))
-        let folders = Set(candidates.map { OwnershipCheck.parent(of: $0.path) })
+        var folders = Set<String>(), lastFolder = ""
+        for candidate in candidates {
+            // A folder's files come one after another: compared before hashed.
+            let folder = OwnershipCheck.parent(of: candidate.path)
+            if folder != lastFolder { folders.insert(folder) }
+            lastFolder = folder
+        }
         for path in folders.flatMap({ entries.paths(in: $0) }) where !current.contains(path) && FileIdentity.of(path: path) == nil {
             entries[path] = nil
             changed = true
@@ -237,11 +244,12 @@ extension Catalog {
             // A file examined again (it was refused before) has one record,
             // the latest, where its first old one was.
             var first: [String: Int] = [:]
+            first.reserveCapacity(state.records.count + fresh.count)
+            state.available.reserveCapacity(state.available.count + admitted.count)
             var stale = Set<Int>()
             for (index, old) in state.records.enumerated() {
                 if first[old.path] == nil { first[old.path] = index } else { stale.insert(index) }
             }
-            let freshPaths = Set(fresh.map(\.path))
             for record in fresh {
                 if let index = first[record.path] {
                     state.records[index] = record
@@ -251,6 +259,7 @@ extension Catalog {
                 }
             }
             // Older duplicates of a path examined again go.
+            let freshPaths = stale.isEmpty ? [] : Set(fresh.map(\.path))
             let dropped = stale.filter { freshPaths.contains(state.records[$0].path) }
             if !dropped.isEmpty { state.records = state.records.enumerated().filter { !dropped.contains($0.offset) }.map(\.element) }
             for plugin in admitted { state.available[plugin.plugin.id] = plugin }
@@ -290,7 +299,7 @@ extension Catalog {
         for index in examined.indices {
             guard let plugin = examined[index].available?.plugin else { continue }
             let id = plugin.id
-            if let kept = known[id] {
+            if !known.isEmpty, let kept = known[id] {
                 examined[index].record.fail(.duplicateID(path: examined[index].record.path, id: id, kept: kept))
                 examined[index].available = nil
                 continue

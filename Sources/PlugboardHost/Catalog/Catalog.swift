@@ -122,7 +122,17 @@ final class Catalog: Sendable {
 
     /// The interfaces available plugins provide.
     func pendingInterfaces() -> Set<String> {
-        state.withLock { Set($0.available.values.flatMap { $0.plugin.provides.map(\.interface) }) }
+        state.withLock { state in
+            var interfaces = Set<String>(), last = ""
+            for plugin in state.available.values {
+                // Most plugins provide what the one before did: compared before hashed.
+                for provided in plugin.plugin.provides where provided.interface != last {
+                    interfaces.insert(provided.interface)
+                    last = provided.interface
+                }
+            }
+            return interfaces
+        }
     }
 
     // MARK: - Handing over to the lifecycle

@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// One entry of a plugins directory that looks like a plugin (`*.so`).
-struct PluginCandidate: Sendable, Equatable {
+struct PluginCandidate: Sendable {
     /// Absolute path as found in the directory (a symlink stays a symlink).
     let path: String
     /// The file itself: the path, or for a symlink entry the real file it
@@ -14,6 +14,10 @@ struct PluginCandidate: Sendable, Equatable {
     let problem: PluginLoadError?
     /// The resolved file's identity, from the `stat` the walk made anyway.
     var identity: FileIdentity? = nil
+    /// What `lstat` said of a plain file (not a symlink) at `path`: the
+    /// trust check reads it rather than asking again (a system call per
+    /// installed plugin of every start).
+    var listed: stat? = nil
 }
 
 /// Finds plugin candidates in a directory.
@@ -160,7 +164,9 @@ public enum PluginDirectory {
             return PluginCandidate(path: path, resolvedPath: resolved, problem: .duplicateFile(path: path, original: original))
         }
         seen[identity] = path
-        return PluginCandidate(path: path, resolvedPath: resolved, problem: nil, identity: FileIdentity(info))
+        return PluginCandidate(
+            path: path, resolvedPath: resolved, problem: nil, identity: FileIdentity(info),
+            listed: (link.st_mode & S_IFMT) == S_IFLNK ? nil : link)
     }
 
     /// `path` made absolute against the working directory, without resolving symlinks.

@@ -19,6 +19,9 @@ struct OwnershipCheck {
     /// Whole walks up to `/`, by where they start and what they may not be
     /// sticky below: a folder of plugins is walked once, not once per file.
     private var chainVerdicts: [ChainKey: Violation?] = [:]
+    /// The last walk asked, with and without links.
+    private var lastChains: [(key: ChainKey, verdict: Violation?)?] = [nil, nil]
+    private var lastRealFolder: (path: String, real: String)?
 
     private struct ChainKey: Hashable {
         let start: String
@@ -53,15 +56,16 @@ struct OwnershipCheck {
 
     /// The file's real path, once it and every folder on the way to it passed;
     /// read the file through it, not through the path as given, whose links
-    /// may lead through folders this check did not walk.
-    mutating func check(path: String, resolved: String, folder: String, trusted: [String]) -> Result<String, PluginLoadError> {
+    /// may lead through folders this check did not walk. `listed`: what
+    /// `lstat` said of `resolved` when it is a plain file, already read.
+    mutating func check(path: String, resolved: String, folder: String, trusted: [String], listed: stat? = nil) -> Result<String, PluginLoadError> {
         let (forms, realRoots) = roots(folder: folder, trusted: trusted)
         guard let root = Self.root(containing: resolved, among: forms) else {
             return .failure(.untrustedSymlink(path: path, target: resolved, trusted: realRoots))
         }
         // Whatever cannot be examined is refused: a folder renamed away
         // during the check must not skip it.
-        guard let (realFile, plain) = realFile(resolved) else {
+        guard let (realFile, plain) = realFile(resolved, listed: listed) else {
             return .failure(.unsafe(path: path, violation: Violation(kind: .unverifiable(errno), path: resolved), user: user, isFile: true))
         }
         if let violation = violation(at: realFile, stickyAllowed: false, links: false, known: plain) {
@@ -95,9 +99,16 @@ struct OwnershipCheck {
     /// The first unsafe folder from `start` up to `/`, sticky folders allowed above `anchor`.
     private mutating func chain(from start: String, below anchor: String, links: Bool) -> Violation? {
         let key = ChainKey(start: start, anchor: anchor, links: links)
-        if let known = chainVerdicts[key] { return known }
-        let found = firstUnsafeFolder(from: start, links: links, stickyAllowed: { Self.isAbove($0, anchor) })
-        chainVerdicts[key] = found
+        // Each file asks the same two walks as the one before it: compared before hashed.
+        if let last = lastChains[links ? 1 : 0], last.key == key { return last.verdict }
+        let found: Violation?
+        if let known = chainVerdicts[key] {
+            found = known
+        } else {
+            found = firstUnsafeFolder(from: start, links: links, stickyAllowed: { Self.isAbove($0, anchor) })
+            chainVerdicts[key] = found
+        }
+        lastChains[links ? 1 : 0] = (key, found)
         return found
     }
 
@@ -152,16 +163,23 @@ struct OwnershipCheck {
     /// With the real path, what `lstat` said of a file that is not a
     /// symlink: the very file the real path names, so its check needs no
     /// second `stat` (one system call per installed plugin of every start).
-    private mutating func realFile(_ path: String) -> (String, stat?)? {
+    private mutating func realFile(_ path: String, listed: stat?) -> (String, stat?)? {
         var link = stat()
-        guard lstat(path, &link) == 0 else { return nil }
-        guard (link.st_mode & S_IFMT) != S_IFLNK, let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")), slash != path.startIndex else {
+        if let listed {
+            link = listed
+        } else {
+            guard lstat(path, &link) == 0 else { return nil }
+        }
+        guard (link.st_mode & S_IFMT) != S_IFLNK, let slash = lastSlash(in: path), slash != path.startIndex else {
             return PluginDirectory.realPath(path).map { ($0, nil) }
         }
         return (realFolder(String(path[..<slash])) + path[slash...], link)
     }
 
     private mutating func realFolder(_ path: String) -> String {
+        // A folder's files come one after another: compared before hashed.
+        if let last = lastRealFolder, last.path == path { return last.real }
+        defer { lastRealFolder = (path, realFolders[path]!) }
         if let known = realFolders[path] { return known }
         let real = PluginDirectory.realPath(path) ?? path
         realFolders[path] = real
@@ -272,7 +290,7 @@ struct OwnershipCheck {
 
     static func parent(of path: String) -> String {
         // On the UTF-8 view: a Character search was a tenth of a warm start of 2,000.
-        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")), slash != path.startIndex else { return "/" }
+        guard let slash = lastSlash(in: path), slash != path.startIndex else { return "/" }
         return String(path[..<slash])
     }
 }

@@ -148,7 +148,7 @@ enum RecordText {
     }
 
     static func fileName(_ path: String) -> String {
-        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return path }
+        guard let slash = lastSlash(in: path) else { return path }
         let name = String(path[path.utf8.index(after: slash)...])
         return name.isEmpty ? path : name
     }

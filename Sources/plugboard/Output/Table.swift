@@ -9,28 +9,32 @@ struct Table {
     struct Cell {
         let text: String
         var style: Terminal.Style? = nil
+        /// Columns on a terminal, counted once.
+        let width: Int
 
         init(text: String, style: Terminal.Style? = nil) {
             self.text = Terminal.safe(text, limit: TerminalText.nameLimit)
             self.style = style
+            width = self.text.width
         }
     }
 
     func render() -> String {
         let widths = header.indices.map { column in
-            max(header[column].width, rows.map { $0[column].text.width }.max() ?? 0)
+            max(header[column].width, rows.map { $0[column].width }.max() ?? 0)
         }
         // One string appended in place: `plugboard list` renders a row per installed plugin.
         var out = ""
+        out.reserveCapacity((rows.count + 1) * (widths.reduce(0, +) + 2 * widths.count + 1))
         func append(_ cells: [Cell]) {
             for (column, cell) in cells.enumerated() {
                 if column > 0 { out += "  " }
-                let padding = column == cells.count - 1 ? 0 : max(0, widths[column] - cell.text.width)
+                let padding = column == cells.count - 1 ? 0 : max(0, widths[column] - cell.width)
                 if let style = cell.style {
-                    out += Terminal.style(cell.text + String(repeating: " ", count: padding), style)
+                    out += Terminal.style(cell.text + Self.spaces(padding), style)
                 } else {
                     out += cell.text
-                    if padding > 0 { out += String(repeating: " ", count: padding) }
+                    out += Self.spaces(padding)
                 }
             }
         }
@@ -41,13 +45,29 @@ struct Table {
         }
         return out
     }
+
+    /// `count` spaces, from runs made once (`String(repeating:count:)`
+    /// cost more than the rest of a row).
+    private static func spaces(_ count: Int) -> String {
+        count < runsOfSpaces.count ? runsOfSpaces[count] : String(repeating: " ", count: count)
+    }
+
+    private static let runsOfSpaces: [String] = {
+        let run = Array(repeating: UInt8(ascii: " "), count: 64)
+        return (0...64).map { String(decoding: run.prefix($0), as: UTF8.self) }
+    }()
 }
 
 extension String {
     /// Columns on a terminal: characters, counted as bytes when all are ASCII
     /// (plugin data mostly is; counting characters walks grapheme breaks).
     var width: Int {
-        utf8.allSatisfy { $0 < 0x80 } ? utf8.count : count
+        let ascii = utf8.withContiguousStorageIfAvailable { bytes in
+            var all: UInt8 = 0
+            for byte in bytes { all |= byte }
+            return all < 0x80
+        } ?? utf8.allSatisfy { $0 < 0x80 }
+        return ascii ? utf8.count : count
     }
 
     func padding(to width: Int) -> String {
