@@ -141,6 +141,7 @@ bench: fixtures examples
 	$(CC) -O2 -o .build/dlopen-baseline bench/dlopen_baseline.c -ldl \
 		-Wl,--no-as-needed -L.build/release -l:libPlugboard.so -l:libDemoInterfaces.so -Wl,-rpath,$(CURDIR)/.build/release
 	$(CC) -O2 -shared -fPIC -o .build/malloc-count.so bench/malloc_count.c
+	$(CC) -O2 -o .build/spawn-measured bench/spawn_measured.c
 	PLUGBOARD_BENCH_ONLY="$(PLUGBOARD_BENCH_ONLY)" $(PROFILE_WRAPPER) .build/release/plugboard-bench --baseline .build/dlopen-baseline \
 		--call-plugin $(CURDIR)/Tests/Fixtures/.build/release/libBenchPlugin.so \
 		--isolation-plugin $(CURDIR)/Tests/Fixtures/.build/release/libIsolationFaults.so \
@@ -148,6 +149,7 @@ bench: fixtures examples
 		--reload $(CURDIR)/.build/release/plugboard $(CURDIR)/Tests/Fixtures/.build/debug/libReloadV1.so \
 		$(CURDIR)/Tests/Fixtures/.build/debug/libReloadV2.so $(CURDIR)/Plugins/Greeter $(CURDIR)/SDK \
 		--startup $(CURDIR)/.build/release/plugboard $(CURDIR)/Tests/Fixtures/.build/debug/libBenchPlugin.so .build/dlopen-baseline \
+		--spawner .build/spawn-measured \
 		--dependency-plugin $(CURDIR)/Tests/Fixtures/.build/debug/libBenchDepPlugin.so \
 		--plugins $(BENCH_PLUGINS)
 

@@ -1,20 +1,33 @@
 /* Baseline for `make bench`: the least a loader can do. Usage:
- *   dlopen-baseline [--call] FILE...
+ *   dlopen-baseline [--call] [--durable-write DIR] FILE...
  * Linked against libPlugboard.so like a host (the Makefile does that), so the
  * SDK and the Swift runtime are loaded at startup, untimed, as in a host.
  * Opens each FILE with dlopen(RTLD_NOW | RTLD_LOCAL), looks up
  * plugboard_entry, and with --call calls it (the plugin's own code runs: it
- * builds its descriptor), nothing else, and prints the elapsed nanoseconds. */
+ * builds its descriptor), nothing else, and prints the elapsed nanoseconds.
+ * With --durable-write, then writes one small value into DIR the way a
+ * plugin's storage does (a new file written and fsync'd, renamed over
+ * DIR/value, the folder fsync'd): the I/O a command such as Greeter's
+ * `greet` does besides loading, so a floor can include it. */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 #include <time.h>
 
 int main(int argc, char **argv) {
     struct timespec start, end;
-    int call = argc > 1 && strcmp(argv[1], "--call") == 0;
+    int first = 1;
+    int call = argc > first && strcmp(argv[first], "--call") == 0;
+    first += call;
+    const char *durable = NULL;
+    if (argc > first + 1 && strcmp(argv[first], "--durable-write") == 0) {
+        durable = argv[first + 1];
+        first += 2;
+    }
     clock_gettime(CLOCK_MONOTONIC, &start);
-    for (int i = 1 + call; i < argc; i++) {
+    for (int i = first; i < argc; i++) {
         void *handle = dlopen(argv[i], RTLD_NOW | RTLD_LOCAL);
         void *entry = handle ? dlsym(handle, "plugboard_entry") : NULL;
         if (!entry) {
@@ -23,6 +36,18 @@ int main(int argc, char **argv) {
         }
         if (call && !((const void *(*)(void))entry)()) {
             fprintf(stderr, "%s: plugboard_entry returned null\n", argv[i]);
+            return 1;
+        }
+    }
+    if (durable) {
+        char temporary[4096], value[4096];
+        snprintf(temporary, sizeof temporary, "%s/.tmp-%d", durable, (int)getpid());
+        snprintf(value, sizeof value, "%s/value", durable);
+        int fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        int folder = fd >= 0 ? open(durable, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+        if (fd < 0 || folder < 0 || write(fd, "77", 2) != 2 || fsync(fd) != 0 || close(fd) != 0
+            || rename(temporary, value) != 0 || fsync(folder) != 0 || close(folder) != 0) {
+            perror(durable);
             return 1;
         }
     }

@@ -71,7 +71,7 @@ struct CacheScaleBench {
         StartupBench.row("startup warm, \(Self.count) plugins", warmMany.spread, StartupBench.ms(dlopen.median),
                          String(format: "%.2fx", manyRatio), "≤ 0.50x \(manyRatio <= 0.5 ? "ok" : "MISSED")", rss: warmMany.peakMiB)
         StartupBench.row("startup cold, \(Self.count) plugins (one run)", StartupBench.ms(cold.milliseconds), rss: String(format: "%.1f", Double(cold.peakKiB) / 1024))
-        print("  peak RSS = ru_maxrss (wait4): the host or its biggest scanner child; goal for a cold start of \(Self.count): ≤ 64 MiB")
+        print("  peak RSS = ru_maxrss (wait4): the host or its biggest scanner child, \(startup.memorySource); goal for a cold start of \(Self.count): ≤ 64 MiB")
         summary.begin("Cache scale (\(Self.runs) runs)")
         summary.add("warm, 1 plugin, cache of \(entries) entries", unit: "ms", samples: crowded.milliseconds,
                     baselineName: "warm, 1 plugin, own cache", baseline: alone.milliseconds, goal: .ratioAtMost(1.2))

@@ -15,6 +15,10 @@ struct StartupBench {
     let template: String
     /// `dlopen-baseline` (bench/dlopen_baseline.c).
     let baseline: String
+    /// `spawn-measured` (bench/spawn_measured.c): each process is started
+    /// from it, so that its peak RSS is its own. Spawned from this process,
+    /// a child's `ru_maxrss` starts at this process's resident size.
+    var spawner: String? = nil
 
     static let counts = [1, 50, 200]
     static let runs = 7
@@ -237,22 +241,37 @@ struct StartupBench {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        let reportPath = work.appendingPathComponent("spawn-report").path
+        let command = spawner.map { [$0, reportPath, executable] } ?? [executable]
+        let argv: [UnsafeMutablePointer<CChar>?] = (command + arguments).map { strdup($0) } + [nil]
         let envp: [UnsafeMutablePointer<CChar>?] = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for pointer in argv + envp { free(pointer) } }
 
         var pid: pid_t = 0
         let start = Measure.now()
-        let error = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        let error = posix_spawn(&pid, command[0], &actions, nil, argv, envp)
         guard error == 0 else {
-            throw Failure("cannot start \(executable): \(String(cString: strerror(error)))")
+            throw Failure("cannot start \(command[0]): \(String(cString: strerror(error)))")
         }
         var status: Int32 = 0
         var usage = rusage()
         while wait4(pid, &status, 0, &usage) < 0 {
-            guard errno == EINTR else { throw Failure("wait4 on \(executable): \(String(cString: strerror(errno)))") }
+            guard errno == EINTR else { throw Failure("wait4 on \(command[0]): \(String(cString: strerror(errno)))") }
         }
-        let elapsed = Double(Measure.now() - start) / 1e6
+        var elapsed = Double(Measure.now() - start) / 1e6
+        var peakKiB = usage.ru_maxrss
+        if spawner != nil {
+            // The spawner's own report: the program's time and peak, not the spawner's.
+            let errors = FileManager.default.contents(atPath: errPath).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            guard status == 0, let text = FileManager.default.contents(atPath: reportPath).map({ String(decoding: $0, as: UTF8.self) }) else {
+                throw Failure("\(command[0]) could not run \(executable) (wait status \(status)): \(errors.suffix(2000))")
+            }
+            let fields = text.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+            guard fields.count == 3 else { throw Failure("\(command[0]) wrote '\(text)', not three numbers") }
+            elapsed = Double(fields[0]) / 1e6
+            peakKiB = fields[1]
+            status = Int32(fields[2])
+        }
 
         // Decoded by hand: the W* macros are not imported into Swift.
         let killer = status & 0x7f, exitStatus = (status >> 8) & 0xff
@@ -262,11 +281,18 @@ struct StartupBench {
             throw Failure("\(([executable] + arguments).prefix(6).joined(separator: " ")) ... \(ending):\n\(errors.suffix(2000))")
         }
         return ProcessRun(
-            milliseconds: elapsed, peakKiB: usage.ru_maxrss,
+            milliseconds: elapsed, peakKiB: peakKiB,
             stdout: FileManager.default.contents(atPath: outPath) ?? Data())
     }
 
     // MARK: - Report
+
+    /// Where the peak RSS figures come from, for the report.
+    var memorySource: String {
+        spawner != nil
+            ? "each started from spawn-measured, so its own"
+            : "spawned from the bench itself, so at least the bench's own resident size (pass --spawner)"
+    }
 
     func report(_ cases: [Case]) {
         guard let smallest = cases.first, let largest = cases.last, largest.count > smallest.count else { return }
@@ -310,7 +336,7 @@ struct StartupBench {
 
         print("  cold scan per plugin = (cold \(largest.count) − cold \(smallest.count)) / \(largest.count - smallest.count), medians;"
               + " C dlopen per file = the C program's own dlopen + dlsym loop time / \(largest.count)")
-        print("  peak RSS = largest ru_maxrss of the runs (wait4): the process or its biggest scanner child, not their sum")
+        print("  peak RSS = largest ru_maxrss of the runs (wait4): the process or its biggest scanner child, not their sum; \(memorySource)")
         if let processes = largest.scannerProcesses {
             print("  a cold run with \(largest.count) plugins started \(processes) scanner processes")
         }

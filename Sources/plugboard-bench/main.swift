@@ -45,7 +45,8 @@ func usageFailure() -> Never {
     let usage = """
     usage: plugboard-bench --baseline DLOPEN_BASELINE --call-plugin RELEASE_PLUGIN.so [--malloc-counter COUNTER.so]
                            [--json FILE] [--reload PLUGBOARD V1.so V2.so EXAMPLE_PACKAGE SDK_DIR]
-                           [--startup PLUGBOARD BENCH_PLUGIN.so DLOPEN_BASELINE] [--isolation-plugin ISOLATION_FAULTS.so]
+                           [--startup PLUGBOARD BENCH_PLUGIN.so DLOPEN_BASELINE [--spawner SPAWN_MEASURED]]
+                           [--isolation-plugin ISOLATION_FAULTS.so]
                            [--dependency-plugin BENCH_DEP_PLUGIN.so (with --startup)] --plugins FILE...
 
     """
@@ -69,6 +70,7 @@ if arguments.contains("--startup") {
     // Absolute: posix_spawn does not search PATH, and the Makefile passes some paths relative.
     let absolute = values.map { URL(fileURLWithPath: $0).path }
     startup = StartupBench(plugboard: absolute[0], template: absolute[1], baseline: absolute[2])
+    startup?.spawner = optionValues(arguments, "--spawner", count: 1)?.first.map { URL(fileURLWithPath: $0).path }
 }
 // Needs --startup: the same tool and template.
 let dependencies = optionValues(arguments, "--dependency-plugin", count: 1)?.first.flatMap { file in
