@@ -29,6 +29,11 @@ EXIT STATUS: 0 success; 1 the command ran and found a problem (see each command)
     exit(ExitStatus.usage)
 }
 
+// A parent that ignores SIGCHLD passes that on through exec, and then no
+// child of this tool could be waited for (the scanner's, a build's, a
+// bisect's check): the tool's children are its own business.
+signal(SIGCHLD, SIG_DFL)
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard let name = arguments.first else {
     Terminal.writeErr(overview + "\n")

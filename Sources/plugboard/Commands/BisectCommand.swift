@@ -65,7 +65,7 @@ enum BisectCommand: CLICommand {
             return all
         }
         var steps: [Bisection.Step] = []
-        var startFailure: String?
+        var startFailure: ChildProcess.SpawnError?
         var verdicts: [[String]: Bool] = [:]
         if !json {
             Terminal.write(Terminal.style("Bisecting \(candidates.count) plugin\(candidates.count == 1 ? "" : "s") of \(Terminal.safe(directory))", .bold)
@@ -75,16 +75,23 @@ enum BisectCommand: CLICommand {
             candidates: candidates,
             fails: { enabled in
                 let all = closure(enabled).sorted()
+                if startFailure != nil { return (all, true, true) }
                 if let known = verdicts[all] { return (all, known, true) }
                 let disabled = candidates.filter { !all.contains($0) }
-                let status = runCheck(resolved, Array(command.dropFirst()), disabled: disabled)
-                if status == nil, startFailure == nil { startFailure = "cannot start \(executable)" }
+                let status: Int32
+                switch runCheck(resolved, Array(command.dropFirst()), disabled: disabled) {
+                case let .success(code): status = code
+                case let .failure(error):
+                    // No verdict: the steps after this one would only repeat it.
+                    if startFailure == nil { startFailure = error }
+                    status = 1
+                }
                 verdicts[all] = status != 0
                 return (all, status != 0, false)
             },
             report: { step in
                 steps.append(step)
-                guard !json else { return }
+                guard !json, startFailure == nil else { return }
                 let verdict = step.failed ? Terminal.style("fails", .red) : Terminal.style("passes", .green)
                 let shown = step.enabled.isEmpty ? "none" : step.enabled.count <= 6 ? step.enabled.joined(separator: ", ")
                     : step.enabled.prefix(6).joined(separator: ", ") + ", … (\(step.enabled.count))"
@@ -93,7 +100,8 @@ enum BisectCommand: CLICommand {
             })
         let outcome = bisection.run()
         if let startFailure {
-            Terminal.error("\(Terminal.safe(startFailure)): give the command's path, or a command on PATH")
+            let fix = startFailure.action == "start" ? "give the command's path, or a command on PATH" : "start plugboard with SIGCHLD at its default"
+            Terminal.error("cannot \(startFailure.action) '\(Terminal.safe(executable))' (\(String(cString: strerror(startFailure.code)))): \(fix)")
             return ExitStatus.failure
         }
         let (result, culprits, message): (String, [String], String) = switch outcome {
@@ -124,13 +132,16 @@ enum BisectCommand: CLICommand {
         return name
     }
 
-    /// The check's exit status with `disabled` in the environment (nil: it
-    /// could not start). Its output is not shown: the steps are.
-    static func runCheck(_ executable: String, _ arguments: [String], disabled: [String]) -> Int32? {
+    /// The check's exit status with `disabled` in the environment, or why it
+    /// could not be run. Its output is not shown: the steps are.
+    static func runCheck(_ executable: String, _ arguments: [String], disabled: [String]) -> Result<Int32, ChildProcess.SpawnError> {
         let environment = ProcessInfo.processInfo.environment.merging(
             [PluginHost.Configuration.disableVariable: disabled.joined(separator: ",")]) { $1 }
-        guard let ending = try? ChildProcess.run(executable, arguments, environment: environment, output: .discarded, errors: .discarded)
-        else { return nil }
-        return ending.signalled ? 128 + ending.status : ending.status
+        do {
+            let ending = try ChildProcess.run(executable, arguments, environment: environment, output: .discarded, errors: .discarded)
+            return .success(ending.signalled ? 128 + ending.status : ending.status)
+        } catch {
+            return .failure(error)
+        }
     }
 }

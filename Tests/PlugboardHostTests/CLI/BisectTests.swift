@@ -82,6 +82,20 @@ import Testing
         #expect(try runProcess(Fixtures.executable("plugboard"), ["bisect"] + options).status == 64)
     }
 
+    /// Started by a parent that ignores SIGCHLD (kept through `exec`): the
+    /// tool sets it back to its default, so its checks are waited for and the
+    /// culprit is still found (without that, every check "could not be waited for").
+    @Test func aParentThatIgnoresSIGCHLDChangesNothing() throws {
+        let (dir, options) = try folder()
+        defer { withExtendedLifetime(dir) {} }
+        let plugboard = try Fixtures.executable("plugboard").path
+        // bash's `trap '' CHLD` ignores the signal; `exec` keeps it ignored.
+        let ignoring = ["-c", "trap '' CHLD; exec \"$@\"", "bash", plugboard, "bisect", "--json"]
+        let result = try runProcess(URL(fileURLWithPath: "/bin/bash"), ignoring + options + check(dir, failsWhenAllRun: ["beta"]))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8)).culprits == ["fixture.beta"])
+    }
+
     /// What the check sees: the plugins named in PLUGBOARD_DISABLE are
     /// disabled, with that source.
     @Test func theToolHonoursTheDisabledListInTheEnvironment() throws {
