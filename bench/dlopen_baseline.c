@@ -4,12 +4,14 @@
  * SDK and the Swift runtime are loaded at startup, untimed, as in a host.
  * Opens each FILE with dlopen(RTLD_NOW | RTLD_LOCAL), looks up
  * plugboard_entry, and with --call calls it (the plugin's own code runs: it
- * builds its descriptor), nothing else, and prints the elapsed nanoseconds.
- * With --durable-write, then writes one small value into DIR the way a
+ * builds its descriptor), nothing else, and prints the elapsed nanoseconds
+ * (of the loading, and of the write below when asked for).
+ * With --durable-write (after --call, when both), then writes one small value into DIR the way a
  * plugin's storage does (a new file written and fsync'd, renamed over
  * DIR/value, the folder fsync'd): the I/O a command such as Greeter's
  * `greet` does besides loading, so a floor can include it. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -45,9 +47,11 @@ int main(int argc, char **argv) {
         snprintf(value, sizeof value, "%s/value", durable);
         int fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         int folder = fd >= 0 ? open(durable, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-        if (fd < 0 || folder < 0 || write(fd, "77", 2) != 2 || fsync(fd) != 0 || close(fd) != 0
-            || rename(temporary, value) != 0 || fsync(folder) != 0 || close(folder) != 0) {
-            perror(durable);
+        const char *step = fd < 0 ? "create" : folder < 0 ? "open the folder" : write(fd, "77", 2) != 2 ? "write"
+            : fsync(fd) != 0 ? "fsync" : close(fd) != 0 ? "close" : rename(temporary, value) != 0 ? "rename"
+            : fsync(folder) != 0 ? "fsync the folder" : close(folder) != 0 ? "close the folder" : NULL;
+        if (step) {
+            fprintf(stderr, "%s: cannot %s: %s\n", durable, step, strerror(errno));
             return 1;
         }
     }

@@ -10,7 +10,9 @@
 // from this small process, a child's figure is its own (and its waited-for
 // children's, the scanners). Standard input, output and error are inherited.
 // Exit status: 0 when the report is written (whatever the program did),
-// 127 when the program cannot be started or the report cannot be written.
+// 127 when the program cannot be started or the report cannot be written,
+// 64 when called without a report and a program. The peak includes this
+// program's own floor (about 1 MiB, shared until the child's exec).
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>

@@ -242,6 +242,7 @@ struct StartupBench {
         posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         let reportPath = work.appendingPathComponent("spawn-report").path
+        unlink(reportPath)  // never the last process's figures
         let command = spawner.map { [$0, reportPath, executable] } ?? [executable]
         let argv: [UnsafeMutablePointer<CChar>?] = (command + arguments).map { strdup($0) } + [nil]
         let envp: [UnsafeMutablePointer<CChar>?] = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]

@@ -125,7 +125,7 @@ final class Catalog: Sendable {
         state.withLock { state in
             var interfaces = Set<String>(), last = ""
             for plugin in state.available.values {
-                // Most plugins provide what the one before did: compared before hashed.
+                // Most plugins provide the same few interfaces: a repeat is compared, not hashed.
                 for provided in plugin.plugin.provides where provided.interface != last {
                     interfaces.insert(provided.interface)
                     last = provided.interface

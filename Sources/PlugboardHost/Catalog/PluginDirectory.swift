@@ -14,9 +14,10 @@ struct PluginCandidate: Sendable {
     let problem: PluginLoadError?
     /// The resolved file's identity, from the `stat` the walk made anyway.
     var identity: FileIdentity? = nil
-    /// What `lstat` said of a plain file (not a symlink) at `path`: the
-    /// trust check reads it rather than asking again (a system call per
-    /// installed plugin of every start).
+    /// What `lstat` said of a plain file (not a symlink) at `path`, set only
+    /// when `resolvedPath == path`: the trust check reads it rather than
+    /// asking again (a system call per installed plugin of every start).
+    /// Every admission makes its candidate just before it checks it.
     var listed: stat? = nil
 }
 

@@ -83,13 +83,26 @@ package enum ParserFuzzing {
 
     /// The registry cache file.
     static func cache(_ bytes: UnsafeRawBufferPointer) {
+        // The bytes as one entry, too: the entry reader sees them all, not only
+        // what lies behind a valid header and index.
+        if let entry = try? CacheEntry(bytes: bytes) { roundTrip(entry) }
         guard let stored = try? StoredEntries(file: OpenFile(bytes: Array(bytes)), head: Array(bytes)) else { return }
         // Every lookup stays in bounds; what was read can be written, and reads back the same.
         let entries = stored.allEntries
-        for (path, _) in entries { _ = stored.entry(for: path) }
+        for (path, entry) in entries {
+            _ = stored.entry(for: path)
+            if let entry { roundTrip(entry) }
+        }
         let again = try! CacheEntries(stored: stored).encoded(host: stored.host)
         let reread = try! StoredEntries(file: OpenFile(bytes: again), head: again)
         precondition(reread.count == stored.count, "the cache format does not round-trip")
+    }
+
+    /// An entry that was read is written, and reads back the same.
+    private static func roundTrip(_ entry: CacheEntry) {
+        let written = try! entry.bytes()
+        let reread = try! written.withUnsafeBytes { raw throws(EntryReader.Damage) in try CacheEntry(bytes: raw) }
+        precondition(reread == entry, "a cache entry does not round-trip")
     }
 }
 

@@ -19,8 +19,9 @@ struct OwnershipCheck {
     /// Whole walks up to `/`, by where they start and what they may not be
     /// sticky below: a folder of plugins is walked once, not once per file.
     private var chainVerdicts: [ChainKey: Violation?] = [:]
-    /// The last walk asked, with and without links.
-    private var lastChains: [(key: ChainKey, verdict: Violation?)?] = [nil, nil]
+    /// The last walk asked of the real folders, and of the folders as given (links checked).
+    private var lastRealChain: (key: ChainKey, verdict: Violation?)?
+    private var lastLinkedChain: (key: ChainKey, verdict: Violation?)?
     private var lastRealFolder: (path: String, real: String)?
 
     private struct ChainKey: Hashable {
@@ -59,6 +60,7 @@ struct OwnershipCheck {
     /// may lead through folders this check did not walk. `listed`: what
     /// `lstat` said of `resolved` when it is a plain file, already read.
     mutating func check(path: String, resolved: String, folder: String, trusted: [String], listed: stat? = nil) -> Result<String, PluginLoadError> {
+        assert(listed == nil || resolved == path, "a listed stat is of the path itself, a plain file")
         let (forms, realRoots) = roots(folder: folder, trusted: trusted)
         guard let root = Self.root(containing: resolved, among: forms) else {
             return .failure(.untrustedSymlink(path: path, target: resolved, trusted: realRoots))
@@ -100,7 +102,7 @@ struct OwnershipCheck {
     private mutating func chain(from start: String, below anchor: String, links: Bool) -> Violation? {
         let key = ChainKey(start: start, anchor: anchor, links: links)
         // Each file asks the same two walks as the one before it: compared before hashed.
-        if let last = lastChains[links ? 1 : 0], last.key == key { return last.verdict }
+        if let last = links ? lastLinkedChain : lastRealChain, last.key == key { return last.verdict }
         let found: Violation?
         if let known = chainVerdicts[key] {
             found = known
@@ -108,7 +110,7 @@ struct OwnershipCheck {
             found = firstUnsafeFolder(from: start, links: links, stickyAllowed: { Self.isAbove($0, anchor) })
             chainVerdicts[key] = found
         }
-        lastChains[links ? 1 : 0] = (key, found)
+        if links { lastLinkedChain = (key, found) } else { lastRealChain = (key, found) }
         return found
     }
 
@@ -161,8 +163,12 @@ struct OwnershipCheck {
     /// name, when the file itself is not a symlink; `realpath` (a `readlink`
     /// per component) only for a symlink. Nil when it cannot be examined.
     /// With the real path, what `lstat` said of a file that is not a
-    /// symlink: the very file the real path names, so its check needs no
-    /// second `stat` (one system call per installed plugin of every start).
+    /// symlink (`listed`: the directory walk's, made just before), so its
+    /// check needs no second `stat` (one system call per installed plugin of
+    /// every start). Like the real folders cached for the discovery, it is a
+    /// moment's view: a folder link changed after it by whoever may change
+    /// the folders above is not seen, and the bytes are admitted again,
+    /// read through the real path, when the plugin activates.
     private mutating func realFile(_ path: String, listed: stat?) -> (String, stat?)? {
         var link = stat()
         if let listed {
@@ -179,10 +185,14 @@ struct OwnershipCheck {
     private mutating func realFolder(_ path: String) -> String {
         // A folder's files come one after another: compared before hashed.
         if let last = lastRealFolder, last.path == path { return last.real }
-        defer { lastRealFolder = (path, realFolders[path]!) }
-        if let known = realFolders[path] { return known }
-        let real = PluginDirectory.realPath(path) ?? path
-        realFolders[path] = real
+        let real: String
+        if let known = realFolders[path] {
+            real = known
+        } else {
+            real = PluginDirectory.realPath(path) ?? path
+            realFolders[path] = real
+        }
+        lastRealFolder = (path, real)
         return real
     }
 

@@ -30,23 +30,23 @@ extension CacheEntry {
         for field in [identity.device, identity.inode, UInt64(bitPattern: identity.size), UInt64(bitPattern: identity.modified), UInt64(bitPattern: identity.changed)] {
             out.append(field)
         }
-        out.append(optional: hash)
+        try out.append(optional: hash)
         switch result {
         case let .plugin(scanned):
             out.append(Kind.plugin.rawValue)
-            out.append(scanned)
+            try out.append(scanned)
         case let .rejected(code, reason):
             out.append(Kind.rejected.rawValue)
-            out.append(code)
-            out.append(reason)
+            try out.append(code)
+            try out.append(reason)
         case let .quarantined(quarantine):
             out.append(Kind.quarantined.rawValue)
-            out.append(blob: try CompactEncoder().encode(quarantine))
+            try out.append(blob: try CompactEncoder().encode(quarantine))
             out.append(flag: plugin != nil)
-            if let plugin { out.append(plugin) }
+            if let plugin { try out.append(plugin) }
         }
         // A deferred value encodes as its bytes, as they were read.
-        out.append(blob: try deferredDetails.map { try CompactEncoder().encode($0) })
+        try out.append(blob: try deferredDetails.map { try CompactEncoder().encode($0) })
         return out.bytes
     }
 
@@ -104,42 +104,48 @@ private struct EntryWriter {
         for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value &>> shift)) }
     }
 
-    mutating func append(_ text: String) {
-        append(UInt32(text.utf8.count))
+    /// A length or a count: below ``EntryReader/absent``, which means "absent".
+    mutating func append(length: Int) throws(EntryReader.Damage) {
+        guard length < Int(EntryReader.absent) else { throw EntryReader.Damage(description: "a field of \(length) is too long for the cache") }
+        append(UInt32(length))
+    }
+
+    mutating func append(_ text: String) throws(EntryReader.Damage) {
+        try append(length: text.utf8.count)
         bytes.append(contentsOf: text.utf8)
     }
 
-    mutating func append(optional text: String?) {
+    mutating func append(optional text: String?) throws(EntryReader.Damage) {
         guard let text else { return append(EntryReader.absent) }
-        append(text)
+        try append(text)
     }
 
-    mutating func append(_ texts: [String]) {
-        append(UInt32(texts.count))
-        for text in texts { append(text) }
+    mutating func append(_ texts: [String]) throws(EntryReader.Damage) {
+        try append(length: texts.count)
+        for text in texts { try append(text) }
     }
 
-    mutating func append(blob: [UInt8]?) {
+    mutating func append(blob: [UInt8]?) throws(EntryReader.Damage) {
         guard let blob else { return append(EntryReader.absent) }
-        append(UInt32(blob.count))
+        try append(length: blob.count)
         bytes += blob
     }
 
-    mutating func append(_ plugin: ScannedPlugin) {
-        append(plugin.id)
-        append(plugin.version)
-        append(UInt32(plugin.provides.count))
+    mutating func append(_ plugin: ScannedPlugin) throws(EntryReader.Damage) {
+        try append(plugin.id)
+        try append(plugin.version)
+        try append(length: plugin.provides.count)
         for provided in plugin.provides {
-            append(provided.interface)
-            append(provided.version)
+            try append(provided.interface)
+            try append(provided.version)
         }
-        append(plugin.services)
-        append(plugin.sdkABI)
-        append(plugin.sdkVersion)
-        append(plugin.toolchain)
-        append(plugin.activation)
+        try append(plugin.services)
+        try append(plugin.sdkABI)
+        try append(plugin.sdkVersion)
+        try append(plugin.toolchain)
+        try append(plugin.activation)
         append(flag: plugin.requires != nil)
-        if let requires = plugin.requires { append(requires.map(ScannedPlugin.requirementText)) }
+        if let requires = plugin.requires { try append(requires.map(ScannedPlugin.requirementText)) }
     }
 }
 

@@ -86,8 +86,8 @@ extension ScannedPlugin {
     }
 
     // Requirements are kept as one string each ("?" first when optional,
-    // then the id, a space, the range): three keyed containers per
-    // requirement would be most of what reading one costs.
+    // then the id, a space, the range), in the scanner's message and in a
+    // cache entry: a keyed container per requirement cost more than the rest.
     static func requirementText(_ dependency: PluginDependency) -> String {
         "\(dependency.optional ? "?" : "")\(dependency.id) \(dependency.range)"
     }
