@@ -83,6 +83,13 @@ struct Admission: Sendable {
             let lasting = ![PluginLoadError.Code.unreadable, .fileChanged, .notAFile].contains(error.code)
             return .failure(Refusal(error: error, isAboutContents: lasting))
         }
+        // The trust check's verdict is about the file the directory listed:
+        // another put in its place since (renamed over it, or reached
+        // through a folder link changed) was not checked, and is not read.
+        if trust.enforced, let listed = candidate.identity,
+            listed.device != bytes.identity.device || listed.inode != bytes.identity.inode {
+            return .failure(Refusal(error: .fileChanged(path: path, detail: "another file took its place after its ownership was checked")))
+        }
         // 3. Static checks on these bytes: ELF for this machine first.
         let file: PluginFile
         switch PluginFile.parse(bytes, reportedAs: path) {

@@ -43,6 +43,29 @@ import Testing
         #expect(seen == ["locked", "left out"], "both files were seen in \(runs) runs: \(seen)")
     }
 
+    /// A file renamed over the listed one after the directory was read: its
+    /// owner and mode were never checked, so it is not read (`file-changed`);
+    /// the next admission, which lists it, takes it.
+    @Test func aFileRenamedOverTheListedOneIsNotRead() throws {
+        let dir = try TemporaryDirectory(), images = try TemporaryDirectory()
+        let target = try dir.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
+        let admission = Admission(
+            environment: .current, trust: .enforced, lock: nil, copies: PrivateCopies(directory: images.path), recordsSHA256: false)
+        let listed = PluginDirectory.candidate(at: target)
+        #expect(rename(try dir.copy(Fixtures.library("Alpha"), as: ".staged"), target) == 0)
+        var ownership = OwnershipCheck()
+        guard case let .failure(refusal) = admission.admit(listed, ownership: &ownership) else {
+            Issue.record("the file put in the listed one's place was admitted")
+            return
+        }
+        #expect(refusal.error.code == .fileChanged)
+        #expect(refusal.error.reason.contains("another file took its place after its ownership was checked"))
+        var again = OwnershipCheck()
+        if case let .failure(refusal) = admission.admit(PluginDirectory.candidate(at: target), ownership: &again) {
+            Issue.record("listed again, it is refused: \(refusal.error)")
+        }
+    }
+
     /// A lock entry whose hash matches but whose id is another plugin's: the
     /// file is refused before any of its code runs in the host.
     @Test func aLockedHostRefusesAPluginWhoseScannedIDIsNotTheLockedOne() throws {
