@@ -1,4 +1,5 @@
 import Foundation
+import PlugboardHost
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -274,8 +275,7 @@ struct StartupBench {
             status = Int32(fields[2])
         }
 
-        // Decoded by hand: the W* macros are not imported into Swift.
-        let killer = status & 0x7f, exitStatus = (status >> 8) & 0xff
+        let killer = WaitStatus.signal(status), exitStatus = WaitStatus.exitCode(status)
         guard killer == 0, exitStatus == 0 else {
             let errors = FileManager.default.contents(atPath: errPath).map { String(decoding: $0, as: UTF8.self) } ?? ""
             let ending = killer != 0 ? "was killed by signal \(killer)" : "exited with status \(exitStatus)"

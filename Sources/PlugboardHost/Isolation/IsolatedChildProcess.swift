@@ -96,9 +96,9 @@ final class IsolatedChildProcess: Sendable {
                 signalGroup()
                 repeat { waited = waitpid(pid, &status, 0) } while waited < 0 && errno == EINTR
             }
-            let signal = status & 0x7f
+            let signal = WaitStatus.signal(status)
             let result = waited < 0 ? Ending(signal: nil, status: nil)
-                : signal != 0 ? Ending(signal: signal, status: nil) : Ending(signal: nil, status: (status >> 8) & 0xff)
+                : signal != 0 ? Ending(signal: signal, status: nil) : Ending(signal: nil, status: WaitStatus.exitCode(status))
             ending = result
             return result
         }

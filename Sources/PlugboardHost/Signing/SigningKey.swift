@@ -14,7 +14,7 @@ package struct PublicSigningKey: Sendable, Equatable {
     package var idText: String { Self.idText(id) }
 
     /// A key id as minisign prints it, whether or not the key is at hand.
-    package static func idText(_ id: [UInt8]) -> String { id.reversed().map(\.hexDigits).joined() }
+    package static func idText(_ id: [UInt8]) -> String { Hex.encode(id.reversed()).uppercased() }
 
     package init?(id: [UInt8], key: [UInt8]) {
         guard id.count == 8, key.count == 32 else { return nil }

@@ -8,11 +8,3 @@ extension StringProtocol {
         return String(self[first...last])
     }
 }
-
-extension UInt8 {
-    /// Two uppercase hex digits (`0A`), as `String(format: "%02X")` wrote.
-    package var hexDigits: String {
-        let digits = Array("0123456789ABCDEF".utf8)
-        return String(decoding: [digits[Int(self >> 4)], digits[Int(self & 0xF)]], as: UTF8.self)
-    }
-}

@@ -397,7 +397,7 @@ private struct Pool {
                 quarantine.ending = .signal
                 quarantine.signal = Signals.name(WaitStatus.signal(status))
             } else {
-                quarantine.exitStatus = (status >> 8) & 0xff
+                quarantine.exitStatus = WaitStatus.exitCode(status)
             }
             outcomes[index] = .quarantined(quarantine)
         }
