@@ -100,7 +100,10 @@ enum BisectCommand: CLICommand {
             })
         let outcome = bisection.run()
         if let startFailure {
-            let fix = startFailure.action == "start" ? "give the command's path, or a command on PATH" : "start plugboard with SIGCHLD at its default"
+            // It was found and is executable (checked above): what is left is
+            // what it is, or how this process waits.
+            let fix = startFailure.action == "start"
+                ? "check that it is a program this machine can run (a script needs a #! line)" : "start plugboard with SIGCHLD at its default"
             Terminal.error("cannot \(startFailure.action) '\(Terminal.safe(executable))' (\(String(cString: strerror(startFailure.code)))): \(fix)")
             return ExitStatus.failure
         }

@@ -79,6 +79,13 @@ import Testing
         let missing = try runProcess(Fixtures.executable("plugboard"), ["bisect"] + options + ["--", "no-such-check-program"])
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("cannot run 'no-such-check-program'"))
+        // Found and executable, but not a program: the check cannot start, and no step is counted.
+        let notAProgram = try dir.write(Data("echo hello".utf8), as: "not-a-program")
+        #expect(chmod(notAProgram, 0o755) == 0)
+        let unstartable = try runProcess(Fixtures.executable("plugboard"), ["bisect"] + options + ["--", notAProgram])
+        #expect(unstartable.status == 1)
+        #expect(unstartable.stderr.contains("cannot start '\(notAProgram)' (Exec format error): check that it is a program this machine can run"))
+        #expect(!unstartable.stdout.contains("step 1"))
         #expect(try runProcess(Fixtures.executable("plugboard"), ["bisect"] + options).status == 64)
     }
 
