@@ -5,8 +5,8 @@
 //
 // Every target here depends on the SDK's *dynamic product*, never on an SDK
 // target: a target dependency would link a second, static copy of the SDK into
-// the host and every cast of a plugin's types would fail (see the README,
-// "Packaging rules").
+// the host and every cast of a plugin's types would fail (see
+// docs/host-authors.md, "Packaging rules").
 import PackageDescription
 
 // Every target: Swift 6 mode and `any` spelled out. Warnings are errors in

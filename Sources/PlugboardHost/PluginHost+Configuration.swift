@@ -67,7 +67,7 @@ extension PluginHost {
         public var trust: DirectoryTrust
         /// A SIGINT/SIGTERM that stops the host while a plugin's init,
         /// activate or journaled call has run this long counts as a hang:
-        /// the next start quarantines that plugin (see "Crash journal" in the README).
+        /// the next start quarantines that plugin (see docs/loading.md, "Crash journal").
         public var hangThreshold: Duration
         /// Whether the host installs SIGINT and SIGTERM handlers for its crash
         /// journal (only where their action is still the default). Off by

@@ -14,7 +14,7 @@ extension PluginHost {
     }
 
     /// The latest record of each of `records`' files (after an activation).
-    package func current(_ records: [PluginRecord]) -> [PluginRecord] { withIsolation(catalog.current(records)) }
+    package func current(_ records: [PluginRecord]) -> [PluginRecord] { lifecycle.withIsolation(lifecycle.current(records)) }
 
     /// The interface libraries admitted or refused so far (`plugboard lock` records them).
     package var interfaceLibraries: [InterfaceLibrary] { catalog.interfaceLibraries }
@@ -31,11 +31,11 @@ extension PluginHost {
     /// that declares command triggers declares all its commands, so
     /// `plugboard run greet` skips a plugin that declared only `command:bench`.
     package func commandProviders(named name: String) -> [RegisteredProvider] {
-        let trigger = ActivationTrigger.command(name).encoded
         let interfaceID = Commands.interface.id
         let wanted = records.filter { record in
-            record.status == .available && record.provides.contains { $0.id == interfaceID }
-                && (record.activation.contains(trigger) || !record.activation.contains { $0.hasPrefix("command:") })
+            guard record.status == .available, record.provides.contains(where: { $0.id == interfaceID }) else { return false }
+            let declared = record.declaredCommands
+            return declared.isEmpty || declared.contains(name)
         }.compactMap(\.id)
         if !wanted.isEmpty { activate(pluginIDs: Set(wanted)) }
         return registry.activeRegistrations(for: interfaceID)
@@ -48,7 +48,7 @@ extension PluginHost {
         // Active records only: every registration is an active plugin's, and
         // a refused duplicate of its id may declare other names.
         let declared = Dictionary(records.filter { $0.status == .active }.compactMap { record in
-            record.id.map { id in (id, record.activation.filter { $0.hasPrefix("command:") }.map { String($0.dropFirst("command:".count)) }) }
+            record.id.map { id in (id, record.declaredCommands) }
         }, uniquingKeysWith: { first, _ in first })
         return registrations.compactMap { registration in
             guard let command = registration.provider as? any Command, let names = declared[registration.pluginID], !names.isEmpty,

@@ -165,7 +165,7 @@ public final class PluginHost: Sendable {
     public func discover(rescan: Bool = false) throws(PluginDirectory.ScanError) -> [PluginRecord] {
         guard let directory = configuration.pluginsDirectory else { return [] }
         markUnverifiedDirectories()
-        return withIsolation(try catalog.discover(directory, rescan: rescan))
+        return lifecycle.withIsolation(try lifecycle.discover(directory, rescan: rescan))
     }
 
     /// Admits and scans specific files (absolute or relative paths) like
@@ -174,7 +174,7 @@ public final class PluginHost: Sendable {
     @discardableResult
     public func discover(files: [String], rescan: Bool = false) -> [PluginRecord] {
         markUnverifiedDirectories()
-        return withIsolation(catalog.discover(files: files, rescan: rescan))
+        return lifecycle.withIsolation(lifecycle.discover(files: files, rescan: rescan))
     }
 
     /// ``discover(rescan:)``, then activates the plugins that declared the
@@ -183,16 +183,16 @@ public final class PluginHost: Sendable {
     @discardableResult
     public func start(rescan: Bool = false) throws(PluginDirectory.ScanError) -> [PluginRecord] {
         let records = try discover(rescan: rescan)
-        lifecycle.activate(pluginIDs: catalog.availableIDs(trigger: "startup"))
+        lifecycle.activate(pluginIDs: lifecycle.availableIDs(trigger: .startup))
         startWatching()
-        return withIsolation(catalog.current(records))
+        return lifecycle.withIsolation(lifecycle.current(records))
     }
 
     /// The order ``activate(pluginIDs:)`` would activate `pluginIDs` (nil:
     /// every available plugin) and the available plugins they require: each
     /// after what it requires, otherwise in file-name order. Runs nothing.
     public func activationOrder(for pluginIDs: Set<String>? = nil) -> [String] {
-        catalog.activationOrder(pluginIDs ?? catalog.availableIDs())
+        lifecycle.activationOrder(pluginIDs)
     }
 
     /// Activates the given plugins if they are available (others are ignored).
@@ -202,7 +202,7 @@ public final class PluginHost: Sendable {
 
     /// Activates every available plugin now (for hosts that want everything loaded up front).
     public func activateAll() {
-        lifecycle.activate(pluginIDs: catalog.availableIDs())
+        lifecycle.activate(pluginIDs: lifecycle.availableIDs())
     }
 
     /// Replaces a live plugin with a new build of it, without restarting.
@@ -274,15 +274,9 @@ public final class PluginHost: Sendable {
     }
 
     private func refreshOnce() throws(PluginDirectory.ScanError) -> RefreshOutcome {
-        let before = Set(catalog.records.map(\.path))
-        let (changed, gone) = lifecycle.changedFiles()
-        lifecycle.retire(gone)
-        let reexamined = catalog.forgetChangedFiles()
-        let discovered = try discover()
-        lifecycle.activate(pluginIDs: catalog.availableIDs(trigger: "startup"))
-        let reloaded = changed.map { lifecycle.reload($0.id, from: $0.path, verification: .load, beforeActing: { _ in }) }
-        let added = withIsolation(catalog.current(discovered)).filter { !before.contains($0.path) }
-        return RefreshOutcome(added: added, reloaded: reloaded, removed: gone.map(\.id), reexamined: reexamined)
+        guard let directory = configuration.pluginsDirectory else { return try lifecycle.refresh(discovering: { [] }) }
+        markUnverifiedDirectories()
+        return try lifecycle.refresh { () throws(PluginDirectory.ScanError) in try lifecycle.discover(directory, rescan: false) }
     }
 
     /// Deactivates every plugin in reverse activation order and empties the
@@ -312,12 +306,7 @@ public final class PluginHost: Sendable {
     /// A refresh the watcher asked for, reported as a diagnostic.
     private func refreshFromWatcher() {
         do {
-            let outcome = try refresh()
-            var parts = outcome.added.map { "added \($0.id ?? $0.path) (\($0.status.rawValue))" }
-            parts += outcome.reloaded.map { "reloaded \($0.pluginID)" + ($0.error.map { " failed: [\($0.code.rawValue)] \($0.reason)" } ?? "") }
-            parts += outcome.removed.map { "removed \($0)" }
-            services.report(HostDiagnostic(.info, code: "plugins-refreshed",
-                message: parts.isEmpty ? "plugins directory changed: nothing to do" : parts.joined(separator: "; ")))
+            services.report(HostDiagnostic(.info, code: "plugins-refreshed", message: try refresh().summary))
         } catch {
             services.report(HostDiagnostic(.warning, code: "plugins-directory-unreadable", message: "\(error)"))
         }
@@ -347,19 +336,7 @@ public final class PluginHost: Sendable {
     // MARK: - Reading state
 
     /// What the host knows about every candidate file so far.
-    public var records: [PluginRecord] { withIsolation(catalog.records) }
-
-    /// `records` with where each available or active plugin runs, and its
-    /// child's state when isolated.
-    func withIsolation(_ records: consuming [PluginRecord]) -> [PluginRecord] {
-        // In place: a copy of each record per installed plugin of every start.
-        for index in records.indices {
-            if let id = records[index].id, records[index].status == .active || records[index].status == .available {
-                records[index].isolation = lifecycle.isolationStatus(of: id)
-            }
-        }
-        return records
-    }
+    public var records: [PluginRecord] { lifecycle.withIsolation(lifecycle.records) }
 
     /// A status snapshot per plugin file: what runs, from which bytes, since
     /// when, in which generation and where, with counts for isolated

@@ -2,8 +2,8 @@
 ///
 /// The id is reverse-DNS (`"plugboard.command"`). The version follows the rule
 /// the host applies to every provider: equal majors, and the provider's minor no
-/// greater than the host's (for `0.x`, equal minors). See "Compatibility rules"
-/// in the README.
+/// greater than the host's (for `0.x`, equal minors). See
+/// docs/compatibility.md, "Interface versions".
 public struct Interface: Sendable, Hashable, CustomStringConvertible {
     /// Reverse-DNS id, such as `plugboard.command`.
     public let id: String

@@ -7,14 +7,12 @@ extension Catalog {
     /// range, in a cycle with it, or not usable is refused with its own
     /// code, and so are the plugins that require it in turn. Checks and
     /// orders; never searches (one version per id, as installed).
-    func settleDependencies(_ examined: inout [Examined]) {
+    func settleDependencies(_ examined: inout [Examined], against table: PluginTable) {
         // The usual case: nothing examined here requires anything, so
         // nothing can be refused for it (this cost a warm start 18,000
         // instructions per plugin: the maps below, built for nothing).
         guard examined.contains(where: { !($0.available?.plugin.dependencies.isEmpty ?? true) }) else { return }
-        let known = state.withLock { state in
-            state.records.filter { $0.status == .active || $0.status == .available }
-        }
+        let known = table.records.filter { $0.status == .active || $0.status == .available }
         // Every plugin by id: the usable ones (available now or kept), and
         // the others with why they are not.
         var usable: [String: SemanticVersion] = [:]
@@ -49,14 +47,28 @@ extension Catalog {
             }
         }
         for cycle in Self.cycles(in: examined.compactMap(\.available?.plugin)) {
-            let shown = (cycle + [cycle[0]]).joined(separator: " → ")
-            for index in examined.indices where cycle.contains(examined[index].available?.plugin.id ?? "") {
-                let id = examined[index].available!.plugin.id
+            let members = Set(cycle)
+            for index in examined.indices {
+                guard let id = examined[index].available?.plugin.id, members.contains(id) else { continue }
                 examined[index].record.fail(.dependency(.dependencyCycle, path: examined[index].record.path, id: id,
-                    reason: "is in a cycle of required plugins: \(shown); none of them can start before the others. Make one of the requirements optional, or move what they share into a plugin each requires"))
+                    reason: Self.cycleReason(cycle, member: id)))
                 examined[index].available = nil
             }
         }
+    }
+
+    /// Cycles up to this long are shown whole in each member's reason;
+    /// longer ones only in their first member's, so the text of a cycle
+    /// grows with its length, not its square.
+    static let cycleShownWhole = 8
+
+    /// Why `member` of `cycle` (ids in order, smallest first) is refused.
+    static func cycleReason(_ cycle: [String], member: String) -> String {
+        let fix = "none of them can start before the others. Make one of the requirements optional, or move what they share into a plugin each requires"
+        guard cycle.count <= cycleShownWhole || member == cycle[0] else {
+            return "is in a cycle of \(cycle.count) required plugins, shown whole on \(cycle[0]); \(fix)"
+        }
+        return "is in a cycle of required plugins: \((cycle + [cycle[0]]).joined(separator: " → ")); \(fix)"
     }
 
     /// Why `plugin` cannot be available, if it cannot.
@@ -103,32 +115,44 @@ extension Catalog {
         var onStack = [Bool](repeating: false, count: plugins.count)
         var order = [Int](repeating: -1, count: plugins.count), lowest = [Int](repeating: 0, count: plugins.count)
         var found: [[String]] = []
-        func visit(_ node: Int) {
+        func enter(_ node: Int) {
             order[node] = counter
             lowest[node] = counter
             counter += 1
             stack.append(node)
             onStack[node] = true
-            for next in edges[node] {
-                if order[next] < 0 {
-                    visit(next)
-                    lowest[node] = min(lowest[node], lowest[next])
-                } else if onStack[next] {
-                    lowest[node] = min(lowest[node], order[next])
+        }
+        // Iterative, not recursive: a chain of thousands of plugins (a bad
+        // input) must not run the discovering thread out of stack.
+        for root in indexOf.values.sorted(by: { ids[$0] < ids[$1] }) where order[root] < 0 {
+            enter(root)
+            var path: [(node: Int, nextEdge: Int)] = [(root, 0)]
+            while let (node, nextEdge) = path.last {
+                if nextEdge < edges[node].count {
+                    path[path.count - 1].nextEdge += 1
+                    let next = edges[node][nextEdge]
+                    if order[next] < 0 {
+                        enter(next)
+                        path.append((next, 0))
+                    } else if onStack[next] {
+                        lowest[node] = min(lowest[node], order[next])
+                    }
+                    continue
+                }
+                path.removeLast()
+                if let parent = path.last?.node { lowest[parent] = min(lowest[parent], lowest[node]) }
+                guard lowest[node] == order[node] else { continue }
+                var component: [String] = []
+                while let top = stack.popLast() {
+                    onStack[top] = false
+                    component.append(ids[top])
+                    if top == node { break }
+                }
+                if component.count > 1 || edges[node].contains(node) {
+                    found.append(Self.ordered(cycle: component) { id in indexOf[id].map { edges[$0].map { ids[$0] } } ?? [] })
                 }
             }
-            guard lowest[node] == order[node] else { return }
-            var component: [String] = []
-            while let top = stack.popLast() {
-                onStack[top] = false
-                component.append(ids[top])
-                if top == node { break }
-            }
-            if component.count > 1 || edges[node].contains(node) {
-                found.append(Self.ordered(cycle: component) { id in indexOf[id].map { edges[$0].map { ids[$0] } } ?? [] })
-            }
         }
-        for node in indexOf.values.sorted(by: { ids[$0] < ids[$1] }) where order[node] < 0 { visit(node) }
         return found
     }
 
@@ -136,37 +160,11 @@ extension Catalog {
     private static func ordered(cycle members: [String], edges: (String) -> [String]) -> [String] {
         let set = Set(members)
         var path = [members.min()!]
-        while path.count < members.count, let next = edges(path.last!).first(where: { set.contains($0) && !path.contains($0) }) {
+        var onPath: Set = [path[0]]
+        while path.count < members.count, let next = edges(path.last!).first(where: { set.contains($0) && !onPath.contains($0) }) {
             path.append(next)
+            onPath.insert(next)
         }
         return path.count == members.count ? path : members.sorted()
-    }
-
-    /// `pluginIDs` with every available plugin they require, transitively,
-    /// in activation order: each after what it requires, and otherwise in
-    /// file-name order (the order plugins always activated in).
-    func activationOrder(_ pluginIDs: Set<String>) -> [String] {
-        let (available, records) = state.withLock { ($0.available, $0.records) }
-        var rank: [String: Int] = [:]
-        for (index, record) in records.enumerated() { if let id = record.id, rank[id] == nil { rank[id] = index } }
-        func byFileName(_ a: String, _ b: String) -> Bool { (rank[a] ?? .max, a) < (rank[b] ?? .max, b) }
-        var wanted = Set<String>()
-        var queue = Array(pluginIDs)
-        while let id = queue.popLast() {
-            guard wanted.insert(id).inserted, let plugin = available[id]?.plugin else { continue }
-            queue += plugin.dependencies.map(\.id).filter { available[$0] != nil }
-        }
-        var order: [String] = []
-        var placed = Set<String>()
-        func place(_ id: String, _ path: Set<String>) {
-            guard !placed.contains(id), !path.contains(id) else { return }
-            for required in (available[id]?.plugin.dependencies ?? []).map(\.id).sorted(by: byFileName) where wanted.contains(required) {
-                place(required, path.union([id]))
-            }
-            placed.insert(id)
-            order.append(id)
-        }
-        for id in wanted.sorted(by: byFileName) { place(id, []) }
-        return order
     }
 }

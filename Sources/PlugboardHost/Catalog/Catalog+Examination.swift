@@ -77,7 +77,7 @@ extension Catalog {
         let (outcomes, processes, _) = scanner.scan(jobs.map { PluginScanner.Job(file: $0.image.copy) })
         statistics.filesScanned = jobs.count
         statistics.scannerProcesses = processes
-        state.withLock { $0.lastDiscovery = statistics }
+        facts.withLock { $0.lastDiscovery = statistics }
         for (job, outcome) in zip(jobs, outcomes) {
             let record = examined[job.index].record
             let path = record.path
@@ -162,9 +162,9 @@ extension Catalog {
     /// (read once per host; the notes are removed as they are read).
     /// Whether it changed anything.
     private func applyJournal(to entries: inout CacheEntries) -> Bool {
-        let first = state.withLock { state in
-            defer { state.recovered = true }
-            return !state.recovered
+        let first = facts.withLock { facts in
+            defer { facts.recovered = true }
+            return !facts.recovered
         }
         guard first else { return false }
         let recoveredNotes = journal.recoverDeadNotes()
@@ -181,7 +181,7 @@ extension Catalog {
                 guard interruption.pastThreshold || starts >= Self.interruptedStartsForHang else {
                     // Once is a person stopping a slow start; the next start
                     // stopped in the same place is a hang (carried in its note).
-                    state.withLock { $0.interruptedStarts[note.path] = (identity, starts) }
+                    facts.withLock { $0.interruptedStarts[note.path] = (identity, starts) }
                     services.report(HostDiagnostic(.warning, code: "host-interrupted",
                         message: "\(note.path): the host was stopped by \(Signals.name(interruption.signal)) during this plugin's \(note.phase.label) after \(Quarantine.format(interruption.milliseconds)); if the next start is stopped there too, it is quarantined as a hang",
                         plugin: note.pluginID))
@@ -206,16 +206,27 @@ extension Catalog {
     /// quarantined as `host-hung`. One past the threshold does at once.
     static let interruptedStartsForHang = 2
 
-    /// Settles examined candidates: interface versions, duplicate ids and
-    /// disabled plugins; the rest become `available`.
-    func settle(_ examined: consuming [Examined]) -> [PluginRecord] {
+    /// What settling a discovery decided, for the lifecycle to record.
+    struct Settlement {
+        /// One record per candidate, in the candidates' order (a file the
+        /// host already has keeps its current record).
+        let records: [PluginRecord]
+        /// The records of files examined now (not already held).
+        let fresh: [PluginRecord]
+        /// The plugins that become available.
+        let admitted: [AvailablePlugin]
+    }
+
+    /// Settles examined candidates against what the host already has
+    /// (`table`): interface versions, duplicate ids, disabled plugins and
+    /// dependencies; the rest become `available`. Changes nothing: the
+    /// lifecycle records the result.
+    func settle(_ examined: consuming [Examined], against table: PluginTable) -> Settlement {
         // A file this host already has (available or active) stays as it is:
         // discovering twice must not make a plugin its own duplicate.
-        let (known, records) = state.withLock { state in
-            (Set(state.claimed.values).union(state.available.values.map(\.path)), state.records)
-        }
+        let known = Set(table.claimed.values).union(table.available.values.map(\.path))
         // Indexed once: with thousands of files, a search per file was most of a warm start.
-        let latest = Dictionary(records.map { ($0.path, $0) }, uniquingKeysWith: { _, last in last })
+        let latest = Dictionary(table.records.map { ($0.path, $0) }, uniquingKeysWith: { _, last in last })
         var reused: [Int: PluginRecord] = [:]
         for (index, item) in examined.enumerated() where item.available != nil && known.contains(item.record.path) {
             reused[index] = latest[item.record.path]
@@ -228,47 +239,20 @@ extension Catalog {
                 examined[index].available = nil
             }
         }
-        settleDuplicates(&examined)
+        settleDuplicates(&examined, against: table)
         let disabled = settings.disabled
         for index in examined.indices where !disabled.isEmpty {
             guard let available = examined[index].available, let source = disabled[available.plugin.id] else { continue }
             examined[index].record.fail(.disabled(path: examined[index].record.path, id: available.plugin.id, source: source))
             examined[index].available = nil
         }
-        settleDependencies(&examined)
+        settleDependencies(&examined, against: table)
         let admitted = examined.compactMap(\.available)
         var fresh: [PluginRecord] = []
         fresh.reserveCapacity(examined.count)
         for index in examined.indices where reused[index] == nil { fresh.append(examined[index].record) }
-        state.withLock { state in
-            // A file examined again (it was refused before) has one record,
-            // the latest, where its first old one was.
-            var first: [String: Int] = [:]
-            first.reserveCapacity(state.records.count + fresh.count)
-            state.available.reserveCapacity(state.available.count + admitted.count)
-            var stale = Set<Int>()
-            for (index, old) in state.records.enumerated() {
-                if first[old.path] == nil { first[old.path] = index } else { stale.insert(index) }
-            }
-            for record in fresh {
-                if let index = first[record.path] {
-                    state.records[index] = record
-                } else {
-                    first[record.path] = state.records.count
-                    state.records.append(record)
-                }
-            }
-            // Older duplicates of a path examined again go.
-            let freshPaths = stale.isEmpty ? [] : Set(fresh.map(\.path))
-            let dropped = stale.filter { freshPaths.contains(state.records[$0].path) }
-            if !dropped.isEmpty { state.records = state.records.enumerated().filter { !dropped.contains($0.offset) }.map(\.element) }
-            for plugin in admitted { state.available[plugin.plugin.id] = plugin }
-        }
-        // After they are available: a trigger that fires now finds them.
-        for plugin in admitted { services.triggers.add(plugin.plugin.activation, for: plugin.plugin.id) }
-        registry.replaceProviders(of: [], with: [], pending: pendingInterfaces())
-        if reused.isEmpty { return fresh }
-        return examined.indices.map { reused[$0] ?? examined[$0].record }
+        let records = reused.isEmpty ? fresh : examined.indices.map { reused[$0] ?? examined[$0].record }
+        return Settlement(records: records, fresh: fresh, admitted: admitted)
     }
 
     /// Rejects a plugin that provides a declared interface at an incompatible
@@ -290,11 +274,9 @@ extension Catalog {
 
     /// One plugin per id: the highest version wins, ties go to the first file
     /// by name; a plugin already active or available in this host always wins.
-    private func settleDuplicates(_ examined: inout [Examined]) {
-        let known = state.withLock { state in
-            Dictionary(state.claimed.map { ($0.key, $0.value) } + state.available.values.map { ($0.plugin.id, $0.path) },
-                       uniquingKeysWith: { first, _ in first })
-        }
+    private func settleDuplicates(_ examined: inout [Examined], against table: PluginTable) {
+        let known = Dictionary(table.claimed.map { ($0.key, $0.value) } + table.available.values.map { ($0.plugin.id, $0.path) },
+                               uniquingKeysWith: { first, _ in first })
         var winner: [String: Int] = [:]
         for index in examined.indices {
             guard let plugin = examined[index].available?.plugin else { continue }

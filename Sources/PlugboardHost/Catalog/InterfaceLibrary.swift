@@ -18,7 +18,7 @@ extension Catalog {
         var ownership = OwnershipCheck()
         let installed = PluginDirectory.interfaceLibraries(in: directory).map { library -> InterfaceLibrary in
             // Installed by an earlier discovery of this host: its image may be mapped already.
-            if let earlier = state.withLock({ $0.interfaceLibraries.first { $0.path == library && $0.error == nil } }) {
+            if let earlier = facts.withLock({ $0.interfaceLibraries.first { $0.path == library && $0.error == nil } }) {
                 return earlier
             }
             switch admission.admit(PluginDirectory.candidate(at: library), as: .interfaceLibrary, ownership: &ownership) {
@@ -30,10 +30,10 @@ extension Catalog {
                 return InterfaceLibrary(path: library, sha256: nil, error: refusal.error)
             }
         }
-        state.withLock { state in
+        facts.withLock { facts in
             for library in installed {
-                state.interfaceLibraries.removeAll { $0.path == library.path }
-                state.interfaceLibraries.append(library)
+                facts.interfaceLibraries.removeAll { $0.path == library.path }
+                facts.interfaceLibraries.append(library)
             }
         }
         return installed

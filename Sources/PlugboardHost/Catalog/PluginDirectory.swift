@@ -23,7 +23,7 @@ struct PluginCandidate: Sendable {
 
 /// Finds plugin candidates in a directory.
 ///
-/// Rules (documented in the README):
+/// Rules (docs/compatibility.md, "Checks, in order", steps 1 to 5):
 /// - Every entry whose name ends in the platform's library suffix (`.so`) is a
 ///   candidate, including directories and broken links, so that they are
 ///   reported instead of silently skipped; hidden entries are skipped.

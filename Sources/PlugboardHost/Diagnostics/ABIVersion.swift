@@ -1,5 +1,5 @@
-/// An SDK ABI version: `MAJOR.MINOR`, compared by the rule in the README
-/// ("Compatibility rules"): equal majors, plugin minor <= host minor.
+/// An SDK ABI version: `MAJOR.MINOR`, compared by the rule of
+/// docs/compatibility.md, "Interface versions": equal majors, plugin minor <= host minor.
 public struct ABIVersion: Sendable, Hashable, Codable, CustomStringConvertible {
     public var major: UInt32
     public var minor: UInt32

@@ -6,29 +6,37 @@ extension Lifecycle {
     /// publishes their providers in one registry update. Each load, init and
     /// activate runs with a crash-journal note. Under ``serial``.
     func activateSerially(_ pluginIDs: Set<String>) {
-        let order = catalog.activationOrder(pluginIDs)
-        let position = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
-        let pending = catalog.take(Set(order)).sorted { position[$0.plugin.id, default: 0] < position[$1.plugin.id, default: 0] }
+        let (pending, alreadyRunning) = table.withLock { table -> ([AvailablePlugin], [String]) in
+            let order = table.activationOrder(pluginIDs)
+            let position = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
+            let taken = table.take(Set(order)).sorted { position[$0.plugin.id, default: 0] < position[$1.plugin.id, default: 0] }
+            return (taken, table.live.map(\.id))
+        }
         guard !pending.isEmpty else { return }
+        // Taken: no longer available, so their triggers go.
+        services.triggers.remove(Set(pending.map(\.plugin.id)))
         var started: [LivePlugin] = []
-        var running = Set(activePluginIDs)
+        var running = Set(alreadyRunning)
         // One check for the batch, as for a discovery: each folder walked once.
         var ownership = OwnershipCheck()
-        ExtensionRegistry.$isActivating.withValue(true) {
-            for plugin in pending {
-                let result = requirementsRunning(plugin, running).flatMap { start(plugin, ownership: &ownership, running: running) }
-                if case let .success(live) = result { running.insert(live.id) }
-                catalog.finishActivation(of: plugin, result.map { _ in () })
-                switch result {
-                case var .success(live):
-                    live.identity = plugin.identity
-                    started.append(live)
-                case .failure: services.retire(plugin.plugin.id)
-                }
+        for plugin in pending {
+            let result = requirementsRunning(plugin, running).flatMap { start(plugin, ownership: &ownership, running: running) }
+            switch result {
+            case var .success(live):
+                running.insert(live.id)
+                live.identity = plugin.identity
+                started.append(live)
+                table.withLock { $0.finishStart(of: plugin, .success(live)) }
+            case let .failure(error):
+                table.withLock { $0.finishStart(of: plugin, .failure(error)) }
+                services.retire(plugin.plugin.id)
             }
         }
-        live.withLock { $0.append(contentsOf: started) }
-        registry.replaceProviders(of: Set(started.map(\.id)), with: started.flatMap(\.providers), pending: catalog.pendingInterfaces())
+        let pendingInterfaces = table.withLock { table in
+            table.live.append(contentsOf: started)
+            return table.pendingInterfaces
+        }
+        registry.replaceProviders(of: Set(started.map(\.id)), with: started.flatMap(\.providers), pending: pendingInterfaces)
     }
 
     /// A plugin whose required dependency did not start (its init threw,
@@ -74,27 +82,11 @@ extension Lifecycle {
                 return live
             }
         }
-        let date = Quarantine.now()
-        let interruptedStarts = catalog.interruptedStarts(of: path, identity: plugin.identity)
-        let note = { (phase: Quarantine.Phase) in
-            CrashJournal.Note(
-                pluginID: plugin.plugin.id, path: path, identity: plugin.identity, phase: phase, date: date,
-                interruptedStarts: interruptedStarts)
-        }
-        let loaded: LoadedImage
-        switch journal.record(note(.`init`), {
-            PluginLoader.load(image, environment: environment) { journal.registerImage($0, note: note(.thread)) }
-        }) {
-        case let .success(success): loaded = success
-        case let .failure(error): return .failure(error)
-        }
-        let defaults = journal.record(note(.`init`)) { loaded.factory.defaultConfiguration }
-        return Activation.start(
-            loaded, path: path, generation: 1,
-            context: services.context(for: loaded.descriptor, defaults: defaults, activePlugins: running),
-            registry: registry, journal: journal, note: note
+        return startInProcess(
+            .image(image), path: path, identity: plugin.identity, generation: 1, state: SavedState(), activePlugins: running,
+            interruptedStarts: catalog.interruptedStarts(of: path, identity: plugin.identity)
         ).map { started in
-            var live = started
+            var live = started.live
             live.contentHash = hash
             return live
         }

@@ -20,7 +20,7 @@ extension Lifecycle {
     /// The live plugins that require `id`, directly or through each other,
     /// optionally or not, in activation order.
     func dependents(of id: String) -> [LivePlugin] {
-        let running = live.withLock { $0 }
+        let running = livePlugins
         var affected: Set<String> = [id]
         var changed = true
         // Optional requirements may point forward in activation order:
@@ -73,13 +73,11 @@ extension Lifecycle {
         guard !dependents.isEmpty else { return [] }
         let stopped = dependents.map { StoppedDependent(plugin: $0, state: savingState ? savedState(of: $0) : SavedState()) }
         let ids = Set(dependents.map(\.id))
-        live.withLock { $0.removeAll { plugin in ids.contains(plugin.id) } }
+        table.withLock { $0.live.removeAll { plugin in ids.contains(plugin.id) } }
         registry.replaceProviders(of: ids, with: [])
-        ExtensionRegistry.$isActivating.withValue(true) {
-            for plugin in dependents.reversed() {
-                plugin.stop()
-                services.retire(plugin.id, generation: plugin.generation)
-            }
+        for plugin in dependents.reversed() {
+            plugin.stop()
+            services.retire(plugin.id, generation: plugin.generation)
         }
         return stopped
     }
@@ -113,9 +111,11 @@ extension Lifecycle {
                 results.append(.init(pluginID: plugin.id, generation: plugin.generation, stateNote: nil, error: error))
             }
         }
-        live.withLock { $0.append(contentsOf: started) }
+        table.withLock { table in
+            table.live.append(contentsOf: started)
+            for plugin in started { table.setGeneration(of: plugin.id, plugin.generation) }
+        }
         registry.replaceProviders(of: Set(started.map(\.id)), with: started.flatMap(\.providers))
-        for plugin in started { catalog.setGeneration(of: plugin.id, plugin.generation) }
         return results
     }
 
@@ -124,7 +124,7 @@ extension Lifecycle {
         let next = plugin.generation + 1
         switch plugin.running {
         case let .inProcess(_, loaded):
-            return startInProcess(loaded, path: plugin.path, identity: plugin.identity, generation: next, state: state, activePlugins: activePlugins)
+            return startInProcess(.loaded(loaded), path: plugin.path, identity: plugin.identity, generation: next, state: state, activePlugins: activePlugins)
         case .isolated:
             guard let image = plugin.image, let isolation = isolation(of: plugin.id) else {
                 return .failure(.isolationFailed(path: plugin.path, code: .pluginUnavailable, reason: "its child cannot be started again"))
@@ -151,55 +151,16 @@ extension Lifecycle {
         }
         guard let stateful = plugin.instance as? any ReloadableState else { return SavedState() }
         do {
-            return SavedState(bytes: try ExtensionRegistry.$isActivating.withValue(true) { try stateful.encodedState() })
+            return SavedState(bytes: try stateful.encodedState())
         } catch {
             return SavedState(note: "state not saved by the old generation (\(error)); the new one starts fresh")
-        }
-    }
-
-    /// Creates and activates a generation of an in-process plugin from a
-    /// loaded image, restoring `state` before it activates.
-    func startInProcess(
-        _ loaded: LoadedImage, path: String, identity: FileIdentity?, generation: Int, state: SavedState, activePlugins: Set<String>
-    ) -> Result<(live: LivePlugin, note: String?), PluginLoadError> {
-        let id = loaded.descriptor.id
-        let note = { (phase: Quarantine.Phase) in
-            CrashJournal.Note(pluginID: id, path: path, identity: identity, phase: phase, date: Quarantine.now())
-        }
-        var stateNote = state.note
-        let defaults = journal.record(note(.`init`)) { loaded.factory.defaultConfiguration }
-        let context = services.context(for: loaded.descriptor, defaults: defaults, generation: generation, activePlugins: activePlugins)
-        let started = ExtensionRegistry.$isActivating.withValue(true) {
-            Activation.start(
-                loaded, path: path, generation: generation, context: context, registry: registry, journal: journal, note: note,
-                beforeActivate: { instance in
-                    guard let saved = state.bytes else { return }
-                    guard let stateful = instance as? any ReloadableState else {
-                        stateNote = "the new generation does not adopt ReloadableState; it starts fresh"
-                        return
-                    }
-                    do {
-                        try stateful.restore(encodedState: saved)
-                        stateNote = "state handed over"
-                    } catch {
-                        stateNote = "state not restored: the new code cannot decode the old state (\(error)); it starts fresh"
-                    }
-                })
-        }
-        switch started {
-        case var .success(live):
-            live.identity = identity
-            return .success((live, stateNote))
-        case let .failure(error):
-            services.retire(id, generation: generation)
-            return .failure(error)
         }
     }
 
     /// A dependent stopped for good while the host runs: its record says
     /// why, and the plugins that optionally require it hear of it.
     func recordStopped(_ id: String, _ error: PluginLoadError) {
-        catalog.stopActive(id, error)
+        table.withLock { $0.stopActive(id, error) }
         announceStopped(id, error)
     }
 

@@ -83,32 +83,46 @@ extension Lifecycle {
     /// Over its restart budget: out of the registry, quarantined in the
     /// catalog and the cache (the next start keeps it out too).
     private func quarantineIsolated(_ id: String, generation: Int, _ quarantine: Quarantine) {
-        let current = live.withLock { running -> LivePlugin? in
-            guard let index = running.firstIndex(where: { $0.id == id && $0.generation == generation }) else { return nil }
-            return running.remove(at: index)
-        }
-        guard let current else { return }
         var quarantine = quarantine
         quarantine.taint = journal.taint?.codes
+        let current = table.withLock { table -> LivePlugin? in
+            guard let index = table.live.firstIndex(where: { $0.id == id && $0.generation == generation }) else { return nil }
+            let current = table.live.remove(at: index)
+            table.stopActive(id, .quarantined(path: current.path, quarantine: quarantine))
+            return current
+        }
+        guard let current else { return }
         registry.replaceProviders(of: [id], with: [])
         services.retire(id, generation: generation)
-        catalog.quarantineActive(id, path: current.path, identity: current.identity, quarantine)
+        catalog.quarantineInCache(path: current.path, identity: current.identity, quarantine)
         stopDependents(ofQuarantined: id, .quarantined(path: current.path, quarantine: quarantine))
     }
 
     /// A fail-open plugin went down (its providers of fail-open points are
     /// hidden) or came back.
     private func showIsolated(_ id: String, generation: Int, _ available: Bool) {
-        guard let current = live.withLock({ $0.first { $0.id == id && $0.generation == generation } }) else { return }
+        guard let current = table.withLock({ $0.live.first { $0.id == id && $0.generation == generation } }) else { return }
         let shown = available ? current.providers : current.providers.filter { provider in
             registry.declaredPoint(for: provider.interfaceID)?.isolatedCalls.failure != .open
         }
         registry.replaceProviders(of: [id], with: shown)
     }
 
+    /// `records` with where each available or active plugin runs, and its
+    /// child's state when isolated.
+    func withIsolation(_ records: consuming [PluginRecord]) -> [PluginRecord] {
+        // In place: a copy of each record per installed plugin of every start.
+        for index in records.indices {
+            if let id = records[index].id, records[index].status == .active || records[index].status == .available {
+                records[index].isolation = isolationStatus(of: id)
+            }
+        }
+        return records
+    }
+
     /// Each plugin's isolation as `list` and `inspect` show it.
     func isolationStatus(of id: String) -> IsolationStatus {
-        if let plugin = live.withLock({ $0.first { $0.id == id } }) {
+        if let plugin = livePlugin(id) {
             return plugin.isolated?.status ?? IsolationStatus(mode: "in-process", state: "running", pid: nil, restarts: 0)
         }
         return isolation(of: id) == nil
@@ -120,7 +134,7 @@ extension Lifecycle {
 extension Lifecycle {
     /// What a snapshot shows of a live plugin: generation, start, hash, counts.
     func liveFacts(of id: String) -> (generation: Int, activatedAt: Date, contentHash: String?, calls: Int?, failures: Int?, crashes: Int?)? {
-        guard let plugin = live.withLock({ $0.first { $0.id == id } }) else { return nil }
+        guard let plugin = livePlugin(id) else { return nil }
         let isolated = plugin.isolated
         return (plugin.generation, plugin.activatedAt, plugin.contentHash,
                 isolated?.counts.calls.load(ordering: .relaxed), isolated?.counts.failures.load(ordering: .relaxed),

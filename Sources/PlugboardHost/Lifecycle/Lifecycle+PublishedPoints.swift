@@ -13,16 +13,16 @@ extension Lifecycle {
 
     /// Adds the providers of `interfaceID` that active plugins contributed
     /// before it was declared (they were left out then), and marks it pending
-    /// for the available plugins that provide it. Not under ``serial``: the
+    /// for the available plugins that provide it. Not in the ``work``: the
     /// publisher may ask while its own activation holds it.
     private func collectProviders(of interfaceID: String) {
         guard let point = registry.declaredPoint(for: interfaceID) else { return }
         var updated: [LivePlugin] = []
-        for plugin in live.withLock({ $0 }) {
+        for plugin in livePlugins {
             // An isolated plugin's providers cross only for points declared
             // before it starts.
             guard let instance = plugin.instance else { continue }
-            let found = ExtensionRegistry.$isActivating.withValue(true) { instance.contributions() }
+            let found = instance.contributions()
                 .filter { $0.interfaceID == interfaceID && point.accepts($0.provider) }
                 .map { RegisteredProvider(pluginID: plugin.id, generation: plugin.generation, interfaceID: interfaceID, provider: $0.provider) }
             guard !found.isEmpty else { continue }
@@ -30,11 +30,12 @@ extension Lifecycle {
             plugin.providers = plugin.providers.filter { $0.interfaceID != interfaceID } + found
             updated.append(plugin)
         }
-        live.withLock { running in
+        let pending = table.withLock { table in
             for plugin in updated {
-                if let index = running.firstIndex(where: { $0.id == plugin.id && $0.generation == plugin.generation }) { running[index] = plugin }
+                if let index = table.live.firstIndex(where: { $0.id == plugin.id && $0.generation == plugin.generation }) { table.live[index] = plugin }
             }
+            return table.pendingInterfaces
         }
-        registry.replaceProviders(of: Set(updated.map(\.id)), with: updated.flatMap(\.providers), pending: catalog.pendingInterfaces())
+        registry.replaceProviders(of: Set(updated.map(\.id)), with: updated.flatMap(\.providers), pending: pending)
     }
 }

@@ -2,11 +2,26 @@
 
 /// A running host looks at its plugins directory again (``PluginHost/refresh()``).
 extension Lifecycle {
+    /// Retires plugins whose file is gone, forgets available ones whose file
+    /// changed, discovers (`discovering`), starts the new `startup` plugins
+    /// and reloads active plugins whose file changed.
+    func refresh(discovering: () throws(PluginDirectory.ScanError) -> [PluginRecord]) throws(PluginDirectory.ScanError) -> RefreshOutcome {
+        let before = Set(records.map(\.path))
+        let (changed, gone) = changedFiles()
+        retire(gone)
+        let reexamined = forgetChangedFiles()
+        let discovered = try discovering()
+        activate(pluginIDs: availableIDs(trigger: .startup))
+        let reloaded = changed.map { reload($0.id, from: $0.path, verification: .load, beforeActing: { _ in }) }
+        let added = withIsolation(current(discovered)).filter { !before.contains($0.path) }
+        return RefreshOutcome(added: added, reloaded: reloaded, removed: gone.map(\.id), reexamined: reexamined)
+    }
+
     /// Active plugins whose file changed (to reload) or is gone (to retire),
     /// judged by file identity, as the registry cache judges a file.
     func changedFiles() -> (changed: [LivePlugin], gone: [LivePlugin]) {
         var changed: [LivePlugin] = [], gone: [LivePlugin] = []
-        for plugin in live.withLock({ $0 }) {
+        for plugin in livePlugins {
             guard let now = FileIdentity.of(path: plugin.path) else {
                 gone.append(plugin)
                 continue
@@ -22,21 +37,32 @@ extension Lifecycle {
     /// require them (`dependency-missing`).
     func retire(_ plugins: [LivePlugin]) {
         let ids = Set(plugins.map(\.id))
-        serial.withLock { shutDown in
+        work.run { shutDown in
             guard !shutDown else { return }
-            live.withLock { $0.removeAll { ids.contains($0.id) } }
-            registry.replaceProviders(of: ids, with: [], pending: catalog.pendingInterfaces())
-            ExtensionRegistry.$isActivating.withValue(true) {
-                for plugin in plugins.reversed() {
-                    plugin.stop()
-                    services.retire(plugin.id, generation: plugin.generation)
-                }
+            let pending = table.withLock { table in
+                table.live.removeAll { ids.contains($0.id) }
+                return table.pendingInterfaces
             }
-            catalog.forgetRecords(of: Set(plugins.map(\.path)))
+            registry.replaceProviders(of: ids, with: [], pending: pending)
+            for plugin in plugins.reversed() {
+                plugin.stop()
+                services.retire(plugin.id, generation: plugin.generation)
+            }
+            table.withLock { $0.forgetRecords(of: Set(plugins.map(\.path))) }
         }
         for plugin in plugins {
             stopDependents(of: plugin.id, .dependency(.dependencyMissing, path: plugin.path, id: plugin.id,
                 reason: "was removed: its file is gone"), gone: "removed (its file is gone)", code: .dependencyMissing)
         }
+    }
+}
+
+extension Lifecycle {
+    /// For a refresh: forgets available plugins whose file changed or is
+    /// gone, and their triggers (see ``PluginTable/forgetChangedFiles()``). Their ids.
+    func forgetChangedFiles() -> [String] {
+        let forgotten = table.withLock { $0.forgetChangedFiles() }
+        services.triggers.remove(Set(forgotten))
+        return forgotten
     }
 }

@@ -20,15 +20,15 @@ extension Lifecycle {
     func reload(
         _ pluginID: String, from file: String, verification: ReloadVerification, beforeActing: (ReloadPlan) -> Void
     ) -> ReloadOutcome {
-        serial.withLock { _ in
+        work.run { _ in
             reloadSerially(pluginID, from: PluginDirectory.absolutePath(file), verification: verification, beforeActing: beforeActing)
         }
     }
 
     /// See ``PluginHost/planReload(_:from:verification:)``.
     func planReload(_ pluginID: String, from file: String, verification: ReloadVerification) -> ReloadPlan {
-        serial.withLock { _ in
-            let old = live.withLock { $0.first { $0.id == pluginID } }
+        work.run { _ in
+            let old = livePlugin(pluginID)
             var timings = ReloadOutcome.Timings()
             switch prepare(pluginID, old, from: PluginDirectory.absolutePath(file), verification: verification, timings: &timings) {
             case let .success(prepared):
@@ -94,7 +94,7 @@ extension Lifecycle {
         _ id: String, from file: String, verification: ReloadVerification, beforeActing: (ReloadPlan) -> Void
     ) -> ReloadOutcome {
         var timings = ReloadOutcome.Timings()
-        let running = live.withLock { $0.first { $0.id == id } }
+        let running = livePlugin(id)
         let prepared: PreparedReload
         switch prepare(id, running, from: file, verification: verification, timings: &timings) {
         case let .success(success): prepared = success
@@ -159,9 +159,9 @@ extension Lifecycle {
         let restarted = restartDependents(stopped, refusals: refusals)
         if let failed = restarted.first(where: { $0.error != nil && refusals[$0.pluginID] == nil }) {
             _ = stopDependents(prepared.dependents.filter { plugin in restarted.contains { $0.pluginID == plugin.id && $0.error == nil } }
-                .compactMap { plugin in self.live.withLock { $0.first { $0.id == plugin.id } } })
+                .compactMap { plugin in livePlugin(plugin.id) })
             registry.replaceProviders(of: [id], with: old.providers)
-            ExtensionRegistry.$isActivating.withValue(true) { live.stop() }
+            live.stop()
             services.retire(id, generation: next)
             let back = restartDependents(stopped, refusals: [:])
             timings.load = lap()
@@ -172,17 +172,17 @@ extension Lifecycle {
         // Switch: events and routes move over in one step each, then the old
         // generation is retired.
         services.switchOver(from: ServiceOwner(pluginID: id, generation: old.generation), to: staged)
-        self.live.withLock { running in
-            // Gone when the old isolated generation was quarantined during
-            // the reload: the new one is still the host's to stop.
-            if let index = running.firstIndex(where: { $0.id == id }) { running[index] = live } else { running.append(live) }
-        }
         var record = prepared.record
         record.status = .active
         record.generation = next
-        catalog.replaceActiveRecord(of: id, with: record)
+        table.withLock { table in
+            // Gone when the old isolated generation was quarantined during
+            // the reload: the new one is still the host's to stop.
+            if let index = table.live.firstIndex(where: { $0.id == id }) { table.live[index] = live } else { table.live.append(live) }
+            table.replaceActiveRecord(of: id, with: record)
+        }
         for refusal in prepared.plan.refusals { recordStopped(refusal.pluginID, refusal.error) }
-        ExtensionRegistry.$isActivating.withValue(true) { old.stop() }
+        old.stop()
         timings.switch = lap()
         return outcome(.reloaded, generation: next, note: note, memory: memory, dependents: restarted)
     }
@@ -192,21 +192,10 @@ extension Lifecycle {
     private func reloadInProcess(
         _ old: LivePlugin, _ image: LoadableImage, build: CheckedImage, file: String, generation next: Int
     ) -> Result<(live: LivePlugin, note: String?, memory: Int), PluginLoadError> {
-        let note = { (phase: Quarantine.Phase) in
-            CrashJournal.Note(pluginID: old.id, path: file, identity: build.identity, phase: phase, date: Quarantine.now())
-        }
-        let loaded: LoadedImage
-        switch journal.record(note(.`init`), {
-            PluginLoader.load(image, environment: environment) { journal.registerImage($0, note: note(.thread)) }
-        }) {
-        case let .success(success): loaded = success
-        case let .failure(error): return .failure(error)
-        }
-        let memory = PrivateCopies.mappedBytes(of: build.copy)
-        return startInProcess(
-            loaded, path: file, identity: build.identity, generation: next, state: savedState(of: old),
+        startInProcess(
+            .image(image), path: file, identity: build.identity, generation: next, state: savedState(of: old),
             activePlugins: Set(activePluginIDs)
-        ).map { ($0.live, $0.note, memory) }
+        ).map { ($0.live, $0.note, PrivateCopies.mappedBytes(of: build.copy)) }
     }
 
     /// Starts a new generation in a new child, verified by its handshake,

@@ -1,11 +1,15 @@
 @_spi(PlugboardHost) import Plugboard
 import Synchronization
 
-/// Runs plugin code in the host: activation (lazy, once per plugin), reload
-/// (generations, state handover, rollback), shutdown, and the crash journal
-/// around each. Takes plugins from the ``Catalog`` and loads only what
-/// ``Admission`` admitted (``LoadableImage``); publishes providers to the
-/// ``ExtensionRegistry``.
+/// The owner of every plugin's life: the one ``PluginTable`` of plugins and
+/// their states, and every change to it. Discovery (through the
+/// ``Catalog``, which only reports facts about files), activation (lazy,
+/// once per plugin), reload (generations, state handover, rollback),
+/// cascades, live refresh, isolation's quarantines and shutdown all go
+/// through it. It loads only what ``Admission`` admitted
+/// (``LoadableImage``), keeps the crash journal around plugin code, and is
+/// the only writer of the views others read: the ``ExtensionRegistry``'s
+/// snapshots and the pending ``ActivationTriggers``.
 final class Lifecycle: PluginActivating {
     let catalog: Catalog
     let registry: ExtensionRegistry
@@ -17,13 +21,12 @@ final class Lifecycle: PluginActivating {
     /// A scanner process kept ready for the next reload's verification.
     let spareScanner = ScannerSpare()
 
-    /// In activation order.
-    let live = Mutex<[LivePlugin]>([])
-    /// Serialises activation, reloads and shutdown: each sees the live set
-    /// the previous one left. (Plugin code runs under it: a plugin must not
-    /// call back into its host's lifecycle.) Holds whether the host was shut
-    /// down: nothing activates after that.
-    let serial = Mutex(false)
+    /// Every plugin's state. Held only to read or change it: no plugin code,
+    /// file read or process start runs under it.
+    let table = Mutex(PluginTable())
+    /// Starts, reloads, retirements and shutdown, one at a time; plugin code
+    /// runs inside it (never under ``table``).
+    let work = SerialWork()
 
     init(
         catalog: Catalog, registry: ExtensionRegistry, services: HostServices, journal: CrashJournal,
@@ -39,19 +42,44 @@ final class Lifecycle: PluginActivating {
 
     var admission: Admission { catalog.admission }
 
-    var activePluginIDs: [String] { live.withLock { $0.map(\.id) } }
+    // MARK: - Reading the table
 
-    // MARK: - PluginActivating
+    var records: [PluginRecord] { table.withLock { $0.records } }
+    var activePluginIDs: [String] { table.withLock { $0.live.map(\.id) } }
+    var livePlugins: [LivePlugin] { table.withLock { $0.live } }
+    func livePlugin(_ id: String) -> LivePlugin? { table.withLock { $0.livePlugin(id) } }
+    func current(_ records: [PluginRecord]) -> [PluginRecord] { table.withLock { $0.current(records) } }
+    func availableIDs(trigger: PluginTrigger? = nil) -> Set<String> { table.withLock { $0.availableIDs(trigger: trigger) } }
+    func activationOrder(_ pluginIDs: Set<String>?) -> [String] {
+        table.withLock { $0.activationOrder(pluginIDs ?? $0.availableIDs()) }
+    }
+
+    // MARK: - Requests (PluginActivating)
+
+    // A request made from plugin code the lifecycle is running (on the
+    // work's thread) starts nothing: the caller gets what is active.
 
     func activate(pluginIDs: Set<String>) {
-        guard !pluginIDs.isEmpty, !ExtensionRegistry.isActivating else { return }
-        serial.withLock { shutDown in if !shutDown { activateSerially(pluginIDs) } }
+        guard !pluginIDs.isEmpty, !work.isCurrentThread else { return }
+        work.run { shutDown in if !shutDown { activateSerially(pluginIDs) } }
     }
 
     func activateProviders(of interfaceID: String) {
-        guard !ExtensionRegistry.isActivating else { return }
-        // Under the lock: publishes the providers and what is still pending, in one update.
-        serial.withLock { shutDown in if !shutDown { activateSerially(catalog.availableIDs(providing: interfaceID)) } }
+        guard !work.isCurrentThread else { return }
+        // Inside the work: publishes the providers and what is still pending, in one update.
+        work.run { shutDown in
+            if !shutDown { activateSerially(table.withLock { $0.availableIDs(providing: interfaceID) }) }
+        }
+    }
+
+    // MARK: - Publishing views
+
+    /// Publishes newly available plugins: their triggers, and the interfaces
+    /// now pending in the registry. After they are in the table, so a
+    /// trigger that fires now finds them.
+    func publishAvailable(_ admitted: [AvailablePlugin]) {
+        for plugin in admitted { services.triggers.add(plugin.plugin.triggers, for: plugin.plugin.id) }
+        registry.replaceProviders(of: [], with: [], pending: table.withLock { $0.pendingInterfaces })
     }
 
     // MARK: - Calls and shutdown
@@ -60,7 +88,7 @@ final class Lifecycle: PluginActivating {
     func journaled<Result, Failure: Error>(call pluginID: String, _ body: () throws(Failure) -> Result) throws(Failure) -> Result {
         // An isolated plugin's code runs in its child: a crash there costs a
         // call, not this process, so there is nothing to journal.
-        guard let running = live.withLock({ $0.first { $0.id == pluginID } }), running.isolated == nil else { return try body() }
+        guard let running = livePlugin(pluginID), running.isolated == nil else { return try body() }
         // The identity of the file the running code came from, not of
         // whatever is installed now: a fixed build must not be blamed.
         let note = CrashJournal.Note(
@@ -71,20 +99,15 @@ final class Lifecycle: PluginActivating {
     /// Deactivates every plugin in reverse activation order and empties the
     /// registry. Images stay mapped (they can never be unloaded).
     func shutdown() {
-        serial.withLock { shutDown in
+        work.run { shutDown in
             shutDown = true
-            let running = live.withLock { live in
-                defer { live.removeAll() }
-                return live
-            }
-            catalog.clear()
+            // After any discovery under way: nothing is discovered any more.
+            let running = catalog.discovering.withLock { _ in table.withLock { $0.close() } }
+            services.triggers.removeAll()
             registry.replaceProviders(of: Set(running.map(\.id)), with: [], pending: [])
-            // Plugin code under the lifecycle lock must not activate anything.
-            ExtensionRegistry.$isActivating.withValue(true) {
-                for plugin in running.reversed() {
-                    plugin.stop()
-                    services.retire(plugin.id, generation: plugin.generation)
-                }
+            for plugin in running.reversed() {
+                plugin.stop()
+                services.retire(plugin.id, generation: plugin.generation)
             }
             journal.close()
             spareScanner.discard()

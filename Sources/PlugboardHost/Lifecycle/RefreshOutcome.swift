@@ -12,3 +12,13 @@ public struct RefreshOutcome: Sendable {
     /// this refresh, or forgotten.
     public let reexamined: [String]
 }
+
+extension RefreshOutcome {
+    /// One line saying what changed, as the watcher reports it.
+    var summary: String {
+        var parts = added.map { "added \($0.id ?? $0.path) (\($0.status.rawValue))" }
+        parts += reloaded.map { "reloaded \($0.pluginID)" + ($0.error.map { " failed: [\($0.code.rawValue)] \($0.reason)" } ?? "") }
+        parts += removed.map { "removed \($0)" }
+        return parts.isEmpty ? "plugins directory changed: nothing to do" : parts.joined(separator: "; ")
+    }
+}

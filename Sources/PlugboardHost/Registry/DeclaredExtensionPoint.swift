@@ -51,15 +51,10 @@ struct ProviderOrigin: Sendable, Equatable {
 }
 
 /// The providers of one extension point, already cast to its provider type.
+/// Sendable as it is: every stored property is an immutable Sendable value.
 @usableFromInline
-final class TypedProviders<Provider: Sendable>: TypedProviderList, @unchecked Sendable {
-    // @unchecked: `elements` is written once, in init, and only read after;
-    // the providers it holds are Sendable.
+final class TypedProviders<Provider: Sendable>: TypedProviderList, Sendable {
     @usableFromInline let items: [Provider]
-    /// The same providers in memory this list owns, so a handle can lend the
-    /// first without retaining an array buffer.
-    @usableFromInline let elements: UnsafeMutablePointer<Provider>
-    @usableFromInline let count: Int
     /// Available plugins provide this point but are not active yet: the
     /// first reader activates them (one load and branch on the read path).
     @usableFromInline let pending: Bool
@@ -68,13 +63,5 @@ final class TypedProviders<Provider: Sendable>: TypedProviderList, @unchecked Se
         self.items = items
         self.pending = pending
         self.origin = origin
-        count = items.count
-        elements = .allocate(capacity: max(1, items.count))
-        _ = UnsafeMutableBufferPointer(start: elements, count: items.count).initialize(from: items)
-    }
-
-    deinit {
-        elements.deinitialize(count: count)
-        elements.deallocate()
     }
 }

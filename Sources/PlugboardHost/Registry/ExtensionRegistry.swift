@@ -18,13 +18,11 @@ public final class ExtensionRegistry: Sendable {
     @usableFromInline let cell = SnapshotCell(.empty)
     /// One handle per point type, kept current by every update.
     private let handles = Mutex<[ObjectIdentifier: any AnyProviderHandle]>([:])
-    /// Activates the available plugins providing an interface (nil: a
-    /// registry without a host, which activates nothing).
+    /// Where a lookup sends its one request when a point's providers are
+    /// not started yet: the host's lifecycle, which starts them and
+    /// publishes a new snapshot (nil: a registry without a host, which
+    /// starts nothing). The registry itself never loads or runs plugin code.
     private let activator: (any PluginActivating)?
-
-    /// Set while the host runs plugin code under its lifecycle lock: a lookup
-    /// from there must not wait for an activation (that would deadlock).
-    @TaskLocal static var isActivating = false
 
     init(activator: (any PluginActivating)? = nil) {
         self.activator = activator
@@ -62,11 +60,11 @@ public final class ExtensionRegistry: Sendable {
         return unsafeDowncast(list, to: TypedProviders<Point.Provider>.self).items
     }
 
-    /// Asks the host to activate the providers of `interfaceID`; false when
-    /// that cannot happen here (no host, or called from plugin code the host
-    /// is running under its lifecycle lock).
+    /// Asks the host to start the providers of `interfaceID`; false without
+    /// a host. (Asked from plugin code the host is starting, the host starts
+    /// nothing and the lookup returns the providers already active.)
     private func activate(_ interfaceID: String) -> Bool {
-        guard !Self.isActivating, let activator else { return false }
+        guard let activator else { return false }
         activator.activateProviders(of: interfaceID)
         return true
     }

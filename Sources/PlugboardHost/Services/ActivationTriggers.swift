@@ -20,39 +20,14 @@ final class ActivationTriggers: Sendable {
         self.activator = activator
     }
 
-    /// Whether `trigger` is one the host understands.
-    /// `startup`, `event:NAME` or `command:NAME` (NAME of ASCII letters,
-    /// digits, `.`, `-`, `_`) or `route:/PREFIX` (PREFIX of URL path characters: ASCII
-    /// letters, digits and `-._~!$&'()*+,;=:@%/{}`), at most 200 bytes: a
-    /// trigger is shown to people and must not carry controls.
-    static func isValid(_ trigger: String) -> Bool {
-        guard trigger.utf8.count <= 200 else { return false }
-        if trigger == "startup" { return true }
-        if trigger.hasPrefix("route:/") {
-            return trigger.utf8.dropFirst("route:".count).allSatisfy { isAlphanumeric($0) || routeSymbols.contains($0) }
-        }
-        for kind in ["event:", "command:"] where trigger.hasPrefix(kind) {
-            let name = trigger.utf8.dropFirst(kind.utf8.count)
-            return !name.isEmpty && name.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }
-        }
-        return false
-    }
-
-    private static let routeSymbols = Set("-._~!$&'()*+,;=:@%/{}".utf8)
-
-    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-    }
-
     /// Adds the event and route triggers of an available plugin.
-    func add(_ triggers: [String], for pluginID: String) {
+    func add(_ triggers: [PluginTrigger], for pluginID: String) {
         pending.withLock { pending in
             for trigger in triggers {
-                if trigger.hasPrefix("event:") {
-                    pending.events[String(trigger.dropFirst("event:".count)), default: []].insert(pluginID)
-                } else if trigger.hasPrefix("route:") {
-                    pending.routes.append((Self.segments(trigger.dropFirst("route:".count)), pluginID))
+                switch trigger {
+                case let .event(name): pending.events[name, default: []].insert(pluginID)
+                case let .route(segments): pending.routes.append((segments, pluginID))
+                case .startup, .command: break
                 }
             }
             count.store(pending.events.count + pending.routes.count, ordering: .releasing)
@@ -90,7 +65,7 @@ final class ActivationTriggers: Sendable {
     @inline(__always)
     func beforeRoute(_ path: String) {
         guard count.load(ordering: .acquiring) > 0 else { return }
-        let segments = Self.segments(Substring(path))
+        let segments = PluginTrigger.segments(Substring(path))
         fire(pending.withLock { pending in
             Set(pending.routes.filter { segments.starts(with: $0.segments) }.map(\.pluginID))
         })
@@ -99,9 +74,5 @@ final class ActivationTriggers: Sendable {
     private func fire(_ pluginIDs: Set<String>) {
         guard !pluginIDs.isEmpty, let activator else { return }
         activator.activate(pluginIDs: pluginIDs)
-    }
-
-    private static func segments(_ path: Substring) -> [Substring] {
-        path.split(separator: "/", omittingEmptySubsequences: true)
     }
 }

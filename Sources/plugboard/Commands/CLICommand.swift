@@ -5,7 +5,7 @@ protocol CLICommand {
     static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32
 }
 
-/// Exit statuses (documented in `plugboard --help` and the README).
+/// Exit statuses (documented in `plugboard --help` and docs/cli.md, "CLI").
 enum ExitStatus {
     static let success: Int32 = 0
     /// The work ran and found a problem (`--strict` rejections, inspect of a

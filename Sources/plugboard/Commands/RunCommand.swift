@@ -65,7 +65,7 @@ enum RunCommand: CLICommand {
             // Names of active commands, and those that available plugins not activated declare.
             let declared = host.records
                 .filter { $0.status == .available && $0.provides.contains { $0.id == Commands.interface.id } }
-                .flatMap(\.activation).filter { $0.hasPrefix("command:") }.map { String($0.dropFirst("command:".count)) }
+                .flatMap(\.declaredCommands)
             let known = Set(commands.map(\.1.name) + declared).map { Terminal.safe($0, limit: TerminalText.nameLimit) }.sorted()
             Terminal.error("no plugin provides command '\(Terminal.safe(name, limit: TerminalText.nameLimit))'; available: \(known.isEmpty ? "none" : known.joined(separator: ", "))")
             return ExitStatus.failure

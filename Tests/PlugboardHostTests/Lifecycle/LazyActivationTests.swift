@@ -157,10 +157,20 @@ import Testing
     }
 
     @Test func aCommandTriggerNamesACommandOrIsRefused() {
-        #expect(ActivationTriggers.isValid(ActivationTrigger.command("greet").encoded))
-        #expect(ActivationTriggers.isValid("command:report.daily-v2_b"))
+        #expect(PluginTrigger(ActivationTrigger.command("greet").encoded) == .command("greet"))
+        #expect(PluginTrigger("command:report.daily-v2_b") == .command("report.daily-v2_b"))
         for bad in ["command:", "command:two words", "command:greet\u{1B}[2J", "command:" + String(repeating: "x", count: 200)] {
-            #expect(!ActivationTriggers.isValid(bad), "\(bad.debugDescription) was accepted")
+            #expect(PluginTrigger(bad) == nil, "\(bad.debugDescription) was accepted")
+        }
+    }
+
+    /// Every spelling the SDK makes parses to its kind, once, at the scan.
+    @Test func eachTriggerKindParsesToItsType() {
+        #expect(PluginTrigger(ActivationTrigger.startup.encoded) == .startup)
+        #expect(PluginTrigger(ActivationTrigger.event("cart.changed").encoded) == .event("cart.changed"))
+        #expect(PluginTrigger(ActivationTrigger.route(prefix: "/shop//orders/").encoded) == .route(["shop", "orders"]))
+        for bad in ["Startup", "route:shop", "event:", "route:/a b", "hook:x"] {
+            #expect(PluginTrigger(bad) == nil, "\(bad.debugDescription) was accepted")
         }
     }
 }

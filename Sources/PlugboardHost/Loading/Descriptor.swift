@@ -100,7 +100,7 @@ struct Descriptor: Sendable {
                 }
                 for index in 0..<Int(list.count) {
                     let trigger = try text(triggers[index], "activation[\(index)]").get()
-                    guard ActivationTriggers.isValid(trigger) else { return .failure(.invalidTrigger(path: path, value: trigger)) }
+                    guard PluginTrigger(trigger) != nil else { return .failure(.invalidTrigger(path: path, value: trigger)) }
                     activation.append(trigger)
                 }
             }

@@ -1,0 +1,38 @@
+/// Discovery, as the owner takes it: the ``Catalog`` examines and settles
+/// files against the table; the lifecycle records what it decided and
+/// publishes the newly available plugins.
+extension Lifecycle {
+    /// Every candidate of `directory` (and its `lib/` interface libraries)
+    /// admitted and scanned, or answered by the cache.
+    func discover(_ directory: String, rescan: Bool) throws(PluginDirectory.ScanError) -> [PluginRecord] {
+        let candidates = try PluginDirectory.scan(directory)
+        guard let records = discover(candidates, libraryFolders: [directory], rescan: rescan) else { return [] }
+        catalog.reportUnknownConfiguredPlugins(known: records, in: directory)
+        return records
+    }
+
+    /// `files` (absolute or relative paths) as discovery would take them,
+    /// with the interface libraries of the `lib/` folder beside each.
+    func discover(files: [String], rescan: Bool) -> [PluginRecord] {
+        let candidates = PluginDirectory.candidates(at: files)
+        return discover(candidates, libraryFolders: Set(candidates.map { OwnershipCheck.parent(of: $0.path) }).sorted(), rescan: rescan) ?? []
+    }
+
+    /// The one discovery both take: the `lib/` interface libraries of
+    /// `libraryFolders` installed, then `candidates` examined (files read,
+    /// scanners run: outside the table's lock), settled against the table
+    /// and recorded. nil after shutdown: nothing is discovered then.
+    private func discover(_ candidates: [PluginCandidate], libraryFolders: [String], rescan: Bool) -> [PluginRecord]? {
+        catalog.discovering.withLock { _ -> [PluginRecord]? in
+            if table.withLock(\.closed) { return nil }
+            let libraries = libraryFolders.flatMap(catalog.installInterfaceLibraries(from:))
+            let examined = catalog.examine(candidates, rescan: rescan)
+            catalog.facts.withLock { $0.lastDiscovery.interfaceLibraries = libraries.filter { $0.error == nil }.map(\.path) }
+            // Settled on a copy (nothing is written while it settles), recorded in one change.
+            let settlement = catalog.settle(examined, against: table.withLock { $0 })
+            table.withLock { $0.record(settlement) }
+            publishAvailable(settlement.admitted)
+            return settlement.records
+        }
+    }
+}
