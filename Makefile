@@ -1,6 +1,7 @@
 # Plugboard: build, run, test and benchmark.
 #   make run    build the SDK, the host and the example plugins; run the demo host
-#   make test   build the fixtures and example plugins; run every test
+#   make test   every build first (one SwiftPM build at a time), then every test and check side by side
+#   make check  the host tests without the suites that start SwiftPM builds: the edit-test loop
 #   make bench  benchmarks, printed as ratios against baselines measured in the same run
 SWIFT        ?= swift
 CC           ?= cc
@@ -12,14 +13,15 @@ PLUGBOARD    := .build/$(CONFIG)/plugboard
 # required by version may not carry unsafe flags).
 STRICT       := -Xswiftc -warnings-as-errors
 
-.PHONY: all build sdk host examples test-examples run fixtures test test-tsan bench bench-check bench-record bench-counter profile api-check api-record api-record-host docs fuzz clean help
+.PHONY: all build sdk host examples examples-tested test-examples run fixtures prerequisites test test-builds test-checks check test-tsan tsan-build test-tsan-run bench bench-check bench-record bench-counter instructions-check profile api-check api-check-built api-record api-record-host docs docs-built doc-references fuzz fuzz-replay clean help
 
 all: build
 
 help:
 	@echo "make build    SDK, host (library + plugboard tool) and example plugins"
 	@echo "make run      build, then run the demo host on the example plugins ($(PLUGINS_DIR))"
-	@echo "make test     build the test fixtures and run every test (then make test-tsan)"
+	@echo "make test     everything: builds first, then every test and check side by side (ThreadSanitizer, example tests, instruction counts, API, docs)"
+	@echo "make check    quick: the host tests without the suites that start SwiftPM builds (for the edit-test loop; make test before you push)"
 	@echo "make test-examples  the example plugins' own unit tests (PluginHarness)"
 	@echo "make test-tsan  the registry and reload stress tests under ThreadSanitizer"
 	@echo "make docs     DocC archives of the SDK and the host library in .build/docs (warnings are errors)"
@@ -33,7 +35,16 @@ help:
 	@echo "make fuzz     libFuzzer + AddressSanitizer on every parser of untrusted input, FUZZ_SECONDS (60) each"
 	@echo "make clean    remove every build folder"
 
-build: sdk host examples
+build: prerequisites-run sdk host examples
+
+# What the builds and tests need beyond the toolchain (libssl-dev; for tests
+# strace and valgrind): installed as root on Debian or Ubuntu, otherwise the
+# one apt-get line to run is printed (.ci/prerequisites).
+prerequisites:
+	@sh .ci/prerequisites
+
+prerequisites-run:
+	@sh .ci/prerequisites --run-only
 
 sdk:
 	$(SWIFT) build --package-path SDK -c $(CONFIG) $(STRICT)
@@ -53,6 +64,16 @@ examples:
 		mv -f $(PLUGINS_DIR)/lib$$example.so.tmp $(PLUGINS_DIR)/lib$$example.so; \
 	done
 
+# The same, each built with its tests (what make test runs), built once.
+examples-tested:
+	@mkdir -p $(PLUGINS_DIR)
+	@set -e; for example in $(EXAMPLES); do \
+		echo "== building example plugin $$example with its tests"; \
+		$(SWIFT) build --package-path Plugins/$$example --build-tests $(STRICT); \
+		cp Plugins/$$example/.build/$(CONFIG)/lib$$example.so $(PLUGINS_DIR)/lib$$example.so.tmp; \
+		mv -f $(PLUGINS_DIR)/lib$$example.so.tmp $(PLUGINS_DIR)/lib$$example.so; \
+	done
+
 run: build
 	$(PLUGBOARD) demo --plugins $(PLUGINS_DIR) --config Demo/host-config.json \
 		--screen Demo/checkout-screen.json --data .build/demo-data
@@ -66,14 +87,52 @@ fixtures:
 	$(SWIFT) build --package-path Tests/FutureFixtures $(STRICT)
 	$(SWIFT) build --package-path Tests/EmbeddedFixture $(STRICT)
 
-test: fixtures examples api-check docs
+# Everything, in two phases, each step timed. Builds first, one SwiftPM build
+# at a time (two share locks and thrash on 2 cores): each fixture package and
+# example once, the host with its tests, the ThreadSanitizer build, the
+# release build of the instruction counter. Then the runs side by side: the
+# host tests (whose SwiftPMBuilding suite starts its own builds, one at a
+# time) beside the checks that build nothing (test-checks). Their output is
+# kept in $(TEST_LOGS) and shown when both are done.
+TEST_LOGS := .build/test-logs
+TIME_STEP = start=$$(date +%s); $(1); status=$$?; echo "== $(2): $$(( $$(date +%s) - start )) s"; [ $$status -eq 0 ]
+
+test: prerequisites
+	@$(call TIME_STEP,$(MAKE) --no-print-directory test-builds,builds)
+	@mkdir -p $(TEST_LOGS)
+	@echo "== running the host tests, and test-checks beside them (output: $(TEST_LOGS)/checks.log)"
+	@start=$$(date +%s); \
+	( $(MAKE) --no-print-directory test-checks > $(TEST_LOGS)/checks.log 2>&1; echo $$? > $(TEST_LOGS)/checks.status ) & \
+	XDG_CACHE_HOME=$(CURDIR)/.build/test-cache $(SWIFT) test --skip-build; tests=$$?; \
+	wait; checks=$$(cat $(TEST_LOGS)/checks.status); \
+	echo "== test-checks (exit $$checks):"; cat $(TEST_LOGS)/checks.log; \
+	echo "== runs: $$(( $$(date +%s) - start )) s (host tests exit $$tests, checks exit $$checks)"; \
+	[ $$tests -eq 0 ] && [ $$checks -eq 0 ]
+
+test-builds: fixtures examples-tested sdk tsan-build bench-counter
 	$(SWIFT) build --build-tests $(STRICT)
-	XDG_CACHE_HOME=$(CURDIR)/.build/test-cache $(SWIFT) test --skip-build
+
+# The checks that build nothing (run beside the host tests by make test).
+test-checks: api-check-built docs-built doc-references fuzz-replay
+	@set -e; for example in $(EXAMPLES); do \
+		echo "== testing example plugin $$example"; \
+		$(SWIFT) test --package-path Plugins/$$example --skip-build; \
+	done
+	$(MAKE) --no-print-directory test-tsan-run
+	$(MAKE) --no-print-directory instructions-check
+
+# The edit-test loop: the host tests without the SwiftPMBuilding suite (the
+# release by URL, the scaffold, the interface package, the dev loop).
+check: fixtures examples
+	$(SWIFT) build --build-tests $(STRICT)
+	XDG_CACHE_HOME=$(CURDIR)/.build/test-cache $(SWIFT) test --skip-build --skip SwiftPMBuilding
+
+fuzz-replay:
 	.build/debug/plugboard-fuzz replay Tests/Fuzz/corpus
-	$(MAKE) test-examples
-	$(MAKE) test-tsan
-	@# The instruction-count gate (about a minute with its release build), where valgrind is installed.
-	@if command -v valgrind > /dev/null; then $(MAKE) bench-check; else echo "valgrind is not installed: make bench-check skipped"; fi
+
+# Every reference from code comments and docs to a docs section resolves.
+doc-references:
+	sh Tests/Docs/check-references
 
 # Each example plugin's own unit tests, written with the SDK's PluginHarness
 # the way an outside author writes theirs.
@@ -88,6 +147,9 @@ test-examples:
 # already built (no rebuild) and the catalogs beside their sources.
 DOCS := .build/docs
 docs: sdk host
+	$(MAKE) --no-print-directory docs-built
+
+docs-built:
 	rm -rf $(DOCS) && mkdir -p $(DOCS)/symbols/sdk $(DOCS)/symbols/host
 	swift-symbolgraph-extract -module-name Plugboard -I SDK/.build/$(CONFIG)/Modules \
 		-Xcc -fmodule-map-file=$$(find SDK/.build -path '*$(CONFIG)/CPlugboard.build/module.modulemap' | head -n 1) \
@@ -105,6 +167,9 @@ docs: sdk host
 # The SDK's compatibility gate against the API and ABI recorded in SDK/api/,
 # and the host library's API gate against Tests/API/PlugboardHost.api.json.
 api-check: sdk host
+	$(MAKE) --no-print-directory api-check-built
+
+api-check-built:
 	sh SDK/api/check
 	sh Tests/API/check-host
 
@@ -119,8 +184,13 @@ api-record-host: host
 # drain and a caller meeting at a crash), and the toolchain's Mutex waits and
 # wakes in libswiftSynchronization (futex, not instrumented), so ThreadSanitizer
 # reports accesses made under the lock as races (seen on a fresh clone).
-test-tsan: fixtures
+test-tsan: fixtures tsan-build
+	$(MAKE) --no-print-directory test-tsan-run
+
+tsan-build:
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan $(STRICT)
+
+test-tsan-run:
 	XDG_CACHE_HOME=$(CURDIR)/.build-tsan/test-cache $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter "ReloadStressTests|ExtensionRegistryTests"
 
 # Good plugins with distinct ids: the loading benchmark loads all of them.
@@ -166,6 +236,9 @@ bench-counter: fixtures
 	$(SWIFT) build -c release --package-path Tests/Fixtures --product BenchPlugin $(STRICT)
 
 bench-check: bench-counter
+	$(MAKE) --no-print-directory instructions-check
+
+instructions-check:
 	.build/release/plugboard-bench instructions --check $(INSTRUCTION_COUNTS) $(BENCH_CHECK_ARGS)
 
 bench-record: bench-counter

@@ -2,93 +2,95 @@ import Foundation
 import PlugboardHost
 import Testing
 
-/// A host's own extension point, in an interface package of its own (made by
-/// `plugboard new --interface`), and a plugin that provides it: the
-/// `plugboard` tool links no such library, so it finds it in the plugins
-/// directory's `lib/` folder and lists it as what it is. (This is also the
-/// test of `plugboard new --interface`: the scaffold builds as a dynamic library.)
-@Suite(.serialized) struct InterfaceLibraryTests {
-    func swiftBuild(_ package: String) throws -> ProcessResult {
-        try runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["swift", "build", "--package-path", package])
-    }
-
-    @Test func pluginsOfACustomInterfaceLoadWhenItsLibraryIsInLib() throws {
-        let work = try TemporaryDirectory("plugboard-interface")
-        let sdk = Fixtures.repository.appendingPathComponent("SDK").path
-        let created = try runProcess(
-            Fixtures.executable("plugboard"),
-            ["new", "Exporters", "--interface", "--id", "com.example.exporter", "--dir", work.path, "--sdk-path", sdk])
-        #expect(created.status == 0, "\(created.stderr)")
-        let interface = work.file("Exporters")
-        let plugin = work.file("CSVExporter")
-        try writeExporterPlugin(at: plugin, sdk: (".package(path: \"\(sdk)\")", "SDK"), interface: interface)
-        let builtInterface = try swiftBuild(interface)
-        #expect(builtInterface.status == 0, "\(builtInterface.stdout)\(builtInterface.stderr)")
-        // The scaffold is a dynamic library with the id it was given.
-        #expect(FileManager.default.fileExists(atPath: interface + "/.build/debug/libExporters.so"))
-        let source = try String(contentsOfFile: interface + "/Sources/Exporters/Exporters.swift", encoding: .utf8)
-        #expect(source.contains("Interface(id: \"com.example.exporter\""))
-        let builtPlugin = try swiftBuild(plugin)
-        #expect(builtPlugin.status == 0, "\(builtPlugin.stdout)\(builtPlugin.stderr)")
-
-        let plugins = try TemporaryDirectory()
-        try plugins.copy(URL(fileURLWithPath: plugin + "/.build/debug/libCSVExporter.so"), as: "libCSVExporter.so")
-        let cache = try TemporaryDirectory()
-        var lastErrors = ""
-        func list(_ extra: [String] = []) throws -> [String: Any] {
-            let result = try runProcess(
-                Fixtures.executable("plugboard"), ["list", "--plugins", plugins.path, "--json", "--cache", cache.path, "--rescan"] + extra)
-            #expect(result.status == 0, "\(result.stderr)")
-            lastErrors = result.stderr
-            return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
-        }
-        func statuses(_ output: [String: Any]) -> [String] {
-            (output["plugins"] as? [[String: Any]] ?? []).map { $0["code"] as? String ?? $0["status"] as? String ?? "" }
+extension SwiftPMBuilding {
+    /// A host's own extension point, in an interface package of its own (made by
+    /// `plugboard new --interface`), and a plugin that provides it: the
+    /// `plugboard` tool links no such library, so it finds it in the plugins
+    /// directory's `lib/` folder and lists it as what it is. (This is also the
+    /// test of `plugboard new --interface`: the scaffold builds as a dynamic library.)
+    @Suite(.serialized) struct InterfaceLibraryTests {
+        func swiftBuild(_ package: String) throws -> ProcessResult {
+            try runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["swift", "build", "--package-path", package])
         }
 
-        // Without lib/: the plugin's library is nowhere to be found.
-        let without = try list()
-        let missing = try #require((without["plugins"] as? [[String: Any]])?.first)
-        #expect(missing["status"] as? String == "rejected")
-        #expect(missing["code"] as? String == "load-failed")
-        #expect((missing["reason"] as? String)?.contains("libExporters.so") == true, "\(missing)")
+        @Test func pluginsOfACustomInterfaceLoadWhenItsLibraryIsInLib() throws {
+            let work = try TemporaryDirectory("plugboard-interface")
+            let sdk = Fixtures.repository.appendingPathComponent("SDK").path
+            let created = try runProcess(
+                Fixtures.executable("plugboard"),
+                ["new", "Exporters", "--interface", "--id", "com.example.exporter", "--dir", work.path, "--sdk-path", sdk])
+            #expect(created.status == 0, "\(created.stderr)")
+            let interface = work.file("Exporters")
+            let plugin = work.file("CSVExporter")
+            try writeExporterPlugin(at: plugin, sdk: (".package(path: \"\(sdk)\")", "SDK"), interface: interface)
+            let builtInterface = try swiftBuild(interface)
+            #expect(builtInterface.status == 0, "\(builtInterface.stdout)\(builtInterface.stderr)")
+            // The scaffold is a dynamic library with the id it was given.
+            #expect(FileManager.default.fileExists(atPath: interface + "/.build/debug/libExporters.so"))
+            let source = try String(contentsOfFile: interface + "/Sources/Exporters/Exporters.swift", encoding: .utf8)
+            #expect(source.contains("Interface(id: \"com.example.exporter\""))
+            let builtPlugin = try swiftBuild(plugin)
+            #expect(builtPlugin.status == 0, "\(builtPlugin.stdout)\(builtPlugin.stderr)")
 
-        // With it in lib/: the plugin is available, and the library is not listed as a plugin.
-        try FileManager.default.createDirectory(atPath: plugins.file("lib"), withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: interface + "/.build/debug/libExporters.so", toPath: plugins.file("lib/libExporters.so"))
-        let with = try list()
-        let records = try #require(with["plugins"] as? [[String: Any]])
-        #expect(records.count == 1)
-        #expect(records.first?["status"] as? String == "available", "\(records)")
-        #expect(records.first?["id"] as? String == "com.example.csv")
-        let libraries = (with["discovery"] as? [String: Any])?["interfaceLibraries"] as? [String]
-        #expect(libraries?.map { URL(fileURLWithPath: $0).lastPathComponent } == ["libExporters.so"])
+            let plugins = try TemporaryDirectory()
+            try plugins.copy(URL(fileURLWithPath: plugin + "/.build/debug/libCSVExporter.so"), as: "libCSVExporter.so")
+            let cache = try TemporaryDirectory()
+            var lastErrors = ""
+            func list(_ extra: [String] = []) throws -> [String: Any] {
+                let result = try runProcess(
+                    Fixtures.executable("plugboard"), ["list", "--plugins", plugins.path, "--json", "--cache", cache.path, "--rescan"] + extra)
+                #expect(result.status == 0, "\(result.stderr)")
+                lastErrors = result.stderr
+                return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+            }
+            func statuses(_ output: [String: Any]) -> [String] {
+                (output["plugins"] as? [[String: Any]] ?? []).map { $0["code"] as? String ?? $0["status"] as? String ?? "" }
+            }
 
-        // inspect gives list's answer: it uses the lib/ beside the file.
-        let inspected = try runProcess(
-            Fixtures.executable("plugboard"), ["inspect", plugins.file("libCSVExporter.so"), "--json", "--cache", cache.path, "--rescan"])
-        #expect(inspected.status == 0, "\(inspected.stdout)\(inspected.stderr)")
-        let inspectedRecord = try #require(try JSONSerialization.jsonObject(with: Data(inspected.stdout.utf8)) as? [String: Any])
-        #expect(inspectedRecord["status"] as? String == "available", "\(inspectedRecord)")
+            // Without lib/: the plugin's library is nowhere to be found.
+            let without = try list()
+            let missing = try #require((without["plugins"] as? [[String: Any]])?.first)
+            #expect(missing["status"] as? String == "rejected")
+            #expect(missing["code"] as? String == "load-failed")
+            #expect((missing["reason"] as? String)?.contains("libExporters.so") == true, "\(missing)")
 
-        // Locked: the library is recorded with its hash, and a locked host loads the plugin.
-        let locked = try runProcess(Fixtures.executable("plugboard"), ["lock", "--plugins", plugins.path, "--cache", cache.path])
-        #expect(locked.status == 0, "\(locked.stderr)")
-        #expect(locked.stdout.contains("Locked 1 plugin and 1 interface library"), "\(locked.stdout)")
-        #expect(try LockFile.load(LockFile.defaultPath(for: plugins.path)).libraries.map(\.file) == ["libExporters.so"])
-        #expect(statuses(try list(["--locked"])) == ["available"])
+            // With it in lib/: the plugin is available, and the library is not listed as a plugin.
+            try FileManager.default.createDirectory(atPath: plugins.file("lib"), withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: interface + "/.build/debug/libExporters.so", toPath: plugins.file("lib/libExporters.so"))
+            let with = try list()
+            let records = try #require(with["plugins"] as? [[String: Any]])
+            #expect(records.count == 1)
+            #expect(records.first?["status"] as? String == "available", "\(records)")
+            #expect(records.first?["id"] as? String == "com.example.csv")
+            let libraries = (with["discovery"] as? [String: Any])?["interfaceLibraries"] as? [String]
+            #expect(libraries?.map { URL(fileURLWithPath: $0).lastPathComponent } == ["libExporters.so"])
 
-        // A changed library is refused under the lock: never copied where the
-        // plugin would find it, so the plugin cannot load (nothing of it ran).
-        let library = plugins.file("lib/libExporters.so")
-        let original = try Data(contentsOf: URL(fileURLWithPath: library))
-        try (original + Data([0])).write(to: URL(fileURLWithPath: library))
-        #expect(statuses(try list(["--locked"])) == ["load-failed"])
-        #expect(lastErrors.contains("\(library): interface library refused") && lastErrors.contains("[lock-hash-mismatch]"), "\(lastErrors)")
-        // An added one, unlisted, too.
-        try original.write(to: URL(fileURLWithPath: library))
-        try original.write(to: URL(fileURLWithPath: plugins.file("lib/libExtra.so")))
-        #expect(statuses(try list(["--locked"])) == ["available"])
-        #expect(lastErrors.contains("libExtra.so: interface library refused") && lastErrors.contains("[not-locked]"), "\(lastErrors)")
+            // inspect gives list's answer: it uses the lib/ beside the file.
+            let inspected = try runProcess(
+                Fixtures.executable("plugboard"), ["inspect", plugins.file("libCSVExporter.so"), "--json", "--cache", cache.path, "--rescan"])
+            #expect(inspected.status == 0, "\(inspected.stdout)\(inspected.stderr)")
+            let inspectedRecord = try #require(try JSONSerialization.jsonObject(with: Data(inspected.stdout.utf8)) as? [String: Any])
+            #expect(inspectedRecord["status"] as? String == "available", "\(inspectedRecord)")
+
+            // Locked: the library is recorded with its hash, and a locked host loads the plugin.
+            let locked = try runProcess(Fixtures.executable("plugboard"), ["lock", "--plugins", plugins.path, "--cache", cache.path])
+            #expect(locked.status == 0, "\(locked.stderr)")
+            #expect(locked.stdout.contains("Locked 1 plugin and 1 interface library"), "\(locked.stdout)")
+            #expect(try LockFile.load(LockFile.defaultPath(for: plugins.path)).libraries.map(\.file) == ["libExporters.so"])
+            #expect(statuses(try list(["--locked"])) == ["available"])
+
+            // A changed library is refused under the lock: never copied where the
+            // plugin would find it, so the plugin cannot load (nothing of it ran).
+            let library = plugins.file("lib/libExporters.so")
+            let original = try Data(contentsOf: URL(fileURLWithPath: library))
+            try (original + Data([0])).write(to: URL(fileURLWithPath: library))
+            #expect(statuses(try list(["--locked"])) == ["load-failed"])
+            #expect(lastErrors.contains("\(library): interface library refused") && lastErrors.contains("[lock-hash-mismatch]"), "\(lastErrors)")
+            // An added one, unlisted, too.
+            try original.write(to: URL(fileURLWithPath: library))
+            try original.write(to: URL(fileURLWithPath: plugins.file("lib/libExtra.so")))
+            #expect(statuses(try list(["--locked"])) == ["available"])
+            #expect(lastErrors.contains("libExtra.so: interface library refused") && lastErrors.contains("[not-locked]"), "\(lastErrors)")
+        }
     }
 }
