@@ -5,37 +5,134 @@ import Glibc
 import Plugboard
 
 extension PluginHost {
-    /// How the host loads plugins and what it offers them.
+    /// How the host loads plugins and what it offers them: where plugins
+    /// are, then one group per concern, each with defaults, so a host sets
+    /// only what it needs.
+    ///
+    /// ```swift
+    /// var configuration = PluginHost.Configuration(pluginsDirectory: "/opt/app/plugins")
+    /// configuration.paths.data = "/var/lib/app/plugins"
+    /// configuration.isolation.plugins["com.example.untrusted"] = .isolated
+    /// configuration.observability.diagnosticSink = { print($0) }
+    /// ```
     public struct Configuration: Sendable {
         /// Directory scanned by ``PluginHost/start(rescan:)`` and ``PluginHost/discover(rescan:)``.
         public var pluginsDirectory: String?
-        /// Plugin ids kept out, with where that was decided (shown in `disabled` records).
-        public var disabledPlugins: [String: String]
         /// The host configuration file's contents: toggles, denied services,
         /// configuration overrides (see ``HostSettings/load(from:)``).
         public var settings: HostSettings
+        /// Plugin ids kept out, with where that was decided (shown in `disabled` records).
+        public var disabledPlugins: [String: String]
+        /// Where plugin data, the registry cache and private copies go.
+        public var paths: Paths
+        /// Which files are trusted as code: directory checks, lock file, signatures.
+        public var trust: Trust
+        /// Which plugins run in a child process, and how children are kept.
+        public var isolation: Isolation
+        /// How plugin files are scanned in child processes.
+        public var scanner: ScannerSettings
+        /// How much each plugin may store (bytes, keys, value size).
+        public var storageQuota: StorageQuota
+        /// How the crash journal tells a hang from a person stopping the host.
+        public var crashJournal: CrashJournalSettings
+        /// Where plugin logs, host diagnostics and isolation events go.
+        public var observability: Observability
+        /// Whether the plugins directory is watched for installs.
+        public var watching: Watching
+        /// Record each admitted file's SHA-256 (``PluginRecord/sha256``) even
+        /// without a lock file: what `plugboard lock` writes.
+        package var recordsSHA256 = false
+
+        public init(
+            pluginsDirectory: String? = nil, disabledPlugins: [String: String] = [:],
+            settings: HostSettings = HostSettings(), dataDirectory: String? = nil,
+            logSink: LogSink = .standardError, imagesDirectory: String? = nil, cacheDirectory: String? = nil,
+            scanner: ScannerSettings = ScannerSettings(), hangThreshold: Duration = .seconds(5),
+            storageQuota: StorageQuota = StorageQuota(), lockFile: String? = nil, trust: DirectoryTrust = .enforced
+        ) {
+            self.pluginsDirectory = pluginsDirectory
+            self.disabledPlugins = disabledPlugins
+            self.settings = settings
+            paths = Paths(data: dataDirectory, cache: cacheDirectory, images: imagesDirectory)
+            self.trust = Trust(directories: trust, lockFile: lockFile)
+            isolation = Isolation()
+            self.scanner = scanner
+            self.storageQuota = storageQuota
+            crashJournal = CrashJournalSettings(hangThreshold: hangThreshold)
+            observability = Observability(logSink: logSink)
+            watching = Watching()
+        }
+
+        /// The environment variable `plugboard bisect` sets for the check it
+        /// runs: plugin ids, comma-separated, to keep out.
+        public static let disableVariable = "PLUGBOARD_DISABLE"
+
+        /// Keeps out the plugins named in ``disableVariable`` (what `plugboard
+        /// bisect` sets), each shown `disabled` with that source. For a host
+        /// that wants to be bisected; the `plugboard` tool's hosts call it.
+        public mutating func disableFromEnvironment() {
+            guard let text = ProcessInfo.processInfo.environment[Self.disableVariable] else { return }
+            for id in text.split(separator: ",").map({ $0.trimmingBlanks() }) where !id.isEmpty {
+                disabledPlugins[id] = disabledPlugins[id] ?? "\(Self.disableVariable) (set by plugboard bisect)"
+            }
+        }
+
+        /// Every disabled id with its source: ``disabledPlugins`` and
+        /// `"enabled": false` entries of ``settings``.
+        var allDisabled: [String: String] {
+            var all = disabledPlugins
+            for (id, plugin) in settings.plugins where !plugin.enabled {
+                all[id] = all[id] ?? "\(settings.file ?? "the host configuration") (plugins.\(id).enabled is false)"
+            }
+            return all
+        }
+
+        /// Where plugin `id`'s code runs: ``Isolation/plugins``, else the
+        /// settings file's `"isolated"`, else ``Isolation/others``.
+        func isolation(of id: String) -> PluginIsolation {
+            if let chosen = isolation.plugins[id] { return chosen }
+            if let isolated = settings.plugins[id]?.isolated {
+                var chosen = isolation.others
+                chosen.isolated = isolated
+                return chosen
+            }
+            return isolation.others
+        }
+    }
+}
+
+extension PluginHost.Configuration {
+    /// Where the host keeps what it writes.
+    public struct Paths: Sendable {
         /// Where the storage service keeps each plugin's data
-        /// (`<dataDirectory>/<plugin id>/`). Without one, storage is denied.
-        public var dataDirectory: String?
-        /// Where plugin log messages go.
-        public var logSink: LogSink
+        /// (`<data>/<plugin id>/`). Without one, storage is denied.
+        public var data: String?
+        /// Where the registry cache and the crash journal live (default:
+        /// `$XDG_CACHE_HOME/plugboard`, else `~/.cache/plugboard`, else a
+        /// private `plugboard-cache-<uid>` in the temp directory). Used only
+        /// when it passes the same trust check as a plugins directory;
+        /// otherwise the warning `cache-directory-untrusted` says why.
+        public var cache: String?
         /// Where the private copies of plugin files are written before they
         /// are loaded: each host makes a new folder of its own in it, removed
         /// at shutdown (default: under `$XDG_RUNTIME_DIR` or the temp
         /// directory). Used only when nobody else can write it or a folder
         /// above it; otherwise the warning `images-directory-untrusted` says
         /// why and the default is used.
-        public var imagesDirectory: String?
-        /// Where the registry cache and the crash journal live (default:
-        /// `$XDG_CACHE_HOME/plugboard`, else `~/.cache/plugboard`, else a
-        /// private `plugboard-cache-<uid>` in the temp directory). Used only
-        /// when it passes the same trust check as a plugins directory;
-        /// otherwise the warning `cache-directory-untrusted` says why.
-        public var cacheDirectory: String?
-        /// How plugin files are scanned in child processes.
-        public var scanner: ScannerSettings
-        /// How much each plugin may store (bytes, keys, value size).
-        public var storageQuota: StorageQuota
+        public var images: String?
+
+        public init(data: String? = nil, cache: String? = nil, images: String? = nil) {
+            self.data = data
+            self.cache = cache
+            self.images = images
+        }
+    }
+
+    /// Which plugin files are trusted as code (docs/operations.md).
+    public struct Trust: Sendable {
+        /// Who may change a plugin file and its folders (``DirectoryTrust``):
+        /// enforced unless turned off.
+        public var directories: DirectoryTrust
         /// A lock file (``LockFile``): only the files it lists, with their
         /// SHA-256, are loaded; anything else is refused before any of its code runs.
         public var lockFile: String?
@@ -62,12 +159,35 @@ extension PluginHost {
         /// another is refused (`lock-channel`). Any channel when nil.
         public var lockChannel: String?
 
-        /// Which plugin files are trusted as code, by who can change them
-        /// (``DirectoryTrust``): enforced unless turned off.
-        public var trust: DirectoryTrust
+        public init(directories: DirectoryTrust = .enforced, lockFile: String? = nil) {
+            self.directories = directories
+            self.lockFile = lockFile
+        }
+    }
+
+    /// Where plugins' code runs (docs/isolation.md).
+    public struct Isolation: Sendable {
+        /// By plugin id: in the host's process or in a child process of its
+        /// own. A plugin not named here follows `"isolated"` in the settings
+        /// file, then ``others``.
+        public var plugins: [String: PluginIsolation] = [:]
+        /// Where the other plugins run: in process unless set (`plugboard
+        /// --isolate-all` sets `PluginIsolation.isolated`).
+        public var others: PluginIsolation = .inProcess
+        /// How often an isolated plugin may crash before it is quarantined.
+        public var restartBudget = RestartBudget()
+        /// Longest time an isolated plugin's child may take to start (the
+        /// handshake, the plugin's init and activate).
+        public var startTimeout: Duration = .seconds(10)
+
+        public init() {}
+    }
+
+    /// The crash journal's settings (docs/loading.md, "Crash journal").
+    public struct CrashJournalSettings: Sendable {
         /// A SIGINT/SIGTERM that stops the host while a plugin's init,
         /// activate or journaled call has run this long counts as a hang:
-        /// the next start quarantines that plugin (see docs/loading.md, "Crash journal").
+        /// the next start quarantines that plugin.
         public var hangThreshold: Duration
         /// Whether the host installs SIGINT and SIGTERM handlers for its crash
         /// journal (only where their action is still the default). Off by
@@ -75,101 +195,45 @@ extension PluginHost {
         /// that handles them itself calls ``PluginHost/interrupted(signal:)``
         /// before it exits instead. The `plugboard` tool turns it on.
         public var handlesInterruptSignals = false
+
+        public init(hangThreshold: Duration = .seconds(5)) {
+            self.hangThreshold = hangThreshold
+        }
+    }
+
+    /// Where the host's own reports go.
+    public struct Observability: Sendable {
+        /// Where plugin log messages go.
+        public var logSink: LogSink
+        /// Hears every host diagnostic as it is reported, on the thread that
+        /// reported it, for hosts that keep their own log. Must not call back into the host.
+        public var diagnosticSink: (@Sendable (HostDiagnostic) -> Void)?
         /// How many host diagnostics ``PluginHost/diagnostics`` keeps (the
         /// latest; older ones are let go, so a plugin failing on every event
         /// cannot grow the host without bound).
         public var diagnosticsLimit = 1_000
-        /// Hears every host diagnostic as it is reported, on the thread that
-        /// reported it, for hosts that keep their own log. Must not call back into the host.
-        public var diagnosticSink: (@Sendable (HostDiagnostic) -> Void)?
-
-        public init(
-            pluginsDirectory: String? = nil, disabledPlugins: [String: String] = [:],
-            settings: HostSettings = HostSettings(), dataDirectory: String? = nil,
-            logSink: LogSink = .standardError, imagesDirectory: String? = nil, cacheDirectory: String? = nil,
-            scanner: ScannerSettings = ScannerSettings(), hangThreshold: Duration = .seconds(5),
-            storageQuota: StorageQuota = StorageQuota(), lockFile: String? = nil, trust: DirectoryTrust = .enforced
-        ) {
-            self.trust = trust
-            self.storageQuota = storageQuota
-            self.lockFile = lockFile
-            self.pluginsDirectory = pluginsDirectory
-            self.disabledPlugins = disabledPlugins
-            self.settings = settings
-            self.dataDirectory = dataDirectory
-            self.logSink = logSink
-            self.imagesDirectory = imagesDirectory
-            self.cacheDirectory = cacheDirectory
-            self.scanner = scanner
-            self.hangThreshold = hangThreshold
-        }
-
-        /// Where each plugin's code runs, by plugin id: in the host's process
-        /// or in a child process of its own (docs/isolation.md). A plugin not
-        /// named here follows `"isolated"` in ``settings``, then
-        /// ``defaultIsolation``.
-        public var isolation: [String: PluginIsolation] = [:]
-        /// Where plugins named neither in ``isolation`` nor in ``settings`` run:
-        /// in process unless set (`plugboard --isolate-all` sets `PluginIsolation.isolated`).
-        public var defaultIsolation: PluginIsolation = .inProcess
-        /// How often an isolated plugin may crash before it is quarantined.
-        public var restartBudget = RestartBudget()
-        /// Longest time an isolated plugin's child may take to start (the
-        /// handshake, the plugin's init and activate).
-        public var isolatedStartTimeout: Duration = .seconds(10)
         /// Hears every change of an isolated plugin's child (also recorded
         /// as diagnostics), on the thread where it happened. Must not call back into the host.
         public var isolationEvents: (@Sendable (IsolationEvent) -> Void)?
 
-        /// Where plugin `id`'s code runs: ``isolation``, else the settings
-        /// file's `"isolated"`, else ``defaultIsolation``.
-        public func isolation(of id: String) -> PluginIsolation {
-            if let chosen = isolation[id] { return chosen }
-            if let isolated = settings.plugins[id]?.isolated {
-                var chosen = defaultIsolation
-                chosen.isolated = isolated
-                return chosen
-            }
-            return defaultIsolation
+        public init(logSink: LogSink = .standardError) {
+            self.logSink = logSink
         }
+    }
 
-        /// Record each admitted file's SHA-256 (``PluginRecord/sha256``) even
-        /// without a lock file: what `plugboard lock` writes.
-        package var recordsSHA256 = false
-
-        /// Refresh the host (``PluginHost/refresh()``) when a plugin file is
-        /// installed, replaced or removed in ``pluginsDirectory``, once
-        /// ``PluginHost/start(rescan:)`` ran (inotify; Linux). Each refresh is
-        /// reported as the diagnostic `plugins-refreshed`. Off by default.
-        public var watchesPluginsDirectory = false
+    /// Live installs (``PluginHost/refresh()`` on its own).
+    public struct Watching: Sendable {
+        /// Refresh the host when a plugin file is installed, replaced or
+        /// removed in the plugins directory, once ``PluginHost/start(rescan:)``
+        /// ran (inotify; Linux). Each refresh is reported as the diagnostic
+        /// `plugins-refreshed`. Off by default.
+        public var pluginsDirectory = false
         /// Also refresh on changes of `lib/` (interface libraries). Off by
         /// default: a library already loaded can never be unloaded, so a new
         /// version only reaches plugins loaded after it; restart the host to
         /// give every plugin the new library.
-        public var watchesInterfaceLibraries = false
+        public var interfaceLibraries = false
 
-        /// The environment variable `plugboard bisect` sets for the check it
-        /// runs: plugin ids, comma-separated, to keep out.
-        public static let disableVariable = "PLUGBOARD_DISABLE"
-
-        /// Keeps out the plugins named in ``disableVariable`` (what `plugboard
-        /// bisect` sets), each shown `disabled` with that source. For a host
-        /// that wants to be bisected; the `plugboard` tool's hosts call it.
-        public mutating func disableFromEnvironment() {
-            guard let text = ProcessInfo.processInfo.environment[Self.disableVariable] else { return }
-            for id in text.split(separator: ",").map({ $0.trimmingBlanks() }) where !id.isEmpty {
-                disabledPlugins[id] = disabledPlugins[id] ?? "\(Self.disableVariable) (set by plugboard bisect)"
-            }
-        }
-
-        /// Every disabled id with its source: ``disabledPlugins`` and
-        /// `"enabled": false` entries of ``settings``.
-        var allDisabled: [String: String] {
-            var all = disabledPlugins
-            for (id, plugin) in settings.plugins where !plugin.enabled {
-                all[id] = all[id] ?? "\(settings.file ?? "the host configuration") (plugins.\(id).enabled is false)"
-            }
-            return all
-        }
+        public init() {}
     }
 }

@@ -90,48 +90,48 @@ public final class PluginHost: Sendable {
         self.configuration = configuration
         let environment = HostEnvironment.current
         let link = ActivationLink()
-        let diagnostics = DiagnosticLog(capacity: configuration.diagnosticsLimit, sink: configuration.diagnosticSink)
+        let diagnostics = DiagnosticLog(capacity: configuration.observability.diagnosticsLimit, sink: configuration.observability.diagnosticSink)
         services = HostServices(
-            configuration: configuration.settings, dataDirectory: configuration.dataDirectory, logSink: configuration.logSink,
+            configuration: configuration.settings, dataDirectory: configuration.paths.data, logSink: configuration.observability.logSink,
             storageQuota: configuration.storageQuota, diagnostics: diagnostics, activator: link)
         registry = ExtensionRegistry(activator: link)
         let state = StateDirectory(configuration: configuration, report: diagnostics.append)
         let taint = HostTaint(report: diagnostics.append)
         self.taintState = taint
         let journal = CrashJournal(
-            directory: state.path + "/journal", hangThreshold: configuration.hangThreshold, isUsable: state.isTrusted, taint: taint)
+            directory: state.path + "/journal", hangThreshold: configuration.crashJournal.hangThreshold, isUsable: state.isTrusted, taint: taint)
         let admission = Admission(
-            environment: environment, trust: configuration.trust,
+            environment: environment, trust: configuration.trust.directories,
             lock: Self.lockPolicy(configuration, state: state, taint: taint),
             copies: PrivateCopies(
                 directory: PrivateCopies.usableBase(
-                    configuration.imagesDirectory, checksOwnership: configuration.trust.enforced, report: diagnostics.append),
-                checksOwnership: configuration.trust.enforced),
+                    configuration.paths.images, checksOwnership: configuration.trust.directories.enforced, report: diagnostics.append),
+                checksOwnership: configuration.trust.directories.enforced),
             recordsSHA256: configuration.recordsSHA256)
         catalog = Catalog(
             admission: admission,
             cache: RegistryCache(directory: state.path, environment: environment, isUsable: state.isTrusted),
             journal: journal,
-            settings: .init(trust: configuration.trust, scanner: configuration.scanner, disabled: configuration.allDisabled),
+            settings: .init(trust: configuration.trust.directories, scanner: configuration.scanner, disabled: configuration.allDisabled),
             registry: registry, services: services)
         lifecycle = Lifecycle(
             catalog: catalog, registry: registry, services: services, journal: journal, environment: environment,
             configuration: configuration)
         link.join(lifecycle)
-        if configuration.handlesInterruptSignals { CrashJournal.installSignalHandlers() }
+        if configuration.crashJournal.handlesInterruptSignals { CrashJournal.installSignalHandlers() }
     }
 
     /// The lock file in force: the configured one, else with signatures
     /// (required or preferred) the plugins directory's.
     private static func lockPolicy(_ configuration: Configuration, state: StateDirectory, taint: HostTaint) -> LockPolicy? {
-        let signs = configuration.requiresSignatures || !configuration.trustedKeyFiles.isEmpty
-        let path = configuration.lockFile ?? (signs ? configuration.pluginsDirectory.map(LockFile.defaultPath(for:)) : nil)
-        guard path != nil || configuration.requiresSignatures else { return nil }
+        let signs = configuration.trust.requiresSignatures || !configuration.trust.trustedKeyFiles.isEmpty
+        let path = configuration.trust.lockFile ?? (signs ? configuration.pluginsDirectory.map(LockFile.defaultPath(for:)) : nil)
+        guard path != nil || configuration.trust.requiresSignatures else { return nil }
         let signatures = signs ? SignatureCheck(
-            trustedKeyFiles: configuration.trustedKeyFiles, isRequired: configuration.requiresSignatures,
-            channel: configuration.lockChannel, checksOwnership: configuration.trust.enforced,
+            trustedKeyFiles: configuration.trust.trustedKeyFiles, isRequired: configuration.trust.requiresSignatures,
+            channel: configuration.trust.lockChannel, checksOwnership: configuration.trust.directories.enforced,
             sequences: AcceptedSequences(stateDirectory: state.path, isUsable: state.isTrusted, report: taint.report)) : nil
-        return LockPolicy(path: path, checksOwnership: configuration.trust.enforced, signatures: signatures, taint: taint)
+        return LockPolicy(path: path, checksOwnership: configuration.trust.directories.enforced, signatures: signatures, taint: taint)
     }
 
     /// Offers a service of the host's own to plugins that declare `key.id`
@@ -148,7 +148,7 @@ public final class PluginHost: Sendable {
     ///   - isolatedCalls: the deadline and failure policy of calls to
     ///     isolated providers of the point (an `IsolatableExtensionPoint`).
     public func declare<Point: ExtensionPoint>(_ point: Point.Type, isolatedCalls: IsolatedCallPolicy = .standard) {
-        registry.declare(DeclaredExtensionPoint(point, isolatedCalls: isolatedCalls))
+        lifecycle.declare(point, isolatedCalls: isolatedCalls)
     }
 
     // MARK: - Loading
@@ -290,10 +290,10 @@ public final class PluginHost: Sendable {
 
     /// Starts the plugins-directory watcher when the configuration asks for it.
     private func startWatching() {
-        guard configuration.watchesPluginsDirectory, let directory = configuration.pluginsDirectory else { return }
+        guard configuration.watching.pluginsDirectory, let directory = configuration.pluginsDirectory else { return }
         watcher.withLock { current in
             guard current == nil else { return }
-            guard let started = PluginsDirectoryWatcher(directory: directory, libraries: configuration.watchesInterfaceLibraries) else {
+            guard let started = PluginsDirectoryWatcher(directory: directory, libraries: configuration.watching.interfaceLibraries) else {
                 services.report(HostDiagnostic(.warning, code: "plugins-watch-unavailable",
                     message: "\(directory) cannot be watched (inotify is unavailable or its limits are reached); call refresh() to pick up changes"))
                 return
@@ -324,8 +324,8 @@ public final class PluginHost: Sendable {
 
     /// Tells the host that the process is being stopped by `signal` (for a
     /// host that handles SIGINT and SIGTERM itself, instead of
-    /// ``Configuration/handlesInterruptSignals``): a plugin's init or
-    /// activate running past ``Configuration/hangThreshold`` keeps its
+    /// ``Configuration/CrashJournalSettings/handlesInterruptSignals``): a plugin's init or
+    /// activate running past ``Configuration/CrashJournalSettings/hangThreshold`` keeps its
     /// journal note, marked as a hang, so the next start quarantines it;
     /// shorter ones, and journaled calls (a command may run long on purpose),
     /// are cleared. Call it, then exit (``shutdown()`` when nothing hangs).
@@ -364,7 +364,7 @@ public final class PluginHost: Sendable {
 
     /// Directory checks off: every file admitted from now on is unverified.
     private func markUnverifiedDirectories() {
-        guard !configuration.trust.enforced else { return }
+        guard !configuration.trust.directories.enforced else { return }
         taintState.mark(HostTaint.directoryChecksOff,
             "plugin files are admitted without the ownership and permission checks of their folders (\(DirectoryTrust.environmentOptOut), --allow-unsafe-directories or Configuration.trust)")
     }
@@ -373,7 +373,7 @@ public final class PluginHost: Sendable {
     public var activePluginIDs: [String] { lifecycle.activePluginIDs }
 
     /// Problems noticed outside loading: cache, configuration, events, routes
-    /// (the latest ``Configuration/diagnosticsLimit``). Storage errors are
+    /// (the latest ``Configuration/Observability/diagnosticsLimit``). Storage errors are
     /// thrown to the plugin that hit them.
     public var diagnostics: [HostDiagnostic] { services.allDiagnostics }
 

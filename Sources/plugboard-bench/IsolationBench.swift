@@ -57,8 +57,8 @@ struct IsolationBench {
         var configuration = PluginHost.Configuration(
             pluginsDirectory: dir + "/plugins", dataDirectory: dir + "/data", logSink: BenchSuite.quiet,
             cacheDirectory: dir + (isolated ? "/cache-isolated" : "/cache"))
-        configuration.defaultIsolation = isolated ? .isolated : .inProcess
-        configuration.restartBudget = RestartBudget(crashes: 1_000)
+        configuration.isolation.others = isolated ? .isolated : .inProcess
+        configuration.isolation.restartBudget = RestartBudget(crashes: 1_000)
         let host = PluginHost(configuration: configuration)
         host.declare(Commands.self)
         guard (try? host.start()) != nil, (try? command(host)?.run(arguments: ["echo", "x"])) == "x" else { return nil }

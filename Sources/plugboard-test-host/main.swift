@@ -101,9 +101,9 @@ enum TestHost {
         var report = Report()
         var configuration = PluginHost.Configuration(pluginsDirectory: directory, cacheDirectory: cache)
         if let timeout = options.scanTimeout { configuration.scanner.timeout = timeout }
-        if let threshold = options.hangThreshold { configuration.hangThreshold = threshold }
+        if let threshold = options.hangThreshold { configuration.crashJournal.hangThreshold = threshold }
         // The tests interrupt this host while a plugin hangs: it must handle SIGINT/SIGTERM.
-        configuration.handlesInterruptSignals = true
+        configuration.crashJournal.handlesInterruptSignals = true
         let host = PluginHost(configuration: configuration)
         host.declare(Commands.self)
         do {

@@ -6,7 +6,7 @@ import Glibc
 /// The plugins a host may load, by file name, with the id, version and
 /// SHA-256 that were checked and scanned, and the interface libraries of
 /// `lib/` with their SHA-256 (`plugboard lock` writes it;
-/// `PluginHost.Configuration.lockFile` or `--locked` enforces it). Like
+/// `PluginHost.Configuration.trust.lockFile` or `--locked` enforces it). Like
 /// `Package.resolved`: what was reviewed is what runs, and anything else is
 /// refused before any of its code runs.
 public struct LockFile: Sendable, Codable, Equatable {

@@ -73,7 +73,7 @@ final class LockPolicy: Sendable {
         let identities = watchedFiles.map { FileIdentity.of(path: $0) }
         guard let path else {
             return Reading(identities: identities, file: .failure(.signature(.signatureMissing, path: "plugboard.lock",
-                reason: "signatures are required but no lock file is configured; set PluginHost.Configuration.lockFile or pluginsDirectory, and install the signed lock file beside the plugins")))
+                reason: "signatures are required but no lock file is configured; set PluginHost.Configuration.trust.lockFile or pluginsDirectory, and install the signed lock file beside the plugins")))
         }
         // A lock file others can write would let them approve their own files.
         // (A missing one is reported below, with how to write it.)
@@ -145,7 +145,7 @@ final class LockPolicy: Sendable {
         if let unverified = reading.unverified {
             taint?.mark(HostTaint.unsignedSet, "\(file) was admitted under a lock file whose signature did not hold "
                 + "[\(unverified.code)]: \(unverified.reason) (signatures are only preferred; require them with "
-                + "PluginHost.Configuration.requiresSignatures or --require-signatures)")
+                + "PluginHost.Configuration.trust.requiresSignatures or --require-signatures)")
         }
         return .success(entry)
     }

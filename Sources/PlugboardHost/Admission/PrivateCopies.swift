@@ -48,7 +48,7 @@ struct PrivateCopies: Sendable {
         report(HostDiagnostic(.warning, code: "images-directory-untrusted",
             message: "\(path): not used for private copies: \(reason); whoever can write it could swap a copy between "
                 + "its check and its load. The default (a private folder in $XDG_RUNTIME_DIR or the temp directory) is used; "
-                + "fix the folder as the reason says, or set another (PluginHost.Configuration.imagesDirectory)",
+                + "fix the folder as the reason says, or set another (PluginHost.Configuration.paths.images)",
             file: path))
         return nil
     }

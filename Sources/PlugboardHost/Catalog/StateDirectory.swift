@@ -12,12 +12,12 @@ struct StateDirectory: Sendable {
     let isTrusted: Bool
 
     init(configuration: PluginHost.Configuration, report: (HostDiagnostic) -> Void) {
-        guard configuration.trust.enforced else {
-            path = PluginDirectory.absolutePath(configuration.cacheDirectory ?? Self.defaultPath())
+        guard configuration.trust.directories.enforced else {
+            path = PluginDirectory.absolutePath(configuration.paths.cache ?? Self.defaultPath())
             isTrusted = true
             return
         }
-        if let configured = configuration.cacheDirectory {
+        if let configured = configuration.paths.cache {
             path = PluginDirectory.absolutePath(configured)
             let reason = Self.untrustedReason(path)
             isTrusted = reason == nil
@@ -45,7 +45,7 @@ struct StateDirectory: Sendable {
         report(HostDiagnostic(.warning, code: "cache-directory-untrusted",
             message: "\(path): not used for the registry cache or the crash journal: \(reason); using \(own), made for this "
                 + "process only (the next start scans again and remembers no crash). Set HOME or XDG_CACHE_HOME, or a cache "
-                + "directory (PluginHost.Configuration.cacheDirectory, `--cache DIR`)",
+                + "directory (PluginHost.Configuration.paths.cache, `--cache DIR`)",
             file: path))
         return (own, true)
     }
@@ -82,7 +82,7 @@ struct StateDirectory: Sendable {
         HostDiagnostic(.warning, code: "cache-directory-untrusted",
             message: "\(path): not used for the registry cache or the crash journal: \(reason); "
                 + "every start scans every plugin file and a crash is not remembered. Fix it as the reason says, "
-                + "or set another cache directory (PluginHost.Configuration.cacheDirectory, `--cache DIR`)",
+                + "or set another cache directory (PluginHost.Configuration.paths.cache, `--cache DIR`)",
             file: path)
     }
 

@@ -202,7 +202,7 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     static func copyFailed(path: String, reason: String) -> PluginLoadError {
-        PluginLoadError(code: .copyFailed, path: path, reason: "cannot make the private copy it would be loaded from (\(reason)); check that the images directory (PluginHost.Configuration.imagesDirectory) can be written and is safe")
+        PluginLoadError(code: .copyFailed, path: path, reason: "cannot make the private copy it would be loaded from (\(reason)); check that the images directory (PluginHost.Configuration.paths.images) can be written and is safe")
     }
 
     static func lockIDMismatch(path: String, found: String, recorded: String, lockFile: String) -> PluginLoadError {

@@ -1,5 +1,5 @@
 /// A change in an isolated plugin's child: what
-/// ``PluginHost/Configuration/isolationEvents`` hears, and what the host's
+/// ``PluginHost/Configuration/Observability/isolationEvents`` hears, and what the host's
 /// diagnostics record (codes `isolated-started`, `isolated-crashed`,
 /// `isolated-restarted`, `isolated-quarantined`, `isolated-stopped`).
 public struct IsolationEvent: Sendable, Equatable {

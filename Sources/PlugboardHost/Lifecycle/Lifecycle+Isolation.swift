@@ -30,13 +30,13 @@ extension Lifecycle {
         var crossings: [String: PointCrossing] = [:]
         var policies: [String: IsolatedCallPolicy] = [:]
         for interface in scan.provides {
-            guard let point = registry.declaredPoint(for: interface.interface) else { continue }
-            guard let crossing = point.crossing else {
+            guard let point = registry.declaredPoint(for: interface.interface), let isolated = isolatedPoints.point(for: interface.interface) else { continue }
+            guard let crossing = isolated.crossing else {
                 return .failure(.isolationUnsupportedPoint(path: path, id: scan.id, interface: interface.interface, providerType: point.providerTypeName))
             }
             points.append(.init(interfaceID: interface.interface, major: point.interface.version.major, minor: point.interface.version.minor, typeName: crossing.typeName))
             crossings[interface.interface] = crossing
-            policies[interface.interface] = point.isolatedCalls
+            policies[interface.interface] = isolated.calls
         }
         let settings = configuration.settings.plugins[scan.id]
         let denied = settings?.deniedServices ?? []
@@ -55,9 +55,9 @@ extension Lifecycle {
             state: nil, activePlugins: activePlugins.sorted())
         let launch = IsolatedPlugin.Launch(
             program: scanner.program, environmentNames: scanner.environment, extraEnvironment: scanner.extraEnvironment,
-            request: request, crossings: crossings, policies: policies, budget: configuration.restartBudget,
-            startTimeout: configuration.isolatedStartTimeout, logSink: services.logSink, report: services.report,
-            events: configuration.isolationEvents, eventHub: services.events)
+            request: request, crossings: crossings, policies: policies, budget: configuration.isolation.restartBudget,
+            startTimeout: configuration.isolation.startTimeout, logSink: services.logSink, report: services.report,
+            events: configuration.observability.isolationEvents, eventHub: services.events)
         let id = scan.id
         let token: CallToken
         switch CallToken.make() {
@@ -103,7 +103,7 @@ extension Lifecycle {
     private func showIsolated(_ id: String, generation: Int, _ available: Bool) {
         guard let current = table.withLock({ $0.live.first { $0.id == id && $0.generation == generation } }) else { return }
         let shown = available ? current.providers : current.providers.filter { provider in
-            registry.declaredPoint(for: provider.interfaceID)?.isolatedCalls.failure != .open
+            isolatedPoints.point(for: provider.interfaceID)?.calls.failure != .open
         }
         registry.replaceProviders(of: [id], with: shown)
     }

@@ -5,7 +5,7 @@
 extension Lifecycle {
     func providers<Point: ExtensionPoint>(publishedAs point: Point.Type) -> [Point.Provider] {
         if registry.declaredPoint(for: Point.interface.id) == nil {
-            registry.declare(DeclaredExtensionPoint(point, isolatedCalls: .standard))
+            declare(point, isolatedCalls: .standard)
             collectProviders(of: Point.interface.id)
         }
         return registry.providers(of: point)

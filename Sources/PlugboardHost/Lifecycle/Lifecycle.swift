@@ -20,6 +20,8 @@ final class Lifecycle: PluginActivating {
     var scanner: ScannerSettings { configuration.scanner }
     /// A scanner process kept ready for the next reload's verification.
     let spareScanner = ScannerSpare()
+    /// How declared points cross to isolated plugins (the registry knows nothing of it).
+    let isolatedPoints = IsolatedPoints()
 
     /// Every plugin's state. Held only to read or change it: no plugin code,
     /// file read or process start runs under it.
@@ -70,6 +72,12 @@ final class Lifecycle: PluginActivating {
         work.run { shutDown in
             if !shutDown { activateSerially(table.withLock { $0.availableIDs(providing: interfaceID) }) }
         }
+    }
+
+    /// Declares an extension point: in the registry, and for isolated plugins.
+    func declare<Point: ExtensionPoint>(_ point: Point.Type, isolatedCalls: IsolatedCallPolicy) {
+        isolatedPoints.declare(point, calls: isolatedCalls)
+        registry.declare(DeclaredExtensionPoint(point))
     }
 
     // MARK: - Publishing views

@@ -7,7 +7,7 @@ import Glibc
 /// Refreshes a host when a plugin file is installed, replaced or removed in
 /// its plugins directory (and, when asked, its `lib/`): inotify, with the
 /// events of one install (a rename, or a copy and its close) gathered until
-/// they stop for ``quiet``. ``PluginHost/Configuration/watchesPluginsDirectory``.
+/// they stop for ``quiet``. ``PluginHost/Configuration/Watching/pluginsDirectory``.
 final class PluginsDirectoryWatcher: Sendable {
     /// How long the directory must stay still before a refresh.
     static let quiet: Int32 = 100

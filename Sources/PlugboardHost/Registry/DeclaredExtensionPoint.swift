@@ -11,15 +11,8 @@ struct DeclaredExtensionPoint: Sendable {
     let accepts: @Sendable (any Sendable) -> Bool
     /// Builds the typed array readers get, so reads need no casts.
     let makeTypedProviders: @Sendable ([RegisteredProvider], _ pending: Bool) -> any TypedProviderList
-    /// How its providers cross a process (nil: they cannot; plugins that
-    /// provide it are refused for isolation).
-    let crossing: PointCrossing?
-    /// How the host calls its isolated providers.
-    let isolatedCalls: IsolatedCallPolicy
 
-    init<Point: ExtensionPoint>(_ point: Point.Type, isolatedCalls: IsolatedCallPolicy = .standard) {
-        crossing = PointCrossing(point)
-        self.isolatedCalls = isolatedCalls
+    init<Point: ExtensionPoint>(_ point: Point.Type) {
         interface = Point.interface
         // What `String(reflecting:)` prints for a type, without its three
         // conformance lookups (a scan of every image's conformances each, a

@@ -70,7 +70,7 @@ final class AcceptedSequences: Sendable {
             try data.write(to: URL(fileURLWithPath: file), options: .atomic)
         } catch {
             report(HostDiagnostic(.warning, code: "signed-lock-state-unwritable",
-                message: "\(file): cannot record sequence \(accepted.sequence) of \(accepted.lockFile) (\(error)); after a restart an older set would not be refused. Make the state directory writable (PluginHost.Configuration.cacheDirectory, --cache DIR)",
+                message: "\(file): cannot record sequence \(accepted.sequence) of \(accepted.lockFile) (\(error)); after a restart an older set would not be refused. Make the state directory writable (PluginHost.Configuration.paths.cache, --cache DIR)",
                 file: file))
         }
     }

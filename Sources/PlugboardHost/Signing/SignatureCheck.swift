@@ -4,9 +4,9 @@ import Glibc
 #endif
 
 /// What a host asks of its lock file's signature (`FILE.minisig`) before
-/// any of the lock file's hashes count: ``PluginHost/Configuration/requiresSignatures``,
-/// ``PluginHost/Configuration/trustedKeyFiles`` and
-/// ``PluginHost/Configuration/lockChannel``, fixed when the host is made.
+/// any of the lock file's hashes count: ``PluginHost/Configuration/Trust/requiresSignatures``,
+/// ``PluginHost/Configuration/Trust/trustedKeyFiles`` and
+/// ``PluginHost/Configuration/Trust/lockChannel``, fixed when the host is made.
 struct SignatureCheck: Sendable {
     let trustedKeyFiles: [String]
     /// Refuse every file unless the signature holds; otherwise (keys given,
@@ -74,7 +74,7 @@ struct SignatureCheck: Sendable {
         var ownership = OwnershipCheck()
         if checksOwnership, access(file, F_OK) == 0, let problem = ownership.problem(file: file) { return .failure(KeyFileProblem(problem.reason)) }
         guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
-            return .failure(KeyFileProblem("cannot be read; check the path (PluginHost.Configuration.trustedKeyFiles, --trusted-key)"))
+            return .failure(KeyFileProblem("cannot be read; check the path (PluginHost.Configuration.trust.trustedKeyFiles, --trusted-key)"))
         }
         let keys = PublicSigningKey.all(in: text)
         return keys.isEmpty ? .failure(KeyFileProblem("holds no minisign public key (the `.pub` file `plugboard keygen` or `minisign -G` writes)")) : .success(keys)

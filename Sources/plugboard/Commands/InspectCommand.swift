@@ -30,7 +30,7 @@ enum InspectCommand: CLICommand {
         var configuration = try PluginsOption.configuration(arguments, pluginsDirectory: nil, command: spec.name)
         // --locked: the lock file of the folder the file is in, as `list --plugins` that folder would use.
         if arguments.flag(PluginsOption.locked.long) {
-            configuration.lockFile = LockFile.defaultPath(for: URL(fileURLWithPath: PluginDirectory.absolutePath(arguments.positionals[0])).deletingLastPathComponent().path)
+            configuration.trust.lockFile = LockFile.defaultPath(for: URL(fileURLWithPath: PluginDirectory.absolutePath(arguments.positionals[0])).deletingLastPathComponent().path)
         }
         let host = PluginHost(configuration: configuration)
         host.declareDemoExtensionPoints()

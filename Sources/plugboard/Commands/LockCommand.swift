@@ -15,7 +15,7 @@ enum LockCommand: CLICommand {
         and SHA-256 of the very bytes that were checked and scanned (the file is never read twice), \
         and for every interface library of DIR/lib/ its file name and SHA-256, to \
         DIR/plugboard.lock (or --output). A host started with `--locked` (or \
-        PluginHost.Configuration.lockFile) then loads only those files, and only while their bytes \
+        PluginHost.Configuration.trust.lockFile) then loads only those files, and only while their bytes \
         hash to the recorded value; anything else is refused before any of its code runs. Files that \
         are not available are left out and listed. With --sign KEYFILE (from `plugboard keygen`) it \
         also writes the lock file's signature, FILE.minisig, in minisign's format, whose trusted \

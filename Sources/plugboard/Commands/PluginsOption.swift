@@ -72,18 +72,18 @@ enum PluginsOption {
             cacheDirectory: arguments.value(cache.long), scanner: scanner,
             lockFile: arguments.flag(locked.long) ? pluginsDirectory.map(LockFile.defaultPath(for:)) : nil,
             trust: trust(arguments))
-        configuration.requiresSignatures = arguments.flag(requireSignatures.long)
+        configuration.trust.requiresSignatures = arguments.flag(requireSignatures.long)
         if let files = arguments.value(trustedKey.long) {
-            configuration.trustedKeyFiles = files.split(separator: ",").map { String($0) }.filter { !$0.isEmpty }
-            guard !configuration.trustedKeyFiles.isEmpty else {
+            configuration.trust.trustedKeyFiles = files.split(separator: ",").map { String($0) }.filter { !$0.isEmpty }
+            guard !configuration.trust.trustedKeyFiles.isEmpty else {
                 throw UsageError(message: "'--trusted-key' takes public key files separated by commas, got '\(files)'", command: command)
             }
         }
-        configuration.lockChannel = arguments.value(channel.long)
-        if configuration.requiresSignatures && configuration.trustedKeyFiles.isEmpty {
+        configuration.trust.lockChannel = arguments.value(channel.long)
+        if configuration.trust.requiresSignatures && configuration.trust.trustedKeyFiles.isEmpty {
             throw UsageError(message: "'--require-signatures' needs the publisher's public key: add '--trusted-key FILE'", command: command)
         }
-        if arguments.flag(isolateAll.long) { configuration.defaultIsolation = .isolated }
+        if arguments.flag(isolateAll.long) { configuration.isolation.others = .isolated }
         // `plugboard bisect` runs checks with some plugins kept out.
         configuration.disableFromEnvironment()
         if let ids = arguments.value(isolate.long) {
@@ -91,17 +91,17 @@ enum PluginsOption {
             guard !list.isEmpty, list.allSatisfy({ !$0.isEmpty }) else {
                 throw UsageError(message: "'--isolate' takes plugin ids separated by commas, got '\(ids)'", command: command)
             }
-            for id in list { configuration.isolation[id] = .isolated }
+            for id in list { configuration.isolation.plugins[id] = .isolated }
         }
         // What an isolated plugin prints reaches the user as it happens,
         // on stderr, marked with the plugin's id.
-        configuration.diagnosticSink = { diagnostic in
+        configuration.observability.diagnosticSink = { diagnostic in
             guard diagnostic.code == "plugin-output" else { return }
             Terminal.writeErr("\(Terminal.safe(diagnostic.plugin ?? "plugin")): \(diagnostic.message)\n")
         }
         // A command-line tool owns its process: Ctrl-C during a plugin's
         // init or activate is a hang the next start must know of.
-        configuration.handlesInterruptSignals = true
+        configuration.crashJournal.handlesInterruptSignals = true
         return configuration
     }
 
@@ -110,9 +110,9 @@ enum PluginsOption {
     /// every admitted file recorded.
     static func recordingConfiguration(_ arguments: ParsedArguments, pluginsDirectory: String?, command: String) throws(UsageError) -> PluginHost.Configuration {
         var configuration = try self.configuration(arguments, pluginsDirectory: pluginsDirectory, command: command)
-        configuration.lockFile = nil
-        configuration.requiresSignatures = false
-        configuration.trustedKeyFiles = []
+        configuration.trust.lockFile = nil
+        configuration.trust.requiresSignatures = false
+        configuration.trust.trustedKeyFiles = []
         configuration.recordsSHA256 = true
         return configuration
     }

@@ -42,7 +42,7 @@ enum DemoCommand: CLICommand {
         }
         let json = arguments.flag("--json")
         var configuration = try PluginsOption.configuration(arguments, pluginsDirectory: directory, command: spec.name)
-        configuration.logSink = LogSink { record in
+        configuration.observability.logSink = LogSink { record in
             // In JSON mode stdout is for the document only.
             Terminal.writeErr(Terminal.style("  log \(record.level) [\(Terminal.safe(record.label))] ", .dim, stderr: true) + Terminal.safe(record.message) + "\n")
         }

@@ -38,8 +38,8 @@ final class DevSession: @unchecked Sendable {
         var configuration = PluginHost.Configuration(
             pluginsDirectory: pluginsDirectory, settings: settings, dataDirectory: dataDirectory,
             logSink: LogSink { Terminal.writeErr("  log \($0.level) [\(Terminal.safe($0.label))] \(Terminal.safe($0.message))\n") }, trust: trust)
-        if isolated { configuration.defaultIsolation = .isolated }
-        configuration.diagnosticSink = { diagnostic in
+        if isolated { configuration.isolation.others = .isolated }
+        configuration.observability.diagnosticSink = { diagnostic in
             guard diagnostic.code == "plugin-output" else { return }
             Terminal.writeErr("  output [\(Terminal.safe(diagnostic.plugin ?? "plugin"))] \(diagnostic.message)\n")
         }

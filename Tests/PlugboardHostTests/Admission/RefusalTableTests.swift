@@ -140,7 +140,7 @@ import Testing
             chmod(file, 0o755)
             try Self.apply(refusal, to: file, in: setup)
             var configuration = setup.configuration(locked: locked)
-            configuration.imagesDirectory = setup.images
+            configuration.paths.images = setup.images
             try withHost(configuration) { host in
                 code = try host.discover().first { $0.path == file }?.code
                 // Discovery maps nothing in the host, refused or not.
@@ -154,7 +154,7 @@ import Testing
             chmod(file, 0o755)
             try withHost(.init(pluginsDirectory: setup.plugins, cacheDirectory: setup.cache)) { host in _ = try host.discover() }
             var configuration = setup.configuration(locked: false)
-            configuration.imagesDirectory = setup.images
+            configuration.paths.images = setup.images
             try withHost(configuration) { host in
                 #expect(try host.discover().first?.status == .available)
                 switch refusal {
@@ -219,7 +219,7 @@ import Testing
             chmod(library, 0o755)
             try Self.apply(refusal, to: library, in: setup, library: true)
             var configuration = setup.configuration(locked: locked)
-            configuration.imagesDirectory = setup.images
+            configuration.paths.images = setup.images
             try withHost(configuration) { host in
                 _ = try host.discover()
                 code = host.diagnostics.first { $0.message.hasPrefix("\(library): interface library refused") }?.code.rawValue
@@ -244,7 +244,7 @@ import Testing
     func reloadCode(setup: Setup, refusal: Refusal, good: String, file: String) -> String? {
         var configuration = setup.configuration(locked: Self.locks.contains(refusal))
         configuration.pluginsDirectory = nil
-        configuration.imagesDirectory = setup.images
+        configuration.paths.images = setup.images
         configuration.scanner = ScannerSettings(extraEnvironment: setup.markers)
         return withHost(configuration) { host in
             let before = setup.ranCount

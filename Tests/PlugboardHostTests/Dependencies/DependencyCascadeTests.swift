@@ -20,7 +20,7 @@ import Testing
         for name in builds { _ = try dir.copy(Fixtures.library(name), as: "\(name).so") }
         var configuration = PluginHost.Configuration(
             pluginsDirectory: dir.file("plugins"), dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache"))
-        if isolated { configuration.defaultIsolation = .isolated }
+        if isolated { configuration.isolation.others = .isolated }
         let host = PluginHost(configuration: configuration)
         host.declare(Commands.self)
         try host.start()
@@ -164,8 +164,8 @@ import Testing
         }
         var configuration = PluginHost.Configuration(
             pluginsDirectory: dir.file("plugins"), dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache"))
-        configuration.isolation["fixture.isolation-faults"] = .isolated
-        configuration.restartBudget = RestartBudget(crashes: 1, window: .seconds(300))
+        configuration.isolation.plugins["fixture.isolation-faults"] = .isolated
+        configuration.isolation.restartBudget = RestartBudget(crashes: 1, window: .seconds(300))
         let host = PluginHost(configuration: configuration)
         defer { host.shutdown() }
         host.declare(Commands.self)

@@ -86,7 +86,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         for (index, name) in ["DepAsker", "DepBase"].enumerated() { _ = try dir.copy(Fixtures.library(name), as: "plugins/\(index)-\(name).so") }
         var configuration = PluginHost.Configuration(pluginsDirectory: dir.file("plugins"), cacheDirectory: dir.file("cache"))
-        if isolated { configuration.isolation["fixture.dep.asker"] = .isolated }
+        if isolated { configuration.isolation.plugins["fixture.dep.asker"] = .isolated }
         let host = PluginHost(configuration: configuration)
         host.declare(Commands.self)
         try host.start()

@@ -34,7 +34,7 @@ import Testing
         let dir = try TemporaryDirectory()
         _ = try dir.copy(Fixtures.library("ExtPublisher"), as: "publisher.so")
         var configuration = PluginHost.Configuration(pluginsDirectory: dir.path, cacheDirectory: dir.file("cache"))
-        configuration.defaultIsolation = .isolated
+        configuration.isolation.others = .isolated
         let host = PluginHost(configuration: configuration)
         defer { host.shutdown() }
         host.declare(Commands.self)

@@ -137,8 +137,8 @@ import Testing
         let heard = Mutex<[String]>([])
         var configuration = PluginHost.Configuration(
             pluginsDirectory: dir.path, settings: HostSettings.load(from: settings), cacheDirectory: cache.path)
-        configuration.diagnosticsLimit = 3
-        configuration.diagnosticSink = { diagnostic in heard.withLock { $0.append(diagnostic.keyPath ?? "") } }
+        configuration.observability.diagnosticsLimit = 3
+        configuration.observability.diagnosticSink = { diagnostic in heard.withLock { $0.append(diagnostic.keyPath ?? "") } }
         let host = PluginHost(configuration: configuration)
         defer { host.shutdown() }
         try host.discover()

@@ -14,7 +14,7 @@ import Testing
         _ = FileManager.default.createFile(atPath: dir.file("plugins/notes.so"), contents: Data("notes".utf8))
         var configuration = PluginHost.Configuration(
             pluginsDirectory: dir.file("plugins"), dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache"))
-        configuration.isolation["fixture.isolation-faults"] = .isolated
+        configuration.isolation.plugins["fixture.isolation-faults"] = .isolated
         let host = PluginHost(configuration: configuration)
         defer { host.shutdown() }
         host.declare(Commands.self)

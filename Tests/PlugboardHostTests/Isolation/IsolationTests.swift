@@ -31,10 +31,10 @@ import Glibc
             logSink: LogSink(minimumLevel: .info) { record in logs?.lines.withLock { $0.append("\(record.level) [\(record.label)] \(record.message)") } },
             cacheDirectory: dir.file("cache"),
             scanner: ScannerSettings(extraEnvironment: environment))
-        configuration.defaultIsolation = isolation
-        configuration.restartBudget = budget
-        configuration.isolationEvents = events
-        configuration.diagnosticSink = diagnostics
+        configuration.isolation.others = isolation
+        configuration.isolation.restartBudget = budget
+        configuration.observability.isolationEvents = events
+        configuration.observability.diagnosticSink = diagnostics
         let host = PluginHost(configuration: configuration)
         host.declare(Commands.self, isolatedCalls: policy)
         try host.start()
@@ -417,7 +417,7 @@ import Glibc
         try dir.copy(Fixtures.library("CouponRival"), as: "rival.so")
         try dir.copy(Fixtures.library("LazyRoute"), as: "route.so")
         var configuration = PluginHost.Configuration(pluginsDirectory: dir.path, cacheDirectory: dir.file("cache"))
-        configuration.defaultIsolation = .isolated
+        configuration.isolation.others = .isolated
         let host = PluginHost(configuration: configuration)
         host.declareDemoExtensionPoints()
         host.declare(Commands.self)

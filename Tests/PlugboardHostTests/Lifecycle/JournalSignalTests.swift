@@ -109,7 +109,7 @@ import Testing
             host.shutdown()
             withExtendedLifetime((dir, cache)) {}
         }
-        #expect(!host.configuration.handlesInterruptSignals)
+        #expect(!host.configuration.crashJournal.handlesInterruptSignals)
         try host.start()
         host.activateAll()
         #expect(host.activePluginIDs == ["fixture.alpha"])

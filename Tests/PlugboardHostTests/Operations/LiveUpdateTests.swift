@@ -147,8 +147,8 @@ import Testing
         let refreshed = try EventPipe()
         let reports = Mutex<[String]>([])
         var configuration = PluginHost.Configuration(pluginsDirectory: plugins, dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache"))
-        configuration.watchesPluginsDirectory = true
-        configuration.diagnosticSink = { diagnostic in
+        configuration.watching.pluginsDirectory = true
+        configuration.observability.diagnosticSink = { diagnostic in
             guard diagnostic.code == "plugins-refreshed" else { return }
             reports.withLock { $0.append(diagnostic.message) }
             refreshed.signal()

@@ -39,9 +39,9 @@ import Testing
 
         func configuration(required: Bool = true, channel: String? = nil) -> PluginHost.Configuration {
             var configuration = PluginHost.Configuration(pluginsDirectory: dir.path, cacheDirectory: state.path)
-            configuration.requiresSignatures = required
-            configuration.trustedKeyFiles = [trustedKeys]
-            configuration.lockChannel = channel
+            configuration.trust.requiresSignatures = required
+            configuration.trust.trustedKeyFiles = [trustedKeys]
+            configuration.trust.lockChannel = channel
             return configuration
         }
 

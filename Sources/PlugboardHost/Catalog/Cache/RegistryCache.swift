@@ -115,7 +115,7 @@ struct RegistryCache: Sendable {
 
     private func failure(_ problem: String) -> HostDiagnostic {
         HostDiagnostic(.warning, code: "cache-unwritable",
-            message: "registry cache \(file) \(problem); the next start examines the files again. Set a writable cache directory (PluginHost.Configuration.cacheDirectory, `--cache DIR`)",
+            message: "registry cache \(file) \(problem); the next start examines the files again. Set a writable cache directory (PluginHost.Configuration.paths.cache, `--cache DIR`)",
             file: file)
     }
 }
