@@ -31,7 +31,7 @@ public struct HostSettings: Sendable {
         public var deniedServices: Set<String> = []
         public var overrides: [String: ConfigValue] = [:]
         /// Whether the plugin runs in a child process (nil: the host decides;
-        /// see ``PluginHost/Configuration/isolation(of:)``).
+        /// see ``PluginHost/Configuration/Isolation``).
         public var isolated: Bool?
 
         public init(enabled: Bool = true, deniedServices: Set<String> = [], overrides: [String: ConfigValue] = [:], isolated: Bool? = nil) {
