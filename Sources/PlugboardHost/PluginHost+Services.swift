@@ -2,14 +2,6 @@
 
 /// What a host reaches of its services directly: routes, events, storage.
 extension PluginHost {
-    /// A registered route: its pattern and who registered it.
-    public struct Route: Sendable, Equatable {
-        /// The pattern as registered, such as `/restaurants/:id`.
-        public let pattern: String
-        /// The plugin id that registered it, or `host`.
-        public let plugin: String
-    }
-
     /// Every registered route pattern with its plugin.
     public var routes: [Route] {
         services.routes.routes.map { Route(pattern: $0.pattern, plugin: $0.owner) }

@@ -30,16 +30,7 @@ extension PluginHost {
     /// at all (their commands' names are known only once active). A plugin
     /// that declares command triggers declares all its commands, so
     /// `plugboard run greet` skips a plugin that declared only `command:bench`.
-    package func commandProviders(named name: String) -> [RegisteredProvider] {
-        let interfaceID = Commands.interface.id
-        let wanted = records.filter { record in
-            guard record.status == .available, record.provides.contains(where: { $0.id == interfaceID }) else { return false }
-            let declared = record.declaredCommands
-            return declared.isEmpty || declared.contains(name)
-        }.compactMap(\.id)
-        if !wanted.isEmpty { activate(pluginIDs: Set(wanted)) }
-        return registry.activeRegistrations(for: interfaceID)
-    }
+    package func commandProviders(named name: String) -> [RegisteredProvider] { lifecycle.commandProviders(named: name) }
 
     /// Commands among `registrations` whose plugin declares `command:`
     /// triggers but not theirs: `commandProviders(named:)` skips such a

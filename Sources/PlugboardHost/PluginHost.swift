@@ -21,62 +21,13 @@ import Synchronization
 /// admitted again and loaded into the host, from a private copy of the bytes
 /// that were checked. A file that fails is recorded with its reason (see
 /// ``PluginRecord``) and the others carry on. Thread-safe.
-///
-/// ## Topics
-///
-/// ### Setting up
-/// - ``init(configuration:)``
-/// - ``Configuration``
-/// - ``configuration``
-/// - ``declare(_:isolatedCalls:)``
-/// - ``provideService(_:_:)``
-///
-/// ### Loading
-/// - ``start(rescan:)``
-/// - ``discover(rescan:)``
-/// - ``discover(files:rescan:)``
-/// - ``activate(pluginIDs:)``
-/// - ``activateAll()``
-/// - ``reload(_:from:verification:)``
-/// - ``refresh()``
-/// - ``RefreshOutcome``
-/// - ``reload(_:from:verification:beforeActing:)``
-/// - ``planReload(_:from:verification:)``
-/// - ``ReloadPlan``
-/// - ``shutdown()``
-///
-/// ### Calls and interruptions
-/// - ``journaled(call:_:)``
-/// - ``interrupted(signal:)``
-///
-/// ### Reading providers and state
-/// - ``registry``
-/// - ``records``
-/// - ``taint``
-/// - ``signedLock``
-/// - ``TaintEntry``
-/// - ``snapshot()``
-/// - ``PluginSnapshot``
-/// - ``activePluginIDs``
-/// - ``diagnostics``
-/// - ``lastDiscovery``
-/// - ``cacheDirectory``
-/// - ``baseline``
-/// - ``Baseline``
-///
-/// ### Reaching the host services
-/// - ``router``
-/// - ``events``
-/// - ``routes``
-/// - ``Route``
-/// - ``storage(for:)``
 public final class PluginHost: Sendable {
     /// Where providers are read.
     public let registry: ExtensionRegistry
     public let configuration: Configuration
     /// Discovery, cache, admission, scanners: never runs plugin code here.
     let catalog: Catalog
-    /// Activation, reload, shutdown, the crash journal: runs plugin code.
+    /// The owner of every plugin's life: activation, reload, shutdown, the crash journal.
     let lifecycle: Lifecycle
     let services: HostServices
     /// Why this host ran code it could not verify.
@@ -84,54 +35,13 @@ public final class PluginHost: Sendable {
     /// One refresh at a time (the watcher's, an admin call's).
     private let refreshing = Mutex(())
     /// The plugins-directory watcher, once started.
-    private let watcher = Mutex<PluginsDirectoryWatcher?>(nil)
+    private let watching = DirectoryWatching()
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        let environment = HostEnvironment.current
-        let link = ActivationLink()
-        let diagnostics = DiagnosticLog(capacity: configuration.observability.diagnosticsLimit, sink: configuration.observability.diagnosticSink)
-        services = HostServices(
-            configuration: configuration.settings, dataDirectory: configuration.paths.data, logSink: configuration.observability.logSink,
-            storageQuota: configuration.storageQuota, diagnostics: diagnostics, activator: link)
-        registry = ExtensionRegistry(activator: link)
-        let state = StateDirectory(configuration: configuration, report: diagnostics.append)
-        let taint = HostTaint(report: diagnostics.append)
-        self.taintState = taint
-        let journal = CrashJournal(
-            directory: state.path + "/journal", hangThreshold: configuration.crashJournal.hangThreshold, isUsable: state.isTrusted, taint: taint)
-        let admission = Admission(
-            environment: environment, trust: configuration.trust.directories,
-            lock: Self.lockPolicy(configuration, state: state, taint: taint),
-            copies: PrivateCopies(
-                directory: PrivateCopies.usableBase(
-                    configuration.paths.images, checksOwnership: configuration.trust.directories.enforced, report: diagnostics.append),
-                checksOwnership: configuration.trust.directories.enforced),
-            recordsSHA256: configuration.recordsSHA256)
-        catalog = Catalog(
-            admission: admission,
-            cache: RegistryCache(directory: state.path, environment: environment, isUsable: state.isTrusted),
-            journal: journal,
-            settings: .init(trust: configuration.trust.directories, scanner: configuration.scanner, disabled: configuration.allDisabled),
-            registry: registry, services: services)
-        lifecycle = Lifecycle(
-            catalog: catalog, registry: registry, services: services, journal: journal, environment: environment,
-            configuration: configuration)
-        link.join(lifecycle)
+        let parts = HostParts(configuration)
+        (registry, services, catalog, lifecycle, taintState) = (parts.registry, parts.services, parts.catalog, parts.lifecycle, parts.taint)
         if configuration.crashJournal.handlesInterruptSignals { CrashJournal.installSignalHandlers() }
-    }
-
-    /// The lock file in force: the configured one, else with signatures
-    /// (required or preferred) the plugins directory's.
-    private static func lockPolicy(_ configuration: Configuration, state: StateDirectory, taint: HostTaint) -> LockPolicy? {
-        let signs = configuration.trust.requiresSignatures || !configuration.trust.trustedKeyFiles.isEmpty
-        let path = configuration.trust.lockFile ?? (signs ? configuration.pluginsDirectory.map(LockFile.defaultPath(for:)) : nil)
-        guard path != nil || configuration.trust.requiresSignatures else { return nil }
-        let signatures = signs ? SignatureCheck(
-            trustedKeyFiles: configuration.trust.trustedKeyFiles, isRequired: configuration.trust.requiresSignatures,
-            channel: configuration.trust.lockChannel, checksOwnership: configuration.trust.directories.enforced,
-            sequences: AcceptedSequences(stateDirectory: state.path, isUsable: state.isTrusted, report: taint.report)) : nil
-        return LockPolicy(path: path, checksOwnership: configuration.trust.directories.enforced, signatures: signatures, taint: taint)
     }
 
     /// Offers a service of the host's own to plugins that declare `key.id`
@@ -164,7 +74,6 @@ public final class PluginHost: Sendable {
     @discardableResult
     public func discover(rescan: Bool = false) throws(PluginDirectory.ScanError) -> [PluginRecord] {
         guard let directory = configuration.pluginsDirectory else { return [] }
-        markUnverifiedDirectories()
         return lifecycle.withIsolation(try lifecycle.discover(directory, rescan: rescan))
     }
 
@@ -173,7 +82,6 @@ public final class PluginHost: Sendable {
     /// folder beside each: compatible ones become `available`.
     @discardableResult
     public func discover(files: [String], rescan: Bool = false) -> [PluginRecord] {
-        markUnverifiedDirectories()
         return lifecycle.withIsolation(lifecycle.discover(files: files, rescan: rescan))
     }
 
@@ -205,38 +113,20 @@ public final class PluginHost: Sendable {
         lifecycle.activate(pluginIDs: lifecycle.availableIDs())
     }
 
-    /// Replaces a live plugin with a new build of it, without restarting.
+    /// Replaces a live plugin with a new build of it, without restarting
+    /// (docs/hot-reload.md).
     ///
-    /// Steps, timed in the outcome: **verify** (admit the build like any
-    /// file, then load it in a scanner process, and with `.loadAndActivate`
-    /// create and activate it there too: a crash there costs nothing),
-    /// **load** (the admitted copy, whose scan must agree with its lock
-    /// entry; create the new generation with the old one's state, activate
-    /// it), **switch** (publish its providers in one registry update, then
-    /// deactivate and release the old generation).
-    ///
-    /// Failure never costs the working version: a rejected build or a new
-    /// generation that throws leaves the old generation live with its state.
-    /// The old image stays mapped (Swift images cannot be unloaded); each
-    /// generation adds ``ReloadOutcome/addedMemory``.
-    ///
-    /// Calls already running on the old generation finish there; calls that
-    /// read the registry after the switch reach the new one; events and routes
-    /// reach the new generation only from the switch on. `deactivate()` of the
-    /// old generation runs right after the switch, so it must not break what
-    /// an in-flight call may still use. The old state is saved before the new
-    /// generation is created: what the old one changes after that is lost.
-    /// Activation, reloads and shutdown are serialised.
-    ///
-    /// Plugins that require it (see docs/dependencies.md) never keep wiring
-    /// to a generation that is gone: once the build is verified, they are
-    /// deactivated, newest first, with their state saved; the new generation
-    /// starts; they start again on it, each as its next generation with its
-    /// state. A dependent whose version range does not accept the new
-    /// version stays stopped (`dependency-version`). If the new generation
-    /// or a dependent fails, the whole cascade goes back: the old generation
-    /// runs on and its dependents start again on it. ``ReloadOutcome/plan``
-    /// and ``ReloadOutcome/dependents`` say what happened.
+    /// **Verify** (admit the build like any file and load it in a scanner
+    /// process; with `.loadAndActivate` also create and activate it there),
+    /// **load** (create the new generation from the admitted copy with the
+    /// old one's state, activate it), **switch** (publish its providers in
+    /// one registry update, then deactivate the old generation). Failure never
+    /// costs the working version: the old generation stays live with its
+    /// state. Calls already running finish on the old generation. Plugins
+    /// that require it stop before the load and start again on the new
+    /// generation; if one fails, the whole cascade goes back
+    /// (``ReloadOutcome/plan``, ``ReloadOutcome/dependents``). Each
+    /// generation stays mapped (``ReloadOutcome/addedMemory``).
     public func reload(_ pluginID: String, from file: String, verification: ReloadVerification = .load) -> ReloadOutcome {
         lifecycle.reload(pluginID, from: file, verification: verification, beforeActing: { _ in })
     }
@@ -275,7 +165,6 @@ public final class PluginHost: Sendable {
 
     private func refreshOnce() throws(PluginDirectory.ScanError) -> RefreshOutcome {
         guard let directory = configuration.pluginsDirectory else { return try lifecycle.refresh(discovering: { [] }) }
-        markUnverifiedDirectories()
         return try lifecycle.refresh { () throws(PluginDirectory.ScanError) in try lifecycle.discover(directory, rescan: false) }
     }
 
@@ -284,31 +173,15 @@ public final class PluginHost: Sendable {
     /// host's crash-journal note and removes its private copies. After it,
     /// the host discovers and activates nothing.
     public func shutdown() {
-        watcher.withLock { $0?.stop() }
+        watching.stop()
         lifecycle.shutdown()
     }
 
     /// Starts the plugins-directory watcher when the configuration asks for it.
     private func startWatching() {
         guard configuration.watching.pluginsDirectory, let directory = configuration.pluginsDirectory else { return }
-        watcher.withLock { current in
-            guard current == nil else { return }
-            guard let started = PluginsDirectoryWatcher(directory: directory, libraries: configuration.watching.interfaceLibraries) else {
-                services.report(HostDiagnostic(.warning, code: "plugins-watch-unavailable",
-                    message: "\(directory) cannot be watched (inotify is unavailable or its limits are reached); call refresh() to pick up changes"))
-                return
-            }
-            started.start { [weak self] in self?.refreshFromWatcher() }
-            current = started
-        }
-    }
-
-    /// A refresh the watcher asked for, reported as a diagnostic.
-    private func refreshFromWatcher() {
-        do {
-            services.report(HostDiagnostic(.info, code: "plugins-refreshed", message: try refresh().summary))
-        } catch {
-            services.report(HostDiagnostic(.warning, code: "plugins-directory-unreadable", message: "\(error)"))
+        watching.start(directory: directory, libraries: configuration.watching.interfaceLibraries, report: services.report) { [weak self] () throws(PluginDirectory.ScanError) in
+            try self?.refresh()
         }
     }
 
@@ -342,16 +215,7 @@ public final class PluginHost: Sendable {
     /// when, in which generation and where, with counts for isolated
     /// plugins and why the others are not running. Cheap: no plugin code
     /// runs and no file is read.
-    public func snapshot() -> [PluginSnapshot] {
-        records.map { record in
-            let live = record.id.flatMap { record.status == .active ? lifecycle.liveFacts(of: $0) : nil }
-            return PluginSnapshot(
-                id: record.id, file: record.path, status: record.status.rawValue, version: record.version?.description,
-                code: record.code, generation: live?.generation, contentHash: live?.contentHash, sha256: record.sha256,
-                activatedAt: live?.activatedAt, isolation: record.isolation, calls: live?.calls, failures: live?.failures,
-                crashes: live?.crashes, quarantine: record.quarantine)
-        }
-    }
+    public func snapshot() -> [PluginSnapshot] { lifecycle.snapshot() }
 
     /// The signature the lock file in force was accepted with, when
     /// signatures are required or preferred and it holds (docs/operations.md).
@@ -361,13 +225,6 @@ public final class PluginHost: Sendable {
     /// once, kept for the life of the process; stamped on crash-journal notes
     /// and quarantines made while set (``Quarantine/taint``).
     public var taint: [TaintEntry] { taintState.all }
-
-    /// Directory checks off: every file admitted from now on is unverified.
-    private func markUnverifiedDirectories() {
-        guard !configuration.trust.directories.enforced else { return }
-        taintState.mark(HostTaint.directoryChecksOff,
-            "plugin files are admitted without the ownership and permission checks of their folders (\(DirectoryTrust.environmentOptOut), --allow-unsafe-directories or Configuration.trust)")
-    }
 
     /// Ids of active plugins, in activation order.
     public var activePluginIDs: [String] { lifecycle.activePluginIDs }
@@ -384,25 +241,4 @@ public final class PluginHost: Sendable {
     /// Where the registry cache and crash journal are kept.
     public var cacheDirectory: String { catalog.cache.directory }
 
-}
-
-extension PluginHost {
-    /// What every plugin is checked against: the SDK this host was built
-    /// with and the toolchain of the Swift runtime it runs on.
-    public struct Baseline: Sendable {
-        /// The SDK release, such as `2.0.0`.
-        public let sdkVersion: String
-        /// The SDK ABI; a plugin's must have the same major and no greater minor.
-        public let sdkABI: ABIVersion
-        /// The Swift toolchain the host's runtime comes from; a plugin's must be the same.
-        public let toolchain: String
-    }
-
-    /// What every plugin is checked against.
-    public var baseline: Baseline {
-        let environment = catalog.admission.environment
-        return Baseline(
-            sdkVersion: environment.sdkVersion, sdkABI: environment.sdkABI,
-            toolchain: environment.runtimeToolchain ?? environment.compiledToolchain)
-    }
 }

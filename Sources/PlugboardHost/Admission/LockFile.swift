@@ -9,16 +9,16 @@ import Glibc
 /// `PluginHost.Configuration.trust.lockFile` or `--locked` enforces it). Like
 /// `Package.resolved`: what was reviewed is what runs, and anything else is
 /// refused before any of its code runs.
-public struct LockFile: Sendable, Codable, Equatable {
-    public struct Entry: Sendable, Codable, Equatable {
+package struct LockFile: Sendable, Codable, Equatable {
+    package struct Entry: Sendable, Codable, Equatable {
         /// The file's name in the plugins directory.
-        public let file: String
-        public let id: String
-        public let version: String
+        package let file: String
+        package let id: String
+        package let version: String
         /// Lowercase hex SHA-256 of the file's bytes.
-        public let sha256: String
+        package let sha256: String
 
-        public init(file: String, id: String, version: String, sha256: String) {
+        package init(file: String, id: String, version: String, sha256: String) {
             self.file = file
             self.id = id
             self.version = version
@@ -27,13 +27,13 @@ public struct LockFile: Sendable, Codable, Equatable {
     }
 
     /// An interface library of the plugins directory's `lib/` folder.
-    public struct Library: Sendable, Codable, Equatable {
+    package struct Library: Sendable, Codable, Equatable {
         /// The file's name in `lib/`.
-        public let file: String
+        package let file: String
         /// Lowercase hex SHA-256 of the file's bytes.
-        public let sha256: String
+        package let sha256: String
 
-        public init(file: String, sha256: String) {
+        package init(file: String, sha256: String) {
             self.file = file
             self.sha256 = sha256
         }
@@ -42,18 +42,18 @@ public struct LockFile: Sendable, Codable, Equatable {
     /// The format's version: 2 adds ``libraries`` (a version 1 file lists
     /// none, so a locked host refuses every interface library until it is
     /// written again).
-    public var lockVersion = 2
-    public var plugins: [Entry]
-    public var libraries: [Library]
+    package var lockVersion = 2
+    package var plugins: [Entry]
+    package var libraries: [Library]
 
-    public init(plugins: [Entry], libraries: [Library] = []) {
+    package init(plugins: [Entry], libraries: [Library] = []) {
         self.plugins = plugins.sorted { $0.file < $1.file }
         self.libraries = libraries.sorted { $0.file < $1.file }
     }
 
     private enum CodingKeys: String, CodingKey { case lockVersion, plugins, libraries }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         lockVersion = try container.decode(Int.self, forKey: .lockVersion)
         plugins = try container.decode([Entry].self, forKey: .plugins)
@@ -61,11 +61,11 @@ public struct LockFile: Sendable, Codable, Equatable {
     }
 
     /// The default lock file of a plugins directory.
-    public static func defaultPath(for pluginsDirectory: String) -> String {
+    package static func defaultPath(for pluginsDirectory: String) -> String {
         PluginDirectory.absolutePath(pluginsDirectory) + "/plugboard.lock"
     }
 
-    public static func load(_ path: String) throws(PluginLoadError) -> LockFile {
+    package static func load(_ path: String) throws(PluginLoadError) -> LockFile {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw .lockFileInvalid(path: path, reason: "cannot read it; write it with `plugboard lock --plugins DIR`")
         }
@@ -82,14 +82,14 @@ public struct LockFile: Sendable, Codable, Equatable {
         }
     }
 
-    public func write(to path: String) throws {
+    package func write(to path: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try encoder.encode(self).write(to: URL(fileURLWithPath: path), options: .atomic)
     }
 
     /// The lowercase hex SHA-256 of `bytes`, as entries record it.
-    public static func sha256(of bytes: [UInt8]) -> String { SHA256.hex(bytes) }
+    package static func sha256(of bytes: [UInt8]) -> String { SHA256.hex(bytes) }
 
     /// A file's name as its lock entry records it (and as its private copy is labelled).
     static func fileName(_ path: String) -> String {

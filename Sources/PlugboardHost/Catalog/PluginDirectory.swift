@@ -32,11 +32,11 @@ struct PluginCandidate: Sendable {
 ///   directory); two entries that are the same file are one plugin, the
 ///   second is rejected as `duplicate-file`.
 public enum PluginDirectory {
-    public static let librarySuffix = ".so"
+    package static let librarySuffix = ".so"
     /// The folder of a plugins directory that holds interface libraries: the
     /// dynamic libraries of a host's own extension points that plugins need
     /// beside them. They are not plugins.
-    public static let interfaceFolder = "lib"
+    package static let interfaceFolder = "lib"
 
     /// The `.so` files of `directory`'s interface folder, sorted; empty without one.
     static func interfaceLibraries(in directory: String) -> [String] {
@@ -171,7 +171,7 @@ public enum PluginDirectory {
     }
 
     /// `path` made absolute against the working directory, without resolving symlinks.
-    public static func absolutePath(_ path: String) -> String {
+    package static func absolutePath(_ path: String) -> String {
         if path.hasPrefix("/") { return normalized(path) }
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         guard getcwd(&buffer, buffer.count) != nil else { return path }

@@ -4,7 +4,7 @@
 public struct PluginDependency: Sendable, Hashable, Codable {
     /// The required plugin's id.
     public let id: String
-    /// The version range, as written (``VersionRange`` parses it).
+    /// The version range, as written (a caret, tilde or comparison range; docs/dependencies.md).
     public let range: String
     /// Whether the dependent runs without it.
     public let optional: Bool

@@ -12,23 +12,23 @@ import Plugboard
 ///
 /// Plugin versions have no pre-release part (`MAJOR.MINOR.PATCH` only), so
 /// a range never matches one by accident.
-public struct VersionRange: Sendable, Hashable, CustomStringConvertible {
+package struct VersionRange: Sendable, Hashable, CustomStringConvertible {
     /// Lowest accepted version.
-    public let lower: SemanticVersion
+    package let lower: SemanticVersion
     /// The first version above the range (nil: no upper bound).
-    public let upperBound: SemanticVersion?
+    package let upperBound: SemanticVersion?
     /// As written.
-    public let text: String
+    package let text: String
 
-    public var description: String { text }
+    package var description: String { text }
 
     /// Whether `version` is in the range.
-    public func contains(_ version: SemanticVersion) -> Bool {
+    package func contains(_ version: SemanticVersion) -> Bool {
         version >= lower && upperBound.map { version < $0 } != false
     }
 
     /// Parses `text`; nil when it is not one of the forms above.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         self.text = text
         let trimmed = text.first == " " || text.last == " " ? text.trimmingCharacters(in: " ") : text
         if trimmed.hasPrefix("=") && !trimmed.hasPrefix("=>") {

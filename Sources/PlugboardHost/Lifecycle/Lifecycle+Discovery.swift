@@ -23,7 +23,8 @@ extension Lifecycle {
     /// scanners run: outside the table's lock), settled against the table
     /// and recorded. nil after shutdown: nothing is discovered then.
     private func discover(_ candidates: [PluginCandidate], libraryFolders: [String], rescan: Bool) -> [PluginRecord]? {
-        catalog.discovering.withLock { _ -> [PluginRecord]? in
+        markUnverifiedDirectories()
+        return catalog.discovering.withLock { _ -> [PluginRecord]? in
             if table.withLock(\.closed) { return nil }
             let libraries = libraryFolders.flatMap(catalog.installInterfaceLibraries(from:))
             let examined = catalog.examine(candidates, rescan: rescan)
@@ -34,5 +35,14 @@ extension Lifecycle {
             publishAvailable(settlement.admitted)
             return settlement.records
         }
+    }
+}
+
+extension Lifecycle {
+    /// Directory checks off: every file admitted from now on is unverified.
+    private func markUnverifiedDirectories() {
+        guard !configuration.trust.directories.enforced else { return }
+        taint.mark(HostTaint.directoryChecksOff,
+            "plugin files are admitted without the ownership and permission checks of their folders (\(DirectoryTrust.environmentOptOut), --allow-unsafe-directories or Configuration.trust)")
     }
 }

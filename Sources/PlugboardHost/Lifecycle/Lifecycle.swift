@@ -17,6 +17,8 @@ final class Lifecycle: PluginActivating {
     let journal: CrashJournal
     let environment: HostEnvironment
     let configuration: PluginHost.Configuration
+    /// Why this host ran code it could not verify.
+    let taint: HostTaint
     var scanner: ScannerSettings { configuration.scanner }
     /// A scanner process kept ready for the next reload's verification.
     let spareScanner = ScannerSpare()
@@ -32,8 +34,9 @@ final class Lifecycle: PluginActivating {
 
     init(
         catalog: Catalog, registry: ExtensionRegistry, services: HostServices, journal: CrashJournal,
-        environment: HostEnvironment, configuration: PluginHost.Configuration
+        environment: HostEnvironment, configuration: PluginHost.Configuration, taint: HostTaint
     ) {
+        self.taint = taint
         self.catalog = catalog
         self.registry = registry
         self.services = services

@@ -1,0 +1,62 @@
+/// The host's parts, made once from its configuration in the order they
+/// depend on each other: the leaves (diagnostics, services, the registry,
+/// the state directory, taint, journal, admission), then the catalog, then
+/// the lifecycle that owns every plugin's life. ``PluginHost`` keeps them
+/// and forwards to them.
+struct HostParts {
+    let registry: ExtensionRegistry
+    let services: HostServices
+    let catalog: Catalog
+    let lifecycle: Lifecycle
+    let taint: HostTaint
+
+    init(_ configuration: PluginHost.Configuration) {
+        let environment = HostEnvironment.current
+        // Lookups and triggers reach the lifecycle through this link, joined
+        // once below: the registry and services exist before the lifecycle.
+        let link = ActivationLink()
+        let diagnostics = DiagnosticLog(
+            capacity: configuration.observability.diagnosticsLimit, sink: configuration.observability.diagnosticSink)
+        services = HostServices(
+            configuration: configuration.settings, dataDirectory: configuration.paths.data, logSink: configuration.observability.logSink,
+            storageQuota: configuration.storageQuota, diagnostics: diagnostics, activator: link)
+        registry = ExtensionRegistry(activator: link)
+        let state = StateDirectory(configuration: configuration, report: diagnostics.append)
+        taint = HostTaint(report: diagnostics.append)
+        let journal = CrashJournal(
+            directory: state.path + "/journal", hangThreshold: configuration.crashJournal.hangThreshold, isUsable: state.isTrusted,
+            taint: taint)
+        let checksOwnership = configuration.trust.directories.enforced
+        let admission = Admission(
+            environment: environment, trust: configuration.trust.directories,
+            lock: Self.lockPolicy(configuration, state: state, taint: taint),
+            copies: PrivateCopies(
+                directory: PrivateCopies.usableBase(configuration.paths.images, checksOwnership: checksOwnership, report: diagnostics.append),
+                checksOwnership: checksOwnership),
+            recordsSHA256: configuration.recordsSHA256)
+        catalog = Catalog(
+            admission: admission,
+            cache: RegistryCache(directory: state.path, environment: environment, isUsable: state.isTrusted),
+            journal: journal,
+            settings: .init(trust: configuration.trust.directories, scanner: configuration.scanner, disabled: configuration.allDisabled),
+            registry: registry, services: services)
+        lifecycle = Lifecycle(
+            catalog: catalog, registry: registry, services: services, journal: journal, environment: environment,
+            configuration: configuration, taint: taint)
+        link.join(lifecycle)
+    }
+
+    /// The lock file in force: the configured one, else with signatures
+    /// (required or preferred) the plugins directory's.
+    private static func lockPolicy(_ configuration: PluginHost.Configuration, state: StateDirectory, taint: HostTaint) -> LockPolicy? {
+        let trust = configuration.trust
+        let signs = trust.requiresSignatures || !trust.trustedKeyFiles.isEmpty
+        let path = trust.lockFile ?? (signs ? configuration.pluginsDirectory.map(LockFile.defaultPath(for:)) : nil)
+        guard path != nil || trust.requiresSignatures else { return nil }
+        let signatures = signs ? SignatureCheck(
+            trustedKeyFiles: trust.trustedKeyFiles, isRequired: trust.requiresSignatures,
+            channel: trust.lockChannel, checksOwnership: trust.directories.enforced,
+            sequences: AcceptedSequences(stateDirectory: state.path, isUsable: state.isTrusted, report: taint.report)) : nil
+        return LockPolicy(path: path, checksOwnership: trust.directories.enforced, signatures: signatures, taint: taint)
+    }
+}
