@@ -13,7 +13,7 @@ PLUGBOARD    := .build/$(CONFIG)/plugboard
 # required by version may not carry unsafe flags).
 STRICT       := -Xswiftc -warnings-as-errors
 
-.PHONY: all build sdk host examples examples-tested test-examples run fixtures prerequisites test test-builds test-checks check test-tsan tsan-build test-tsan-run bench bench-check bench-record bench-counter instructions-check profile api-check api-check-built api-record api-record-host docs docs-built doc-references fuzz fuzz-replay clean help
+.PHONY: all build sdk host examples examples-tested test-examples run fixtures prerequisites test test-builds test-checks check test-tsan tsan-build test-tsan-run bench bench-check bench-record bench-counter instructions-check profile api-check api-check-built api-record api-record-host docs docs-built doc-references fuzz fuzz-replay layers clean help
 
 all: build
 
@@ -113,7 +113,7 @@ test-builds: fixtures examples-tested sdk tsan-build bench-counter
 	$(SWIFT) build --build-tests $(STRICT)
 
 # The checks that build nothing (run beside the host tests by make test).
-test-checks: api-check-built docs-built doc-references fuzz-replay
+test-checks: api-check-built docs-built doc-references layers fuzz-replay
 	@set -e; for example in $(EXAMPLES); do \
 		echo "== testing example plugin $$example"; \
 		$(SWIFT) test --package-path Plugins/$$example --skip-build; \
@@ -123,7 +123,7 @@ test-checks: api-check-built docs-built doc-references fuzz-replay
 
 # The edit-test loop: the host tests without the SwiftPMBuilding suite (the
 # release by URL, the scaffold, the interface package, the dev loop).
-check: fixtures examples
+check: fixtures examples layers
 	$(SWIFT) build --build-tests $(STRICT)
 	XDG_CACHE_HOME=$(CURDIR)/.build/test-cache $(SWIFT) test --skip-build --skip SwiftPMBuilding
 
@@ -133,6 +133,10 @@ fuzz-replay:
 # Every reference from code comments and docs to a docs section resolves.
 doc-references:
 	sh Tests/Docs/check-references
+
+# The host library's parts depend one way (docs/ARCHITECTURE.md).
+layers:
+	sh Tests/Architecture/check-layers
 
 # Each example plugin's own unit tests, written with the SDK's PluginHarness
 # the way an outside author writes theirs.

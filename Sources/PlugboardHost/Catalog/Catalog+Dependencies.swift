@@ -7,7 +7,7 @@ extension Catalog {
     /// range, in a cycle with it, or not usable is refused with its own
     /// code, and so are the plugins that require it in turn. Checks and
     /// orders; never searches (one version per id, as installed).
-    func settleDependencies(_ examined: inout [Examined], against table: PluginTable) {
+    func settleDependencies(_ examined: inout [Examined], against table: Known) {
         // The usual case: nothing examined here requires anything, so
         // nothing can be refused for it (this cost a warm start 18,000
         // instructions per plugin: the maps below, built for nothing).

@@ -206,6 +206,17 @@ extension Catalog {
     /// quarantined as `host-hung`. One past the threshold does at once.
     static let interruptedStartsForHang = 2
 
+    /// What the host already has when a discovery settles: the lifecycle's
+    /// table, as far as discovery needs it.
+    struct Known {
+        /// One record per file, in discovery order.
+        let records: [PluginRecord]
+        /// Plugins taken for a start or running, by id, with their file.
+        let claimed: [String: String]
+        /// Plugins available, by id.
+        let available: [String: AvailablePlugin]
+    }
+
     /// What settling a discovery decided, for the lifecycle to record.
     struct Settlement {
         /// One record per candidate, in the candidates' order (a file the
@@ -221,7 +232,7 @@ extension Catalog {
     /// (`table`): interface versions, duplicate ids, disabled plugins and
     /// dependencies; the rest become `available`. Changes nothing: the
     /// lifecycle records the result.
-    func settle(_ examined: consuming [Examined], against table: PluginTable) -> Settlement {
+    func settle(_ examined: consuming [Examined], against table: Known) -> Settlement {
         // A file this host already has (available or active) stays as it is:
         // discovering twice must not make a plugin its own duplicate.
         let known = Set(table.claimed.values).union(table.available.values.map(\.path))
@@ -274,7 +285,7 @@ extension Catalog {
 
     /// One plugin per id: the highest version wins, ties go to the first file
     /// by name; a plugin already active or available in this host always wins.
-    private func settleDuplicates(_ examined: inout [Examined], against table: PluginTable) {
+    private func settleDuplicates(_ examined: inout [Examined], against table: Known) {
         let known = Dictionary(table.claimed.map { ($0.key, $0.value) } + table.available.values.map { ($0.plugin.id, $0.path) },
                                uniquingKeysWith: { first, _ in first })
         var winner: [String: Int] = [:]

@@ -30,7 +30,7 @@ extension Lifecycle {
             let examined = catalog.examine(candidates, rescan: rescan)
             catalog.facts.withLock { $0.lastDiscovery.interfaceLibraries = libraries.filter { $0.error == nil }.map(\.path) }
             // Settled on a copy (nothing is written while it settles), recorded in one change.
-            let settlement = catalog.settle(examined, against: table.withLock { $0 })
+            let settlement = catalog.settle(examined, against: table.withLock(\.known))
             table.withLock { $0.record(settlement) }
             publishAvailable(settlement.admitted)
             return settlement.records

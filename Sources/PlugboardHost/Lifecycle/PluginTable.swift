@@ -56,6 +56,9 @@ struct PluginTable: Sendable {
 
     func livePlugin(_ id: String) -> LivePlugin? { live.first { $0.id == id } }
 
+    /// What a discovery settles against.
+    var known: Catalog.Known { Catalog.Known(records: records, claimed: claimed, available: available) }
+
     // MARK: - Transitions
 
     /// Discovery settled new files: their records go in (a file examined
