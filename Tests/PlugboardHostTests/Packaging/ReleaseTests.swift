@@ -1,4 +1,5 @@
 import Foundation
+import PlugboardHost
 import Testing
 
 extension SwiftPMBuilding {
@@ -24,6 +25,8 @@ extension SwiftPMBuilding {
             let release = try runProcess(URL(fileURLWithPath: "/bin/sh"), [Fixtures.repository.appendingPathComponent(".ci/release").path, repos])
             #expect(release.status == 0, "\(release.stderr)")
             #expect(try runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["git", "-C", repos + "/plugboard-sdk", "tag"]).stdout == "\(Self.version)\n")
+            // The host library has a version of its own.
+            #expect(try runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["git", "-C", repos + "/plugboard", "tag"]).stdout == "\(PluginHost.libraryVersion)\n")
 
             // The app and the plugin live in folders named as their authors like.
             let app = work.file("MyHostApp"), plugin = work.file("hello-plugin")
@@ -35,7 +38,7 @@ extension SwiftPMBuilding {
                 let package = Package(
                     name: "MyHostApp",
                     dependencies: [
-                        .package(url: "file://\(repos)/plugboard", from: "\(Self.version)"),
+                        .package(url: "file://\(repos)/plugboard", from: "\(PluginHost.libraryVersion)"),
                         .package(url: "file://\(repos)/plugboard-sdk", from: "\(Self.version)"),
                     ],
                     targets: [
@@ -94,7 +97,8 @@ extension SwiftPMBuilding {
             let builtApp = try swift(["build"], in: app)
             #expect(builtApp.status == 0, "\(builtApp.stdout)\(builtApp.stderr)")
             let resolved = try String(contentsOfFile: app + "/Package.resolved", encoding: .utf8)
-            #expect(resolved.contains("\"version\" : \"\(Self.version)\""), "resolved by version: \(resolved)")
+            #expect(resolved.contains("\"version\" : \"\(Self.version)\""), "the SDK resolved by version: \(resolved)")
+            #expect(resolved.contains("\"version\" : \"\(PluginHost.libraryVersion)\""), "the host resolved by version: \(resolved)")
 
             let plugins = try TemporaryDirectory()
             try plugins.copy(URL(fileURLWithPath: plugin + "/.build/debug/libHello.so"), as: "libHello.so")
@@ -140,7 +144,7 @@ extension SwiftPMBuilding {
                 let package = Package(
                     name: "MyHost",
                     dependencies: [
-                        .package(url: "file://\(repos)/plugboard", from: "\(Self.version)"),
+                        .package(url: "file://\(repos)/plugboard", from: "\(PluginHost.libraryVersion)"),
                         .package(url: "\(sdkURL)", from: "\(Self.version)"),
                         .package(path: "\(interface)"),
                     ],
