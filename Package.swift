@@ -38,10 +38,13 @@ let package = Package(
         .target(name: "CPlugboardHost", linkerSettings: [.linkedLibrary("crypto"), .linkedLibrary("dispatch")]),
         .target(name: "PlugboardHost", dependencies: [sdk, "CPlugboardHost"], swiftSettings: strict),
         .target(name: "PlugboardDev", dependencies: ["PlugboardHost", "CPlugboardHost"], swiftSettings: strict),
+        // Hooks the benchmark and the fuzzer need into the host's internals
+        // (package access): not a product, never linked by a production host.
+        .target(name: "PlugboardHostTesting", dependencies: ["PlugboardHost", sdk], swiftSettings: strict),
         .target(name: "PlugboardDemo", dependencies: ["PlugboardHost", sdk, demoInterfaces], swiftSettings: strict),
         .executableTarget(name: "plugboard", dependencies: ["PlugboardHost", "PlugboardDev", "PlugboardDemo", sdk, demoInterfaces], swiftSettings: strict),
         // `make bench`: benchmarks against baselines measured in the same run.
-        .executableTarget(name: "plugboard-bench", dependencies: ["PlugboardHost", "PlugboardDemo", "CBenchFloor", sdk, demoInterfaces], swiftSettings: strict),
+        .executableTarget(name: "plugboard-bench", dependencies: ["PlugboardHost", "PlugboardHostTesting", "PlugboardDemo", "CBenchFloor", sdk, demoInterfaces], swiftSettings: strict),
         // The isolation bench's floor: a C ping-pong of two processes over a pipe pair.
         .target(name: "CBenchFloor"),
         // Test support: a host that is not `plugboard` (its own scanner, crash journal).
@@ -49,7 +52,7 @@ let package = Package(
         // Test support: a process the storage tests kill mid-write.
         .executableTarget(name: "plugboard-storage-writer", dependencies: ["PlugboardHost", sdk], swiftSettings: strict),
         // `make fuzz` (libFuzzer, with --sanitize=fuzzer) and the corpus replay in `make test`.
-        .executableTarget(name: "plugboard-fuzz", dependencies: ["PlugboardHost", "PlugboardDemo"], swiftSettings: strict),
+        .executableTarget(name: "plugboard-fuzz", dependencies: ["PlugboardHost", "PlugboardHostTesting", "PlugboardDemo"], swiftSettings: strict),
         .testTarget(
             name: "PlugboardHostTests", dependencies: ["PlugboardHost", "PlugboardDev", "PlugboardDemo", sdk, demoInterfaces], path: "Tests/PlugboardHostTests",
             swiftSettings: strict),

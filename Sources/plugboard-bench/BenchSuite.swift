@@ -4,6 +4,7 @@ import Synchronization
 @_spi(PlugboardHost) import Plugboard
 import PlugboardDemo
 import PlugboardHost
+import PlugboardHostTesting
 
 /// The benchmarks of `make bench`: each path beside its baseline from the
 /// same run, collected into one ``Report``.

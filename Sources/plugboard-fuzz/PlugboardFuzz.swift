@@ -1,5 +1,6 @@
 import Foundation
 import PlugboardDemo
+import PlugboardHostTesting
 import PlugboardHost
 
 // Two builds of one file. `make fuzz` builds it with `--sanitize=fuzzer

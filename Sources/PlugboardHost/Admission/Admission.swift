@@ -20,14 +20,14 @@ import Plugboard
 /// `fileprivate` initializers, so nothing else can make one, and the loader
 /// takes only a ``LoadableImage``: a checked image joined with a scan that
 /// agrees with its lock entry (``join(_:with:from:)``).
-struct Admission: Sendable {
+package struct Admission: Sendable {
     /// What is being admitted: plugins get every static check; an interface
     /// library only the ELF ones (it has no entry point) and is copied under
     /// its own name, where plugins find it through `$ORIGIN`.
-    enum Kind: Sendable { case plugin, interfaceLibrary }
+    package enum Kind: Sendable { case plugin, interfaceLibrary }
 
     /// Why a file was not admitted, and what was learned of it first.
-    struct Refusal: Error, Sendable {
+    package struct Refusal: Error, Sendable {
         let error: PluginLoadError
         /// Set when the bytes were read and parsed: their identity, hash and ELF facts.
         var read: (identity: FileIdentity, hash: UInt64, details: PluginRecord.FileDetails?)?
@@ -40,15 +40,23 @@ struct Admission: Sendable {
     let environment: HostEnvironment
     let trust: DirectoryTrust
     let lock: LockPolicy?
-    let copies: PrivateCopies
+    package let copies: PrivateCopies
     /// Record each admitted file's SHA-256 even without a lock file (`plugboard lock`).
     let recordsSHA256: Bool
+
+    package init(environment: HostEnvironment, trust: DirectoryTrust, lock: LockPolicy?, copies: PrivateCopies, recordsSHA256: Bool) {
+        self.environment = environment
+        self.trust = trust
+        self.lock = lock
+        self.copies = copies
+        self.recordsSHA256 = recordsSHA256
+    }
 
     /// Step 1 alone: the path to read `candidate` through once it and its
     /// folders are trusted. Warm discovery without a lock file stops here:
     /// the cache may save the read and the scan, and activation admits the
     /// bytes in full.
-    func trusted(_ candidate: PluginCandidate, ownership: inout OwnershipCheck) -> Result<String, PluginLoadError> {
+    package func trusted(_ candidate: PluginCandidate, ownership: inout OwnershipCheck) -> Result<String, PluginLoadError> {
         if let problem = candidate.problem { return .failure(problem) }
         guard let resolved = candidate.resolvedPath else {
             return .failure(.unreadable(path: candidate.path, reason: "cannot resolve or stat it"))
@@ -61,7 +69,7 @@ struct Admission: Sendable {
 
     /// Every step, in order. `label` names the private copy (an interface
     /// library's copy keeps its file name).
-    func admit(
+    package func admit(
         _ candidate: PluginCandidate, as kind: Kind = .plugin, label: String? = nil, ownership: inout OwnershipCheck
     ) -> Result<CheckedImage, Refusal> {
         let path = candidate.path
@@ -167,7 +175,7 @@ struct Admission: Sendable {
 /// A file that passed every step of ``Admission``, in order: trusted, read
 /// once, statically checked, matched to its lock entry, and copied. Only
 /// ``Admission/admit(_:as:label:ownership:)`` makes one.
-struct CheckedImage: Sendable {
+package struct CheckedImage: Sendable {
     /// As found (in the plugins directory, or as given): for messages and records.
     let path: String
     /// The real path the bytes were read through, once the trust check walked it.
@@ -182,7 +190,7 @@ struct CheckedImage: Sendable {
     /// What the ELF file says, for `inspect` and the cache.
     let details: PluginRecord.FileDetails
     /// The private copy of exactly those bytes: what a scanner or the host loads.
-    let copy: String
+    package let copy: String
     /// The lock file's entry for the file, under a lock file.
     let lockEntry: LockFile.Entry?
 

@@ -9,7 +9,7 @@ import Glibc
 /// changed since (`plugboard install` updates it under a running host). An
 /// unreadable, untrusted or (when signatures are required) unsigned one
 /// refuses every file.
-final class LockPolicy: Sendable {
+package final class LockPolicy: Sendable {
     /// nil when signatures are required but no lock file is configured.
     let path: String?
     private let checksOwnership: Bool

@@ -8,19 +8,19 @@ import Glibc
 /// Read with `pread`, never mapped: a file truncated or rewritten while it is
 /// read yields `file-changed`, not a SIGBUS in the host. The bytes are what a
 /// private copy is written from, so what is checked is what is loaded.
-struct PluginFile: Sendable {
+package struct PluginFile: Sendable {
     /// The path reported in messages (as found in the plugins directory).
     let path: String
     let identity: FileIdentity
     let bytes: [UInt8]
     let hash: UInt64
-    let image: ELFImage
+    package let image: ELFImage
 
     /// Larger files are refused before reading: no plugin is this big.
     static let maximumSize = 1 << 30
 
     /// Parses bytes read by ``readBytes(_:reportedAs:)`` as ELF.
-    static func parse(
+    package static func parse(
         _ read: (identity: FileIdentity, bytes: [UInt8], hash: UInt64), reportedAs path: String
     ) -> Result<PluginFile, PluginLoadError> {
         let parsed = read.bytes.withUnsafeBytes { buffer in Result { () throws(ELFImage.ReadError) in try ELFImage.parse(buffer) } }
@@ -33,7 +33,7 @@ struct PluginFile: Sendable {
 
     /// The bytes of `file`, the identity they were read under and their
     /// hash, without parsing them (for bytes checked before, by their hash).
-    static func readBytes(
+    package static func readBytes(
         _ file: String, reportedAs path: String
     ) -> Result<(identity: FileIdentity, bytes: [UInt8], hash: UInt64), PluginLoadError> {
         // O_NONBLOCK: a fifo must not block the open; O_NOCTTY: a terminal must

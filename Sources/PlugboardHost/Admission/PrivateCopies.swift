@@ -15,7 +15,7 @@ import Synchronization
 /// three. Images stay mapped for the life of the process (Swift images
 /// cannot be unloaded); the copies of the default per-process directory are
 /// unlinked at shutdown, which leaves the mappings intact.
-struct PrivateCopies: Sendable {
+package struct PrivateCopies: Sendable {
     /// This host's own folder, made new (under the configured images
     /// directory, or `$XDG_RUNTIME_DIR` or the temp directory), removed at
     /// shutdown: nothing an earlier process left is ever where a plugin
@@ -28,7 +28,7 @@ struct PrivateCopies: Sendable {
     private let lock = ImagesFolderLock()
     private static let counter = Atomic<Int>(0)
 
-    init(directory: String? = nil, checksOwnership: Bool = true) {
+    package init(directory: String? = nil, checksOwnership: Bool = true) {
         self.checksOwnership = checksOwnership
         let temporary = FileManager.default.temporaryDirectory.path
         let base = directory ?? ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { Self.isOwnPrivateFolder($0) ? $0 : nil }
@@ -79,7 +79,7 @@ struct PrivateCopies: Sendable {
     }
 
     /// Writes `bytes` to a new file named after `label`; returns its path.
-    func write(_ bytes: [UInt8], label: String) throws(CopyError) -> String {
+    package func write(_ bytes: [UInt8], label: String) throws(CopyError) -> String {
         try prepareDirectory()
         let number = Self.counter.wrappingAdd(1, ordering: .relaxed).newValue
         let safe = String(label.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? $0 : "_" })
@@ -132,9 +132,9 @@ struct PrivateCopies: Sendable {
         return target
     }
 
-    struct CopyError: Error, Sendable, CustomStringConvertible {
+    package struct CopyError: Error, Sendable, CustomStringConvertible {
         let reason: String
-        var description: String { reason }
+        package var description: String { reason }
     }
 
     /// Removes this host's copies. Safe while their images are mapped:

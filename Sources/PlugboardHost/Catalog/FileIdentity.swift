@@ -14,7 +14,7 @@ import Glibc
 /// previous one (the file system's granularity, nanoseconds on ext4/xfs/tmpfs,
 /// coarser on some others). The content hash taken when the file is copied
 /// for loading catches that case before any code of it runs.
-struct FileIdentity: Sendable, Hashable, Codable {
+package struct FileIdentity: Sendable, Hashable, Codable {
     let device: UInt64
     let inode: UInt64
     let size: Int64
@@ -41,7 +41,7 @@ struct FileIdentity: Sendable, Hashable, Codable {
 
     /// Encoded as `[device, inode, size, modified, changed]`: one of these per
     /// cache entry, read on every warm start.
-    func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.unkeyedContainer()
         try container.encode(device)
         try container.encode(inode)
@@ -50,7 +50,7 @@ struct FileIdentity: Sendable, Hashable, Codable {
         try container.encode(changed)
     }
 
-    init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         var container = try decoder.unkeyedContainer()
         device = try container.decode(UInt64.self)
         inode = try container.decode(UInt64.self)

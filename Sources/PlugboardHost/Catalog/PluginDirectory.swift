@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// One entry of a plugins directory that looks like a plugin (`*.so`).
-struct PluginCandidate: Sendable {
+package struct PluginCandidate: Sendable {
     /// Absolute path as found in the directory (a symlink stays a symlink).
     let path: String
     /// The file itself: the path, or for a symlink entry the real file it
@@ -117,7 +117,7 @@ public enum PluginDirectory {
     }
 
     /// A single file given by path (`plugboard inspect FILE`).
-    static func candidate(at path: String) -> PluginCandidate {
+    package static func candidate(at path: String) -> PluginCandidate {
         var seen: [FileKey: String] = [:]
         return candidate(at: absolutePath(path), seen: &seen)
     }

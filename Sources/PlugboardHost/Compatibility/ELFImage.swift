@@ -15,8 +15,8 @@ import Musl
 /// parser treats the file as hostile: every offset and size is bounds-checked
 /// with overflow-safe arithmetic, so bad input yields a `ReadError`, never a
 /// trap.
-struct ELFImage: Sendable {
-    enum ReadError: Error, Equatable, Sendable {
+package struct ELFImage: Sendable {
+    package enum ReadError: Error, Equatable, Sendable {
         /// `open`/`fstat`/`mmap` failed; carries `errno` (ENOENT, EACCES, ...).
         case cannotOpen(errno: Int32)
         /// A directory, fifo, device or socket.
@@ -199,7 +199,7 @@ extension ELFImage {
     /// Parses an in-memory image. `bytes` is only read during the call.
     /// `symbols: false` skips the dynamic symbol table (most of the work for
     /// a large library such as the Swift runtime).
-    static func parse(
+    package static func parse(
         _ bytes: UnsafeRawBufferPointer, expectedMachine: UInt16 = ELFImage.hostMachine, symbols: Bool = true
     ) throws(ReadError) -> ELFImage {
         let file = Bytes(raw: bytes)

@@ -4,7 +4,7 @@ import Glibc
 
 /// The checks made on a plugin file *before* `dlopen`, so that a file built
 /// for another machine, toolchain or SDK never gets to run its initializers.
-enum FileCompatibility {
+package enum FileCompatibility {
     static let entrySymbol = "plugboard_entry"
     /// The `Plugin` protocol descriptor: only a copy of the SDK defines it.
     static let sdkProtocolSymbol = "$s9Plugboard6PluginMp"
@@ -21,7 +21,7 @@ enum FileCompatibility {
     /// The first reason `image` must not be loaded into this host, if any.
     /// Cheapest and most telling first; all from the file's bytes, so a
     /// file refused here runs no code anywhere.
-    static func problem(in image: ELFImage, _ path: String, _ environment: HostEnvironment) -> PluginLoadError? {
+    package static func problem(in image: ELFImage, _ path: String, _ environment: HostEnvironment) -> PluginLoadError? {
         guard let entry = image.definition(of: entrySymbol) else { return .noEntrySymbol(path: path) }
         guard entry.isFunction else {
             return .entryNotFunction(path: path, detail: "it is a data object, not a function")
@@ -116,7 +116,7 @@ enum FileCompatibility {
 
 extension PluginRecord.FileDetails {
     /// What the file says before loading, for `inspect` and the cache.
-    init(_ image: ELFImage) {
+    package init(_ image: ELFImage) {
         self.init(
             size: image.fileSize, architecture: FileCompatibility.machineName(image.machine),
             toolchain: image.toolchainComment, sdkABI: FileCompatibility.compiledABI(of: image),

@@ -6,13 +6,13 @@ import Glibc
 /// What this host process is: the SDK it was built with, the SDK image it
 /// runs with, and the Swift toolchain of its runtime. Plugins are compared
 /// against these values.
-struct HostEnvironment: Sendable {
+package struct HostEnvironment: Sendable {
     /// SDK ABI the host was compiled against.
-    let sdkABI: ABIVersion
+    package let sdkABI: ABIVersion
     /// SDK release version the host was compiled against.
     let sdkVersion: String
     /// `__clang_version__` of the compiler that built the host.
-    let compiledToolchain: String
+    package let compiledToolchain: String
     /// The toolchain line of the loaded Swift runtime's `.comment`.
     let runtimeToolchain: String?
     /// The SDK image (`libPlugboard.so`) this process uses.
@@ -23,7 +23,7 @@ struct HostEnvironment: Sendable {
     /// The file of the image holding the host's SDK (as dladdr names it).
     let sdkImagePath: String?
 
-    static let current = HostEnvironment()
+    package static let current = HostEnvironment()
     static let sdkSoname = "libPlugboard.so"
 
     private init() {

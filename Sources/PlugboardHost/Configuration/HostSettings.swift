@@ -67,7 +67,7 @@ public struct HostSettings: Sendable {
     }
 
     /// Reads a configuration file's contents (`file` names it in diagnostics).
-    static func parse(_ data: Data, file: String?) -> HostSettings {
+    package static func parse(_ data: Data, file: String?) -> HostSettings {
         var configuration = HostSettings(file: file)
         let document: JSONValue
         do {

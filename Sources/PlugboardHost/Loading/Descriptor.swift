@@ -5,19 +5,19 @@ import Glibc
 #endif
 
 /// The host's checked copy of a plugin's `plugboard_descriptor`.
-struct Descriptor: Sendable {
-    static let magic: UInt32 = PLUGBOARD_DESCRIPTOR_MAGIC
-    static let layout: UInt32 = PLUGBOARD_DESCRIPTOR_LAYOUT
+package struct Descriptor: Sendable {
+    package static let magic: UInt32 = PLUGBOARD_DESCRIPTOR_MAGIC
+    package static let layout: UInt32 = PLUGBOARD_DESCRIPTOR_LAYOUT
     /// Limits that keep a corrupt descriptor from making us read far.
     static let maxStringLength = 1024
-    static let maxInterfaces = 256
+    package static let maxInterfaces = 256
 
     let sdkABI: ABIVersion
     let sdkVersion: String
     let toolchain: String
-    let id: String
+    package let id: String
     let version: SemanticVersion
-    let provides: [Interface]
+    package let provides: [Interface]
     let services: [String]
     /// Activation triggers: `startup`, `route:<prefix>`, `event:<name>`.
     let activation: [String]
@@ -30,7 +30,7 @@ struct Descriptor: Sendable {
     /// Reads and checks the descriptor `entry` returned, in contract order:
     /// magic and layout first (nothing else is read from a descriptor whose
     /// layout we do not know), then versions, then the fields.
-    static func read(
+    package static func read(
         _ raw: UnsafeRawPointer?, path: String, environment: HostEnvironment
     ) -> Result<Descriptor, PluginLoadError> {
         guard let raw else { return .failure(.nullDescriptor(path: path)) }
@@ -132,7 +132,7 @@ struct Descriptor: Sendable {
     /// Reverse-DNS: two or more dot-separated labels of ASCII letters, digits, '-' and '_'.
     /// Checked on bytes: by `Character` (grapheme breaking) it cost 60,000
     /// instructions per activation.
-    static func isValidID(_ id: String) -> Bool {
+    package static func isValidID(_ id: String) -> Bool {
         guard id.utf8.count <= 200 else { return false }
         var labels = 1, labelLength = 0
         for byte in id.utf8 {

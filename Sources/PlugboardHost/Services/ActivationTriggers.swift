@@ -4,7 +4,7 @@ import Synchronization
 /// active, and the hook that activates them. Checked before every publish
 /// and route lookup, so the check costs one atomic load while none is
 /// pending.
-final class ActivationTriggers: Sendable {
+package final class ActivationTriggers: Sendable {
     private struct Pending {
         var events: [String: Set<String>] = [:]
         /// Route prefixes, split into segments, with the plugins waiting on them.

@@ -329,9 +329,14 @@ final class PluginEventBus: TypedEventHub {
 
 /// Who registered a subscription or a route: a plugin, and which of its
 /// generations (hot reload stages a new generation beside the live one).
-struct ServiceOwner: Sendable, Hashable {
+package struct ServiceOwner: Sendable, Hashable {
     let pluginID: String
     var generation = 1
+
+    package init(pluginID: String, generation: Int = 1) {
+        self.pluginID = pluginID
+        self.generation = generation
+    }
 
     static let host = ServiceOwner(pluginID: "host")
 }

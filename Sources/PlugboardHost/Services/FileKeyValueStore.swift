@@ -21,19 +21,28 @@ import Glibc
 /// - Quotas: ``StorageQuota`` bounds bytes, keys and value size per plugin,
 ///   checked against ``StorageUsage``'s record in constant time, under a lock
 ///   shared by every process using the data directory.
-struct FileKeyValueStore: KeyValueStore {
+package struct FileKeyValueStore: KeyValueStore {
     /// The data directory (trusted: the host's own setting).
     let root: String
     /// The plugin's folder in it (a validated plugin id).
     let folder: String
-    var quota = StorageQuota()
+    package var quota = StorageQuota()
     /// Told when a quota refuses a write (the host's diagnostics).
     var onQuota: (@Sendable (ServiceError) -> Void)?
-    static let valueSuffix = ".value"
+
+    package init(
+        root: String, folder: String, quota: StorageQuota = StorageQuota(), onQuota: (@Sendable (ServiceError) -> Void)? = nil
+    ) {
+        self.root = root
+        self.folder = folder
+        self.quota = quota
+        self.onQuota = onQuota
+    }
+    package static let valueSuffix = ".value"
 
     var directory: String { "\(root)/\(folder)" }
 
-    func value(for key: String) throws(ServiceError) -> [UInt8]? {
+    package func value(for key: String) throws(ServiceError) -> [UInt8]? {
         let name = try self.name(for: key)
         guard let dir = try openFolder(create: false) else { return nil }
         defer { close(dir) }
@@ -57,7 +66,7 @@ struct FileKeyValueStore: KeyValueStore {
         return bytes
     }
 
-    func set(_ value: [UInt8], for key: String) throws(ServiceError) {
+    package func set(_ value: [UInt8], for key: String) throws(ServiceError) {
         let name = try self.name(for: key)
         guard let dir = try openFolder(create: true) else { throw .notWritable(path: directory, reason: "no plugin folder") }
         defer { close(dir) }
@@ -88,7 +97,7 @@ struct FileKeyValueStore: KeyValueStore {
         fsync(dir)
     }
 
-    func removeValue(for key: String) throws(ServiceError) {
+    package func removeValue(for key: String) throws(ServiceError) {
         let name = try self.name(for: key)
         guard let dir = try openFolder(create: false) else { return }
         defer { close(dir) }
@@ -103,7 +112,7 @@ struct FileKeyValueStore: KeyValueStore {
         })
     }
 
-    func keys() throws(ServiceError) -> [String] {
+    package func keys() throws(ServiceError) -> [String] {
         guard let dir = try openFolder(create: false) else { return [] }
         defer { close(dir) }
         // `listing` keeps only value files.
@@ -222,7 +231,7 @@ struct FileKeyValueStore: KeyValueStore {
     // MARK: - Names
 
     /// The file name of `key`: its NFC form's UTF-8 bytes, hex-encoded.
-    func name(for key: String) throws(ServiceError) -> String {
+    package func name(for key: String) throws(ServiceError) -> String {
         // The standard library's NFC (what FoundationEssentials uses too).
         let bytes = key._nfcCodeUnits
         guard !bytes.isEmpty else { throw .invalidKey(key, reason: "keys must not be empty") }
@@ -238,7 +247,7 @@ struct FileKeyValueStore: KeyValueStore {
     }
 
     /// The key a file name (without its suffix) stands for.
-    static func decode(_ name: String) -> String? {
+    package static func decode(_ name: String) -> String? {
         Hex.decode(name).map { String(decoding: $0, as: UTF8.self) }
     }
 }

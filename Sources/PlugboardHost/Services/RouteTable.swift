@@ -5,9 +5,9 @@ import Synchronization
 /// matching, and the hand-over of a reloading plugin's routes. The patterns
 /// live in a ``RouteTrie``: lookup cost grows with the path's length, not
 /// the number of routes.
-final class RouteTable: Sendable {
+package final class RouteTable: Sendable {
     /// A registered pattern: a class, so that finding one costs one retain.
-    final class Route: Sendable {
+    package final class Route: Sendable {
         let pattern: String
         let owner: ServiceOwner
         /// Names of the pattern's captures, in order.
@@ -56,7 +56,7 @@ final class RouteTable: Sendable {
     }
     private let triggers: ActivationTriggers
 
-    init(triggers: ActivationTriggers = ActivationTriggers()) {
+    package init(triggers: ActivationTriggers = ActivationTriggers()) {
         self.triggers = triggers
     }
     /// Generations a reload is staging: their routes wait for the commit.
@@ -89,7 +89,7 @@ final class RouteTable: Sendable {
         }
     }
 
-    func register(_ pattern: String, owner: ServiceOwner, handler: @escaping @Sendable (RouteMatch) throws -> any Sendable) throws(ServiceError) {
+    package func register(_ pattern: String, owner: ServiceOwner, handler: @escaping @Sendable (RouteMatch) throws -> any Sendable) throws(ServiceError) {
         let segments = try Self.segments(of: pattern)
         try change { trie throws(ServiceError) in
             // `/a/{id}` and `/a/{slug}` share a node: they are the same route.
@@ -111,7 +111,7 @@ final class RouteTable: Sendable {
     /// are compared as bytes, and only captured values become strings
     /// (Swift's `split` on a `String` walks characters, and cost more than
     /// the rest of the match).
-    func match(_ path: String) -> (Route, RouteMatch)? {
+    package func match(_ path: String) -> (Route, RouteMatch)? {
         // Plugins activated by this path register their routes first.
         triggers.beforeRoute(path)
         let (published, held) = lookupState()

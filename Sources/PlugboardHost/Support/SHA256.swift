@@ -3,7 +3,7 @@ import CPlugboardHost
 /// SHA-256, for lock files of plugin hashes, from the system's OpenSSL
 /// libcrypto (CPlugboardHost/sha256.c): cryptography is never written here.
 /// Checked against the NIST example vectors in the tests.
-struct SHA256: ~Copyable {
+package struct SHA256: ~Copyable {
     private let context: UnsafeMutableRawPointer
 
     init() {
@@ -15,7 +15,7 @@ struct SHA256: ~Copyable {
     deinit { plugboard_sha256_discard(context) }
 
     /// The lowercase hex digest of `bytes`.
-    static func hex<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
+    package static func hex<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
         var hasher = SHA256()
         hasher.update(bytes)
         return Hex.encode(hasher.finalize())

@@ -7,7 +7,7 @@ import Synchronization
 /// Checks who can change a plugin file and the folders above it
 /// (``DirectoryTrust``). One check serves one discovery: folder verdicts are
 /// remembered, so a directory of plugins costs one walk up to `/`.
-struct OwnershipCheck {
+package struct OwnershipCheck {
     /// Who may own plugin files and the folders above them: root and this user.
     let user: uid_t
     private var folderVerdicts: [String: Violation?] = [:]
@@ -30,7 +30,7 @@ struct OwnershipCheck {
         let links: Bool
     }
 
-    init(user: uid_t = geteuid()) {
+    package init(user: uid_t = geteuid()) {
         self.user = user
     }
 

@@ -20,14 +20,14 @@ import Glibc
 ///
 /// A start reads the header, the index and the paths (about 70 bytes per
 /// entry), then each entry it needs with one `pread`.
-struct CacheEntries: Sendable {
+package struct CacheEntries: Sendable {
     private var stored: StoredEntries?
     /// Entries set or removed (nil) since the file was read.
     private var changes: [String: CacheEntry?] = [:]
 
     init() {}
 
-    init(stored: StoredEntries) { self.stored = stored }
+    package init(stored: StoredEntries) { self.stored = stored }
 
     subscript(path: String) -> CacheEntry? {
         get {
@@ -64,7 +64,7 @@ struct CacheEntries: Sendable {
     }
 
     /// The file's bytes, for `host`.
-    func encoded(host: RegistryCache.HostKey) throws -> [UInt8] {
+    package func encoded(host: RegistryCache.HostKey) throws -> [UInt8] {
         var items: [(path: [UInt8], entry: [UInt8])] = []
         if let stored {
             for index in 0..<stored.count {
@@ -106,15 +106,15 @@ struct CacheEntries: Sendable {
 /// A cache file's header, index and paths, with the index checked (every
 /// offset inside the file, so lookups never read out of bounds); entries
 /// are read from the file when asked for.
-struct StoredEntries: Sendable {
+package struct StoredEntries: Sendable {
     static let magic: [UInt8] = Array("PBRC".utf8)
 
-    struct Damage: Error, CustomStringConvertible {
-        let description: String
+    package struct Damage: Error, CustomStringConvertible {
+        package let description: String
     }
 
-    let host: RegistryCache.HostKey
-    let count: Int
+    package let host: RegistryCache.HostKey
+    package let count: Int
     /// The header, the index and the paths.
     private let prefix: [UInt8]
     private let indexStart: Int
@@ -130,7 +130,7 @@ struct StoredEntries: Sendable {
 
     /// `head`: the file's first bytes, as read; the rest of the index and
     /// paths is read from `file` when longer.
-    init(file: OpenFile, head: [UInt8]) throws(Damage) {
+    package init(file: OpenFile, head: [UInt8]) throws(Damage) {
         guard head.count >= 20, Self.isThisLayout(head) else { throw Damage(description: "not a registry cache") }
         let hostLength = Int(head.littleEndianUInt32(at: 8))
         guard 12 + hostLength + 8 <= head.count else { throw Damage(description: "the host key runs past the end") }
@@ -195,7 +195,7 @@ struct StoredEntries: Sendable {
     }
 
     /// The entry for `path`, decoded now; nil when there is none or it does not decode.
-    func entry(for path: String) -> CacheEntry? {
+    package func entry(for path: String) -> CacheEntry? {
         let key = Array(path.utf8)
         let index = lowerBound(key)
         guard index < count, compare(index, key) == 0 else { return nil }
@@ -226,7 +226,7 @@ struct StoredEntries: Sendable {
     var allPaths: [String] { (0..<count).map { String(decoding: pathBytes(at: $0), as: UTF8.self) } }
 
     /// Every entry decoded (the fuzz target's round trip).
-    var allEntries: [(String, CacheEntry?)] {
+    package var allEntries: [(String, CacheEntry?)] {
         (0..<count).map { index in
             (String(decoding: pathBytes(at: index), as: UTF8.self), entry(at: index))
         }
@@ -238,7 +238,7 @@ struct StoredEntries: Sendable {
 /// Reads go through a window of the file kept in memory: a start reads its
 /// folder's entries one by one, and they lie side by side (sorted by path),
 /// so one `pread` serves many (it was one system call per installed plugin).
-final class OpenFile: Sendable {
+package final class OpenFile: Sendable {
     private let descriptor: Int32
     /// Bytes, when opened.
     let size: Int
@@ -257,7 +257,7 @@ final class OpenFile: Sendable {
         memory = nil
     }
 
-    init(bytes: [UInt8]) {
+    package init(bytes: [UInt8]) {
         descriptor = -1
         size = bytes.count
         memory = bytes

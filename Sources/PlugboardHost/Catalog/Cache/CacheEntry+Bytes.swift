@@ -25,7 +25,7 @@ extension CacheEntry {
         case plugin = 0, rejected, quarantined
     }
 
-    func bytes() throws -> [UInt8] {
+    package func bytes() throws -> [UInt8] {
         var out = EntryWriter()
         for field in [identity.device, identity.inode, UInt64(bitPattern: identity.size), UInt64(bitPattern: identity.modified), UInt64(bitPattern: identity.changed)] {
             out.append(field)
@@ -51,7 +51,7 @@ extension CacheEntry {
     }
 
     /// The entry in `bytes`, which must hold exactly one.
-    init(bytes: UnsafeRawBufferPointer) throws(EntryReader.Damage) {
+    package init(bytes: UnsafeRawBufferPointer) throws(EntryReader.Damage) {
         var input = EntryReader(bytes)
         let identity = try FileIdentity(
             device: input.uint64(), inode: input.uint64(), size: Int64(bitPattern: input.uint64()),
@@ -151,9 +151,9 @@ private struct EntryWriter {
 
 /// Reads the fields of ``CacheEntry/bytes()``, each checked to lie inside
 /// the entry: damage is an error, never a read out of bounds.
-struct EntryReader {
-    struct Damage: Error, CustomStringConvertible {
-        let description: String
+package struct EntryReader {
+    package struct Damage: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// The length that marks an absent text or blob.

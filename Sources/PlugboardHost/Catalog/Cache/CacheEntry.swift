@@ -1,7 +1,7 @@
 @_spi(PlugboardHost) import Plugboard
 /// What the registry cache remembers about one plugin file.
 /// On disk as ``bytes()`` (see CacheEntry+Bytes.swift).
-struct CacheEntry: Sendable, Equatable {
+package struct CacheEntry: Sendable, Equatable {
     /// The outcome of examining the file.
     enum Result: Sendable, Equatable {
         /// Compatible: its descriptor, read by the scanner.

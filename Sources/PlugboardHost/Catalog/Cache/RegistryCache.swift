@@ -15,7 +15,7 @@ import Glibc
 /// rename wins; the loser's new entries are simply examined again later).
 /// A file that cannot be decoded, or was written by another format or
 /// host, is ignored with one warning and rebuilt.
-struct RegistryCache: Sendable {
+package struct RegistryCache: Sendable {
     /// 2: the compact binary coding (1 was JSON); 3: a requirement is one
     /// string (see ``ScannedPlugin``); 4: read in place (``CacheEntries``):
     /// an index sorted by path, entries decoded when asked for; 5: an entry
@@ -23,7 +23,7 @@ struct RegistryCache: Sendable {
     static let format = 5
 
     /// What the outcome of examining a file depends on besides the file.
-    struct HostKey: Sendable, Codable, Equatable {
+    package struct HostKey: Sendable, Codable, Equatable {
         let sdkABI: String
         let toolchain: String
         /// The SDK image the host runs with (`libPlugboard.so`, or the host's

@@ -1,3 +1,4 @@
+import PlugboardHost
 import Dispatch
 import FoundationEssentials
 import Plugboard

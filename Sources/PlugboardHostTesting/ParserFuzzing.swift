@@ -1,3 +1,4 @@
+import PlugboardHost
 import CPlugboard
 import FoundationEssentials
 #if canImport(Glibc)

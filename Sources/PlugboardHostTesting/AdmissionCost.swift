@@ -1,3 +1,4 @@
+import PlugboardHost
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
