@@ -57,6 +57,23 @@ import Testing
         #expect(host.activePluginIDs == ["fixture.lazy-event"])
     }
 
+    /// A plugin's `activate` publishes the event that would start another
+    /// plugin: the host is inside that start, so the defined answer holds
+    /// (what is active gets the event; nothing starts; no deadlock), set by
+    /// the lifecycle knowing its own thread, not by a flag at call sites.
+    /// The event started from the host afterwards starts it as usual.
+    @Test func aTriggerFiredFromAPluginsOwnActivateStartsNothing() throws {
+        let (host, dir) = try host(["ActivateAsks", "LazyEvent"])
+        defer { host.shutdown(); withExtendedLifetime(dir) {} }
+        try host.start()
+        #expect(host.activePluginIDs == ["fixture.activate-asks"])
+        let asks = try #require(host.registry.providers(of: Commands.self).first { $0.name == "asked" })
+        #expect(try asks.run(arguments: []) == "delivered 0")
+        #expect(host.records.first { $0.id == "fixture.lazy-event" }?.status == .available)
+        #expect(host.events.publish(EventPayload(name: "fixture.ping", json: Array("{}".utf8))).delivered == 1)
+        #expect(host.activePluginIDs == ["fixture.activate-asks", "fixture.lazy-event"])
+    }
+
     @Test func aRouteTriggerActivatesThePluginBeforeThePathIsRouted() throws {
         let (host, dir) = try host(["LazyRoute"])
         defer { host.shutdown(); withExtendedLifetime(dir) {} }
