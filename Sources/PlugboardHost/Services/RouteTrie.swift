@@ -106,15 +106,13 @@ struct RouteTrie: Sendable {
     /// An immutable copy for lookups.
     func frozen() -> Frozen { Frozen(self) }
 
-    /// An immutable copy of a trie, for lookups: its nodes, edges and bytes
-    /// in memory of its own (plain values, read through pointers), so that a
-    /// lookup retains nothing but the route it returns.
+    /// An immutable copy of a trie, for lookups outside the table's mutex:
+    /// the arrays of a class's `let` are read without reference counting,
+    /// where those of the locked value cost a retain and a release each.
     final class Frozen: Sendable {
-        // Written once in init, freed in deinit, never changed between:
-        // Sendable as plain immutable values are.
-        private nonisolated(unsafe) let nodes: UnsafeMutableBufferPointer<Node>
-        private nonisolated(unsafe) let edges: UnsafeMutableBufferPointer<Edge>
-        private nonisolated(unsafe) let text: UnsafeMutableBufferPointer<UInt8>
+        private let nodes: [Node]
+        private let edges: [Edge]
+        private let text: [UInt8]
         private let children: [EdgeKey: Int32]
         private let routes: [[RouteTable.Route]]
         /// The most segments of any pattern (``RouteTrie/depth``).
@@ -122,20 +120,11 @@ struct RouteTrie: Sendable {
 
         fileprivate init(_ trie: RouteTrie) {
             depth = trie.depth
-            nodes = .allocate(capacity: trie.nodes.count)
-            _ = nodes.initialize(from: trie.nodes)
-            edges = .allocate(capacity: trie.edges.count)
-            _ = edges.initialize(from: trie.edges)
-            text = .allocate(capacity: trie.text.count)
-            _ = text.initialize(from: trie.text)
+            nodes = trie.nodes
+            edges = trie.edges
+            text = trie.text
             children = trie.children
             routes = trie.routes
-        }
-
-        deinit {
-            nodes.deallocate()
-            edges.deallocate()
-            text.deallocate()
         }
 
         /// The live route for `path` (its UTF-8 bytes), skipping routes of
@@ -186,16 +175,18 @@ struct RouteTrie: Sendable {
             guard nodes[node].edgeCount <= RouteTrie.scanLimit else {
                 return children[EdgeKey(parent: Int32(node), segment: String(decoding: segment, as: UTF8.self))] ?? -1
             }
-            var edge = nodes[node].firstEdge
-            while edge >= 0 {
-                let candidate = edges[Int(edge)]
-                if Int(candidate.count) == segment.count,
-                   memcmp(text.baseAddress! + Int(candidate.start), segment.baseAddress!, segment.count) == 0 {
-                    return candidate.child
+            return text.withUnsafeBufferPointer { text in
+                var edge = nodes[node].firstEdge
+                while edge >= 0 {
+                    let candidate = edges[Int(edge)]
+                    if Int(candidate.count) == segment.count,
+                       memcmp(text.baseAddress! + Int(candidate.start), segment.baseAddress!, segment.count) == 0 {
+                        return candidate.child
+                    }
+                    edge = candidate.next
                 }
-                edge = candidate.next
+                return -1
             }
-            return -1
         }
     }
 }
