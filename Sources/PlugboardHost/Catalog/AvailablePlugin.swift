@@ -12,4 +12,16 @@ struct AvailablePlugin: Sendable {
     /// The admitted bytes and their scan, when they were admitted in this
     /// process; a plugin known from the cache is admitted when it activates.
     let image: LoadableImage?
+    /// Its activation triggers, typed once.
+    let triggers: [PluginTrigger]
+
+    init(plugin: ScannedPlugin, path: String, resolvedPath: String, identity: FileIdentity, hash: String?, image: LoadableImage?) {
+        self.plugin = plugin
+        self.path = path
+        self.resolvedPath = resolvedPath
+        self.identity = identity
+        self.hash = hash
+        self.image = image
+        triggers = plugin.triggers
+    }
 }

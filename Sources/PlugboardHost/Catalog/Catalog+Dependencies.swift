@@ -46,10 +46,14 @@ extension Catalog {
                 pending += requiredBy[plugin.id] ?? []
             }
         }
-        for cycle in Self.cycles(in: examined.compactMap(\.available?.plugin)) {
-            let members = Set(cycle)
-            for index in examined.indices {
-                guard let id = examined[index].available?.plugin.id, members.contains(id) else { continue }
+        let cycles = Self.cycles(in: examined.compactMap(\.available?.plugin))
+        guard !cycles.isEmpty else { return }
+        // Each member found by its id: as many cycles as plugins stay linear.
+        var indexOf: [String: Int] = [:]
+        for index in examined.indices { if let id = examined[index].available?.plugin.id, indexOf[id] == nil { indexOf[id] = index } }
+        for cycle in cycles {
+            for id in cycle {
+                guard let index = indexOf[id] else { continue }
                 examined[index].record.fail(.dependency(.dependencyCycle, path: examined[index].record.path, id: id,
                     reason: Self.cycleReason(cycle, member: id)))
                 examined[index].available = nil

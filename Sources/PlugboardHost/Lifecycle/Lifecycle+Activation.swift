@@ -4,17 +4,17 @@ extension Lifecycle {
     /// Activates the available plugins among `pluginIDs`, and the available
     /// plugins they require, each after what it requires (ties by id), and
     /// publishes their providers in one registry update. Each load, init and
-    /// activate runs with a crash-journal note. Under ``serial``.
+    /// activate runs with a crash-journal note. Inside the ``work``.
     func activateSerially(_ pluginIDs: Set<String>) {
         let (pending, alreadyRunning) = table.withLock { table -> ([AvailablePlugin], [String]) in
             let order = table.activationOrder(pluginIDs)
             let position = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
             let taken = table.take(Set(order)).sorted { position[$0.plugin.id, default: 0] < position[$1.plugin.id, default: 0] }
+            // Taken: no longer available, so their triggers go, with the take.
+            services.triggers.remove(Set(taken.map(\.plugin.id)))
             return (taken, table.live.map(\.id))
         }
         guard !pending.isEmpty else { return }
-        // Taken: no longer available, so their triggers go.
-        services.triggers.remove(Set(pending.map(\.plugin.id)))
         var started: [LivePlugin] = []
         var running = Set(alreadyRunning)
         // One check for the batch, as for a discovery: each folder walked once.
@@ -26,17 +26,21 @@ extension Lifecycle {
                 running.insert(live.id)
                 live.identity = plugin.identity
                 started.append(live)
+                // Live from here: a quarantine during the rest of the batch finds it.
                 table.withLock { $0.finishStart(of: plugin, .success(live)) }
             case let .failure(error):
                 table.withLock { $0.finishStart(of: plugin, .failure(error)) }
                 services.retire(plugin.plugin.id)
             }
         }
-        let pendingInterfaces = table.withLock { table in
-            table.live.append(contentsOf: started)
-            return table.pendingInterfaces
+        // One registry update for the batch, of the plugins still live (one
+        // quarantined meanwhile is out), with the pending interfaces as the
+        // table has them now.
+        table.withLock { table in
+            let stillLive = started.filter { plugin in table.live.contains { $0.id == plugin.id && $0.generation == plugin.generation } }
+            registry.replaceProviders(
+                of: Set(started.map(\.id)), with: stillLive.flatMap(\.providers), pending: table.pendingInterfaces)
         }
-        registry.replaceProviders(of: Set(started.map(\.id)), with: started.flatMap(\.providers), pending: pendingInterfaces)
     }
 
     /// A plugin whose required dependency did not start (its init threw,

@@ -31,8 +31,10 @@ extension Lifecycle {
             catalog.facts.withLock { $0.lastDiscovery.interfaceLibraries = libraries.filter { $0.error == nil }.map(\.path) }
             // Settled on a copy (nothing is written while it settles), recorded in one change.
             let settlement = catalog.settle(examined, against: table.withLock(\.known))
-            table.withLock { $0.record(settlement) }
-            publishAvailable(settlement.admitted)
+            table.withLock { table in
+                table.record(settlement)
+                publishAvailable(settlement.admitted, in: table)
+            }
             return settlement.records
         }
     }

@@ -22,7 +22,7 @@ extension Lifecycle {
             // An isolated plugin's providers cross only for points declared
             // before it starts.
             guard let instance = plugin.instance else { continue }
-            let found = instance.contributions()
+            let found = work.shielding { instance.contributions() }
                 .filter { $0.interfaceID == interfaceID && point.accepts($0.provider) }
                 .map { RegisteredProvider(pluginID: plugin.id, generation: plugin.generation, interfaceID: interfaceID, provider: $0.provider) }
             guard !found.isEmpty else { continue }
@@ -30,12 +30,11 @@ extension Lifecycle {
             plugin.providers = plugin.providers.filter { $0.interfaceID != interfaceID } + found
             updated.append(plugin)
         }
-        let pending = table.withLock { table in
+        table.withLock { table in
             for plugin in updated {
                 if let index = table.live.firstIndex(where: { $0.id == plugin.id && $0.generation == plugin.generation }) { table.live[index] = plugin }
             }
-            return table.pendingInterfaces
+            registry.replaceProviders(of: Set(updated.map(\.id)), with: updated.flatMap(\.providers), pending: table.pendingInterfaces)
         }
-        registry.replaceProviders(of: Set(updated.map(\.id)), with: updated.flatMap(\.providers), pending: pending)
     }
 }

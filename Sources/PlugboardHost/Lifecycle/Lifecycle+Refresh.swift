@@ -36,33 +36,45 @@ extension Lifecycle {
     /// generation), forgets their records, and stops the plugins that
     /// require them (`dependency-missing`).
     func retire(_ plugins: [LivePlugin]) {
+        guard !plugins.isEmpty else { return }
         let ids = Set(plugins.map(\.id))
         work.run { shutDown in
             guard !shutDown else { return }
-            let pending = table.withLock { table in
+            table.withLock { table in
                 table.live.removeAll { ids.contains($0.id) }
-                return table.pendingInterfaces
+                registry.replaceProviders(of: ids, with: [], pending: table.pendingInterfaces)
             }
-            registry.replaceProviders(of: ids, with: [], pending: pending)
             for plugin in plugins.reversed() {
                 plugin.stop()
                 services.retire(plugin.id, generation: plugin.generation)
             }
             table.withLock { $0.forgetRecords(of: Set(plugins.map(\.path))) }
-        }
-        for plugin in plugins {
-            stopDependents(of: plugin.id, .dependency(.dependencyMissing, path: plugin.path, id: plugin.id,
-                reason: "was removed: its file is gone"), gone: "removed (its file is gone)", code: .dependencyMissing)
+            // In the same work: no start sees the plugins that require them half stopped.
+            for plugin in plugins {
+                stopDependents(of: plugin.id, .dependency(.dependencyMissing, path: plugin.path, id: plugin.id,
+                    reason: "was removed: its file is gone"), gone: "removed (its file is gone)", code: .dependencyMissing)
+            }
         }
     }
 }
 
 extension Lifecycle {
     /// For a refresh: forgets available plugins whose file changed or is
-    /// gone, and their triggers (see ``PluginTable/forgetChangedFiles()``). Their ids.
+    /// gone, their triggers and pending interfaces, and the records of
+    /// refused files that are gone. Files are looked at outside the table's
+    /// lock. Their ids.
     func forgetChangedFiles() -> [String] {
-        let forgotten = table.withLock { $0.forgetChangedFiles() }
-        services.triggers.remove(Set(forgotten))
-        return forgotten
+        let (available, refused) = table.withLock { table in
+            (table.available.values.map { ($0.plugin.id, $0.path, $0.identity) },
+             table.records.filter { $0.status != .active && $0.status != .available }.map(\.path))
+        }
+        let changed = Set(available.filter { FileIdentity.of(path: $0.1) != $0.2 }.map(\.0))
+        let gone = Set(refused.filter { FileIdentity.of(path: $0) == nil })
+        return table.withLock { table in
+            let forgotten = table.forget(changed: changed, gonePaths: gone)
+            services.triggers.remove(Set(forgotten))
+            registry.replaceProviders(of: [], with: [], pending: table.pendingInterfaces)
+            return forgotten
+        }
     }
 }

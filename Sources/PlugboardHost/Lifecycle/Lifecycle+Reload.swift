@@ -175,12 +175,7 @@ extension Lifecycle {
         var record = prepared.record
         record.status = .active
         record.generation = next
-        table.withLock { table in
-            // Gone when the old isolated generation was quarantined during
-            // the reload: the new one is still the host's to stop.
-            if let index = table.live.firstIndex(where: { $0.id == id }) { table.live[index] = live } else { table.live.append(live) }
-            table.replaceActiveRecord(of: id, with: record)
-        }
+        table.withLock { $0.replaceGeneration(of: id, from: old.path, with: live, record: record) }
         for refusal in prepared.plan.refusals { recordStopped(refusal.pluginID, refusal.error) }
         old.stop()
         timings.switch = lap()

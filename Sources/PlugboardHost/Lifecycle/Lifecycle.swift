@@ -25,8 +25,9 @@ final class Lifecycle: PluginActivating {
     /// How declared points cross to isolated plugins (the registry knows nothing of it).
     let isolatedPoints = IsolatedPoints()
 
-    /// Every plugin's state. Held only to read or change it: no plugin code,
-    /// file read or process start runs under it.
+    /// Every plugin's state. Held only to read or change it, and to publish
+    /// the views that follow it (registry snapshots, triggers) in the same
+    /// order: no plugin code, file read or process start runs under it.
     let table = Mutex(PluginTable())
     /// Starts, reloads, retirements and shutdown, one at a time; plugin code
     /// runs inside it (never under ``table``).
@@ -88,9 +89,11 @@ final class Lifecycle: PluginActivating {
     /// Publishes newly available plugins: their triggers, and the interfaces
     /// now pending in the registry. After they are in the table, so a
     /// trigger that fires now finds them.
-    func publishAvailable(_ admitted: [AvailablePlugin]) {
-        for plugin in admitted { services.triggers.add(plugin.plugin.triggers, for: plugin.plugin.id) }
-        registry.replaceProviders(of: [], with: [], pending: table.withLock { $0.pendingInterfaces })
+    /// Called under the table's lock, so that the triggers and the pending
+    /// interfaces always follow the table's order of changes.
+    func publishAvailable(_ admitted: [AvailablePlugin], in table: PluginTable) {
+        for plugin in admitted { services.triggers.add(plugin.triggers, for: plugin.plugin.id) }
+        registry.replaceProviders(of: [], with: [], pending: table.pendingInterfaces)
     }
 
     // MARK: - Calls and shutdown
@@ -113,9 +116,14 @@ final class Lifecycle: PluginActivating {
         work.run { shutDown in
             shutDown = true
             // After any discovery under way: nothing is discovered any more.
-            let running = catalog.discovering.withLock { _ in table.withLock { $0.close() } }
-            services.triggers.removeAll()
-            registry.replaceProviders(of: Set(running.map(\.id)), with: [], pending: [])
+            let running = catalog.discovering.withLock { _ in
+                table.withLock { table in
+                    let running = table.close()
+                    services.triggers.removeAll()
+                    registry.replaceProviders(of: Set(running.map(\.id)), with: [], pending: [])
+                    return running
+                }
+            }
             for plugin in running.reversed() {
                 plugin.stop()
                 services.retire(plugin.id, generation: plugin.generation)

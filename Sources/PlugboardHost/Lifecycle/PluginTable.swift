@@ -27,7 +27,7 @@ struct PluginTable: Sendable {
 
     /// Ids of the available plugins that declared `trigger`, or all of them.
     func availableIDs(trigger: PluginTrigger? = nil) -> Set<String> {
-        Set(available.values.filter { trigger == nil || $0.plugin.triggers.contains(trigger!) }.map(\.plugin.id))
+        Set(available.values.filter { trigger == nil || $0.triggers.contains(trigger!) }.map(\.plugin.id))
     }
 
     /// Ids of the available plugins providing `interfaceID`.
@@ -98,7 +98,10 @@ struct PluginTable: Sendable {
 
     /// starting → active (generation 1, in ``live``) or failed (its id is free again).
     mutating func finishStart(of plugin: AvailablePlugin, _ result: Result<LivePlugin, PluginLoadError>) {
-        if case .failure = result { claimed[plugin.plugin.id] = nil }
+        switch result {
+        case let .success(started): live.append(started)
+        case .failure: claimed[plugin.plugin.id] = nil
+        }
         guard let index = records.lastIndex(where: { $0.path == plugin.path && $0.status == .available }) else { return }
         switch result {
         case let .success(started):
@@ -109,10 +112,15 @@ struct PluginTable: Sendable {
         }
     }
 
-    /// A reload replaced plugin `id`'s active record with `record`.
-    mutating func replaceActiveRecord(of id: String, with record: PluginRecord) {
-        guard let index = records.lastIndex(where: { $0.id == id && $0.status == .active }) else { return }
-        records[index] = record
+    /// A reload replaced plugin `id`'s generation running from `oldPath`
+    /// with `live`, described by `record`: its live entry, its record and its
+    /// claim. Also when the old generation was quarantined during the reload
+    /// (its record failed, its claim dropped): the new one runs, and is the
+    /// host's to stop.
+    mutating func replaceGeneration(of id: String, from oldPath: String, with live: LivePlugin, record: PluginRecord) {
+        if let index = self.live.firstIndex(where: { $0.id == id }) { self.live[index] = live } else { self.live.append(live) }
+        let index = records.lastIndex { $0.id == id && $0.status == .active } ?? records.lastIndex { $0.path == oldPath }
+        if let index { records[index] = record } else { records.append(record) }
         claimed[id] = record.path
     }
 
@@ -137,19 +145,18 @@ struct PluginTable: Sendable {
         for (id, path) in claimed where paths.contains(path) { claimed[id] = nil }
     }
 
-    /// For a refresh: available plugins whose file changed or is gone are
-    /// forgotten (the next discovery examines a changed file again), and so
-    /// are the records of refused files that are gone. Their ids.
-    mutating func forgetChangedFiles() -> [String] {
+    /// For a refresh: forgets the available plugins whose file changed
+    /// (`changed`: the next discovery examines it again), and the records of
+    /// refused files that are gone (`gone`, by path); both judged by the
+    /// caller outside the lock. Their ids.
+    mutating func forget(changed: Set<String>, gonePaths: Set<String>) -> [String] {
         var forgotten: [String] = []
-        for (id, plugin) in available where FileIdentity.of(path: plugin.path) != plugin.identity {
-            available[id] = nil
+        for id in changed {
+            guard let plugin = available.removeValue(forKey: id) else { continue }
             records.removeAll { $0.path == plugin.path }
             forgotten.append(id)
         }
-        records.removeAll { record in
-            record.status != .active && record.status != .available && FileIdentity.of(path: record.path) == nil
-        }
+        records.removeAll { record in record.status != .active && record.status != .available && gonePaths.contains(record.path) }
         return forgotten.sorted()
     }
 
