@@ -1,5 +1,6 @@
 import Foundation
 import PlugboardHost
+import Synchronization
 import Testing
 
 extension SwiftPMBuilding {
@@ -19,11 +20,50 @@ extension SwiftPMBuilding {
             try runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["swift"] + arguments + ["--package-path", directory])
         }
 
+        /// One release for the suite, and one build folder for its host apps:
+        /// the host library by URL compiles once, not once per app (the apps'
+        /// own targets still build apart). Made by the first test that asks.
+        /// It lives under the checkout's `.build` (ignored by git) for the
+        /// whole run, not in a temporary folder a test removes; the next run
+        /// removes it.
+        final class Shared: Sendable {
+            let repos: String
+            let release: ProcessResult
+            /// The host apps' `--scratch-path`.
+            let appBuilds: String
+
+            init() throws {
+                let root = Fixtures.repository.appendingPathComponent(".build/release-tests").path
+                try? FileManager.default.removeItem(atPath: root)
+                try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+                repos = root + "/repos"
+                release = try runProcess(URL(fileURLWithPath: "/bin/sh"), [Fixtures.repository.appendingPathComponent(".ci/release").path, repos])
+                appBuilds = root + "/app-builds"
+            }
+        }
+
+        static let shared = Mutex<Shared?>(nil)
+
+        func shared() throws -> Shared {
+            try Self.shared.withLock { shared in
+                if let made = shared { return made }
+                let made = try Shared()
+                shared = made
+                return made
+            }
+        }
+
+        /// Builds a host app in the suite's shared build folder.
+        func buildApp(_ app: String, _ shared: Shared) throws -> (result: ProcessResult, binary: String) {
+            let result = try swift(["build", "--scratch-path", shared.appBuilds], in: app)
+            return (result, shared.appBuilds + "/debug/" + URL(fileURLWithPath: app).lastPathComponent)
+        }
+
         @Test func aHostAppAndAPluginDependingByURLAndVersionBuildAndLoad() throws {
-            let work = try TemporaryDirectory("plugboard-release")
-            let repos = work.file("repos")
-            let release = try runProcess(URL(fileURLWithPath: "/bin/sh"), [Fixtures.repository.appendingPathComponent(".ci/release").path, repos])
-            #expect(release.status == 0, "\(release.stderr)")
+            let shared = try shared()
+            let work = try TemporaryDirectory("plugboard-release-app")
+            let repos = shared.repos
+            #expect(shared.release.status == 0, "\(shared.release.stderr)")
             #expect(try runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["git", "-C", repos + "/plugboard-sdk", "tag"]).stdout == "\(Self.version)\n")
             // The host library has a version of its own.
             #expect(try runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["git", "-C", repos + "/plugboard", "tag"]).stdout == "\(PluginHost.libraryVersion)\n")
@@ -94,7 +134,7 @@ extension SwiftPMBuilding {
             // One build at a time: they share the machine's cores.
             let builtPlugin = try swift(["build"], in: plugin)
             #expect(builtPlugin.status == 0, "\(builtPlugin.stdout)\(builtPlugin.stderr)")
-            let builtApp = try swift(["build"], in: app)
+            let (builtApp, appBinary) = try buildApp(app, shared)
             #expect(builtApp.status == 0, "\(builtApp.stdout)\(builtApp.stderr)")
             let resolved = try String(contentsOfFile: app + "/Package.resolved", encoding: .utf8)
             #expect(resolved.contains("\"version\" : \"\(Self.version)\""), "the SDK resolved by version: \(resolved)")
@@ -103,7 +143,7 @@ extension SwiftPMBuilding {
             let plugins = try TemporaryDirectory()
             try plugins.copy(URL(fileURLWithPath: plugin + "/.build/debug/libHello.so"), as: "libHello.so")
             let run = try runProcess(
-                URL(fileURLWithPath: app + "/.build/debug/MyHostApp"), [plugins.path], environment: ["XDG_CACHE_HOME": work.file("cache")])
+                URL(fileURLWithPath: appBinary), [plugins.path], environment: ["XDG_CACHE_HOME": work.file("cache")])
             #expect(run.status == 0, "\(run.stderr)")
             #expect(run.stdout == "Hello by URL, Ada!\n", "\(run.stdout)\(run.stderr)")
 
@@ -124,10 +164,10 @@ extension SwiftPMBuilding {
         /// `plugboard` tool; the host app builds (no second package declaring a
         /// `Plugboard` product), and the app, `list` and `inspect` agree.
         @Test func theREADMEsHostAuthorPathWorksTypedLiterally() throws {
+            let shared = try shared()
             let work = try TemporaryDirectory("plugboard-readme-host")
-            let repos = work.file("repos")
-            let release = try runProcess(URL(fileURLWithPath: "/bin/sh"), [Fixtures.repository.appendingPathComponent(".ci/release").path, repos])
-            #expect(release.status == 0, "\(release.stderr)")
+            let repos = shared.repos
+            #expect(shared.release.status == 0, "\(shared.release.stderr)")
             let sdkURL = "file://\(repos)/plugboard-sdk"
 
             let created = try runProcess(
@@ -175,7 +215,7 @@ extension SwiftPMBuilding {
             // One build at a time: they share the machine's cores.
             let builtPlugin = try swift(["build"], in: plugin)
             #expect(builtPlugin.status == 0, "\(builtPlugin.stdout)\(builtPlugin.stderr)")
-            let builtApp = try swift(["build"], in: app)
+            let (builtApp, appBinary) = try buildApp(app, shared)
             #expect(builtApp.status == 0, "\(builtApp.stdout)\(builtApp.stderr)")
 
             let plugins = try TemporaryDirectory(), cache = try TemporaryDirectory()
@@ -186,7 +226,7 @@ extension SwiftPMBuilding {
             chmod(plugins.file("lib"), 0o755)
 
             let run = try runProcess(
-                URL(fileURLWithPath: app + "/.build/debug/MyHost"), [plugins.path], environment: ["XDG_CACHE_HOME": cache.file("app")])
+                URL(fileURLWithPath: appBinary), [plugins.path], environment: ["XDG_CACHE_HOME": cache.file("app")])
             #expect(run.status == 0, "\(run.stderr)")
             #expect(run.stdout == "libCSVExporter.so active\n[\"csv\"]\n", "\(run.stdout)\(run.stderr)")
 
