@@ -132,8 +132,9 @@ public final class PluginHost: Sendable {
     }
 
     /// ``reload(_:from:verification:)``, handing `beforeActing` the plan
-    /// (which dependents stop, start again, or stay stopped) once the build
-    /// is verified and before anything changes.
+    /// (which dependents stop, start again, or stay stopped) once the build is
+    /// verified, before anything changes; the host is busy with the reload
+    /// then, so it must not ask the host to reload, refresh or shut down.
     public func reload(
         _ pluginID: String, from file: String, verification: ReloadVerification = .load, beforeActing: (ReloadPlan) -> Void
     ) -> ReloadOutcome {

@@ -24,6 +24,8 @@ final class Lifecycle: PluginActivating {
     let spareScanner = ScannerSpare()
     /// How declared points cross to isolated plugins (the registry knows nothing of it).
     let isolatedPoints = IsolatedPoints()
+    /// One declaration at a time, in both the registry and ``isolatedPoints``.
+    private let declaring = Mutex(())
 
     /// Every plugin's state. Held only to read or change it, and to publish
     /// the views that follow it (registry snapshots, triggers) in the same
@@ -78,10 +80,13 @@ final class Lifecycle: PluginActivating {
         }
     }
 
-    /// Declares an extension point: in the registry, and for isolated plugins.
+    /// Declares an extension point: in the registry, and for isolated
+    /// plugins, as one step (two declarations of one point never interleave).
     func declare<Point: ExtensionPoint>(_ point: Point.Type, isolatedCalls: IsolatedCallPolicy) {
-        isolatedPoints.declare(point, calls: isolatedCalls)
-        registry.declare(DeclaredExtensionPoint(point))
+        declaring.withLock { _ in
+            isolatedPoints.declare(point, calls: isolatedCalls)
+            registry.declare(DeclaredExtensionPoint(point))
+        }
     }
 
     // MARK: - Publishing views
