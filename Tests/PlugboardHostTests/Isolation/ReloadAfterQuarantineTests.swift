@@ -1,0 +1,46 @@
+import Foundation
+import Plugboard
+import PlugboardHost
+import Testing
+
+/// The owner keeps one account of a plugin when two changes meet: the old
+/// generation of an isolated plugin goes over its restart budget while a
+/// reload of it is under way (here, from the reload's `beforeActing`).
+@Suite struct ReloadAfterQuarantineTests {
+    @Test func theNewGenerationIsActiveAndKeepsItsIDWhenTheOldOneWasQuarantinedMeanwhile() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let file = try dir.copy(Fixtures.library("IsolationFaults"), as: "plugins/0-faults.so")
+        var configuration = PluginHost.Configuration(
+            pluginsDirectory: dir.file("plugins"), dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache"))
+        configuration.isolation.plugins["fixture.isolation-faults"] = .isolated
+        configuration.isolation.restartBudget = RestartBudget(crashes: 1, window: .seconds(300))
+        let host = PluginHost(configuration: configuration)
+        defer { host.shutdown() }
+        host.declare(Commands.self)
+        try host.start()
+        host.activateAll()
+        #expect(host.activePluginIDs == ["fixture.isolation-faults"])
+
+        var meanwhile: String?
+        let outcome = host.reload("fixture.isolation-faults", from: file) { _ in
+            let fault = host.registry.providers(of: Commands.self).first { $0.name == "fault" }
+            for _ in 0..<2 { _ = try? fault?.run(arguments: ["segv"]) }
+            meanwhile = host.records.first { $0.id == "fixture.isolation-faults" }?.code
+        }
+        // The old generation was quarantined while the reload was under way.
+        #expect(meanwhile == "isolated-crash-loop")
+        #expect(outcome.result == .reloaded, "\(String(describing: outcome.error))")
+        let record = host.records.first { $0.id == "fixture.isolation-faults" }
+        #expect(record?.status == .active)
+        #expect(record?.generation == 2)
+        #expect(host.activePluginIDs == ["fixture.isolation-faults"])
+        let fault = try #require(host.registry.providers(of: Commands.self).first { $0.name == "fault" })
+        #expect(try fault.run(arguments: ["echo", "new"]) == "new")
+
+        // Its id is still claimed: the same plugin under another name is a duplicate.
+        _ = try dir.copy(Fixtures.library("IsolationFaults"), as: "plugins/1-again.so")
+        let again = try host.discover().first { $0.path.hasSuffix("1-again.so") }
+        #expect(again?.code == "duplicate-id")
+    }
+}
