@@ -158,19 +158,8 @@ import Testing
     /// one that requires it optionally keeps running and hears of it.
     @Test func aQuarantinedDependencyStopsItsDependentsAndTellsTheOptionalOnes() throws {
         let dir = try TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        for (index, name) in ["DepOnFaultsOptional", "DepOnFaults", "IsolationFaults"].enumerated() {
-            _ = try dir.copy(Fixtures.library(name), as: "plugins/\(index)-\(name).so")
-        }
-        var configuration = PluginHost.Configuration(
-            pluginsDirectory: dir.file("plugins"), dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache"))
-        configuration.isolation.plugins["fixture.isolation-faults"] = .isolated
-        configuration.isolation.restartBudget = RestartBudget(crashes: 1, window: .seconds(300))
-        let host = PluginHost(configuration: configuration)
+        let host = try faultsHost(in: dir, ["DepOnFaultsOptional", "DepOnFaults", "IsolationFaults"], crashes: 1)
         defer { host.shutdown() }
-        host.declare(Commands.self)
-        try host.start()
-        host.activateAll()
         #expect(host.activePluginIDs == ["fixture.isolation-faults", "fixture.dep.on-faults-optional", "fixture.dep.on-faults"])
         #expect(try run(host, "on-faults-optional") == "nothing")
         let fault = try #require(host.registry.providers(of: Commands.self).first { $0.name == "fault" })

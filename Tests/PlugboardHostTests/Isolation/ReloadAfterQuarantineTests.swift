@@ -9,17 +9,9 @@ import Testing
 @Suite struct ReloadAfterQuarantineTests {
     @Test func theNewGenerationIsActiveAndKeepsItsIDWhenTheOldOneWasQuarantinedMeanwhile() throws {
         let dir = try TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let file = try dir.copy(Fixtures.library("IsolationFaults"), as: "plugins/0-faults.so")
-        var configuration = PluginHost.Configuration(
-            pluginsDirectory: dir.file("plugins"), dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache"))
-        configuration.isolation.plugins["fixture.isolation-faults"] = .isolated
-        configuration.isolation.restartBudget = RestartBudget(crashes: 1, window: .seconds(300))
-        let host = PluginHost(configuration: configuration)
+        let host = try faultsHost(in: dir, ["IsolationFaults"], crashes: 1)
         defer { host.shutdown() }
-        host.declare(Commands.self)
-        try host.start()
-        host.activateAll()
+        let file = dir.file("plugins/0-IsolationFaults.so")
         #expect(host.activePluginIDs == ["fixture.isolation-faults"])
 
         var meanwhile: String?

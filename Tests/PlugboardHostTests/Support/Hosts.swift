@@ -1,4 +1,5 @@
 import Foundation
+import Plugboard
 import PlugboardDemo
 import PlugboardHost
 
@@ -55,4 +56,22 @@ func realPath(_ path: String) -> String {
     guard let resolved = realpath(path, nil) else { return path }
     defer { free(resolved) }
     return String(cString: resolved)
+}
+
+/// A host on `dir/plugins`, holding the fixtures `names` (copied in that
+/// order, numbered so file-name order is theirs), with the IsolationFaults
+/// fixture isolated and quarantined after `crashes` crashes. Declares
+/// `Commands` only; started, every plugin activated.
+func faultsHost(in dir: TemporaryDirectory, _ names: [String], crashes: Int) throws -> PluginHost {
+    try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    for (index, name) in names.enumerated() { _ = try dir.copy(Fixtures.library(name), as: "plugins/\(index)-\(name).so") }
+    var configuration = PluginHost.Configuration(
+        pluginsDirectory: dir.file("plugins"), dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache"))
+    configuration.isolation.plugins["fixture.isolation-faults"] = .isolated
+    configuration.isolation.restartBudget = RestartBudget(crashes: crashes, window: .seconds(300))
+    let host = PluginHost(configuration: configuration)
+    host.declare(Commands.self)
+    try host.start()
+    host.activateAll()
+    return host
 }
