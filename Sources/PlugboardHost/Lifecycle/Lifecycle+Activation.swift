@@ -37,7 +37,9 @@ extension Lifecycle {
         // quarantined meanwhile is out), with the pending interfaces as the
         // table has them now.
         table.withLock { table in
-            let stillLive = started.filter { plugin in table.live.contains { $0.id == plugin.id && $0.generation == plugin.generation } }
+            // The table's entries, not the copies above: a published point's
+            // providers may have joined them meanwhile.
+            let stillLive = table.live.filter { plugin in started.contains { $0.id == plugin.id && $0.generation == plugin.generation } }
             registry.replaceProviders(
                 of: Set(started.map(\.id)), with: stillLive.flatMap(\.providers), pending: table.pendingInterfaces)
         }

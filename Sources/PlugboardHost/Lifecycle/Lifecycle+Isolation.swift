@@ -89,13 +89,24 @@ extension Lifecycle {
             guard let index = table.live.firstIndex(where: { $0.id == id && $0.generation == generation }) else { return nil }
             let current = table.live.remove(at: index)
             table.stopActive(id, .quarantined(path: current.path, quarantine: quarantine))
+            // This generation's providers only: a reload may have published the next.
+            registry.removeProviders(of: id, generation: generation)
             return current
         }
         guard let current else { return }
-        registry.replaceProviders(of: [id], with: [])
         services.retire(id, generation: generation)
         catalog.quarantineInCache(path: current.path, identity: current.identity, quarantine)
-        stopDependents(ofQuarantined: id, .quarantined(path: current.path, quarantine: quarantine))
+        // The plugins that require it stop in the work, never beside a
+        // reload or start: at once when this thread is the work's or the work
+        // is free, else on a thread of its own once the work is done.
+        let error = PluginLoadError.quarantined(path: current.path, quarantine: quarantine)
+        if work.isCurrentThread {
+            stopDependents(ofQuarantined: id, error)
+        } else if work.runIfFree({ _ in stopDependents(ofQuarantined: id, error) }) == nil {
+            startDetachedThread { [weak self] in
+                self?.work.run { shutDown in if !shutDown { self?.stopDependents(ofQuarantined: id, error) } }
+            }
+        }
     }
 
     /// A fail-open plugin went down (its providers of fail-open points are

@@ -31,10 +31,14 @@ extension Lifecycle {
             updated.append(plugin)
         }
         table.withLock { table in
+            // Only the generations still live: one reloaded meanwhile keeps its new providers.
+            var replaced: [LivePlugin] = []
             for plugin in updated {
-                if let index = table.live.firstIndex(where: { $0.id == plugin.id && $0.generation == plugin.generation }) { table.live[index] = plugin }
+                guard let index = table.live.firstIndex(where: { $0.id == plugin.id && $0.generation == plugin.generation }) else { continue }
+                table.live[index] = plugin
+                replaced.append(plugin)
             }
-            registry.replaceProviders(of: Set(updated.map(\.id)), with: updated.flatMap(\.providers), pending: table.pendingInterfaces)
+            registry.replaceProviders(of: Set(replaced.map(\.id)), with: replaced.flatMap(\.providers), pending: table.pendingInterfaces)
         }
     }
 }

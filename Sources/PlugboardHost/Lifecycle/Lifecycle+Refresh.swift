@@ -37,23 +37,28 @@ extension Lifecycle {
     /// require them (`dependency-missing`).
     func retire(_ plugins: [LivePlugin]) {
         guard !plugins.isEmpty else { return }
-        let ids = Set(plugins.map(\.id))
-        work.run { shutDown in
-            guard !shutDown else { return }
-            table.withLock { table in
-                table.live.removeAll { ids.contains($0.id) }
+        let retired = work.run { shutDown -> [LivePlugin] in
+            guard !shutDown else { return [] }
+            // The generations still live now: one reloaded since it was looked at is not this one.
+            let retired = table.withLock { table in
+                let current = table.live.filter { plugin in plugins.contains { $0.id == plugin.id && $0.generation == plugin.generation } }
+                let ids = Set(current.map(\.id))
+                table.live.removeAll { plugin in current.contains { $0.id == plugin.id && $0.generation == plugin.generation } }
                 registry.replaceProviders(of: ids, with: [], pending: table.pendingInterfaces)
+                return current
             }
-            for plugin in plugins.reversed() {
+            for plugin in retired.reversed() {
                 plugin.stop()
                 services.retire(plugin.id, generation: plugin.generation)
             }
-            table.withLock { $0.forgetRecords(of: Set(plugins.map(\.path))) }
-            // In the same work: no start sees the plugins that require them half stopped.
-            for plugin in plugins {
-                stopDependents(of: plugin.id, .dependency(.dependencyMissing, path: plugin.path, id: plugin.id,
-                    reason: "was removed: its file is gone"), gone: "removed (its file is gone)", code: .dependencyMissing)
-            }
+            table.withLock { $0.forgetRecords(of: Set(retired.map(\.path))) }
+            return retired
+        }
+        // After the work: the plugins that stop are announced (PluginStopped)
+        // to handlers that may ask the host for more.
+        for plugin in retired {
+            stopDependents(of: plugin.id, .dependency(.dependencyMissing, path: plugin.path, id: plugin.id,
+                reason: "was removed: its file is gone"), gone: "removed (its file is gone)", code: .dependencyMissing)
         }
     }
 }

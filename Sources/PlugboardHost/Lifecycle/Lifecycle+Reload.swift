@@ -122,8 +122,13 @@ extension Lifecycle {
         beforeActing(prepared.plan)
 
         // Dependents stop first, newest first, each with its state saved: no
-        // plugin keeps wiring to a generation that is going away.
-        let stopped = stopDependents(prepared.dependents)
+        // plugin keeps wiring to a generation that is going away. Those
+        // still live as planned (a quarantine in `beforeActing` may have
+        // stopped some already).
+        let dependents = table.withLock { table in
+            prepared.dependents.filter { plugin in table.live.contains { $0.id == plugin.id && $0.generation == plugin.generation } }
+        }
+        let stopped = stopDependents(dependents)
         let next = old.generation + 1
         // Until the switch, events and routes reach the old generation only.
         let staged = ServiceOwner(pluginID: id, generation: next)
@@ -158,7 +163,7 @@ extension Lifecycle {
         let refusals = Dictionary(uniqueKeysWithValues: prepared.plan.refusals.map { ($0.pluginID, $0.error) })
         let restarted = restartDependents(stopped, refusals: refusals)
         if let failed = restarted.first(where: { $0.error != nil && refusals[$0.pluginID] == nil }) {
-            _ = stopDependents(prepared.dependents.filter { plugin in restarted.contains { $0.pluginID == plugin.id && $0.error == nil } }
+            _ = stopDependents(dependents.filter { plugin in restarted.contains { $0.pluginID == plugin.id && $0.error == nil } }
                 .compactMap { plugin in livePlugin(plugin.id) })
             registry.replaceProviders(of: [id], with: old.providers)
             live.stop()

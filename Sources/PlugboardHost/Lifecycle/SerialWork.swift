@@ -43,6 +43,17 @@ final class SerialWork: Sendable {
         }
     }
 
+    /// Runs `body` now if no work is under way (nil otherwise, and `body`
+    /// does not run). The calling thread must not be inside the work.
+    func runIfFree<Result: Sendable>(_ body: (_ shutDown: inout Bool) -> Result) -> Result? {
+        precondition(!isCurrentThread, "runIfFree from inside the work")
+        return lock.withLockIfAvailable { shutDown in
+            worker.store(currentThreadIdentity(), ordering: .releasing)
+            defer { worker.store(0, ordering: .releasing) }
+            return body(&shutDown)
+        }
+    }
+
     /// Runs `body`, plugin code the lifecycle calls outside the work, with
     /// the calling thread marked as running it.
     func shielding<Result>(_ body: () throws -> Result) rethrows -> Result {

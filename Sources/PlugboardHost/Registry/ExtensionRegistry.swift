@@ -140,6 +140,16 @@ public final class ExtensionRegistry: Sendable {
         }
     }
 
+    /// Takes out the providers of generation `generation` of plugin `id`
+    /// only: a newer generation published meanwhile stays.
+    func removeProviders(of id: String, generation: Int) {
+        cell.update { old in
+            let kept = old.byInterface.values.joined().filter { $0.pluginID != id || $0.generation != generation }
+            return publishToHandles(RegistrySnapshot(
+                providers: Array(kept), points: points.withLock { $0 }, pending: old.pending, previous: old))
+        }
+    }
+
     private func rebuild() {
         cell.update { old in
             publishToHandles(RegistrySnapshot(
