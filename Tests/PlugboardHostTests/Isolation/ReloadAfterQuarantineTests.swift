@@ -36,3 +36,27 @@ import Testing
         #expect(again?.code == "duplicate-id")
     }
 }
+
+extension ReloadAfterQuarantineTests {
+    /// The same with plugins that build on it: the quarantine stops the one
+    /// that requires it (in the work, at once), the reload then stops and
+    /// starts again only the dependents still live (the optional one), and
+    /// the stopped one stays stopped.
+    @Test func aReloadAfterAQuarantineRestartsOnlyTheDependentsStillLive() throws {
+        let dir = try TemporaryDirectory()
+        let host = try faultsHost(in: dir, ["DepOnFaultsOptional", "DepOnFaults", "IsolationFaults"], crashes: 1)
+        defer { host.shutdown() }
+        #expect(host.activePluginIDs == ["fixture.isolation-faults", "fixture.dep.on-faults-optional", "fixture.dep.on-faults"])
+
+        let outcome = host.reload("fixture.isolation-faults", from: dir.file("plugins/2-IsolationFaults.so")) { _ in
+            let fault = host.registry.providers(of: Commands.self).first { $0.name == "fault" }
+            for _ in 0..<2 { _ = try? fault?.run(arguments: ["segv"]) }
+        }
+        #expect(outcome.result == .reloaded, "\(String(describing: outcome.error))")
+        #expect(outcome.dependents.map(\.pluginID) == ["fixture.dep.on-faults-optional"])
+        let required = host.records.first { $0.id == "fixture.dep.on-faults" }
+        #expect(required?.code == "dependency-quarantined")
+        #expect(Set(host.activePluginIDs) == ["fixture.isolation-faults", "fixture.dep.on-faults-optional"])
+        #expect(host.records.first { $0.id == "fixture.dep.on-faults-optional" }?.generation == 2)
+    }
+}
