@@ -77,6 +77,7 @@ extension Lifecycle {
         let gone = Set(refused.filter { FileIdentity.of(path: $0) == nil })
         return table.withLock { table in
             let forgotten = table.forget(changed: changed, gonePaths: gone)
+            guard !forgotten.isEmpty else { return forgotten }
             services.triggers.remove(Set(forgotten))
             registry.replaceProviders(of: [], with: [], pending: table.pendingInterfaces)
             return forgotten

@@ -180,7 +180,11 @@ extension Lifecycle {
         var record = prepared.record
         record.status = .active
         record.generation = next
-        table.withLock { $0.replaceGeneration(of: id, from: old.path, with: live, record: record) }
+        table.withLock { table in
+            guard table.replaceGeneration(of: id, from: old.path, with: live, record: record) else { return }
+            services.triggers.remove([id])
+            registry.replaceProviders(of: [], with: [], pending: table.pendingInterfaces)
+        }
         for refusal in prepared.plan.refusals { recordStopped(refusal.pluginID, refusal.error) }
         old.stop()
         timings.switch = lap()

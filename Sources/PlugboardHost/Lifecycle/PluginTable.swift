@@ -117,11 +117,19 @@ struct PluginTable: Sendable {
     /// claim. Also when the old generation was quarantined during the reload
     /// (its record failed, its claim dropped): the new one runs, and is the
     /// host's to stop.
-    mutating func replaceGeneration(of id: String, from oldPath: String, with live: LivePlugin, record: PluginRecord) {
+    /// True when a file with the same id, admitted by a discovery while the
+    /// claim was dropped, was refused here (`duplicate-id`).
+    mutating func replaceGeneration(of id: String, from oldPath: String, with live: LivePlugin, record: PluginRecord) -> Bool {
         if let index = self.live.firstIndex(where: { $0.id == id }) { self.live[index] = live } else { self.live.append(live) }
         let index = records.lastIndex { $0.id == id && $0.status == .active } ?? records.lastIndex { $0.path == oldPath }
         if let index { records[index] = record } else { records.append(record) }
         claimed[id] = record.path
+        guard let rival = available[id], rival.path != record.path else { return false }
+        available[id] = nil
+        if let index = records.lastIndex(where: { $0.path == rival.path && $0.status == .available }) {
+            records[index].fail(.duplicateID(path: rival.path, id: id, kept: record.path))
+        }
+        return true
     }
 
     /// A dependent restarted by a reload cascade runs as `generation`.

@@ -14,12 +14,16 @@ import Testing
         let file = dir.file("plugins/0-IsolationFaults.so")
         #expect(host.activePluginIDs == ["fixture.isolation-faults"])
 
-        var meanwhile: String?
+        var meanwhile: String?, rival: PluginStatus?
         let outcome = host.reload("fixture.isolation-faults", from: file) { _ in
             let fault = host.registry.providers(of: Commands.self).first { $0.name == "fault" }
             for _ in 0..<2 { _ = try? fault?.run(arguments: ["segv"]) }
             meanwhile = host.records.first { $0.id == "fixture.isolation-faults" }?.code
+            // With the id unclaimed, a discovery now admits another file of it.
+            _ = try? dir.copy(Fixtures.library("IsolationFaults"), as: "plugins/1-rival.so")
+            rival = (try? host.discover())?.first { $0.path.hasSuffix("1-rival.so") }?.status
         }
+        #expect(rival == .available)
         // The old generation was quarantined while the reload was under way.
         #expect(meanwhile == "isolated-crash-loop")
         #expect(outcome.result == .reloaded, "\(String(describing: outcome.error))")
@@ -30,9 +34,11 @@ import Testing
         let fault = try #require(host.registry.providers(of: Commands.self).first { $0.name == "fault" })
         #expect(try fault.run(arguments: ["echo", "new"]) == "new")
 
-        // Its id is still claimed: the same plugin under another name is a duplicate.
-        _ = try dir.copy(Fixtures.library("IsolationFaults"), as: "plugins/1-again.so")
-        let again = try host.discover().first { $0.path.hasSuffix("1-again.so") }
+        // The file admitted meanwhile gave way to the new generation, and the
+        // id is claimed again: the same plugin under another name is a duplicate.
+        #expect(host.records.first { $0.path.hasSuffix("1-rival.so") }?.code == "duplicate-id")
+        _ = try dir.copy(Fixtures.library("IsolationFaults"), as: "plugins/2-again.so")
+        let again = try host.discover().first { $0.path.hasSuffix("2-again.so") }
         #expect(again?.code == "duplicate-id")
     }
 }
