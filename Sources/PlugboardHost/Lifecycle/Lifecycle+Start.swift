@@ -18,23 +18,22 @@ extension Lifecycle {
         _ source: InProcessSource, path: String, identity: FileIdentity?, generation: Int, state: SavedState,
         activePlugins: Set<String>, interruptedStarts: Int? = nil
     ) -> Result<(live: LivePlugin, note: String?), PluginLoadError> {
+        let id = switch source {
+        case let .image(image): image.scan.id
+        case let .loaded(loaded): loaded.descriptor.id
+        }
         let date = Quarantine.now()
+        let note = { (phase: Quarantine.Phase) in
+            CrashJournal.Note(pluginID: id, path: path, identity: identity, phase: phase, date: date, interruptedStarts: interruptedStarts)
+        }
         let loaded: LoadedImage
         switch source {
         case let .loaded(image): loaded = image
         case let .image(image):
-            let note = CrashJournal.Note(
-                pluginID: image.scan.id, path: path, identity: identity, phase: .`init`, date: date, interruptedStarts: interruptedStarts)
-            let threadNote = CrashJournal.Note(
-                pluginID: image.scan.id, path: path, identity: identity, phase: .thread, date: date, interruptedStarts: interruptedStarts)
-            switch journal.record(note, { PluginLoader.load(image, environment: environment) { journal.registerImage($0, note: threadNote) } }) {
+            switch journal.record(note(.`init`), { PluginLoader.load(image, environment: environment) { journal.registerImage($0, note: note(.thread)) } }) {
             case let .success(success): loaded = success
             case let .failure(error): return .failure(error)
             }
-        }
-        let id = loaded.descriptor.id
-        let note = { (phase: Quarantine.Phase) in
-            CrashJournal.Note(pluginID: id, path: path, identity: identity, phase: phase, date: date, interruptedStarts: interruptedStarts)
         }
         var stateNote = state.note
         let defaults = journal.record(note(.`init`)) { loaded.factory.defaultConfiguration }

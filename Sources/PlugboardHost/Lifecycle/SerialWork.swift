@@ -36,22 +36,21 @@ final class SerialWork: Sendable {
     /// The calling thread must not be inside the work already (``isCurrentThread``).
     func run<Result: Sendable>(_ body: (_ shutDown: inout Bool) -> Result) -> Result {
         precondition(!isCurrentThread, "code the host runs while it starts or stops plugins (plugin code, a reload's beforeActing, an event or diagnostic handler) asked it to reload, refresh or shut down")
-        return lock.withLock { shutDown in
-            worker.store(currentThreadIdentity(), ordering: .releasing)
-            defer { worker.store(0, ordering: .releasing) }
-            return body(&shutDown)
-        }
+        return lock.withLock { shutDown in inside(&shutDown, body) }
     }
 
     /// Runs `body` now if no work is under way (nil otherwise, and `body`
     /// does not run). The calling thread must not be inside the work.
     func runIfFree<Result: Sendable>(_ body: (_ shutDown: inout Bool) -> Result) -> Result? {
         precondition(!isCurrentThread, "runIfFree from inside the work")
-        return lock.withLockIfAvailable { shutDown in
-            worker.store(currentThreadIdentity(), ordering: .releasing)
-            defer { worker.store(0, ordering: .releasing) }
-            return body(&shutDown)
-        }
+        return lock.withLockIfAvailable { shutDown in inside(&shutDown, body) }
+    }
+
+    /// `body` as the work, on this thread (the lock held).
+    private func inside<Result>(_ shutDown: inout Bool, _ body: (_ shutDown: inout Bool) -> Result) -> Result {
+        worker.store(currentThreadIdentity(), ordering: .releasing)
+        defer { worker.store(0, ordering: .releasing) }
+        return body(&shutDown)
     }
 
     /// Runs `body`, plugin code the lifecycle calls outside the work, with

@@ -132,28 +132,32 @@ public final class ExtensionRegistry: Sendable {
     /// Replaces every provider of `pluginIDs` with `providers`, in one step;
     /// `pending` (when given) replaces the interfaces available plugins provide.
     func replaceProviders(of pluginIDs: Set<String>, with providers: [RegisteredProvider], pending: Set<String>? = nil) {
-        // Points are read inside the update, so a concurrent declare() is never lost.
-        cell.update { old in
-            let kept = old.byInterface.values.joined().filter { !pluginIDs.contains($0.pluginID) }
-            return publishToHandles(RegistrySnapshot(
-                providers: Array(kept) + providers, points: points.withLock { $0 }, pending: pending ?? old.pending, previous: old))
-        }
+        update(pending: pending) { old in old.filter { !pluginIDs.contains($0.pluginID) } + providers }
     }
 
     /// Takes out the providers of generation `generation` of plugin `id`
     /// only: a newer generation published meanwhile stays.
     func removeProviders(of id: String, generation: Int) {
-        cell.update { old in
-            let kept = old.byInterface.values.joined().filter { $0.pluginID != id || $0.generation != generation }
-            return publishToHandles(RegistrySnapshot(
-                providers: Array(kept), points: points.withLock { $0 }, pending: old.pending, previous: old))
-        }
+        update { old in old.filter { $0.pluginID != id || $0.generation != generation } }
     }
 
     private func rebuild() {
+        update { old in Array(old) }
+    }
+
+    /// The providers of the snapshot in force, as read inside an update.
+    private typealias Current = FlattenSequence<Dictionary<String, [RegisteredProvider]>.Values>
+
+    /// One new snapshot: `providers` from the current ones, the declared
+    /// points read inside the update (so a concurrent declare() is never
+    /// lost), `pending` when given.
+    private func update(
+        pending: Set<String>? = nil, providers: (Current) -> [RegisteredProvider]
+    ) {
         cell.update { old in
             publishToHandles(RegistrySnapshot(
-                providers: Array(old.byInterface.values.joined()), points: points.withLock { $0 }, pending: old.pending, previous: old))
+                providers: providers(old.byInterface.values.joined()), points: points.withLock { $0 },
+                pending: pending ?? old.pending, previous: old))
         }
     }
 
