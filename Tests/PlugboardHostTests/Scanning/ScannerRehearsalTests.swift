@@ -5,8 +5,9 @@ import Testing
 
 /// A spare scanner rehearses a scan before it says hello:
 /// the rehearsal goes through the checks a real plugin does, and sends
-/// nothing of its own.
-@Suite struct ScannerRehearsalTests {
+/// nothing of its own. Serialized: two tests activate the rehearsal plugin
+/// in this process, and one of them counts those activations.
+@Suite(.serialized) struct ScannerRehearsalTests {
     @Test func theRehearsalPluginPassesEveryCheckARealPluginDoes() throws {
         let result = ScannerRehearsal.image(environment: .current)
         guard case let .success(image) = result else {
