@@ -10,7 +10,8 @@ struct HostParts {
     let lifecycle: Lifecycle
     let taint: HostTaint
 
-    init(_ configuration: PluginHost.Configuration) {
+    init(_ given: PluginHost.Configuration) {
+        var configuration = given
         let environment = HostEnvironment.current
         // Lookups and triggers reach the lifecycle through this link, joined
         // once below: the registry and services exist before the lifecycle.
@@ -34,6 +35,7 @@ struct HostParts {
                 directory: PrivateCopies.usableBase(configuration.paths.images, checksOwnership: checksOwnership, report: diagnostics.append),
                 checksOwnership: checksOwnership),
             recordsSHA256: configuration.recordsSHA256)
+        configuration.scanner = Self.sandboxed(configuration.scanner, copies: admission.copies, settingsFile: configuration.settings.file, taint: taint)
         catalog = Catalog(
             admission: admission,
             cache: RegistryCache(directory: state.path, environment: environment, isUsable: state.isTrusted),
@@ -44,6 +46,30 @@ struct HostParts {
             catalog: catalog, registry: registry, services: services, journal: journal, environment: environment,
             configuration: configuration, taint: taint)
         link.join(lifecycle)
+    }
+
+    /// `scanner` with the policy its processes get (when it has a sandbox):
+    /// they read the private copies and the settings file, and write only
+    /// the verification's scratch folder (both made before a scanner
+    /// starts, so their rules apply to a spare started before the first copy).
+    private static func sandboxed(_ scanner: ScannerSettings, copies: PrivateCopies, settingsFile: String?, taint: HostTaint) -> ScannerSettings {
+        guard let sandbox = scanner.sandbox else { return scanner }
+        var scanner = scanner
+        var policy = SandboxPolicy.scanner(copies: copies.directory, settingsFile: settingsFile, off: sandbox.layersOff)
+        let scratch = policy.writes[0]
+        scanner.preparePolicy = {
+            guard (try? copies.prepare()) != nil else { return }
+            _ = makeDirectories(scratch)
+        }
+        policy.reads += sandbox.grants.readPaths
+        policy.tcpConnect = sandbox.grants.tcpConnect.sorted()
+        policy.tcpBind = sandbox.grants.tcpBind.sorted()
+        policy.network = sandbox.grants.network
+        scanner.policy = policy
+        scanner.onSandboxGap = { gap in
+            taint.mark(HostTaint.scannerSandboxPartial, "its scanners run with their sandbox incomplete: \(gap)")
+        }
+        return scanner
     }
 
     /// The lock file in force: the configured one, else with signatures

@@ -30,6 +30,28 @@ int plugboard_spawn_scanner(const char *_Nonnull path, char *_Nullable const *_N
                             char *_Nullable const *_Nonnull envp, int *_Nonnull channel,
                             int *_Nonnull errors, pid_t *_Nonnull pid);
 
+// MARK: - Sandbox
+
+/// The environment variable carrying a child's sandbox policy (one
+/// `key=value` per line: read, write, tcp-connect, tcp-bind, network, off,
+/// file-size, cpu-seconds, address-space, descriptors). Removed once read.
+#define PLUGBOARD_SANDBOX_VARIABLE "PLUGBOARD_SANDBOX"
+/// O_PATH (Swift's Glibc module is not built with _GNU_SOURCE).
+extern const int plugboard_open_path;
+/// The notice kind of a refused system call on an isolated child's log pipe.
+#define PLUGBOARD_NOTICE_DENIED 5
+
+/// Applies the policy in PLUGBOARD_SANDBOX, if any, to this process: called
+/// from the pre-main constructor while the process has one thread. A refused
+/// call's name goes to `denial_fd` once, as a notice when `framed`, else as
+/// a line. Returns 0 when there was no policy or it was applied (see the
+/// report for which layers were reached), -1 when none was.
+int plugboard_sandbox_apply(int denial_fd, int framed);
+
+/// What the sandbox reached, one line each: `requested`, `landlock-abi N`,
+/// `reached LAYER`, `missing LAYER REASON`. NULL when no sandbox was asked for.
+const char *_Nullable plugboard_sandbox_report(void);
+
 // MARK: - Isolated plugin process
 
 /// The value of PLUGBOARD_SCANNER that starts an isolated plugin's child.

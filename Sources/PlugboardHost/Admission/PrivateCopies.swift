@@ -80,7 +80,7 @@ package struct PrivateCopies: Sendable {
 
     /// Writes `bytes` to a new file named after `label`; returns its path.
     package func write(_ bytes: [UInt8], label: String) throws(CopyError) -> String {
-        try prepareDirectory()
+        try prepare()
         let number = Self.counter.wrappingAdd(1, ordering: .relaxed).newValue
         let safe = String(label.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? $0 : "_" })
         let target = "\(directory)/\(number)-\(UInt32.random(in: 0...UInt32.max))-\(safe)"
@@ -89,8 +89,9 @@ package struct PrivateCopies: Sendable {
         return target
     }
 
-    /// Creates the directory if needed and checks who can write it.
-    private func prepareDirectory() throws(CopyError) {
+    /// Creates the directory if needed and checks who can write it (also
+    /// before a sandboxed scanner starts: its rules name the directory).
+    func prepare() throws(CopyError) {
         if let failed = lock.makeOnce(directory) { throw CopyError(reason: failed) }
         var ownership = OwnershipCheck()
         if checksOwnership, let problem = ownership.problem(folder: directory) {
@@ -120,7 +121,7 @@ package struct PrivateCopies: Sendable {
     /// folders (of files given by path) hold libraries of one name: the same
     /// bytes are kept, other admitted bytes replace them.
     func install(_ bytes: [UInt8], as name: String) throws(CopyError) -> String {
-        try prepareDirectory()
+        try prepare()
         let target = directory + "/" + name
         if try create(target, with: bytes) { return target }
         let fd = open(target, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)

@@ -11,14 +11,21 @@ extension PluginHost.Configuration {
     }
 
     /// Where plugin `id`'s code runs: ``Isolation/plugins``, else the
-    /// settings file's `"isolated"`, else ``Isolation/others``.
+    /// settings file's `"isolated"` and `"sandboxed"` over
+    /// ``Isolation/others``. A sandbox implies a child; `"isolated": false`
+    /// means in process, so no sandbox either.
     func isolation(of id: String) -> PluginIsolation {
         if let chosen = isolation.plugins[id] { return chosen }
-        if let isolated = settings.plugins[id]?.isolated {
-            var chosen = isolation.others
-            chosen.isolated = isolated
-            return chosen
+        var chosen = isolation.others
+        let plugin = settings.plugins[id]
+        if let sandboxed = plugin?.sandboxed {
+            chosen.sandbox = sandboxed ? chosen.sandbox ?? PluginSandbox() : nil
+            chosen.isolated = sandboxed || chosen.isolated
         }
-        return isolation.others
+        if let isolated = plugin?.isolated {
+            chosen.isolated = isolated
+            if !isolated { chosen.sandbox = nil }
+        }
+        return chosen
     }
 }

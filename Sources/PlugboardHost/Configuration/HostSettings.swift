@@ -16,6 +16,7 @@ import Plugboard
 ///       "enabled": true,
 ///       "deniedServices": ["plugboard.storage"],
 ///       "isolated": true,
+///       "sandboxed": true,
 ///       "config": { "currency": "EUR" }
 ///     }
 ///   }
@@ -33,12 +34,19 @@ public struct HostSettings: Sendable {
         /// Whether the plugin runs in a child process (nil: the host decides;
         /// see ``PluginHost/Configuration/Isolation``).
         public var isolated: Bool?
+        /// Whether the plugin runs in a sandboxed child (nil: the host
+        /// decides; `true` implies a child; see ``PluginSandbox``).
+        public var sandboxed: Bool?
 
-        public init(enabled: Bool = true, deniedServices: Set<String> = [], overrides: [String: ConfigValue] = [:], isolated: Bool? = nil) {
+        public init(
+            enabled: Bool = true, deniedServices: Set<String> = [], overrides: [String: ConfigValue] = [:], isolated: Bool? = nil,
+            sandboxed: Bool? = nil
+        ) {
             self.enabled = enabled
             self.deniedServices = deniedServices
             self.overrides = overrides
             self.isolated = isolated
+            self.sandboxed = sandboxed
         }
     }
 
@@ -107,6 +115,8 @@ public struct HostSettings: Sendable {
                 settings.enabled = enabled
             case let ("isolated", .bool(isolated)):
                 settings.isolated = isolated
+            case let ("sandboxed", .bool(sandboxed)):
+                settings.sandboxed = sandboxed
             case let ("deniedServices", .array(items)):
                 for item in items {
                     guard case let .string(service) = item else {
@@ -125,12 +135,12 @@ public struct HostSettings: Sendable {
                 }
             case ("enabled", _):
                 report(.error, "config-invalid-type", "must be a boolean, found \(value.typeName)\(value.configValue.map { " \($0)" } ?? ""); the plugin stays enabled", keyPath: "\(path).enabled")
-            case ("isolated", _):
-                report(.error, "config-invalid-type", "must be a boolean, found \(value.typeName)\(value.configValue.map { " \($0)" } ?? ""); the host's default applies", keyPath: "\(path).isolated")
+            case ("isolated", _), ("sandboxed", _):
+                report(.error, "config-invalid-type", "must be a boolean, found \(value.typeName)\(value.configValue.map { " \($0)" } ?? ""); the host's default applies", keyPath: "\(path).\(key)")
             case ("deniedServices", _), ("config", _):
                 report(.error, "config-invalid-type", "must be \(key == "config" ? "an object" : "an array of service ids"), found \(value.typeName)", keyPath: "\(path).\(key)")
             default:
-                report(.warning, "config-unknown-key", "unknown key '\(key)' (known: enabled, deniedServices, isolated, config); ignored", keyPath: "\(path).\(key)")
+                report(.warning, "config-unknown-key", "unknown key '\(key)' (known: enabled, deniedServices, isolated, sandboxed, config); ignored", keyPath: "\(path).\(key)")
             }
         }
         return settings

@@ -8,8 +8,10 @@ public struct TaintEntry: Sendable, Codable, Equatable {
     /// `directory-checks-off` (plugin files admitted without the ownership
     /// and permission checks), `unsigned-set` (a file admitted under a lock
     /// file whose signature did not hold, where signatures are only
-    /// preferred) or `dev-build-loaded` (`plugboard dev` loaded a rebuilt
-    /// plugin file during its session).
+    /// preferred), `dev-build-loaded` (`plugboard dev` loaded a rebuilt
+    /// plugin file during its session) or `sandbox-partial` (a sandboxed
+    /// plugin started best effort without every layer) or
+    /// `scanner-sandbox-partial` (scanners ran without every layer).
     public let code: String
     public let reason: String
 }
@@ -19,6 +21,8 @@ final class HostTaint: Sendable {
     static let directoryChecksOff = "directory-checks-off"
     static let devBuildLoaded = "dev-build-loaded"
     static let unsignedSet = "unsigned-set"
+    static let sandboxPartial = "sandbox-partial"
+    static let scannerSandboxPartial = "scanner-sandbox-partial"
 
     private let entries = Mutex<[TaintEntry]>([])
     /// Where the host's diagnostics go (shared with the parts made beside it).

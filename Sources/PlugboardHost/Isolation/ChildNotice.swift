@@ -1,3 +1,4 @@
+import CPlugboardHost
 @_spi(PlugboardHost) import Plugboard
 import Synchronization
 #if canImport(Glibc)
@@ -16,6 +17,9 @@ enum ChildNotice {
     case publish(CrossingEvent)
     /// A diagnostic of the child's services (a configuration override, a quota).
     case diagnostic(IsolationProtocol.Diagnostic)
+    /// The child's sandbox refused a system call (written by its SIGSYS
+    /// handler in `sandbox.c`, once per call).
+    case denied(String)
 
     /// Longer log messages are cut.
     static let maximumMessage = 3_000
@@ -34,6 +38,8 @@ enum ChildNotice {
             event.encode(into: &body)
         case let .diagnostic(diagnostic):
             body = [4] + ((try? CompactEncoder().encode(diagnostic)) ?? [])
+        case let .denied(call):
+            body = [UInt8(PLUGBOARD_NOTICE_DENIED)] + Array(call.utf8)
         }
         var frame: [UInt8] = []
         withUnsafeBytes(of: UInt32(body.count).littleEndian) { frame += $0 }
@@ -62,6 +68,7 @@ enum ChildNotice {
             case 4:
                 guard let diagnostic = try? CompactDecoder().decode(IsolationProtocol.Diagnostic.self, from: payload) else { return false }
                 body(.diagnostic(diagnostic))
+            case UInt8(PLUGBOARD_NOTICE_DENIED): body(.denied(String(decoding: payload, as: UTF8.self)))
             default: return false
             }
         }

@@ -16,8 +16,11 @@ import Glibc
 @_cdecl("plugboard_isolated_main")
 @usableFromInline
 func plugboardIsolatedMain(_ requests: Int32, _ replies: Int32, _ log: Int32) -> Never {
-    var noCore = rlimit(rlim_cur: 0, rlim_max: 0)
-    setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &noCore)
+    // A sandbox's constructor set the limits already (its seccomp layer refuses setting them).
+    if SandboxReport.current == nil {
+        var noCore = rlimit(rlim_cur: 0, rlim_max: 0)
+        setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &noCore)
+    }
     let child = IsolatedChild(channel: FrameChannel(input: requests, output: replies), log: log)
     child.watchHost(requests)
     Task.detached { await child.run() }
@@ -115,7 +118,15 @@ final class IsolatedChild: @unchecked Sendable {
         guard request.sdkABI == [environment.sdkABI.major, environment.sdkABI.minor] else {
             fail(sequence, "isolation-handshake-failed", "the host was built with SDK ABI \(request.sdkABI.map(String.init).joined(separator: ".")), this program with \(environment.sdkABI): ScannerSettings.executable must be built with the host's SDK")
         }
-        applyLimits(request.limits)
+        let sandbox = SandboxReport.current
+        if let wanted = request.sandbox {
+            let unmet = (sandbox ?? SandboxReport()).unmet(wanted.needed)
+            if wanted.required && !unmet.isEmpty {
+                fail(sequence, "sandbox-unavailable", "\(request.path): plugin \(request.pluginID) must run sandboxed and its child did not reach \(unmet.map { "\($0.layer) (\($0.reason))" }.joined(separator: "; ")); nothing of the plugin ran. Fix: run the host on a kernel with Landlock and seccomp (docs/sandbox.md, \"Checking a machine\"), or let it start with what this machine offers (PluginSandbox.Enforcement.bestEffort; the host is then tainted)")
+            }
+        } else {
+            applyLimits(request.limits)
+        }
         let fd = open(request.file, O_RDONLY | O_CLOEXEC)
         let bytes = fd >= 0 ? readToEnd(fd) : nil
         if fd >= 0 { close(fd) }
@@ -166,7 +177,7 @@ final class IsolatedChild: @unchecked Sendable {
             fail(sequence, "activate-failed", "\(request.path): activate of plugin \(request.pluginID) threw: \(error)")
         }
         plugin = instance
-        var reply = IsolationProtocol.StartReply(providers: [], subscriptions: [], stateNote: stateNote)
+        var reply = IsolationProtocol.StartReply(providers: [], subscriptions: [], stateNote: stateNote, sandbox: sandbox)
         let contributions = instance.contributions()
         for crossing in crossings {
             guard contributions.contains(where: { $0.interfaceID == crossing.interfaceID }) else {

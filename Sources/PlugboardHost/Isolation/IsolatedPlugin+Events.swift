@@ -28,6 +28,9 @@ extension IsolatedPlugin {
         case let .diagnostic(diagnostic):
             launch.report(HostDiagnostic(diagnostic.error ? .error : .warning, code: .init(diagnostic.code), message: diagnostic.message,
                                          file: diagnostic.keyPath == nil ? nil : launch.request.settingsFile, keyPath: diagnostic.keyPath, plugin: pluginID))
+        case let .denied(call):
+            launch.report(HostDiagnostic(.warning, code: "sandbox-denied",
+                message: "its sandbox refused the system call \(TerminalText.escaped(call, limit: 100)) (the call failed with EPERM); if the plugin needs it, it cannot run sandboxed", plugin: pluginID))
         }
     }
 

@@ -46,6 +46,8 @@ final class IsolatedPlugin: Sendable {
         var provided: [IsolationProtocol.StartReply.Provider] = []
         /// Restarts that failed in a row (backs off fail-open restarts).
         var failedRestarts = 0
+        /// What the running child's sandbox reached.
+        var sandbox: SandboxReport?
     }
 
     let pluginID: String
@@ -81,7 +83,13 @@ final class IsolatedPlugin: Sendable {
 
     var status: IsolationStatus {
         state.withLock { state in
-            IsolationStatus(mode: "isolated", state: state.phase.rawValue, pid: state.phase == .running ? state.child?.pid : nil, restarts: state.restarts)
+            var status = IsolationStatus(
+                mode: launch.request.sandbox == nil ? "isolated" : "sandboxed", state: state.phase.rawValue,
+                pid: state.phase == .running ? state.child?.pid : nil, restarts: state.restarts)
+            if let needed = launch.request.sandbox?.needed, let report = state.sandbox {
+                status.sandbox = SandboxStatus(report, needed: needed)
+            }
+            return status
         }
     }
 
@@ -104,6 +112,7 @@ final class IsolatedPlugin: Sendable {
                 state.child = child
                 state.phase = .running
                 state.provided = reply.providers
+                state.sandbox = reply.sandbox
             }
             announce(.started, pid: child.pid, "its child process \(child.pid) started")
             var providers: [RegisteredProvider] = []
@@ -319,6 +328,7 @@ final class IsolatedPlugin: Sendable {
                 state.phase = .running
                 state.restarts += 1
                 state.failedRestarts = 0
+                state.sandbox = reply.sandbox
                 return (state.restarts, .running, state.provided)
             }
             guard phase == .running else {

@@ -7,7 +7,7 @@
 /// method and argument bytes, so the child decodes no header it need not.
 enum IsolationProtocol {
     /// Raised when either side's messages change shape.
-    static let version = 1
+    static let version = 2
     /// The largest frame either side accepts (a bigger one is a protocol
     /// violation: the child is killed). Above the 1 MiB calls the bench makes.
     static let maximumFrame = 64 << 20
@@ -40,6 +40,15 @@ enum IsolationProtocol {
         var state: [UInt8]?
         /// The plugins active in the host when it starts (`PluginContext.hasPlugin`).
         var activePlugins: [String]
+        /// What the child's sandbox must reach (nil: not sandboxed).
+        var sandbox: Sandbox?
+
+        struct Sandbox: Codable, Sendable {
+            /// The layers the guarantees need.
+            var needed: [String]
+            /// Refuse to start when one is missing (else start and report).
+            var required: Bool
+        }
 
         struct Point: Codable, Sendable {
             var interfaceID: String
@@ -63,6 +72,8 @@ enum IsolationProtocol {
         var subscriptions: [String]
         /// Whether the old generation's state was restored, and how (for a reload).
         var stateNote: String?
+        /// What the child's sandbox reached (nil: none was asked for).
+        var sandbox: SandboxReport?
 
         struct Provider: Codable {
             var interfaceID: String

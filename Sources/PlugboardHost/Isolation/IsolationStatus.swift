@@ -1,6 +1,6 @@
 /// What `plugboard list` and `inspect` show of a plugin's isolation.
 public struct IsolationStatus: Sendable, Equatable, Codable {
-    /// `in-process` or `isolated`.
+    /// `in-process`, `isolated` or `sandboxed`.
     public let mode: String
     /// `not-started`, `running`, `down` (crashed; restarted on the next call),
     /// `quarantined` or `stopped`.
@@ -9,4 +9,6 @@ public struct IsolationStatus: Sendable, Equatable, Codable {
     public let pid: Int32?
     /// Children started after a crash.
     public let restarts: Int
+    /// What the running child's sandbox reached (nil: not sandboxed, or no child yet).
+    public var sandbox: SandboxStatus?
 }

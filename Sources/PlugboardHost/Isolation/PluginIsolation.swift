@@ -23,14 +23,21 @@ public struct PluginIsolation: Sendable, Equatable {
     public var isolated: Bool
     /// The child's limits (ignored in process).
     public var limits: Limits
+    /// The child's sandbox (docs/sandbox.md); nil: a plain child, with the
+    /// host's user and rights. A sandbox implies a child.
+    public var sandbox: PluginSandbox?
 
     /// In the host's process.
     public static let inProcess = PluginIsolation(isolated: false)
     /// In a child process with the default limits.
     public static let isolated = PluginIsolation(isolated: true)
+    /// In a sandboxed child process: the default limits, no grants, every
+    /// layer required.
+    public static let sandboxed = PluginIsolation(isolated: true, sandbox: PluginSandbox())
 
-    public init(isolated: Bool, limits: Limits = Limits()) {
-        self.isolated = isolated
+    public init(isolated: Bool, limits: Limits = Limits(), sandbox: PluginSandbox? = nil) {
+        self.isolated = isolated || sandbox != nil
         self.limits = limits
+        self.sandbox = sandbox
     }
 }

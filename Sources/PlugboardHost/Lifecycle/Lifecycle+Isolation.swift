@@ -44,7 +44,16 @@ extension Lifecycle {
             return .failure(.isolationUnsupportedService(path: path, id: scan.id, service: service))
         }
         let quota = configuration.storageQuota
-        let request = IsolationProtocol.StartRequest(
+        var extraEnvironment = scanner.extraEnvironment
+        var sandbox: IsolationProtocol.StartRequest.Sandbox?
+        if let confinement = isolation.sandbox {
+            let policy = SandboxPolicy.child(
+                confinement, copy: image.checked.copy, settingsFile: configuration.settings.file,
+                storage: services.dataDirectory.map { FileKeyValueStore(root: $0, folder: scan.id) }, limits: isolation.limits, quota: quota)
+            extraEnvironment[SandboxPolicy.variable] = policy.encoded
+            sandbox = .init(needed: policy.neededLayers, required: confinement.enforcement == .required)
+        }
+        var request = IsolationProtocol.StartRequest(
             protocolVersion: IsolationProtocol.version, sdkABI: [environment.sdkABI.major, environment.sdkABI.minor],
             file: image.checked.copy, path: path, pluginID: scan.id, contentHash: ContentHash.text(image.checked.hash),
             points: points, deniedServices: denied.sorted(),
@@ -53,8 +62,9 @@ extension Lifecycle {
             quota: [quota.maximumBytes, quota.maximumKeys, quota.maximumValueBytes],
             limits: .init(cpuSeconds: isolation.limits.cpuSeconds, addressSpace: isolation.limits.addressSpace, descriptors: isolation.limits.descriptors),
             state: nil, activePlugins: activePlugins.sorted())
+        request.sandbox = sandbox
         let launch = IsolatedPlugin.Launch(
-            program: scanner.program, environmentNames: scanner.environment, extraEnvironment: scanner.extraEnvironment,
+            program: scanner.program, environmentNames: scanner.environment, extraEnvironment: extraEnvironment,
             request: request, crossings: crossings, policies: policies, budget: configuration.isolation.restartBudget,
             startTimeout: configuration.isolation.startTimeout, logSink: services.logSink, report: services.report,
             events: configuration.observability.isolationEvents, eventHub: services.events)
@@ -71,6 +81,12 @@ extension Lifecycle {
             onAvailability: { [weak self] available in self?.showIsolated(id, generation: generation, available) })
         switch plugin.start(state: state) {
         case let .success((providers, note)):
+            if let partial = plugin.status.sandbox, partial.level != "sandboxed" {
+                let gaps = partial.missing.joined(separator: "; ")
+                services.report(HostDiagnostic(.warning, code: "sandbox-partial",
+                    message: "started best effort with its sandbox incomplete: \(gaps)", plugin: id))
+                taint.mark(HostTaint.sandboxPartial, "plugin \(id) runs with its sandbox incomplete (\(gaps))")
+            }
             let live = LivePlugin(
                 id: id, path: path, generation: generation, running: .isolated(plugin), providers: providers,
                 version: scan.version, requires: scan.dependencies, image: image)
@@ -138,7 +154,7 @@ extension Lifecycle {
         }
         return isolation(of: id) == nil
             ? IsolationStatus(mode: "in-process", state: "not-started", pid: nil, restarts: 0)
-            : IsolationStatus(mode: "isolated", state: "not-started", pid: nil, restarts: 0)
+            : IsolationStatus(mode: isolation(of: id)?.sandbox == nil ? "isolated" : "sandboxed", state: "not-started", pid: nil, restarts: 0)
     }
 }
 

@@ -15,9 +15,11 @@ import Glibc
 @_cdecl("plugboard_scanner_main")
 @usableFromInline
 func plugboardScannerMain(_ channel: Int32) -> Never {
+    // A sandbox's constructor set them already (its seccomp layer refuses setting them).
+    let limited = SandboxReport.current?.reached.contains("limits") ?? false
     var noCore = rlimit(rlim_cur: 0, rlim_max: 0)
-    setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &noCore)
-    if plugboard_under_sanitizer() == 0 {
+    if !limited { setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &noCore) }
+    if plugboard_under_sanitizer() == 0 && !limited {
         // Far above what loading a plugin needs, far below what a runaway
         // allocation loop reaches before the time limit.
         var space = rlimit(rlim_cur: ScannerChild.addressSpaceLimit, rlim_max: ScannerChild.addressSpaceLimit)
@@ -31,7 +33,7 @@ func plugboardScannerMain(_ channel: Int32) -> Never {
         unsetenv(ScannerRehearsal.variable)
         ScannerChild(connection: connection, rehearsing: true).rehearse()
     }
-    child.send(ScannerMessage(kind: .hello, protocolVersion: ScannerMessage.protocolVersion))
+    child.send(ScannerMessage(kind: .hello, protocolVersion: ScannerMessage.protocolVersion, sandbox: SandboxReport.current))
     while let line = connection.readLine() {
         guard let request = try? JSONDecoder().decode(ScanRequest.self, from: Data(line)) else { break }
         child.scan(request)

@@ -1,3 +1,4 @@
+import CPlugboardHost
 import FoundationEssentials
 import Plugboard
 #if canImport(Glibc)
@@ -127,7 +128,9 @@ package struct FileKeyValueStore: KeyValueStore {
         if create, let failed = makeDirectories(root) {
             throw .notWritable(path: failed.path, reason: String(cString: strerror(failed.errno)))
         }
-        let base = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        // O_PATH: only a place to open the folder from (a sandboxed child
+        // has rights in its own folder, not in the data directory).
+        let base = open(root, plugboard_open_path | O_DIRECTORY | O_CLOEXEC)
         guard base >= 0 else {
             if errno == ENOENT && !create { return nil }
             throw .notWritable(path: root, reason: String(cString: strerror(errno)))

@@ -43,10 +43,23 @@ enum PluginsOption {
     static let isolateAll = CommandSpec.Option(
         long: "--isolate-all", help: "Run every plugin in a child process of its own (unless the --config file says \"isolated\": false for it).")
 
+    static let sandbox = CommandSpec.Option(
+        long: "--sandbox", valueName: "ids",
+        help: "Run these plugins (comma-separated ids) each in a sandboxed child: only the runtime, its own storage and the host's services (docs/sandbox.md). Refused with sandbox-unavailable where this machine cannot hold every layer.")
+    static let sandboxAll = CommandSpec.Option(
+        long: "--sandbox-all", help: "Run every plugin in a sandboxed child (unless the --config file says \"sandboxed\": false for it).")
+    static let sandboxBestEffort = CommandSpec.Option(
+        long: "--sandbox-best-effort", help: "Start sandboxed plugins with the layers this machine offers, report the gap and taint the host, instead of refusing them.")
+
+    static let scannerSandbox = CommandSpec.Option(
+        long: "--scanner-sandbox", valueName: "mode",
+        help: "The scanners' sandbox: best-effort (default: the layers this machine offers, a gap reported and the host tainted), required (scan nothing where a layer is missing) or off (not advised).")
+
     /// What every command that starts a host accepts: configuration, data,
     /// cache and scan limit.
     static let host: [CommandSpec.Option] = [
-        config, data, cache, scanTimeout, locked, requireSignatures, trustedKey, channel, isolate, isolateAll, allowUnsafe,
+        config, data, cache, scanTimeout, locked, requireSignatures, trustedKey, channel, isolate, isolateAll, sandbox, sandboxAll,
+        sandboxBestEffort, scannerSandbox, allowUnsafe,
     ]
 
     /// The directory checks: on unless `--allow-unsafe-directories` or the environment turns them off.
@@ -59,6 +72,13 @@ enum PluginsOption {
     /// The host configuration from `--config` and `--data`.
     static func configuration(_ arguments: ParsedArguments, pluginsDirectory: String?, command: String, defaultData: String? = ".plugboard-data") throws(UsageError) -> PluginHost.Configuration {
         var scanner = ScannerSettings()
+        switch arguments.value(scannerSandbox.long) {
+        case nil, "best-effort"?: break
+        case "required"?: scanner.sandbox?.enforcement = .required
+        case "off"?: scanner.sandbox = nil
+        case let other?:
+            throw UsageError(message: "'--scanner-sandbox' takes best-effort, required or off, got '\(other)'", command: command)
+        }
         if let text = arguments.value(scanTimeout.long) {
             guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {
                 throw UsageError(message: "'--scan-timeout' takes seconds between 0 and 3600, got '\(text)'", command: command)
@@ -92,6 +112,16 @@ enum PluginsOption {
                 throw UsageError(message: "'--isolate' takes plugin ids separated by commas, got '\(ids)'", command: command)
             }
             for id in list { configuration.isolation.plugins[id] = .isolated }
+        }
+        var sandboxed = PluginIsolation.sandboxed
+        if arguments.flag(sandboxBestEffort.long) { sandboxed.sandbox?.enforcement = .bestEffort }
+        if arguments.flag(sandboxAll.long) { configuration.isolation.others = sandboxed }
+        if let ids = arguments.value(sandbox.long) {
+            let list = ids.split(separator: ",").map { $0.trimmingBlanks() }
+            guard !list.isEmpty, list.allSatisfy({ !$0.isEmpty }) else {
+                throw UsageError(message: "'--sandbox' takes plugin ids separated by commas, got '\(ids)'", command: command)
+            }
+            for id in list { configuration.isolation.plugins[id] = sandboxed }
         }
         // What an isolated plugin prints reaches the user as it happens,
         // on stderr, marked with the plugin's id.

@@ -189,8 +189,12 @@ import Testing
     }
 
     /// What the probe fixture's constructor saw in the scanner (its
-    /// `scan-probe` file, written beside the private copy it was loaded from).
-    static func probe(_ settings: ScannerSettings = ScannerSettings()) throws -> [String] {
+    /// `scan-probe` file, written beside the private copy it was loaded
+    /// from: the scanner runs without its sandbox, which would refuse that
+    /// write; SandboxTests cover the sandboxed scanner).
+    static func probe(_ given: ScannerSettings = ScannerSettings()) throws -> [String] {
+        var settings = given
+        settings.sandbox = nil
         let dir = try TemporaryDirectory()
         try dir.copy(Fixtures.library("ScanProbe"), as: "probe.so")
         let images = try TemporaryDirectory(), cache = try TemporaryDirectory()
@@ -221,7 +225,7 @@ import Testing
         chmod(runtime.path, 0o700)
         // The command runs once discovery (the probe's scan among it) is done.
         try runUntilLingeringThenKill(
-            ["run", "linger", "--plugins", dir.path, "--config", config, "--cache", work.file("cache"), "--data", work.file("data")],
+            ["run", "linger", "--plugins", dir.path, "--config", config, "--cache", work.file("cache"), "--data", work.file("data"), "--scanner-sandbox", "off"],
             environment: environment.merging(["XDG_RUNTIME_DIR": runtime.path, "TMPDIR": runtime.path]) { $1 }, work: work)
         let files = FileManager.default.enumerator(atPath: runtime.path)?.compactMap { $0 as? String } ?? []
         let seen = try #require(files.first { $0.hasSuffix("scan-probe") }, "the probe's constructor ran in the child host's scanner")

@@ -239,7 +239,7 @@ private struct Pool {
             started = waiting
         } else {
             do {
-                started = try StartedScanner.start(executable, passing: settings.environment, adding: settings.extraEnvironment)
+                started = try StartedScanner.start(executable, passing: settings.environment, adding: settings.childEnvironment())
             } catch {
                 unavailable = error.reason
                 return nil
@@ -340,6 +340,7 @@ private struct Pool {
         switch message.kind {
         case .hello:
             child.ready = message.protocolVersion == ScannerMessage.protocolVersion
+            if child.ready, let policy = settings.policy { checkSandbox(message.sandbox, policy: policy, of: child) }
         case .phase:
             if message.request == child.job { child.phase = message.phase }
         case .result:
@@ -355,6 +356,21 @@ private struct Pool {
             child.deadline = .now + .seconds(3600)
             if endsAtAnswers && !outcomes.contains(where: { $0 == nil }) { endInBackground(child) }
         }
+    }
+
+    /// A scanner whose sandbox missed a layer: reported (best effort), or
+    /// killed, and every scan unavailable (required).
+    private mutating func checkSandbox(_ report: SandboxReport?, policy: SandboxPolicy, of child: ScannerProcess) {
+        let unmet = (report ?? SandboxReport()).unmet(policy.neededLayers)
+        guard !unmet.isEmpty else { return }
+        let gap = unmet.map { "\($0.layer) (\($0.reason))" }.joined(separator: "; ")
+        guard settings.sandbox?.enforcement == .required else {
+            settings.onSandboxGap?(gap)
+            return
+        }
+        unavailable = "its scanner's sandbox is required and did not reach \(gap): nothing was scanned. Fix: run on a kernel with Landlock and seccomp (docs/sandbox.md, \"Checking a machine\"), or make the scanner's sandbox best effort (ScannerSettings.sandbox)"
+        child.ready = false
+        kill(-child.pid, SIGKILL)
     }
 
     private func drainErrors(_ child: ScannerProcess) {
@@ -409,7 +425,7 @@ private struct Pool {
         }
         if !child.ready {
             let how = timedOut ? "did not answer within \(settings.timeout)" : WaitStatus.describe(status)
-            unavailable = "\(executable) \(how) before saying hello\(tail.isEmpty ? "" : ": \(tail.joined(separator: " | "))")"
+            unavailable = unavailable ?? "\(executable) \(how) before saying hello\(tail.isEmpty ? "" : ": \(tail.joined(separator: " | "))")"
             if let index = child.job { outcomes[index] = .unavailable(unavailable!) }
         } else if let index = child.job {
             if child.isolated || child.served.isEmpty {

@@ -34,6 +34,8 @@ struct ScannerMessage: Codable {
     var plugin: ScannedPlugin?
     /// Set on a result for a refused one.
     var rejection: Rejection?
+    /// Set on a hello: what the scanner's sandbox reached.
+    var sandbox: SandboxReport?
 
     struct Rejection: Codable {
         let code: String

@@ -30,6 +30,21 @@ public struct ScannerSettings: Sendable {
     /// `PLUGBOARD_SCANNER` and `SWIFT_BACKTRACE` are set by the host and
     /// cannot be overridden here.
     public var extraEnvironment: [String: String]
+    /// The scanners' sandbox (docs/sandbox.md): the strongest this kernel
+    /// offers, with no grants, so a constructor that runs during a scan
+    /// cannot read the user's files, write outside the scanner's scratch
+    /// space or reach the network. Best effort by default: where a layer is
+    /// missing, scanning goes on, the gap is reported and the host tainted;
+    /// `.required` makes every scan `unavailable` there instead. nil: no
+    /// sandbox (not advised).
+    public var sandbox: PluginSandbox? = PluginSandbox(enforcement: .bestEffort)
+    /// The policy scanners get, set by the host from its folders.
+    var policy: SandboxPolicy?
+    /// Hears a scanner whose sandbox missed a layer (best effort).
+    var onSandboxGap: (@Sendable (String) -> Void)?
+    /// Makes the folders the policy names before a scanner starts (a rule
+    /// for a folder that does not exist yet is dropped).
+    var preparePolicy: (@Sendable () -> Void)?
 
     /// What scanners get by default: where programs and libraries are found
     /// (the scanner must load the same libraries as the host), the locale,
@@ -46,6 +61,15 @@ public struct ScannerSettings: Sendable {
         self.timeout = timeout
         self.parallelism = parallelism
         self.filesPerProcess = filesPerProcess
+    }
+
+    /// The variables a scanner gets with their values: ``extraEnvironment``
+    /// and its sandbox policy.
+    func childEnvironment() -> [String: String] {
+        if policy != nil { preparePolicy?() }
+        var environment = extraEnvironment
+        environment[SandboxPolicy.variable] = policy?.encoded
+        return environment
     }
 
     /// The program started as scanner: ``executable``, else this program.

@@ -98,7 +98,7 @@ private final class Core: Sendable {
             }
             if let request, state.withLock({ $0.waiting == nil }) {
                 let started = try? StartedScanner.start(
-                    request.program, passing: request.environment, adding: request.extraEnvironment, rehearsing: true)
+                    request.program, passing: request.environment, adding: request.childEnvironment(), rehearsing: true)
                 // Discarded meanwhile: ended here, not left for nobody to reap.
                 let unwanted = state.withLock { state -> StartedScanner? in
                     guard !state.stopping else { return started }

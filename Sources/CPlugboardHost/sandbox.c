@@ -1,0 +1,580 @@
+// The sandbox a child applies to itself before any plugin code runs.
+//
+// Called from the pre-main constructor (scanner.c) of a scanner or isolated
+// child, while the process has one thread: Landlock binds the calling thread
+// and its future threads only, and seccomp is installed with TSYNC anyway.
+// The policy comes from the host in PLUGBOARD_SANDBOX (one `key=value` per
+// line); what was reached is kept as text for the child's Swift code to
+// report (`plugboard_sandbox_report`). Layers, in order: limits, no new
+// privileges, capabilities dropped, Landlock (files, TCP ports, scopes),
+// seccomp (what Landlock does not see). See docs/sandbox.md.
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <linux/audit.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include "plugboard_host.h"
+
+// MARK: - Landlock, defined here (Debian 12's headers stop at ABI 2)
+
+struct pb_landlock_ruleset { uint64_t fs, net, scoped; };
+struct pb_landlock_path { uint64_t allowed; int32_t parent; } __attribute__((packed));
+struct pb_landlock_port { uint64_t allowed; uint64_t port; };
+#define PB_LANDLOCK_RULE_PATH 1
+#define PB_LANDLOCK_RULE_PORT 2
+#define PB_FS_EXECUTE (1ULL << 0)
+#define PB_FS_WRITE_FILE (1ULL << 1)
+#define PB_FS_READ_FILE (1ULL << 2)
+#define PB_FS_READ_DIR (1ULL << 3)
+#define PB_FS_REMOVE_DIR (1ULL << 4)
+#define PB_FS_REMOVE_FILE (1ULL << 5)
+#define PB_FS_MAKE_DIR (1ULL << 7)
+#define PB_FS_MAKE_REG (1ULL << 8)
+#define PB_FS_TRUNCATE (1ULL << 14)
+#define PB_NET_BIND_TCP (1ULL << 0)
+#define PB_NET_CONNECT_TCP (1ULL << 1)
+#define PB_SCOPE_ABSTRACT_UNIX (1ULL << 0)
+#define PB_SCOPE_SIGNAL (1ULL << 1)
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
+#define SYS_landlock_restrict_self 446
+#endif
+
+// Every file-system right of each ABI: an ABI's new rights are handled
+// (denied unless granted) as soon as the kernel knows them.
+static uint64_t fs_rights(int abi) {
+    uint64_t rights = (1ULL << 13) - 1;  // ABI 1: EXECUTE ... MAKE_SYM
+    if (abi >= 2) rights |= 1ULL << 13;  // REFER
+    if (abi >= 3) rights |= 1ULL << 14;  // TRUNCATE
+    if (abi >= 5) rights |= 1ULL << 15;  // IOCTL_DEV
+    return rights;
+}
+
+const int plugboard_open_path = O_PATH;
+
+// MARK: - The report
+
+static char report[2048];
+static size_t report_length;
+
+static void note(const char *format, ...) __attribute__((format(printf, 1, 2)));
+static void note(const char *format, ...) {
+    if (report_length >= sizeof report - 1) return;
+    va_list arguments;
+    va_start(arguments, format);
+    int written = vsnprintf(report + report_length, sizeof report - report_length, format, arguments);
+    va_end(arguments);
+    if (written > 0) report_length += (size_t)written;
+    if (report_length >= sizeof report) report_length = sizeof report - 1;
+}
+
+const char *plugboard_sandbox_report(void) { return report_length == 0 ? NULL : report; }
+
+// MARK: - The policy
+
+#define MAXIMUM_RULES 64
+struct policy {
+    const char *read[MAXIMUM_RULES];
+    int reads;
+    const char *write[MAXIMUM_RULES];
+    int writes;
+    uint16_t connect[MAXIMUM_RULES];
+    int connects;
+    uint16_t bind[MAXIMUM_RULES];
+    int binds;
+    int udp, network;
+    int off_landlock, off_seccomp, off_limits;
+    long long file_size, cpu_seconds, address_space, descriptors;
+    int denial_fd, denial_framed;
+};
+
+static int parse(char *text, struct policy *policy) {
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char *value = strchr(line, '=');
+        if (!value) return -1;
+        *value++ = 0;
+        if (strcmp(line, "read") == 0 && policy->reads < MAXIMUM_RULES) policy->read[policy->reads++] = value;
+        else if (strcmp(line, "write") == 0 && policy->writes < MAXIMUM_RULES) policy->write[policy->writes++] = value;
+        else if (strcmp(line, "tcp-connect") == 0 && policy->connects < MAXIMUM_RULES) policy->connect[policy->connects++] = (uint16_t)atoi(value);
+        else if (strcmp(line, "tcp-bind") == 0 && policy->binds < MAXIMUM_RULES) policy->bind[policy->binds++] = (uint16_t)atoi(value);
+        else if (strcmp(line, "network") == 0) {
+            if (strcmp(value, "udp") == 0) policy->udp = 1;
+            else if (strcmp(value, "all") == 0) policy->network = 1;
+            else return -1;
+        } else if (strcmp(line, "off") == 0) {
+            if (strcmp(value, "landlock") == 0) policy->off_landlock = 1;
+            else if (strcmp(value, "seccomp") == 0) policy->off_seccomp = 1;
+            else if (strcmp(value, "limits") == 0) policy->off_limits = 1;
+            else return -1;
+        } else if (strcmp(line, "file-size") == 0) policy->file_size = atoll(value);
+        else if (strcmp(line, "cpu-seconds") == 0) policy->cpu_seconds = atoll(value);
+        else if (strcmp(line, "address-space") == 0) policy->address_space = atoll(value);
+        else if (strcmp(line, "descriptors") == 0) policy->descriptors = atoll(value);
+        else return -1;
+    }
+    return 0;
+}
+
+// MARK: - Threads
+
+// Field 20 of /proc/self/stat, after the command name's closing parenthesis.
+static int thread_count(void) {
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    char buffer[1024];
+    ssize_t length = read(fd, buffer, sizeof buffer - 1);
+    close(fd);
+    if (length <= 0) return -1;
+    buffer[length] = 0;
+    char *field = strrchr(buffer, ')');
+    if (!field) return -1;
+    for (int index = 2; index < 20 && field; index++) field = strchr(field + 1, ' ');
+    return field ? atoi(field + 1) : -1;
+}
+
+// MARK: - Limits, privileges, capabilities
+
+// Set here, not by the child's Swift code: once seccomp is on, no limit
+// can be set (raising one is what it refuses).
+static int limit(int resource, long long value) {
+    if (value <= 0) return 0;
+    struct rlimit both = {(rlim_t)value, (rlim_t)value};
+    return setrlimit(resource, &both);
+}
+
+static int apply_limits(const struct policy *policy) {
+    struct rlimit none = {0, 0};
+    if (setrlimit(RLIMIT_CORE, &none) != 0) return -1;
+    return limit(RLIMIT_FSIZE, policy->file_size) | limit(RLIMIT_CPU, policy->cpu_seconds)
+        | limit(RLIMIT_AS, policy->address_space) | limit(RLIMIT_NOFILE, policy->descriptors);
+}
+
+// Empties every capability set, the bounding and ambient ones too: a root
+// host's child keeps the uid but not the powers (Landlock and seccomp
+// bind root as well).
+static int drop_capabilities(void) {
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    for (int capability = 0; capability <= 63; capability++) {
+        if (prctl(PR_CAPBSET_READ, capability, 0, 0, 0) < 0) break;
+        if (prctl(PR_CAPBSET_DROP, capability, 0, 0, 0) != 0 && errno != EINVAL) {
+            // Dropping needs CAP_SETPCAP: an ordinary user has nothing to drop.
+            if (prctl(PR_CAPBSET_READ, capability, 0, 0, 0) == 1 && geteuid() == 0) return -1;
+        }
+    }
+    struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+    memset(data, 0, sizeof data);
+    return (int)syscall(SYS_capset, &header, data);
+}
+
+// MARK: - Landlock
+
+static int add_path(int ruleset, const char *path, uint64_t rights, int abi) {
+    // A folder it may write is never reached through a link planted at its
+    // last component (the rule would follow it elsewhere).
+    int fd = open(path, O_PATH | O_CLOEXEC | (rights & PB_FS_WRITE_FILE && rights & PB_FS_MAKE_REG ? O_NOFOLLOW : 0));
+    if (fd < 0) return errno == ENOENT || errno == ENOTDIR || errno == EACCES ? 0 : -1;
+    struct stat info;
+    if (fstat(fd, &info) == 0 && S_ISLNK(info.st_mode)) {
+        close(fd);
+        return 0;
+    }
+    if (fstat(fd, &info) == 0 && !S_ISDIR(info.st_mode)) {
+        // A file takes file rights only.
+        rights &= PB_FS_EXECUTE | PB_FS_WRITE_FILE | PB_FS_READ_FILE | (abi >= 3 ? PB_FS_TRUNCATE : 0) | (abi >= 5 ? 1ULL << 15 : 0);
+    }
+    struct pb_landlock_path rule = {rights & fs_rights(abi), fd};
+    int result = (int)syscall(SYS_landlock_add_rule, ruleset, PB_LANDLOCK_RULE_PATH, &rule, 0);
+    close(fd);
+    return result;
+}
+
+struct mapped { int ruleset, abi, failed; };
+
+// Every object mapped now (the program, its libraries, the Swift runtime),
+// readable; and the runtime's own folder, where Foundation and the other
+// toolchain libraries a plugin may load later live.
+static int add_mapped(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    struct mapped *mapped = data;
+    const char *name = info->dlpi_name;
+    if (!name || name[0] != '/') return 0;
+    if (add_path(mapped->ruleset, name, PB_FS_READ_FILE, mapped->abi) != 0) mapped->failed = 1;
+    const char *base = strrchr(name, '/');
+    if (base && strncmp(base + 1, "libswiftCore.so", 15) == 0) {
+        char folder[PATH_MAX];
+        size_t length = (size_t)(base - name);
+        if (length < sizeof folder) {
+            memcpy(folder, name, length);
+            folder[length] = 0;
+            if (add_path(mapped->ruleset, folder, PB_FS_READ_FILE | PB_FS_READ_DIR, mapped->abi) != 0) mapped->failed = 1;
+        }
+    }
+    return 0;
+}
+
+static const char *const system_reads[] = {
+    "/usr/lib", "/lib", "/lib64", "/usr/lib64", "/etc/ld.so.cache", "/etc/localtime", "/usr/share/zoneinfo",
+    "/dev/urandom", "/dev/random", "/dev/zero", "/sys/devices/system/cpu", "/proc/sys/kernel/cap_last_cap", NULL,
+};
+
+static int apply_landlock(const struct policy *policy) {
+    int abi = (int)syscall(SYS_landlock_create_ruleset, NULL, 0, 1 /* LANDLOCK_CREATE_RULESET_VERSION */);
+    if (abi < 1) {
+        note("missing landlock the kernel has no Landlock (%s)\n", strerror(errno));
+        return -1;
+    }
+    note("landlock-abi %d\n", abi);
+    struct pb_landlock_ruleset attributes = {fs_rights(abi), 0, 0};
+    int network_rules = abi >= 4 && !policy->network;
+    if (network_rules) attributes.net = PB_NET_BIND_TCP | PB_NET_CONNECT_TCP;
+    if (abi >= 6) attributes.scoped = PB_SCOPE_ABSTRACT_UNIX | PB_SCOPE_SIGNAL;
+    size_t size = abi >= 6 ? sizeof attributes : abi >= 4 ? offsetof(struct pb_landlock_ruleset, scoped)
+                                                           : offsetof(struct pb_landlock_ruleset, net);
+    int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attributes, size, 0);
+    if (ruleset < 0) {
+        note("missing landlock the ruleset could not be created (%s)\n", strerror(errno));
+        return -1;
+    }
+    int failed = 0;
+    const uint64_t read = PB_FS_READ_FILE | PB_FS_READ_DIR;
+    for (const char *const *path = system_reads; *path; path++) failed |= add_path(ruleset, *path, read, abi) != 0;
+    // Its own /proc entries only (the runtime reads its maps and command line).
+    char self[32];
+    snprintf(self, sizeof self, "/proc/%d", (int)getpid());
+    failed |= add_path(ruleset, self, read, abi) != 0;
+    failed |= add_path(ruleset, "/dev/null", PB_FS_READ_FILE | PB_FS_WRITE_FILE, abi) != 0;
+    struct mapped mapped = {ruleset, abi, 0};
+    dl_iterate_phdr(add_mapped, &mapped);
+    char program[PATH_MAX];
+    ssize_t length = readlink("/proc/self/exe", program, sizeof program - 1);
+    if (length > 0) {
+        program[length] = 0;
+        failed |= add_path(ruleset, program, PB_FS_READ_FILE, abi) != 0;
+    }
+    failed |= mapped.failed;
+    for (int index = 0; index < policy->reads; index++) failed |= add_path(ruleset, policy->read[index], read, abi) != 0;
+    const uint64_t write = read | PB_FS_WRITE_FILE | PB_FS_REMOVE_FILE | PB_FS_REMOVE_DIR | PB_FS_MAKE_REG | PB_FS_MAKE_DIR | PB_FS_TRUNCATE;
+    for (int index = 0; index < policy->writes; index++) failed |= add_path(ruleset, policy->write[index], write, abi) != 0;
+    if (network_rules) {
+        for (int index = 0; index < policy->connects; index++) {
+            struct pb_landlock_port rule = {PB_NET_CONNECT_TCP, policy->connect[index]};
+            failed |= syscall(SYS_landlock_add_rule, ruleset, PB_LANDLOCK_RULE_PORT, &rule, 0) != 0;
+        }
+        for (int index = 0; index < policy->binds; index++) {
+            struct pb_landlock_port rule = {PB_NET_BIND_TCP, policy->bind[index]};
+            failed |= syscall(SYS_landlock_add_rule, ruleset, PB_LANDLOCK_RULE_PORT, &rule, 0) != 0;
+        }
+    }
+    if (failed) {
+        note("missing landlock a rule could not be added (%s)\n", strerror(errno));
+        close(ruleset);
+        return -1;
+    }
+    if (syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) {
+        note("missing landlock the ruleset could not be applied (%s)\n", strerror(errno));
+        close(ruleset);
+        return -1;
+    }
+    close(ruleset);
+    note("reached landlock\n");
+    if (network_rules) note("reached landlock-network\n");
+    else if (abi < 4) note("missing landlock-network Landlock ABI %d has no TCP port rules (4 has)\n", abi);
+    if (abi >= 6) note("reached landlock-scopes\n");
+    else note("missing landlock-scopes Landlock ABI %d has no signal scoping (6 has)\n", abi);
+    return 0;
+}
+
+// MARK: - seccomp
+
+#if defined(__x86_64__)
+#define PB_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define PB_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+// The calls refused whatever their arguments. A denylist, not an
+// allowlist: a plugin is arbitrary native code (docs/sandbox.md).
+struct denied_call { int number; const char *name; };
+static const struct denied_call denied_calls[] = {
+    {SYS_ptrace, "ptrace"}, {SYS_process_vm_readv, "process_vm_readv"}, {SYS_process_vm_writev, "process_vm_writev"},
+    {SYS_execve, "execve"}, {SYS_execveat, "execveat"}, {SYS_unshare, "unshare"}, {SYS_setns, "setns"},
+    {SYS_mount, "mount"}, {SYS_umount2, "umount2"}, {SYS_pivot_root, "pivot_root"}, {SYS_chroot, "chroot"},
+    {SYS_mknodat, "mknodat"}, {SYS_bpf, "bpf"}, {SYS_io_uring_setup, "io_uring_setup"},
+    {SYS_io_uring_enter, "io_uring_enter"}, {SYS_io_uring_register, "io_uring_register"},
+    {SYS_perf_event_open, "perf_event_open"}, {SYS_keyctl, "keyctl"}, {SYS_add_key, "add_key"},
+    {SYS_request_key, "request_key"}, {SYS_init_module, "init_module"}, {SYS_finit_module, "finit_module"},
+    {SYS_delete_module, "delete_module"}, {SYS_kexec_load, "kexec_load"}, {SYS_setrlimit, "setrlimit"},
+    {SYS_userfaultfd, "userfaultfd"}, {SYS_open_by_handle_at, "open_by_handle_at"}, {SYS_tkill, "tkill"},
+    {SYS_pidfd_open, "pidfd_open"}, {SYS_pidfd_getfd, "pidfd_getfd"}, {SYS_pidfd_send_signal, "pidfd_send_signal"},
+    {SYS_swapon, "swapon"}, {SYS_swapoff, "swapoff"}, {SYS_reboot, "reboot"}, {SYS_acct, "acct"},
+    {SYS_quotactl, "quotactl"}, {SYS_fanotify_init, "fanotify_init"}, {SYS_move_mount, "move_mount"},
+    {SYS_fsopen, "fsopen"}, {SYS_fsmount, "fsmount"}, {SYS_open_tree, "open_tree"},
+#ifdef SYS_fork
+    {SYS_fork, "fork"}, {SYS_vfork, "vfork"}, {SYS_mknod, "mknod"}, {SYS_kexec_file_load, "kexec_file_load"},
+#endif
+};
+#define DENIED_COUNT (sizeof denied_calls / sizeof denied_calls[0])
+
+// Calls refused depending on their arguments, named for the report.
+static const struct denied_call checked_calls[] = {
+    {SYS_clone, "clone (a new process)"}, {SYS_clone3, "clone3"}, {SYS_kill, "kill (another process)"},
+    {SYS_tgkill, "tgkill (another process)"}, {SYS_rt_sigqueueinfo, "rt_sigqueueinfo (another process)"},
+    {SYS_rt_tgsigqueueinfo, "rt_tgsigqueueinfo (another process)"}, {SYS_prlimit64, "prlimit64 (setting a limit)"},
+    {SYS_socket, "socket (a family or type not granted)"}, {SYS_ioctl, "ioctl TIOCSTI"},
+};
+
+static const char *call_name(int number) {
+    for (size_t index = 0; index < DENIED_COUNT; index++)
+        if (denied_calls[index].number == number) return denied_calls[index].name;
+    for (size_t index = 0; index < sizeof checked_calls / sizeof checked_calls[0]; index++)
+        if (checked_calls[index].number == number) return checked_calls[index].name;
+    return "an unnamed call";
+}
+
+static int denial_fd = -1, denial_framed;
+static unsigned char denial_told[1024];
+
+// SIGSYS from SECCOMP_RET_TRAP: the call fails with EPERM as if refused
+// outright, and the host hears its name once (an async-signal-safe write of
+// one notice, atomic on a pipe). A plugin that blocks SIGSYS is killed by it
+// at its next refused call instead, and the host names the signal.
+static void denied(int signal, siginfo_t *info, void *context) {
+    (void)signal;
+    int number = info->si_syscall;
+#if defined(__x86_64__)
+    ((ucontext_t *)context)->uc_mcontext.gregs[REG_RAX] = -EPERM;
+#elif defined(__aarch64__)
+    ((ucontext_t *)context)->uc_mcontext.regs[0] = (unsigned long long)-EPERM;
+#endif
+    if (denial_fd < 0 || number < 0 || number >= (int)sizeof denial_told || denial_told[number]) return;
+    denial_told[number] = 1;
+    const char *name = call_name(number);
+    char line[160];
+    size_t length = 0;
+    if (denial_framed) length = 5;  // length, then the notice kind
+    const char *prefix = denial_framed ? "" : "plugboard sandbox: refused system call ";
+    for (const char *c = prefix; *c && length < sizeof line - 1; c++) line[length++] = *c;
+    for (const char *c = name; *c && length < sizeof line - 1; c++) line[length++] = *c;
+    if (denial_framed) {
+        uint32_t body = (uint32_t)(length - 4);
+        line[0] = (char)(body & 0xff);
+        line[1] = (char)(body >> 8 & 0xff);
+        line[2] = (char)(body >> 16 & 0xff);
+        line[3] = (char)(body >> 24 & 0xff);
+        line[4] = PLUGBOARD_NOTICE_DENIED;
+    } else if (length < sizeof line) {
+        line[length++] = '\n';
+    }
+    ssize_t ignored = write(denial_fd, line, length);
+    (void)ignored;
+}
+
+#define STATEMENT(code, k) ((struct sock_filter)BPF_STMT(code, k))
+#define JUMP(code, k, t, f) ((struct sock_filter)BPF_JUMP(code, k, t, f))
+#define ARGUMENT_LOW(n) (offsetof(struct seccomp_data, args) + (n) * 8)
+#define ARGUMENT_HIGH(n) (offsetof(struct seccomp_data, args) + (n) * 8 + 4)
+#define DENY SECCOMP_RET_TRAP
+#define ALLOW SECCOMP_RET_ALLOW
+
+struct program { struct sock_filter code[512]; int length; };
+
+static void emit(struct program *program, struct sock_filter instruction) {
+    if (program->length < 512) program->code[program->length++] = instruction;
+}
+
+// One call checked against its arguments: the instructions after the
+// number matched, ending in ALLOW or DENY; the block is skipped otherwise.
+static void checked(struct program *program, int number, const struct sock_filter *block, int count) {
+    emit(program, STATEMENT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
+    emit(program, JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)number, 0, (uint8_t)count));
+    for (int index = 0; index < count; index++) emit(program, block[index]);
+}
+
+// A call allowed only when argument `n` is one of the pids given (the
+// child's own, or 0: its process group, which it leads), else refused.
+static void own_pid_only(struct program *program, int number, int n, pid_t self, int allow_zero) {
+    struct sock_filter block[] = {
+        STATEMENT(BPF_LD | BPF_W | BPF_ABS, ARGUMENT_LOW(n)),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)self, 3, 0),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)-self, 2, 0),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, allow_zero ? 0u : (uint32_t)self, 1, 0),
+        STATEMENT(BPF_RET | BPF_K, DENY),
+        STATEMENT(BPF_RET | BPF_K, ALLOW),
+    };
+    checked(program, number, block, 6);
+}
+
+static int apply_seccomp(const struct policy *policy) {
+#ifndef PB_AUDIT_ARCH
+    note("missing seccomp no filter for this architecture\n");
+    return -1;
+#else
+    struct program program = {.length = 0};
+    pid_t self = getpid();
+    // Another architecture's numbers (x32 included) are refused outright.
+    emit(&program, STATEMENT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
+    emit(&program, JUMP(BPF_JMP | BPF_JEQ | BPF_K, PB_AUDIT_ARCH, 1, 0));
+    emit(&program, STATEMENT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
+    emit(&program, STATEMENT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
+#if defined(__x86_64__)
+    emit(&program, JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1));
+    emit(&program, STATEMENT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
+#endif
+    for (size_t index = 0; index < DENIED_COUNT; index++) {
+        emit(&program, JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)denied_calls[index].number, 0, 1));
+        emit(&program, STATEMENT(BPF_RET | BPF_K, DENY));
+    }
+    // clone: threads only (no new process, no new namespace).
+    struct sock_filter clone_block[] = {
+        STATEMENT(BPF_LD | BPF_W | BPF_ABS, ARGUMENT_LOW(0)),
+        JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 2),
+        JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP, 1, 0),
+        STATEMENT(BPF_RET | BPF_K, ALLOW),
+        STATEMENT(BPF_RET | BPF_K, DENY),
+    };
+    checked(&program, SYS_clone, clone_block, 5);
+    // clone3's flags sit behind a pointer: ENOSYS, so glibc falls back to clone.
+    struct sock_filter clone3_block[] = {STATEMENT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS)};
+    checked(&program, SYS_clone3, clone3_block, 1);
+    own_pid_only(&program, SYS_kill, 0, self, 1);
+    own_pid_only(&program, SYS_tgkill, 0, self, 0);
+    own_pid_only(&program, SYS_rt_sigqueueinfo, 0, self, 0);
+    own_pid_only(&program, SYS_rt_tgsigqueueinfo, 0, self, 0);
+    // prlimit64: reading is fine, and the CPU limit (a scanner lowers it
+    // per file; without CAP_SYS_RESOURCE nobody raises a hard limit);
+    // setting any other limit is not.
+    struct sock_filter prlimit_block[] = {
+        STATEMENT(BPF_LD | BPF_W | BPF_ABS, ARGUMENT_LOW(1)),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, RLIMIT_CPU, 5, 0),
+        STATEMENT(BPF_LD | BPF_W | BPF_ABS, ARGUMENT_LOW(2)),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2),
+        STATEMENT(BPF_LD | BPF_W | BPF_ABS, ARGUMENT_HIGH(2)),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
+        STATEMENT(BPF_RET | BPF_K, DENY),
+        STATEMENT(BPF_RET | BPF_K, ALLOW),
+    };
+    checked(&program, SYS_prlimit64, prlimit_block, 8);
+    // ioctl TIOCSTI pushes input into a terminal.
+    struct sock_filter ioctl_block[] = {
+        STATEMENT(BPF_LD | BPF_W | BPF_ABS, ARGUMENT_LOW(1)),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 0, 1),
+        STATEMENT(BPF_RET | BPF_K, DENY),
+        STATEMENT(BPF_RET | BPF_K, ALLOW),
+    };
+    checked(&program, SYS_ioctl, ioctl_block, 4);
+    // socket: never AF_UNIX (a pathname socket is a door out: D-Bus, a
+    // runtime's socket); AF_INET and AF_INET6 as granted; nothing else.
+    // socketpair stays: a connected pair reaches nobody.
+    uint32_t inet_allowed = policy->network || policy->udp || policy->connects > 0 || policy->binds > 0;
+    uint32_t any_type = policy->network || policy->udp;
+    // AF_UNIX fails quietly: libdispatch's workers log to syslog over one
+    // when raising their priority fails (it does once capabilities are
+    // dropped), which would otherwise report a denial for every child.
+    struct sock_filter socket_plain[] = {
+        STATEMENT(BPF_LD | BPF_W | BPF_ABS, ARGUMENT_LOW(0)),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 8, 0),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 1, 0),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 0, 5),
+        STATEMENT(BPF_LD | BPF_W | BPF_ABS, ARGUMENT_LOW(1)),
+        STATEMENT(BPF_ALU | BPF_AND | BPF_K, 0xf),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_STREAM, 0, 1),
+        STATEMENT(BPF_RET | BPF_K, inet_allowed ? ALLOW : DENY),
+        STATEMENT(BPF_RET | BPF_K, any_type ? ALLOW : DENY),
+        STATEMENT(BPF_RET | BPF_K, DENY),
+        STATEMENT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+    };
+    checked(&program, SYS_socket, socket_plain, 11);
+    emit(&program, STATEMENT(BPF_RET | BPF_K, ALLOW));
+    if (program.length >= 512) {
+        note("missing seccomp the filter is too long\n");
+        return -1;
+    }
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = denied;
+    action.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&action.sa_mask);
+    if (sigaction(SIGSYS, &action, NULL) != 0) {
+        note("missing seccomp its SIGSYS handler could not be set (%s)\n", strerror(errno));
+        return -1;
+    }
+    denial_fd = policy->denial_fd;
+    denial_framed = policy->denial_framed;
+    struct sock_fprog filter = {(unsigned short)program.length, program.code};
+    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &filter) != 0) {
+        note("missing seccomp the filter could not be installed (%s)\n", strerror(errno));
+        return -1;
+    }
+    note("reached seccomp\n");
+    return 0;
+#endif
+}
+
+// MARK: - Applying
+
+int plugboard_sandbox_apply(int denial_fd, int framed) {
+    const char *given = getenv(PLUGBOARD_SANDBOX_VARIABLE);
+    if (!given) return 0;
+    char *text = strdup(given);
+    unsetenv(PLUGBOARD_SANDBOX_VARIABLE);
+    struct policy policy;
+    memset(&policy, 0, sizeof policy);
+    policy.denial_fd = denial_fd;
+    policy.denial_framed = framed;
+    note("requested\n");
+    if (!text || parse(text, &policy) != 0) {
+        note("missing policy the host's sandbox policy does not parse\n");
+        return -1;
+    }
+    if (plugboard_under_sanitizer()) {
+        // Sanitizers need what the sandbox refuses (ptrace at exit, symbolizer execs).
+        note("missing sanitizer a sanitizer build applies no sandbox\n");
+        return -1;
+    }
+    int threads = thread_count();
+    if (threads != 1) {
+        note("missing threads the child had %d threads before its sandbox (Landlock binds one)\n", threads);
+        return -1;
+    }
+    if (policy.off_limits) note("missing limits turned off by the host\n");
+    else if (apply_limits(&policy) == 0) note("reached limits\n");
+    else note("missing limits %s\n", strerror(errno));
+    if (drop_capabilities() == 0) note("reached capabilities\n");
+    else note("missing capabilities %s\n", strerror(errno));
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+        // Without it neither Landlock nor seccomp can be applied unprivileged;
+        // applied privileged, they could be shed by an exec of a setuid file.
+        note("missing no-new-privileges %s\n", strerror(errno));
+        return -1;
+    }
+    note("reached no-new-privileges\n");
+    if (policy.off_landlock) note("missing landlock turned off by the host\n");
+    else apply_landlock(&policy);
+    if (policy.off_seccomp) note("missing seccomp turned off by the host\n");
+    else apply_seccomp(&policy);
+    free(text);
+    return 0;
+}

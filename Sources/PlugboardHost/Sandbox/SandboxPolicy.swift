@@ -1,0 +1,78 @@
+import CPlugboardHost
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What one child process may do, as the host hands it to the child's
+/// pre-main constructor (`sandbox.c`): one `key=value` per line in
+/// `PLUGBOARD_SANDBOX`, read and removed before any plugin code runs.
+struct SandboxPolicy: Sendable, Equatable {
+    var reads: [String] = []
+    var writes: [String] = []
+    var tcpConnect: [Int] = []
+    var tcpBind: [Int] = []
+    var network = false
+    var off: Set<PluginSandbox.Layer> = []
+    var fileSize: Int?
+    var cpuSeconds: Int?
+    var addressSpace: Int?
+    var descriptors: Int?
+
+    static let variable = PLUGBOARD_SANDBOX_VARIABLE
+
+    /// The variable's value. A path holding a line break cannot be written
+    /// and is left out (it is then not granted).
+    var encoded: String {
+        var lines: [String] = []
+        lines += reads.filter { !$0.contains("\n") }.map { "read=\($0)" }
+        lines += writes.filter { !$0.contains("\n") }.map { "write=\($0)" }
+        lines += tcpConnect.sorted().map { "tcp-connect=\($0)" }
+        lines += tcpBind.sorted().map { "tcp-bind=\($0)" }
+        if network { lines.append("network=all") }
+        lines += off.map(\.description).sorted().map { "off=\($0)" }
+        for (key, value) in [("file-size", fileSize), ("cpu-seconds", cpuSeconds), ("address-space", addressSpace), ("descriptors", descriptors)] {
+            if let value { lines.append("\(key)=\(value)") }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The layers whose absence breaks a guarantee of this policy.
+    var neededLayers: [String] {
+        var layers = ["no-new-privileges", "landlock", "seccomp"]
+        layers.append("limits")
+        if !network && !(tcpConnect.isEmpty && tcpBind.isEmpty) { layers.append("landlock-network") }
+        if geteuid() == 0 { layers.append("capabilities") }
+        return layers
+    }
+
+    /// A scanner's: the private copies it loads (and the interface
+    /// libraries beside them), the settings file a verification reads, and
+    /// the verification's scratch folder, size-limited per file.
+    static func scanner(copies: String, settingsFile: String?, off: Set<PluginSandbox.Layer>) -> SandboxPolicy {
+        SandboxPolicy(
+            reads: [copies] + (settingsFile.map { [$0] } ?? []), writes: [copies + "/verification-data"], off: off,
+            fileSize: 16 << 20, addressSpace: Int(ScannerChild.addressSpaceLimit))
+    }
+}
+
+extension SandboxPolicy {
+    /// An isolated plugin's child: the folder of the private copy it loads
+    /// (the interface libraries are copied beside it), the settings file,
+    /// its own storage folder (made here: the child may not create folders
+    /// outside it), what `confinement` grants, and its limits. A value file
+    /// may not grow past the quota's largest value.
+    static func child(
+        _ confinement: PluginSandbox, copy: String, settingsFile: String?, storage: FileKeyValueStore?,
+        limits: PluginIsolation.Limits, quota: StorageQuota
+    ) -> SandboxPolicy {
+        let copies = String(copy[..<(copy.lastIndex(of: "/") ?? copy.endIndex)])
+        var writes: [String] = []
+        if let storage, makeDirectories(storage.directory) == nil { writes.append(storage.directory) }
+        let grants = confinement.grants
+        return SandboxPolicy(
+            reads: [copies] + (settingsFile.map { [$0] } ?? []) + grants.readPaths, writes: writes,
+            tcpConnect: grants.tcpConnect.sorted(), tcpBind: grants.tcpBind.sorted(), network: grants.network,
+            off: confinement.layersOff, fileSize: quota.maximumValueBytes + (64 << 10), cpuSeconds: limits.cpuSeconds,
+            addressSpace: limits.addressSpace, descriptors: limits.descriptors)
+    }
+}
