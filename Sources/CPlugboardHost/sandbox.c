@@ -447,13 +447,15 @@ static int apply_seccomp(const struct policy *policy) {
         emit(&program, JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)denied_calls[index].number, 0, 1));
         emit(&program, STATEMENT(BPF_RET | BPF_K, DENY));
     }
-    // clone: threads only (no new process, no new namespace).
+    // clone: threads only (no new process, no new namespace). Refused
+    // with an errno, not a trap: posix_spawn clones with every signal
+    // blocked, and a blocked SIGSYS kills the process.
     struct sock_filter clone_block[] = {
         STATEMENT(BPF_LD | BPF_W | BPF_ABS, ARGUMENT_LOW(0)),
         JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 2),
         JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP, 1, 0),
         STATEMENT(BPF_RET | BPF_K, ALLOW),
-        STATEMENT(BPF_RET | BPF_K, DENY),
+        STATEMENT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
     };
     checked(&program, SYS_clone, clone_block, 5);
     // clone3's flags sit behind a pointer: ENOSYS, so glibc falls back to clone.

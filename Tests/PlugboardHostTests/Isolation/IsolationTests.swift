@@ -61,12 +61,13 @@ import Glibc
         }
     }
 
-    /// The same file passes the same functional test in process and isolated:
+    /// The same file passes the same functional test in process, isolated and sandboxed:
     /// a call, configuration merged with the host's override, storage, logging.
-    @Test(arguments: [false, true]) func theSamePluginWorksTheSameInProcessAndIsolated(isolated: Bool) throws {
+    @Test(arguments: [PluginIsolation.inProcess, .isolated, .sandboxed]) func theSamePluginWorksTheSameInProcessAndIsolated(isolation: PluginIsolation) throws {
+        let isolated = isolation.isolated
         let dir = try TemporaryDirectory()
         let logs = LogLines()
-        let host = try host(dir, isolation: isolated ? .isolated : .inProcess, logs: logs)
+        let host = try host(dir, isolation: isolation, logs: logs)
         defer { host.shutdown() }
         #expect(try fault(host, "echo", "a", "b") == "a b")
         #expect(try fault(host, "greeting") == "from the host")
@@ -76,7 +77,9 @@ import Glibc
         let pid = try fault(host, "pid")
         #expect((pid == String(getpid())) == !isolated)
         let record = try #require(host.records.first { $0.id == "fixture.isolation-faults" })
-        #expect(record.isolation?.mode == (isolated ? "isolated" : "in-process"))
+        #expect(record.isolation?.mode == (isolation.sandbox != nil ? "sandboxed" : isolated ? "isolated" : "in-process"))
+        // Sandboxed, every layer was reached (the start is refused otherwise).
+        #expect((record.isolation?.sandbox?.level == "sandboxed") == (isolation.sandbox != nil), "\(String(describing: record.isolation))")
         if isolated {
             #expect(record.isolation?.state == "running")
             #expect(record.isolation?.pid.map(String.init) == pid)
@@ -95,9 +98,10 @@ import Glibc
     /// Events cross both ways: a host's event reaches the isolated plugin's
     /// handler (in the child), and what the plugin publishes (from a
     /// handler or a call) reaches the host's subscribers.
-    @Test(arguments: [false, true]) func eventsCrossBothWays(isolated: Bool) throws {
+    @Test(arguments: [PluginIsolation.inProcess, .isolated, .sandboxed]) func eventsCrossBothWays(isolation: PluginIsolation) throws {
+        let isolated = isolation.isolated
         let dir = try TemporaryDirectory()
-        let host = try host(dir, isolation: isolated ? .isolated : .inProcess)
+        let host = try host(dir, isolation: isolation)
         defer { host.shutdown() }
         let pongs = try EventPipe()
         let received = Mutex<[String]>([])
@@ -122,10 +126,11 @@ import Glibc
     /// An event cycle through the child (its handler publishes the event it
     /// handles) is stopped by the host's cycle check, as in process: the
     /// chain crosses with each event.
-    @Test(arguments: [false, true]) func anEventCycleThroughTheChildIsStopped(isolated: Bool) throws {
+    @Test(arguments: [PluginIsolation.inProcess, .isolated, .sandboxed]) func anEventCycleThroughTheChildIsStopped(isolation: PluginIsolation) throws {
+        let isolated = isolation.isolated
         let dir = try TemporaryDirectory()
         let cycle = try EventPipe()
-        let host = try host(dir, isolation: isolated ? .isolated : .inProcess, diagnostics: { diagnostic in
+        let host = try host(dir, isolation: isolation, diagnostics: { diagnostic in
             if diagnostic.code == "event-cycle" { cycle.signal() }
         })
         defer { host.shutdown() }
@@ -365,9 +370,9 @@ import Glibc
     /// A hot reload starts a new child, verified by its handshake, and
     /// switches; the old child is stopped and its state (ReloadableState)
     /// is handed over to the new one.
-    @Test func aHotReloadStartsANewChildHandsStateOverAndStopsTheOld() throws {
+    @Test(arguments: [PluginIsolation.isolated, .sandboxed]) func aHotReloadStartsANewChildHandsStateOverAndStopsTheOld(isolation: PluginIsolation) throws {
         let dir = try TemporaryDirectory()
-        let host = try host(dir)
+        let host = try host(dir, isolation: isolation)
         defer { host.shutdown() }
         let old = try #require(Int32(try fault(host, "pid")))
         #expect(try fault(host, "count") == "1")
