@@ -1,0 +1,219 @@
+import Foundation
+import Plugboard
+import PlugboardHost
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Sandboxed plugins against a hostile one (the fixture SandboxAttacks),
+/// through `plugboard run` as the user runs it: as root and as an ordinary
+/// user. Each attack is one process of the tool; the decoy it aims signals
+/// and tracing at is a `sleep` of the same user, never the test runner.
+@Suite struct SandboxTests {
+    /// One attack: its arguments and whether a plain isolated child
+    /// (the host's user and rights) gets away with it as `user`.
+    struct Attack: Sendable, CustomTestStringConvertible {
+        let name: String
+        let arguments: @Sendable (Setup) -> [String]
+        let worksIsolated: @Sendable (User) -> Bool
+        var testDescription: String { name }
+    }
+
+    enum User: String, Sendable, CaseIterable { case root, nobody }
+
+    /// The folders of one run, readable (and the data writable) by nobody.
+    struct Setup {
+        let dir: TemporaryDirectory
+        let decoy: pid_t
+        let tcpPort: UInt16
+        var plugins: String { dir.file("plugins") }
+        var secret: String { dir.file("home/.ssh/id_ed25519") }
+    }
+
+    static let attacks: [Attack] = [
+        Attack(name: "read a planted secret", arguments: { ["read", $0.secret] }, worksIsolated: { _ in true }),
+        Attack(name: "write outside its storage", arguments: { ["write", $0.dir.file("home/planted")] }, worksIsolated: { _ in true }),
+        Attack(name: "TCP to 127.0.0.1", arguments: { ["tcp", String($0.tcpPort)] }, worksIsolated: { _ in true }),
+        Attack(name: "UDP to 127.0.0.1", arguments: { _ in ["udp", "9"] }, worksIsolated: { _ in true }),
+        Attack(name: "abstract unix socket", arguments: { _ in ["abstract", "plugboard-test-none"] }, worksIsolated: { _ in false }),
+        Attack(name: "signal a process", arguments: { ["kill", String($0.decoy)] }, worksIsolated: { _ in true }),
+        Attack(name: "ptrace a process", arguments: { ["ptrace", String($0.decoy)] }, worksIsolated: { _ in true }),
+        Attack(name: "read a process's memory", arguments: { ["memory", String($0.decoy)] }, worksIsolated: { _ in true }),
+        Attack(name: "read the host's environment", arguments: { _ in ["environ"] }, worksIsolated: { _ in true }),
+        Attack(name: "run a program", arguments: { _ in ["exec"] }, worksIsolated: { _ in true }),
+        Attack(name: "fork (bounded)", arguments: { _ in ["fork", "20"] }, worksIsolated: { _ in true }),
+        Attack(name: "raise its limits", arguments: { _ in ["limits"] }, worksIsolated: { _ in true }),
+        Attack(name: "a new namespace", arguments: { _ in ["unshare"] }, worksIsolated: { _ in false }),
+        Attack(name: "mount", arguments: { ["mount", $0.dir.file("home/mnt")] }, worksIsolated: { $0 == .root }),
+        Attack(name: "mknod", arguments: { ["mknod", $0.dir.file("home/fifo")] }, worksIsolated: { _ in true }),
+        Attack(name: "fill the disk", arguments: { ["fill", $0.dir.file("data/fixture.sandbox-attacks/filler")] }, worksIsolated: { _ in true }),
+    ]
+
+    /// Whether an ordinary user can run the tool from this checkout (its
+    /// build folder must be reachable by others).
+    static let nobodyCanRunPlugboard: Bool = {
+        guard let plugboard = try? Fixtures.executable("plugboard").path else { return false }
+        return (try? runProcess(URL(fileURLWithPath: "/usr/bin/setpriv"), nobody + [plugboard, "--help"]).status) == 0
+    }()
+
+    static let nobody = ["--reuid=65534", "--regid=65534", "--clear-groups"]
+
+    func setUp(as user: User) throws -> (Setup, Int32) {
+        let dir = try TemporaryDirectory()
+        let fm = FileManager.default
+        for folder in ["plugins", "home/.ssh", "home/mnt", "data", "cache"] {
+            try fm.createDirectory(atPath: dir.file(folder), withIntermediateDirectories: true)
+        }
+        _ = try dir.copy(Fixtures.library("SandboxAttacks"), as: "plugins/libSandboxAttacks.so")
+        try Data("PRIVATE KEY".utf8).write(to: URL(fileURLWithPath: dir.file("home/.ssh/id_ed25519")))
+        // The secret is the user's own: only the sandbox stands between it and the plugin.
+        let owner: uid_t = user == .root ? 0 : 65534
+        for path in [dir.path, dir.file("home"), dir.file("home/.ssh"), dir.file("home/.ssh/id_ed25519"), dir.file("home/mnt"), dir.file("data"), dir.file("cache")] {
+            chown(path, owner, owner)
+        }
+        chmod(dir.path, 0o755)
+        // A listener the TCP attack reaches unless something stops it.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        listen(listener, 64)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+        let decoy = try spawnDecoy(as: user)
+        return (Setup(dir: dir, decoy: decoy, tcpPort: UInt16(bigEndian: address.sin_port)), listener)
+    }
+
+    /// A `sleep` of `user`, reaped by the caller.
+    func spawnDecoy(as user: User) throws -> pid_t {
+        var pid: pid_t = 0
+        let words = (user == .root ? ["/bin/sleep"] : ["/usr/bin/setpriv"] + Self.nobody + ["/bin/sleep"]) + ["120"]
+        let arguments: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+        defer { arguments.forEach { free($0) } }
+        try #require(posix_spawn(&pid, words[0], nil, nil, arguments, environ) == 0)
+        return pid
+    }
+
+    func run(_ attack: [String], level: String, as user: User, in setup: Setup) throws -> String {
+        let plugboard = try Fixtures.executable("plugboard").path
+        let tool = ["run", "attack", "--plugins", setup.plugins, level, "--data", setup.dir.file("data"), "--cache", setup.dir.file("cache"),
+                    "--allow-unsafe-directories", "--"] + attack
+        let result = user == .root
+            ? try runProcess(URL(fileURLWithPath: plugboard), tool)
+            : try runProcess(URL(fileURLWithPath: "/usr/bin/setpriv"), Self.nobody + [plugboard] + tool)
+        // The host lived through it and answered the call.
+        #expect(result.status == 0, "\(attack) \(level) as \(user): \(result.stderr)")
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Every attack of the corpus is refused sandboxed, as root and as an
+    /// ordinary user; the same plugin isolated (a plain child) gets away
+    /// with those it is not stopped from by anything else.
+    @Test(.enabled(if: SandboxTests.nobodyCanRunPlugboard, "an ordinary user cannot reach this checkout's build folder"),
+          arguments: User.allCases)
+    func theHostileCorpusIsRefusedSandboxedAndNotIsolated(user: User) throws {
+        let (setup, listener) = try setUp(as: user)
+        defer {
+            close(listener)
+            kill(setup.decoy, SIGKILL)
+            var status: Int32 = 0
+            waitpid(setup.decoy, &status, 0)
+            _ = umount(setup.dir.file("home/mnt"))
+        }
+        var table: [String] = []
+        for attack in Self.attacks {
+            let sandboxed = try run(attack.arguments(setup), level: "--sandbox-all", as: user, in: setup)
+            #expect(sandboxed.hasPrefix("refused"), "\(attack.name) as \(user), sandboxed: \(sandboxed)")
+            let isolated = try run(attack.arguments(setup), level: "--isolate-all", as: user, in: setup)
+            if attack.worksIsolated(user) {
+                #expect(isolated.hasPrefix("done"), "\(attack.name) as \(user), isolated: \(isolated)")
+            }
+            _ = umount(setup.dir.file("home/mnt"))
+            unlink(setup.dir.file("home/planted"))
+            unlink(setup.dir.file("home/fifo"))
+            table.append("\(attack.name): isolated \(isolated.prefix(40)) | sandboxed \(sandboxed.prefix(40))")
+        }
+        print("sandbox corpus as \(user):\n" + table.joined(separator: "\n"))
+    }
+
+    /// A host on the hostile fixture with `isolation`, its diagnostics heard.
+    func host(_ dir: TemporaryDirectory, isolation: PluginIsolation, diagnostics: (@Sendable (HostDiagnostic) -> Void)? = nil) throws -> PluginHost {
+        try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        _ = try dir.copy(Fixtures.library("SandboxAttacks"), as: "plugins/libSandboxAttacks.so")
+        var configuration = PluginHost.Configuration(
+            pluginsDirectory: dir.file("plugins"), dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache"))
+        configuration.isolation.others = isolation
+        configuration.observability.diagnosticSink = diagnostics
+        let host = PluginHost(configuration: configuration)
+        host.declare(Commands.self)
+        try host.start()
+        return host
+    }
+
+    func attack(_ host: PluginHost, _ arguments: String...) throws -> String {
+        let command = try #require(host.registry.providers(of: Commands.self).first { $0.name == "attack" })
+        return try command.run(arguments: arguments)
+    }
+
+    /// A refused system call is named to the host (once per call), and the
+    /// plugin gets an error for it, never a hang or a silent success.
+    @Test func aRefusedCallIsNamedToTheHost() throws {
+        let dir = try TemporaryDirectory()
+        let heard = try EventPipe()
+        let host = try host(dir, isolation: .sandboxed) { diagnostic in
+            if diagnostic.code == "sandbox-denied" { heard.signal() }
+        }
+        defer { host.shutdown() }
+        #expect(try attack(host, "ptrace", "1") == "refused Operation not permitted")
+        heard.wait()
+        let denial = try #require(host.diagnostics.first { $0.code == "sandbox-denied" })
+        #expect(denial.plugin == "fixture.sandbox-attacks")
+        #expect(denial.message.contains("ptrace"), "\(denial.message)")
+        // The child lives on and answers.
+        #expect(try attack(host, "unknown") == "unknown attack")
+    }
+
+    /// A layer turned off (as on a kernel without it): a required sandbox
+    /// refuses the start before any plugin code runs, naming the layer; a
+    /// best-effort one starts, reports the gap and taints the host.
+    @Test(arguments: [PluginSandbox.Layer.landlock, .seccomp])
+    func aMissingLayerRefusesARequiredSandboxAndTaintsABestEffortOne(layer: PluginSandbox.Layer) throws {
+        let dir = try TemporaryDirectory()
+        var required = PluginIsolation.sandboxed
+        required.sandbox?.layersOff = [layer]
+        let refused = try host(dir, isolation: required)
+        #expect(refused.registry.providers(of: Commands.self).isEmpty)
+        let record = try #require(refused.records.first { $0.id == "fixture.sandbox-attacks" })
+        #expect(record.code == "sandbox-unavailable", "\(record)")
+        #expect(record.reason?.contains("\(layer)") == true, "\(String(describing: record.reason))")
+        refused.shutdown()
+
+        var bestEffort = required
+        bestEffort.sandbox?.enforcement = .bestEffort
+        let other = try TemporaryDirectory()
+        let started = try host(other, isolation: bestEffort)
+        defer { started.shutdown() }
+        #expect(try attack(started, "unknown") == "unknown attack")
+        let status = try #require(started.records.first { $0.id == "fixture.sandbox-attacks" }?.isolation?.sandbox)
+        #expect(status.level == "partial")
+        #expect(status.missing.contains { $0.hasPrefix("\(layer): turned off by the host") }, "\(status.missing)")
+        #expect(started.taint.contains { $0.code == "sandbox-partial" })
+    }
+
+    /// The scanner is sandboxed by default: a constructor that runs while
+    /// the file is scanned cannot write beside the copy it was loaded from
+    /// (ScanProbe writes what it saw there), and the scan still succeeds.
+    @Test func aScannersConstructorCannotWriteOutsideItsScratch() throws {
+        let dir = try TemporaryDirectory(), images = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("ScanProbe"), as: "probe.so")
+        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, imagesDirectory: images.path, cacheDirectory: cache.path))
+        defer { host.shutdown() }
+        #expect(try host.discover().first?.status == .available)
+        let files = FileManager.default.enumerator(atPath: images.path)?.compactMap { $0 as? String } ?? []
+        #expect(!files.contains { $0.hasSuffix("scan-probe") }, "the probe wrote beside its copy: \(files)")
+        #expect(!host.taint.contains { $0.code == "scanner-sandbox-partial" }, "\(host.taint)")
+    }
+}
