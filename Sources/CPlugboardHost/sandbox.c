@@ -5,9 +5,9 @@
 // and its future threads only, and seccomp is installed with TSYNC anyway.
 // The policy comes from the host in PLUGBOARD_SANDBOX (one `key=value` per
 // line); what was reached is kept as text for the child's Swift code to
-// report (`plugboard_sandbox_report`). Layers, in order: limits, no new
-// privileges, capabilities dropped, Landlock (files, TCP ports, scopes),
-// seccomp (what Landlock does not see). See docs/sandbox.md.
+// report (`plugboard_sandbox_report`). Layers, in order: limits,
+// capabilities dropped, no new privileges, Landlock (files, TCP ports,
+// scopes), seccomp (what Landlock does not see). See docs/sandbox.md.
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -261,10 +261,12 @@ static int apply_landlock(const struct policy *policy) {
     int failed = 0;
     const uint64_t read = PB_FS_READ_FILE | PB_FS_READ_DIR;
     for (const char *const *path = system_reads; *path; path++) failed |= add_path(ruleset, *path, read, abi) != 0;
-    // Its own /proc entries only (the runtime reads its maps and command line).
-    char self[32];
-    snprintf(self, sizeof self, "/proc/%d", (int)getpid());
-    failed |= add_path(ruleset, self, read, abi) != 0;
+    // /proc, readable: libdispatch reads /proc/TID/stat of its worker
+    // threads by thread id (a name no rule made now can cover) and crashes
+    // the process when that fails. Other processes' environment, memory,
+    // maps and descriptors stay out of reach: Landlock refuses ptrace-mode
+    // access to processes outside the sandbox, which those files need.
+    failed |= add_path(ruleset, "/proc", read, abi) != 0;
     failed |= add_path(ruleset, "/dev/null", PB_FS_READ_FILE | PB_FS_WRITE_FILE, abi) != 0;
     struct mapped mapped = {ruleset, abi, 0};
     dl_iterate_phdr(add_mapped, &mapped);

@@ -7,7 +7,7 @@ extension PluginHost {
     /// its first reload's verification (each reload starts the next one
     /// itself): what the dev loop and the reload benchmark begin with.
     package func load(reloadable file: String) -> PluginRecord {
-        defer { lifecycle.spareScanner.fill(configuration.scanner) }
+        defer { lifecycle.spareScanner.fill(lifecycle.scanner) }
         let records = discover(files: [file])
         activate(pluginIDs: Set(records.filter { $0.status == .available }.compactMap(\.id)))
         return current(records)[0]

@@ -19,8 +19,9 @@ public struct PluginSandbox: Sendable, Equatable {
         public static let bestEffort = Enforcement(description: "best-effort")
     }
 
-    /// What the host grants beyond the defaults. A child gets only what is
-    /// granted here *and* declared by the plugin.
+    /// What the host grants beyond the defaults. (Plugins cannot declare
+    /// their needs yet: a child gets what is granted here; docs/sandbox.md,
+    /// "Limits".)
     public struct Grants: Sendable, Equatable {
         /// TCP ports it may connect to (anywhere: the kernel layer cannot
         /// tell hosts apart).

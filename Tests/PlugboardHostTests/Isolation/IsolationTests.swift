@@ -99,7 +99,6 @@ import Glibc
     /// handler (in the child), and what the plugin publishes (from a
     /// handler or a call) reaches the host's subscribers.
     @Test(arguments: [PluginIsolation.inProcess, .isolated, .sandboxed]) func eventsCrossBothWays(isolation: PluginIsolation) throws {
-        let isolated = isolation.isolated
         let dir = try TemporaryDirectory()
         let host = try host(dir, isolation: isolation)
         defer { host.shutdown() }
@@ -127,7 +126,6 @@ import Glibc
     /// handles) is stopped by the host's cycle check, as in process: the
     /// chain crosses with each event.
     @Test(arguments: [PluginIsolation.inProcess, .isolated, .sandboxed]) func anEventCycleThroughTheChildIsStopped(isolation: PluginIsolation) throws {
-        let isolated = isolation.isolated
         let dir = try TemporaryDirectory()
         let cycle = try EventPipe()
         let host = try host(dir, isolation: isolation, diagnostics: { diagnostic in

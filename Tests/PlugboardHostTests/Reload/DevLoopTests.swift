@@ -149,7 +149,7 @@ extension SwiftPMBuilding {
             let status = try #require(session.next())
             session.expect(status, is: "status")
             // A rebuilt file was loaded: the session's host says it is tainted.
-            #expect((status["taint"] as? [[String: Any]])?.map { $0["code"] as? String } == ["dev-build-loaded"])
+            #expect((status["taint"] as? [[String: Any]])?.map { $0["code"] as? String } == ["dev-build-loaded"], "\(String(describing: status["taint"]))")
             let snapshot = try #require(status["plugins"] as? [[String: Any]])
             let greeter = try #require(snapshot.first { $0["id"] as? String == "dev.plugboard.example.greeter" })
             #expect(greeter["status"] as? String == "active")
