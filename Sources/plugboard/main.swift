@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// `plugboard`: load, inspect and develop Plugboard plugins.
-let commands: [any CLICommand.Type] = [ListCommand.self, InspectCommand.self, RunCommand.self, DepsCommand.self, DemoCommand.self, DevCommand.self, NewCommand.self, LockCommand.self, KeygenCommand.self, InstallCommand.self, BisectCommand.self]
+let commands: [any CLICommand.Type] = [ListCommand.self, InspectCommand.self, RunCommand.self, DepsCommand.self, DemoCommand.self, DevCommand.self, NewCommand.self, LockCommand.self, KeygenCommand.self, InstallCommand.self, BisectCommand.self, DoctorCommand.self]
 
 let overview = """
 OVERVIEW: Load, inspect and develop Plugboard plugins (runtime-loaded Swift .so files).

@@ -216,4 +216,19 @@ import Glibc
         #expect(!files.contains { $0.hasSuffix("scan-probe") }, "the probe wrote beside its copy: \(files)")
         #expect(!host.taint.contains { $0.code == "scanner-sandbox-partial" }, "\(host.taint)")
     }
+
+    /// `plugboard doctor` reports what this machine offers: here (the kind
+    /// of machine the suite runs on) every layer, so it exits 0; wrong
+    /// usage exits 64.
+    @Test func doctorReportsTheLayersThisMachineOffers() throws {
+        let plugboard = try Fixtures.executable("plugboard")
+        let result = try runProcess(plugboard, ["doctor", "--json"])
+        #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(report["level"] as? String == "sandboxed")
+        let layers = try #require(report["layers"] as? [String])
+        #expect(Set(["limits", "no-new-privileges", "landlock", "seccomp"]).isSubset(of: Set(layers)), "\(layers)")
+        #expect((report["missing"] as? [String])?.isEmpty == true)
+        #expect(try runProcess(plugboard, ["doctor", "extra"]).status == 64)
+    }
 }

@@ -1,0 +1,62 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+import PlugboardHost
+
+/// `plugboard doctor [--json]`: what this machine offers a sandboxed plugin.
+enum DoctorCommand: CLICommand {
+    static let spec = CommandSpec(
+        name: "doctor",
+        abstract: "Report which sandbox layers this machine's kernel offers a sandboxed plugin (docs/sandbox.md).",
+        discussion: """
+        Starts one child of this program with the strictest sandbox, loads nothing in it, and reports \
+        the layers it reached (limits, capabilities, no-new-privileges, landlock, landlock-network, \
+        landlock-scopes, seccomp), the kernel's Landlock ABI and each missing layer with why. Exits 0 \
+        when every layer a sandboxed plugin needs was reached (a required sandbox starts here), 1 when \
+        one is missing (only --sandbox-best-effort starts it) or the child could not start, 64 on wrong usage.
+        """,
+        options: [CommandSpec.json],
+        positionals: [])
+
+    /// The report as `--json` prints it.
+    struct Report: Encodable {
+        let kernel: String
+        let user: UInt32
+        let level: String
+        let layers: [String]
+        let missing: [String]
+        let landlockABI: Int?
+        /// Whether granted TCP ports can be enforced (Landlock ABI 4).
+        let tcpPortRules: Bool
+    }
+
+    static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32 {
+        let status: SandboxStatus
+        do {
+            status = try SandboxProbe.run()
+        } catch {
+            Terminal.error(Terminal.safe(error.reason))
+            return ExitStatus.failure
+        }
+        var name = utsname()
+        uname(&name)
+        let kernel = withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let report = Report(
+            kernel: kernel, user: getuid(), level: status.level, layers: status.layers, missing: status.missing,
+            landlockABI: status.landlockABI, tcpPortRules: status.layers.contains("landlock-network"))
+        if arguments.flag("--json") {
+            JSONOutput.print(report)
+        } else {
+            Terminal.write("""
+                Sandbox on this machine (Linux \(Terminal.safe(kernel)), uid \(report.user))
+                  level:    \(report.level == "sandboxed" ? "sandboxed: a required sandbox starts here" : "partial: only a best-effort sandbox starts here")
+                  reached:  \(report.layers.joined(separator: ", "))
+                  Landlock: \(report.landlockABI.map { "ABI \($0)" } ?? "none")\(report.tcpPortRules ? "" : " (granted TCP ports cannot be enforced: ABI 4 has port rules)")
+                  missing:  \(report.missing.isEmpty ? "none" : report.missing.map { Terminal.safe($0) }.joined(separator: "; "))
+
+                """)
+        }
+        return report.level == "sandboxed" ? ExitStatus.success : ExitStatus.failure
+    }
+}
