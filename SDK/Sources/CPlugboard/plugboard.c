@@ -6,3 +6,4 @@
 const uint32_t plugboard_sdk_abi_2_0 = 0x0200;
 const uint32_t plugboard_sdk_abi_2_1 = 0x0201;
 const uint32_t plugboard_sdk_abi_2_2 = 0x0202;
+const uint32_t plugboard_sdk_abi_2_3 = 0x0203;

@@ -67,6 +67,32 @@ public enum PluginExport {
         provides: [Interface], services: [String] = [], activation: [ActivationTrigger] = [],
         requires: [PluginRequirement]
     ) -> UnsafeRawPointer {
+        descriptor(
+            for: plugin, id: id, version: version, provides: provides, services: services, activation: activation,
+            requires: requires, needs: [])
+    }
+
+    /// The descriptor for `plugin`, which declares what it `needs` beyond a
+    /// sandbox's defaults (SDK 2.3; see ``SandboxNeed``). The other
+    /// parameters are those of
+    /// ``descriptor(for:id:version:provides:services:activation:requires:)``.
+    ///
+    /// - Parameters:
+    ///   - plugin: the ``Plugin`` type the host instantiates.
+    ///   - id: reverse-DNS plugin id.
+    ///   - version: the plugin's semantic version, `MAJOR.MINOR.PATCH`.
+    ///   - provides: the interfaces the plugin provides.
+    ///   - services: ids of the host services the plugin needs.
+    ///   - activation: when the host activates the plugin (see ``ActivationTrigger``).
+    ///   - requires: the plugins this one builds on, with version ranges.
+    ///   - needs: what it needs when the host runs it sandboxed.
+    /// - Returns: a pointer to a descriptor that lives as long as the process.
+    @_alwaysEmitIntoClient
+    public static func descriptor<P: Plugin>(
+        for plugin: P.Type, id: String, version: String,
+        provides: [Interface], services: [String] = [], activation: [ActivationTrigger] = [],
+        requires: [PluginRequirement] = [], needs: [SandboxNeed]
+    ) -> UnsafeRawPointer {
         let interfaces = UnsafeMutablePointer<plugboard_interface>.allocate(capacity: max(1, provides.count))
         for (index, interface) in provides.enumerated() {
             (interfaces + index).initialize(to: plugboard_interface(
@@ -96,6 +122,12 @@ public enum PluginExport {
         let requiresList = UnsafeMutablePointer<plugboard_requires>.allocate(capacity: 1)
         requiresList.initialize(to: plugboard_requires(
             count: UInt32(clamping: requires.count), reserved: 0, entries: UnsafePointer(requirements)))
+        let needEntries = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: max(1, needs.count))
+        for (index, need) in needs.enumerated() {
+            (needEntries + index).initialize(to: UnsafePointer(strdup(need.encoded)))
+        }
+        let needsList = UnsafeMutablePointer<plugboard_needs>.allocate(capacity: 1)
+        needsList.initialize(to: plugboard_needs(count: UInt32(clamping: needs.count), reserved: 0, entries: UnsafePointer(needEntries)))
         let factory = Factory(makePlugin: { context in try P(context: context) }, defaults: { P.defaultConfiguration })
         let descriptor = UnsafeMutablePointer<plugboard_descriptor>.allocate(capacity: 1)
         descriptor.initialize(to: plugboard_descriptor(
@@ -115,7 +147,8 @@ public enum PluginExport {
             sdk_marker: plugboard_sdk_abi_marker(),
             activation: UnsafePointer(activationList),
             requires: UnsafePointer(requiresList),
-            reserved: (nil, nil)))
+            needs: UnsafePointer(needsList),
+            reserved: (nil)))
         return UnsafeRawPointer(descriptor)
     }
 }

@@ -332,6 +332,7 @@ extension PluginRecord {
         toolchain = plugin.toolchain
         activation = plugin.activation
         requires = plugin.dependencies
+        needs = plugin.needs
     }
 }
 

@@ -6,7 +6,7 @@ import Plugboard
 extension PluginRecord: Encodable {
     private enum Key: String, CodingKey {
         case path, resolvedPath, status, id, version, provides, services, reason, code, warnings
-        case generation, sdk, file, activation, quarantine, sha256, isolation, requires
+        case generation, sdk, file, activation, quarantine, sha256, isolation, requires, needs
     }
 
     private struct Provided: Encodable {
@@ -33,6 +33,7 @@ extension PluginRecord: Encodable {
             try container.encode(SDK(abi: sdkABI?.description, version: sdkVersion, toolchain: toolchain), forKey: .sdk)
             try container.encode(activation, forKey: .activation)
             try container.encode(requires, forKey: .requires)
+            if !needs.isEmpty { try container.encode(needs, forKey: .needs) }
         }
         try container.encodeIfPresent(reason, forKey: .reason)
         try container.encodeIfPresent(code, forKey: .code)

@@ -26,6 +26,9 @@ public struct PluginRecord: Sendable {
     public internal(set) var activation: [String] = []
     /// The plugins it builds on, with version ranges (see docs/dependencies.md).
     public internal(set) var requires: [PluginDependency] = []
+    /// What it needs when run sandboxed (`tcp-connect:443`, `read:/etc/ssl`;
+    /// docs/sandbox.md), read without running it.
+    public internal(set) var needs: [String] = []
     /// 1 for the first load, +1 per hot reload.
     public internal(set) var generation: Int?
     /// Where its code runs (or would run), and its child's state and pid

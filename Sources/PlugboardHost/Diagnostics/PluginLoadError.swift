@@ -53,6 +53,13 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
         /// ASCII letters, digits, `.`, `-`, `_`) or `route:/PREFIX` (PREFIX of
         /// URL path characters), or is longer than 200 bytes.
         public static let invalidTrigger = Code("invalid-trigger")
+        /// A sandbox need (SDK 2.3) that is not `tcp-connect:PORT`,
+        /// `tcp-bind:PORT` (1-65535), `network` or `read:/ABSOLUTE/PATH`.
+        public static let invalidNeed = Code("invalid-need")
+        /// A sandboxed plugin declares a need the host does not grant.
+        public static let sandboxNeedNotGranted = Code("sandbox-need-not-granted")
+        /// A sandbox that must be complete missed a layer on this machine.
+        public static let sandboxUnavailable = Code("sandbox-unavailable")
         public static let sdkDuplicated = Code("sdk-duplicated")
         public static let interfaceVersion = Code("interface-version")
         public static let duplicateID = Code("duplicate-id")
@@ -275,6 +282,17 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
 
     static func invalidTrigger(path: String, value: String) -> PluginLoadError {
         PluginLoadError(code: .invalidTrigger, path: path, reason: "activation trigger '\(TerminalText.escaped(value, limit: TerminalText.nameLimit))' is not startup, event:NAME or command:NAME (ASCII letters, digits, '.', '-', '_') or route:/PREFIX (URL path characters), at most 200 bytes; fix it in the plugin's `activation:` list")
+    }
+
+    static func invalidNeed(path: String, value: String) -> PluginLoadError {
+        PluginLoadError(code: .invalidNeed, path: path, reason: "sandbox need '\(TerminalText.escaped(value, limit: TerminalText.nameLimit))' is not tcp-connect:PORT, tcp-bind:PORT (1-65535), network or read:/ABSOLUTE/PATH; fix it in the plugin's `needs:` list (SandboxNeed)")
+    }
+
+    static func sandboxNeedNotGranted(path: String, id: String, needs: [DeclaredNeed]) -> PluginLoadError {
+        let spelled = needs.map(\.grantSpelling).joined(separator: ", ")
+        return PluginLoadError(code: .sandboxNeedNotGranted, path: path,
+            reason: "plugin \(id) runs sandboxed and needs what the host does not grant (\(spelled)); nothing of it ran. Grant it in the plugin's PluginSandbox (\(spelled)) if you trust it with that, or run it unsandboxed",
+            status: .failed)
     }
 
     static func sdkDuplicated(path: String, pluginSDK: String, hostSDK: String) -> PluginLoadError {

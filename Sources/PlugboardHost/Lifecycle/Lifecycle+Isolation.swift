@@ -46,7 +46,13 @@ extension Lifecycle {
         let quota = configuration.storageQuota
         var extraEnvironment = scanner.extraEnvironment
         var sandbox: IsolationProtocol.StartRequest.Sandbox?
-        if let confinement = isolation.sandbox {
+        if var confinement = isolation.sandbox {
+            // Refused before any of its code runs when a need is not
+            // granted; given only what is both declared and granted.
+            let needs = scan.needs.compactMap(DeclaredNeed.init)
+            let refused = needs.filter { !$0.isGranted(by: confinement.grants) }
+            guard refused.isEmpty else { return .failure(.sandboxNeedNotGranted(path: path, id: scan.id, needs: refused)) }
+            confinement.grants = SandboxPolicy.granted(confinement.grants, declared: needs)
             let policy = SandboxPolicy.child(
                 confinement, copy: image.checked.copy, settingsFile: configuration.settings.file,
                 storage: services.dataDirectory.map { FileKeyValueStore(root: $0, folder: scan.id) }, limits: isolation.limits, quota: quota)

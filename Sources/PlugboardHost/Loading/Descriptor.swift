@@ -23,6 +23,8 @@ package struct Descriptor: Sendable {
     let activation: [String]
     /// The plugins it builds on (SDK 2.2; none before).
     let requires: [PluginDependency]
+    /// What it needs when sandboxed, as ``SandboxNeed`` spells it (SDK 2.3; none before).
+    let needs: [String]
     /// Bit patterns of the descriptor's pointers (raw pointers are not Sendable).
     let factoryBits: UInt
     let markerBits: UInt
@@ -119,10 +121,22 @@ package struct Descriptor: Sendable {
                     requires.append(PluginDependency(id: required, range: range, optional: entries[index].optional != 0))
                 }
             }
+            var needs: [String] = []
+            // The slot was reserved (null) before SDK 2.3: read only from plugins built against it.
+            if abi.minor >= 3, let list = c.needs?.pointee, list.count > 0 {
+                guard Int(list.count) <= maxInterfaces, let entries = list.entries else {
+                    return .failure(.invalidDescriptor(path: path, detail: "needs list is null or longer than \(maxInterfaces)"))
+                }
+                for index in 0..<Int(list.count) {
+                    let need = try text(entries[index], "needs[\(index)]").get()
+                    guard DeclaredNeed(need) != nil else { return .failure(.invalidNeed(path: path, value: need)) }
+                    needs.append(need)
+                }
+            }
             guard let factory = c.factory else { return .failure(.invalidDescriptor(path: path, detail: "factory is null")) }
             return .success(Descriptor(
                 sdkABI: abi, sdkVersion: sdkVersion, toolchain: toolchain, id: id, version: version,
-                provides: provides, services: services, activation: activation, requires: requires,
+                provides: provides, services: services, activation: activation, requires: requires, needs: needs,
                 factoryBits: UInt(bitPattern: factory), markerBits: UInt(bitPattern: c.sdk_marker)))
         } catch {
             return .failure(error)

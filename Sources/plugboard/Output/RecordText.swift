@@ -122,6 +122,7 @@ enum RecordText {
             if !record.requires.isEmpty {
                 rows.append(("requires", record.requires.map { "\($0.id) \($0.range)\($0.optional ? " (optional)" : "")" }.joined(separator: ", ")))
             }
+            rows.append(("sandbox needs", record.needs.isEmpty ? "none beyond the defaults" : record.needs.joined(separator: ", ")))
         }
         if let quarantine = record.quarantine {
             rows.append(("quarantine", "\(quarantine.code), phase \(quarantine.phase.rawValue), \(quarantine.date)"))

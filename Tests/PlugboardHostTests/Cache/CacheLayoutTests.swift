@@ -15,7 +15,8 @@ import Testing
         let scanned = try JSONDecoder().decode(ScannedPlugin.self, from: Data("""
             {"id": "pinned.plugin", "version": "1.2.3", "provides": [{"interface": "plugboard.command", "version": "1.0.0"}],
              "services": ["logger", "storage"], "sdkABI": "2.2", "sdkVersion": "2.2.0", "toolchain": "Swift version 6.3.1",
-             "activation": ["startup", "command:greet"], "requires": ["?other.plugin ^1.0"]}
+             "activation": ["startup", "command:greet"], "requires": ["?other.plugin ^1.0"],
+             "needs": ["tcp-connect:443", "read:/etc/ssl/certs"]}
             """.utf8))
         let details = PluginRecord.FileDetails(
             size: 537_160, architecture: "x86_64", toolchain: "Swift version 6.3.1", sdkABI: ABIVersion(major: 2, minor: 2),
@@ -36,7 +37,7 @@ import Testing
         for (entry, encoded) in zip(entries, bytes) { #expect(try encoded.withUnsafeBytes { try CacheEntry(bytes: $0) } == entry) }
         let fingerprint = bytes.map { encoded in encoded.withUnsafeBytes { ContentHash.text(ContentHash.of($0)) } }
         #expect(
-            RegistryCache.format == 5 && fingerprint == ["ec0d160c1b8c805a", "0e5df70640d8e05f", "1cb06442ed41efb5"],
+            RegistryCache.format == 6 && fingerprint == ["30368ac6e7588213", "0e5df70640d8e05f", "f098c5a2aea8a147"],
             "what a cache entry holds changed (\(fingerprint)): raise RegistryCache.format, then record the new fingerprints here")
     }
 }

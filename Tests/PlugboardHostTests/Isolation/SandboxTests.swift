@@ -140,9 +140,12 @@ import Glibc
     }
 
     /// A host on the hostile fixture with `isolation`, its diagnostics heard.
-    func host(_ dir: TemporaryDirectory, isolation: PluginIsolation, diagnostics: (@Sendable (HostDiagnostic) -> Void)? = nil) throws -> PluginHost {
+    func host(
+        _ dir: TemporaryDirectory, isolation: PluginIsolation, fixture: String = "SandboxAttacks",
+        diagnostics: (@Sendable (HostDiagnostic) -> Void)? = nil
+    ) throws -> PluginHost {
         try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        _ = try dir.copy(Fixtures.library("SandboxAttacks"), as: "plugins/libSandboxAttacks.so")
+        _ = try dir.copy(Fixtures.library(fixture), as: "plugins/lib\(fixture).so")
         var configuration = PluginHost.Configuration(
             pluginsDirectory: dir.file("plugins"), dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache"))
         configuration.isolation.others = isolation
@@ -163,9 +166,9 @@ import Glibc
     @Test func aRefusedCallIsNamedToTheHost() throws {
         let dir = try TemporaryDirectory()
         let heard = try EventPipe()
-        let host = try host(dir, isolation: .sandboxed) { diagnostic in
+        let host = try host(dir, isolation: .sandboxed, diagnostics: { diagnostic in
             if diagnostic.code == "sandbox-denied" { heard.signal() }
-        }
+        })
         defer { host.shutdown() }
         #expect(try attack(host, "ptrace", "1") == "refused Operation not permitted")
         heard.wait()
@@ -230,5 +233,35 @@ import Glibc
         #expect(Set(["limits", "no-new-privileges", "landlock", "seccomp"]).isSubset(of: Set(layers)), "\(layers)")
         #expect((report["missing"] as? [String])?.isEmpty == true)
         #expect(try runProcess(plugboard, ["doctor", "extra"]).status == 64)
+    }
+
+    /// A plugin's declared needs (SDK 2.3) are read without running it; run
+    /// sandboxed, it is refused before any of its code runs when one is not
+    /// granted, and given only what is both declared and granted.
+    @Test func declaredNeedsAreShownAndGrantedOrRefusedBeforeItsCodeRuns() throws {
+        let inspected = try runProcess(Fixtures.executable("plugboard"), ["inspect", Fixtures.library("SandboxNeeds").path, "--json"])
+        let record = try #require(try JSONSerialization.jsonObject(with: Data(inspected.stdout.utf8)) as? [String: Any])
+        #expect(record["needs"] as? [String] == ["tcp-connect:9", "read:/etc/passwd"], "\(inspected.stdout)")
+
+        let dir = try TemporaryDirectory()
+        let refused = try host(dir, isolation: .sandboxed, fixture: "SandboxNeeds")
+        #expect(refused.registry.providers(of: Commands.self).isEmpty)
+        let refusal = try #require(refused.records.first { $0.id == "fixture.sandbox-needs" })
+        #expect(refusal.code == "sandbox-need-not-granted", "\(refusal)")
+        #expect(refusal.reason?.contains("grants.tcpConnect: [9]") == true && refusal.reason?.contains("/etc/passwd") == true, "\(String(describing: refusal.reason))")
+        refused.shutdown()
+
+        // The host grants more than is declared: the child gets the intersection.
+        var granted = PluginIsolation.sandboxed
+        granted.sandbox?.grants = .init(tcpConnect: [9, 80], readPaths: ["/etc"])
+        let other = try TemporaryDirectory()
+        let host = try host(other, isolation: granted, fixture: "SandboxNeeds")
+        defer { host.shutdown() }
+        #expect(try attack(host, "read", "/etc/passwd").hasPrefix("done"))
+        #expect(try attack(host, "read", "/etc/group") == "refused Permission denied", "granted to the host's list, not declared")
+        let declaredPort = try attack(host, "tcp", "9")
+        #expect(declaredPort.hasPrefix("done") || declaredPort == "refused Connection refused", "\(declaredPort)")
+        #expect(try attack(host, "tcp", "80") == "refused Permission denied", "granted to the host's list, not declared")
+        #expect(try attack(host, "udp", "9").hasPrefix("refused"))
     }
 }

@@ -18,9 +18,9 @@
 /// Bump the minor for additive changes, the major for anything else (2.0:
 /// the demo's interfaces left the SDK, one `ServiceError` replaced three enums).
 #define PLUGBOARD_SDK_ABI_MAJOR 2u
-#define PLUGBOARD_SDK_ABI_MINOR 2u
+#define PLUGBOARD_SDK_ABI_MINOR 3u
 /// The SDK's release version (semantic version string).
-#define PLUGBOARD_SDK_VERSION "2.2.0"
+#define PLUGBOARD_SDK_VERSION "2.3.0"
 
 /// The one C symbol a plugin exports.
 #define PLUGBOARD_ENTRY_SYMBOL "plugboard_entry"
@@ -60,6 +60,14 @@ typedef struct plugboard_requires {
     const plugboard_requirement *_Nullable entries;
 } plugboard_requires;
 
+/// What a plugin needs beyond a sandbox's defaults (SDK 2.3), each as
+/// `SandboxNeed.encoded` spells it.
+typedef struct plugboard_needs {
+    uint32_t count;
+    uint32_t reserved;
+    const char *_Nullable const *_Nullable entries;
+} plugboard_needs;
+
 /// What `plugboard_entry` returns. Lives as long as the process.
 typedef struct plugboard_descriptor {
     uint32_t magic;           // PLUGBOARD_DESCRIPTOR_MAGIC
@@ -84,7 +92,10 @@ typedef struct plugboard_descriptor {
     /// The plugins this one builds on (was the second reserved slot: SDK 2.2;
     /// null in plugins built before, which means "none").
     const plugboard_requires *_Nullable requires;
-    void *_Nullable reserved[2];
+    /// What the plugin needs beyond a sandbox's defaults (was the first of
+    /// two reserved slots: SDK 2.3; null in plugins built before, "none").
+    const plugboard_needs *_Nullable needs;
+    void *_Nullable reserved[1];
 } plugboard_descriptor;
 
 /// ABI markers. The SDK library defines one symbol per ABI version it
@@ -97,8 +108,9 @@ typedef struct plugboard_descriptor {
 extern const uint32_t plugboard_sdk_abi_2_0;
 extern const uint32_t plugboard_sdk_abi_2_1;
 extern const uint32_t plugboard_sdk_abi_2_2;
+extern const uint32_t plugboard_sdk_abi_2_3;
 static inline const void *_Nonnull plugboard_sdk_abi_marker(void) {
-    return &plugboard_sdk_abi_2_2;
+    return &plugboard_sdk_abi_2_3;
 }
 
 /// The compiler that compiles the *caller*: static inline on purpose, so that

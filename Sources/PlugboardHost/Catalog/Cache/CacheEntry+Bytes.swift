@@ -1,6 +1,6 @@
 @_spi(PlugboardHost) import Plugboard
 
-/// A cache entry's bytes (format 5): fields in a fixed order, read with
+/// A cache entry's bytes (format 6): fields in a fixed order, read with
 /// little parsing. Every warm start reads one entry per plugin it lists;
 /// through `Codable` (format 4) an entry cost about 57,000 instructions,
 /// most of it the standard library's generic, boxed keyed containers.
@@ -10,7 +10,7 @@
 /// body     := kind 0 (plugin):      scanned
 ///             kind 1 (rejected):    code(text) reason(text)
 ///             kind 2 (quarantined): quarantine(blob: compact Quarantine) plugin(u8 0 | u8 1 scanned)
-/// scanned  := id version [provided] services(texts) sdkABI sdkVersion toolchain activation(texts) requires
+/// scanned  := id version [provided] services(texts) sdkABI sdkVersion toolchain activation(texts) requires needs(texts)
 /// provided := u32 count, count × (interface version)
 /// requires := u8 0 | u8 1 texts ("?" when optional, the id, a space, the range)
 /// text     := u32 length, UTF-8;  text? := u32 0xFFFFFFFF (absent) | text
@@ -146,6 +146,7 @@ private struct EntryWriter {
         try append(plugin.activation)
         append(flag: plugin.requires != nil)
         if let requires = plugin.requires { try append(requires.map(ScannedPlugin.requirementText)) }
+        try append(plugin.needs)
     }
 }
 
@@ -241,8 +242,9 @@ package struct EntryReader {
                 return dependency
             }
         }
+        let needs = try texts()
         return ScannedPlugin(
             id: id, version: version, provides: provides, services: services, sdkABI: sdkABI, sdkVersion: sdkVersion,
-            toolchain: toolchain, activation: activation, requires: requires)
+            toolchain: toolchain, activation: activation, requires: requires, needs: needs)
     }
 }

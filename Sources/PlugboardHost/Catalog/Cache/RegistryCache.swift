@@ -19,8 +19,9 @@ package struct RegistryCache: Sendable {
     /// 2: the compact binary coding (1 was JSON); 3: a requirement is one
     /// string (see ``ScannedPlugin``); 4: read in place (``CacheEntries``):
     /// an index sorted by path, entries decoded when asked for; 5: an entry
-    /// is its fields in a fixed order (``CacheEntry/bytes()``), not `Codable`.
-    static let format = 5
+    /// is its fields in a fixed order (``CacheEntry/bytes()``), not `Codable`;
+    /// 6: a plugin's sandbox needs (SDK 2.3) after its requirements.
+    static let format = 6
 
     /// What the outcome of examining a file depends on besides the file.
     package struct HostKey: Sendable, Codable, Equatable {

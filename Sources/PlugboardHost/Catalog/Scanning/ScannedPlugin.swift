@@ -18,12 +18,14 @@ struct ScannedPlugin: Sendable, Codable, Equatable {
     let activation: [String]
     /// The plugins it builds on (nil in cache entries written before they were read).
     let requires: [PluginDependency]?
+    /// What it needs when sandboxed, as ``SandboxNeed`` spells it (SDK 2.3).
+    let needs: [String]
 
     var dependencies: [PluginDependency] { requires ?? [] }
 
     init(
         id: String, version: String, provides: [Provided], services: [String], sdkABI: String, sdkVersion: String,
-        toolchain: String, activation: [String], requires: [PluginDependency]?
+        toolchain: String, activation: [String], requires: [PluginDependency]?, needs: [String] = []
     ) {
         self.id = id
         self.version = version
@@ -34,6 +36,7 @@ struct ScannedPlugin: Sendable, Codable, Equatable {
         self.toolchain = toolchain
         self.activation = activation
         self.requires = requires
+        self.needs = needs
     }
 
     init(_ descriptor: Descriptor) {
@@ -46,12 +49,13 @@ struct ScannedPlugin: Sendable, Codable, Equatable {
         toolchain = descriptor.toolchain
         activation = descriptor.activation
         requires = descriptor.requires
+        needs = descriptor.needs
     }
 }
 
 extension ScannedPlugin {
     private enum CodingKeys: String, CodingKey {
-        case id, version, provides, services, sdkABI, sdkVersion, toolchain, activation, requires
+        case id, version, provides, services, sdkABI, sdkVersion, toolchain, activation, requires, needs
     }
 
     init(from decoder: any Decoder) throws {
@@ -70,6 +74,7 @@ extension ScannedPlugin {
             }
             return requirement
         }
+        needs = try container.decodeIfPresent([String].self, forKey: .needs) ?? []
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -83,6 +88,7 @@ extension ScannedPlugin {
         try container.encode(toolchain, forKey: .toolchain)
         try container.encode(activation, forKey: .activation)
         try container.encodeIfPresent(requires?.map(Self.requirementText), forKey: .requires)
+        if !needs.isEmpty { try container.encode(needs, forKey: .needs) }
     }
 
     // Requirements are kept as one string each ("?" first when optional,
