@@ -19,7 +19,7 @@
 
 // Defined in Swift (Scanning/ScannerChild.swift, Isolation/IsolatedChildMain.swift); never return.
 extern void plugboard_scanner_main(int channel) __attribute__((noreturn));
-extern void plugboard_isolated_main(int requests, int replies, int log) __attribute__((noreturn));
+extern void plugboard_isolated_main(int requests, int replies, int log, int storage) __attribute__((noreturn));
 
 __attribute__((constructor)) static void plugboard_scanner_hook(void) {
     const char *mode = getenv(PLUGBOARD_SCANNER_VARIABLE);
@@ -30,12 +30,13 @@ __attribute__((constructor)) static void plugboard_scanner_hook(void) {
         // the child ends, and an isolated plugin is restarted from whichever
         // thread calls it. The child watches its request pipe instead (it
         // hangs up when the host dies, however it dies).
-        closefrom(PLUGBOARD_ISOLATED_LOG_FD + 1);
-        for (int fd = PLUGBOARD_ISOLATED_REQUESTS_FD; fd <= PLUGBOARD_ISOLATED_LOG_FD; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
+        closefrom(PLUGBOARD_ISOLATED_STORAGE_FD + 1);
+        for (int fd = PLUGBOARD_ISOLATED_REQUESTS_FD; fd <= PLUGBOARD_ISOLATED_STORAGE_FD; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
         // Before any Swift code of the child and before its plugin is
         // loaded; the child checks the report against what the host requires.
         plugboard_sandbox_apply(PLUGBOARD_ISOLATED_LOG_FD, 1);
-        plugboard_isolated_main(PLUGBOARD_ISOLATED_REQUESTS_FD, PLUGBOARD_ISOLATED_REQUESTS_FD + 1, PLUGBOARD_ISOLATED_LOG_FD);
+        plugboard_isolated_main(PLUGBOARD_ISOLATED_REQUESTS_FD, PLUGBOARD_ISOLATED_REQUESTS_FD + 1, PLUGBOARD_ISOLATED_LOG_FD,
+                                PLUGBOARD_ISOLATED_STORAGE_FD);
     }
     if (strcmp(mode, PLUGBOARD_SCANNER_PROTOCOL) != 0) return;
     // Not inherited by anything a plugin starts.
@@ -104,12 +105,13 @@ int plugboard_spawn_scanner(const char *path, char *const argv[], char *const en
 }
 
 int plugboard_spawn_isolated(const char *path, char *const argv[], char *const envp[], int *requests, int *replies,
-                             int *output, int *log, pid_t *pid) {
+                             int *output, int *log, int *storage, pid_t *pid) {
     // [0]: read end, [1]: write end. The host keeps requests[1], replies[0],
-    // output[0] and log[0]; the child gets the other ends as fds 3, 4, 1+2, 5.
-    int pipes[4][2];
+    // output[0], log[0] and storage[1]; the child gets the other ends as
+    // fds 3, 4, 1+2, 5 and 6.
+    int pipes[5][2];
     int made = 0;
-    for (; made < 4; made++) {
+    for (; made < 5; made++) {
         if (pipe2(pipes[made], O_CLOEXEC) != 0) {
             int saved = errno;
             for (int i = 0; i < made; i++) {
@@ -119,6 +121,8 @@ int plugboard_spawn_isolated(const char *path, char *const argv[], char *const e
             return saved;
         }
     }
+    // The ends each side keeps: for the host, the other ends go to the child.
+    const int child_end[5] = {0, 1, 1, 1, 0};
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, pipes[2][1], 1);
@@ -126,21 +130,17 @@ int plugboard_spawn_isolated(const char *path, char *const argv[], char *const e
     posix_spawn_file_actions_adddup2(&actions, pipes[0][0], PLUGBOARD_ISOLATED_REQUESTS_FD);
     posix_spawn_file_actions_adddup2(&actions, pipes[1][1], PLUGBOARD_ISOLATED_REQUESTS_FD + 1);
     posix_spawn_file_actions_adddup2(&actions, pipes[3][1], PLUGBOARD_ISOLATED_LOG_FD);
-    int result = plugboard_spawn_child(path, argv, envp, &actions, PLUGBOARD_ISOLATED_LOG_FD + 1, pid);
-    close(pipes[0][0]);
-    close(pipes[1][1]);
-    close(pipes[2][1]);
-    close(pipes[3][1]);
+    posix_spawn_file_actions_adddup2(&actions, pipes[4][0], PLUGBOARD_ISOLATED_STORAGE_FD);
+    int result = plugboard_spawn_child(path, argv, envp, &actions, PLUGBOARD_ISOLATED_STORAGE_FD + 1, pid);
+    for (int i = 0; i < 5; i++) close(pipes[i][child_end[i]]);
     if (result != 0) {
-        close(pipes[0][1]);
-        close(pipes[1][0]);
-        close(pipes[2][0]);
-        close(pipes[3][0]);
+        for (int i = 0; i < 5; i++) close(pipes[i][1 - child_end[i]]);
         return result;
     }
     *requests = pipes[0][1];
     *replies = pipes[1][0];
     *output = pipes[2][0];
     *log = pipes[3][0];
+    *storage = pipes[4][1];
     return 0;
 }

@@ -60,15 +60,19 @@ const char *_Nullable plugboard_sandbox_report(void);
 #define PLUGBOARD_ISOLATED_REQUESTS_FD 3
 /// The child's log pipe (the logging service's records).
 #define PLUGBOARD_ISOLATED_LOG_FD 5
+/// The host's answers to a sandboxed child's storage writes (which the host
+/// makes: the child's storage folder is read-only to it).
+#define PLUGBOARD_ISOLATED_STORAGE_FD 6
 
 /// Starts `path` as an isolated plugin's child in its own process group,
 /// with default signal dispositions and an empty signal mask: fd 0 is
 /// /dev/null, fds 1 and 2 write to `*output`, fd 3 reads `*requests`, fd 4
-/// writes `*replies`, fd 5 writes `*log` (all pipes; the host's ends are
-/// close-on-exec). Returns 0 and sets `*pid`, or an errno value.
+/// writes `*replies`, fd 5 writes `*log`, fd 6 reads `*storage` (all
+/// pipes; the host's ends are close-on-exec). Returns 0 and sets `*pid`, or
+/// an errno value.
 int plugboard_spawn_isolated(const char *_Nonnull path, char *_Nullable const *_Nonnull argv,
                              char *_Nullable const *_Nonnull envp, int *_Nonnull requests, int *_Nonnull replies,
-                             int *_Nonnull output, int *_Nonnull log, pid_t *_Nonnull pid);
+                             int *_Nonnull output, int *_Nonnull log, int *_Nonnull storage, pid_t *_Nonnull pid);
 
 /// pipe2 with O_CLOEXEC (and O_NONBLOCK on both ends when `nonblocking`):
 /// 0, or an errno value.

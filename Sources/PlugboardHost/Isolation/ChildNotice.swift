@@ -20,6 +20,8 @@ enum ChildNotice {
     /// The child's sandbox refused a system call (written by its SIGSYS
     /// handler in `sandbox.c`, once per call).
     case denied(String)
+    /// A sandboxed child's storage write, for the host to make (``StorageRelay``).
+    case storage(StorageRelay.Request)
 
     /// Longer log messages are cut.
     static let maximumMessage = 3_000
@@ -40,6 +42,8 @@ enum ChildNotice {
             body = [4] + ((try? CompactEncoder().encode(diagnostic)) ?? [])
         case let .denied(call):
             body = [UInt8(PLUGBOARD_NOTICE_DENIED)] + Array(call.utf8)
+        case let .storage(request):
+            body = [6] + ((try? CompactEncoder().encode(request)) ?? [])
         }
         var frame: [UInt8] = []
         withUnsafeBytes(of: UInt32(body.count).littleEndian) { frame += $0 }
@@ -69,6 +73,9 @@ enum ChildNotice {
                 guard let diagnostic = try? CompactDecoder().decode(IsolationProtocol.Diagnostic.self, from: payload) else { return false }
                 body(.diagnostic(diagnostic))
             case UInt8(PLUGBOARD_NOTICE_DENIED): body(.denied(String(decoding: payload, as: UTF8.self)))
+            case 6:
+                guard let request = try? CompactDecoder().decode(StorageRelay.Request.self, from: payload) else { return false }
+                body(.storage(request))
             default: return false
             }
         }

@@ -15,13 +15,13 @@ import Glibc
 /// `main`, when the host started it with `PLUGBOARD_SCANNER=isolated-1`.
 @_cdecl("plugboard_isolated_main")
 @usableFromInline
-func plugboardIsolatedMain(_ requests: Int32, _ replies: Int32, _ log: Int32) -> Never {
+func plugboardIsolatedMain(_ requests: Int32, _ replies: Int32, _ log: Int32, _ storage: Int32) -> Never {
     // A sandbox's constructor set the limits already (its seccomp layer refuses setting them).
     if SandboxReport.current == nil {
         var noCore = rlimit(rlim_cur: 0, rlim_max: 0)
         setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &noCore)
     }
-    let child = IsolatedChild(channel: FrameChannel(input: requests, output: replies), log: log)
+    let child = IsolatedChild(channel: FrameChannel(input: requests, output: replies), log: log, storageAnswers: storage)
     child.watchHost(requests)
     Task.detached { await child.run() }
     // The child's work runs in that task, which ends the process. The main
@@ -46,9 +46,13 @@ final class IsolatedChild: @unchecked Sendable {
     let serving = Atomic<Bool>(false)
     private var providers: [(crossing: PointCrossing, provider: any Sendable)] = []
 
-    init(channel: FrameChannel, log: Int32) {
+    /// The host's answers to storage writes it makes for a sandboxed child.
+    let storageAnswers: Int32
+
+    init(channel: FrameChannel, log: Int32, storageAnswers: Int32) {
         self.channel = channel
         notices = ChildNoticeWriter(fd: log)
+        self.storageAnswers = storageAnswers
     }
 
     /// Ends the process when the host's end of the request pipe hangs up:
@@ -218,9 +222,14 @@ final class IsolatedChild: @unchecked Sendable {
             notices.send(.diagnostic(IsolationProtocol.Diagnostic(
                 error: diagnostic.severity == .error, code: diagnostic.code.rawValue, message: diagnostic.message, keyPath: diagnostic.keyPath)))
         }
+        // Sandboxed, its folder is read-only to it: the host makes its writes.
+        let answers = storageAnswers
+        let relayed: (@Sendable (FileKeyValueStore) -> any KeyValueStore)? = request.sandbox == nil ? nil : { @Sendable local in
+            RelayedKeyValueStore(local: local, notices: notices, answers: answers)
+        }
         return HostServices(
             configuration: settings, dataDirectory: request.dataDirectory, logSink: sink, storageQuota: quota, diagnostics: diagnostics,
-            makeEventBus: { hub, owner in IsolatedEventBus(hub: hub, owner: owner, notices: notices) })
+            makeEventBus: { hub, owner in IsolatedEventBus(hub: hub, owner: owner, notices: notices) }, makeStore: relayed)
     }
 
     private func applyLimits(_ limits: IsolationProtocol.StartRequest.Limits) {

@@ -39,7 +39,8 @@ final class IsolatedChildProcess: Sendable {
     /// Starts `program` in isolation mode with the scanner's environment.
     static func spawn(
         program: String, passing names: [String], adding extra: [String: String], pluginID: String,
-        report: @escaping @Sendable (HostDiagnostic) -> Void, notice: @escaping @Sendable (ChildNotice) -> Void
+        report: @escaping @Sendable (HostDiagnostic) -> Void, notice: @escaping @Sendable (ChildNotice) -> Void,
+        storage: @escaping @Sendable (StorageRelay.Request) -> StorageRelay.Answer
     ) -> Result<IsolatedChildProcess, IsolatedCallError> {
         var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(program), nil]
         var entries: [UnsafeMutablePointer<CChar>?] = StartedScanner.environment(passing: names, adding: extra, mode: PLUGBOARD_ISOLATED_PROTOCOL)
@@ -48,16 +49,17 @@ final class IsolatedChildProcess: Sendable {
             arguments.forEach { free($0) }
             entries.forEach { free($0) }
         }
-        var requests: Int32 = -1, replies: Int32 = -1, outputFD: Int32 = -1, log: Int32 = -1
+        var requests: Int32 = -1, replies: Int32 = -1, outputFD: Int32 = -1, log: Int32 = -1, answers: Int32 = -1
         var pid: pid_t = 0
-        let result = plugboard_spawn_isolated(program, &arguments, &entries, &requests, &replies, &outputFD, &log, &pid)
+        let result = plugboard_spawn_isolated(program, &arguments, &entries, &requests, &replies, &outputFD, &log, &answers, &pid)
         guard result == 0 else {
             return .failure(IsolatedCallError(.pluginCrashed, pluginID: pluginID,
                 message: "cannot start its child process \(program): \(String(cString: strerror(result)))"))
         }
         // Calls wait for room up to their deadline, events not at all (see FrameChannel.send).
         _ = fcntl(requests, F_SETFL, fcntl(requests, F_GETFL) | O_NONBLOCK)
-        let output = ChildOutput(pluginID: pluginID, output: outputFD, notices: log, report: report, notice: notice)
+        let output = ChildOutput(
+            pluginID: pluginID, output: outputFD, notices: log, report: report, notice: notice, storageAnswers: answers, storage: storage)
         output.startDraining()
         return .success(IsolatedChildProcess(pid: pid, channel: FrameChannel(input: replies, output: requests), output: output))
     }
@@ -141,6 +143,9 @@ private final class ChildOutput: Sendable {
     let noticesFD: Int32
     let report: @Sendable (HostDiagnostic) -> Void
     let notice: @Sendable (ChildNotice) -> Void
+    /// Where the answers to storage writes go, and who makes the writes.
+    let storageAnswers: Int32
+    let storage: @Sendable (StorageRelay.Request) -> StorageRelay.Answer
     /// The last lines, and whether both pipes ended.
     private let state = Mutex<(lines: [String], partial: [UInt8], finished: Bool)>(([], [], false))
     /// Written once when draining ends, so a waiter can poll for it.
@@ -154,8 +159,11 @@ private final class ChildOutput: Sendable {
 
     init(
         pluginID: String, output: Int32, notices: Int32, report: @escaping @Sendable (HostDiagnostic) -> Void,
-        notice: @escaping @Sendable (ChildNotice) -> Void
+        notice: @escaping @Sendable (ChildNotice) -> Void, storageAnswers: Int32,
+        storage: @escaping @Sendable (StorageRelay.Request) -> StorageRelay.Answer
     ) {
+        self.storageAnswers = storageAnswers
+        self.storage = storage
         self.pluginID = pluginID
         self.outputFD = output
         self.noticesFD = notices
@@ -216,7 +224,15 @@ private final class ChildOutput: Sendable {
                     takeOutput(chunk[0..<count])
                 } else {
                     notices += chunk[0..<count]
-                    if !ChildNotice.take(from: &notices, notice) {
+                    let taken = ChildNotice.take(from: &notices) { notice in
+                        // Answered on this thread, in order: the child waits for it.
+                        if case let .storage(request) = notice {
+                            _ = StorageRelay.frame(storage(request)).withUnsafeBytes { writeAll(storageAnswers, $0) }
+                        } else {
+                            self.notice(notice)
+                        }
+                    }
+                    if !taken {
                         // Not what a child of this program writes: stop listening to it.
                         report(HostDiagnostic(.error, code: "plugin-protocol-violation",
                             message: "its child wrote something that is not a notice on its notice pipe; its notices are ignored from now on", plugin: pluginID))
@@ -227,6 +243,7 @@ private final class ChildOutput: Sendable {
             }
         }
         for index in 0..<2 where pollers[index].fd >= 0 { close(pollers[index].fd) }
+        close(storageAnswers)
         let last = state.withLock { state -> [String] in
             defer { state.finished = true }
             return state.partial.isEmpty ? [] : [finishLine(&state)]

@@ -31,7 +31,25 @@ extension IsolatedPlugin {
         case let .denied(call):
             launch.report(HostDiagnostic(.warning, code: "sandbox-denied",
                 message: "its sandbox refused the system call \(TerminalText.escaped(call, limit: 100)) (the call failed with EPERM); if the plugin needs it, it cannot run sandboxed", plugin: pluginID))
+        case .storage:
+            // Answered by the thread that drains the child's notices (ChildOutput).
+            break
         }
+    }
+
+    /// A sandboxed child's storage write, made here in its folder with the
+    /// host's quota (a plain child writes its folder itself).
+    func store(_ request: StorageRelay.Request) -> StorageRelay.Answer {
+        guard launch.request.sandbox != nil, let root = launch.request.dataDirectory else {
+            return StorageRelay.Answer(ServiceError(.storageNotWritable, "this plugin's storage writes are not made by the host"))
+        }
+        let quota = launch.request.quota
+        let report = launch.report, id = pluginID
+        let store = FileKeyValueStore(
+            root: root, folder: pluginID,
+            quota: quota.count == 3 ? StorageQuota(maximumBytes: quota[0], maximumKeys: quota[1], maximumValueBytes: quota[2]) : StorageQuota()
+        ) { error in report(HostDiagnostic(.warning, code: .init(error.code.rawValue), message: error.message, plugin: id)) }
+        return StorageRelay.perform(request, in: store)
     }
 
     /// Forwards the host's `name` events to the child from now on (once per name).

@@ -144,7 +144,8 @@ final class IsolatedPlugin: Sendable {
         let child: IsolatedChildProcess
         switch IsolatedChildProcess.spawn(
             program: launch.program, passing: launch.environmentNames, adding: launch.extraEnvironment, pluginID: pluginID,
-            report: launch.report, notice: { [weak self] notice in self?.handle(notice) })
+            report: launch.report, notice: { [weak self] notice in self?.handle(notice) },
+            storage: { [weak self] request in self?.store(request) ?? StorageRelay.Answer(ServiceError(.storageNotWritable, "its host stopped it")) })
         {
         case let .success(started): child = started
         case let .failure(error): return .failure(.call(error))

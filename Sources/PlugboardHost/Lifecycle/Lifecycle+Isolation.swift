@@ -55,7 +55,7 @@ extension Lifecycle {
             confinement.grants = SandboxPolicy.granted(confinement.grants, declared: needs)
             let policy = SandboxPolicy.child(
                 confinement, copy: image.checked.copy, settingsFile: configuration.settings.file,
-                storage: services.dataDirectory.map { FileKeyValueStore(root: $0, folder: scan.id) }, limits: isolation.limits, quota: quota)
+                storage: services.dataDirectory.map { FileKeyValueStore(root: $0, folder: scan.id) }, limits: isolation.limits)
             extraEnvironment[SandboxPolicy.variable] = policy.encoded
             sandbox = .init(needed: policy.neededLayers, required: confinement.enforcement == .required)
         }

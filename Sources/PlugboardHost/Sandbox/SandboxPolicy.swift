@@ -58,21 +58,20 @@ struct SandboxPolicy: Sendable, Equatable {
 extension SandboxPolicy {
     /// An isolated plugin's child: the folder of the private copy it loads
     /// (the interface libraries are copied beside it), the settings file,
-    /// its own storage folder (made here: the child may not create folders
-    /// outside it), what `confinement` grants, and its limits. A value file
-    /// may not grow past the quota's largest value.
+    /// its own storage folder, read-only (made here; the host makes its
+    /// writes, ``StorageRelay``), what `confinement` grants, and its limits.
     static func child(
         _ confinement: PluginSandbox, copy: String, settingsFile: String?, storage: FileKeyValueStore?,
-        limits: PluginIsolation.Limits, quota: StorageQuota
+        limits: PluginIsolation.Limits
     ) -> SandboxPolicy {
         let copies = String(copy[..<(copy.lastIndex(of: "/") ?? copy.endIndex)])
-        var writes: [String] = []
-        if let storage, makeDirectories(storage.directory) == nil { writes.append(storage.directory) }
+        var folders: [String] = []
+        if let storage, makeDirectories(storage.directory) == nil { folders.append(storage.directory) }
         let grants = confinement.grants
         return SandboxPolicy(
-            reads: [copies] + (settingsFile.map { [$0] } ?? []) + grants.readPaths, writes: writes,
+            reads: [copies] + (settingsFile.map { [$0] } ?? []) + folders + grants.readPaths,
             tcpConnect: grants.tcpConnect.sorted(), tcpBind: grants.tcpBind.sorted(), network: grants.network,
-            off: confinement.layersOff, fileSize: quota.maximumValueBytes + (64 << 10), cpuSeconds: limits.cpuSeconds,
+            off: confinement.layersOff, fileSize: 1 << 20, cpuSeconds: limits.cpuSeconds,
             addressSpace: limits.addressSpace, descriptors: limits.descriptors)
     }
 }

@@ -19,6 +19,9 @@ final class HostServices: Sendable {
     /// its `directEventBus()`); an isolated plugin's child gives one that
     /// crosses to the host.
     private let makeEventBus: (@Sendable (EventHub, ServiceOwner) -> any EventBus)?
+    /// The store a plugin gets around its folder's (nil: that one); a
+    /// sandboxed child's sends its writes to the host.
+    private let makeStore: (@Sendable (FileKeyValueStore) -> any KeyValueStore)?
     private var diagnostics: DiagnosticLog { diagnosticLog }
     /// Reaches the lifecycle for ``Services/Extensions`` (nil in an isolated child).
     private let activator: (any PluginActivating)?
@@ -26,9 +29,11 @@ final class HostServices: Sendable {
     init(
         configuration: HostSettings, dataDirectory: String?, logSink: LogSink, storageQuota: StorageQuota = StorageQuota(),
         diagnostics: DiagnosticLog = DiagnosticLog(), activator: (any PluginActivating)? = nil,
-        makeEventBus: (@Sendable (EventHub, ServiceOwner) -> any EventBus)? = nil
+        makeEventBus: (@Sendable (EventHub, ServiceOwner) -> any EventBus)? = nil,
+        makeStore: (@Sendable (FileKeyValueStore) -> any KeyValueStore)? = nil
     ) {
         self.makeEventBus = makeEventBus
+        self.makeStore = makeStore
         self.activator = activator
         self.storageQuota = storageQuota
         let triggers = ActivationTriggers(activator: activator)
@@ -83,7 +88,8 @@ final class HostServices: Sendable {
                 granted[service] = Self.grant(Services.Logging.self, HostLogger(label: id, sink: logSink))
             case Services.Storage.id:
                 if let dataDirectory {
-                    granted[service] = Self.grant(Services.Storage.self, store(for: id, in: dataDirectory))
+                    let store = store(for: id, in: dataDirectory)
+                    granted[service] = Self.grant(Services.Storage.self, makeStore?(store) ?? store)
                 } else {
                     denied[service] = "this host has no data directory"
                 }

@@ -264,4 +264,33 @@ import Glibc
         #expect(try attack(host, "tcp", "80") == "refused Permission denied", "granted to the host's list, not declared")
         #expect(try attack(host, "udp", "9").hasPrefix("refused"))
     }
+
+    /// Sandboxed, a plugin's folder is read-only to it: the host makes its
+    /// storage writes, with the host's quota, so a value over the quota is
+    /// refused with the quota's code (and the host hears it), as in process.
+    @Test func aSandboxedPluginsStorageWritesAreMadeByTheHostWithItsQuota() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        _ = try dir.copy(Fixtures.library("IsolationFaults"), as: "plugins/plugin.so")
+        var configuration = PluginHost.Configuration(
+            pluginsDirectory: dir.file("plugins"), dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache"))
+        configuration.isolation.others = .sandboxed
+        configuration.storageQuota = StorageQuota(maximumBytes: 1 << 20, maximumKeys: 10, maximumValueBytes: 8)
+        let host = PluginHost(configuration: configuration)
+        host.declare(Commands.self)
+        try host.start()
+        defer { host.shutdown() }
+        let fault = try #require(host.registry.providers(of: Commands.self).first { $0.name == "fault" })
+        #expect(try fault.run(arguments: ["store", "key", "small"]) == "stored")
+        #expect(try fault.run(arguments: ["load", "key"]) == "small")
+        func values() -> Int {
+            ((try? FileManager.default.contentsOfDirectory(atPath: dir.file("data/fixture.isolation-faults"))) ?? []).filter { $0.hasSuffix(".value") }.count
+        }
+        #expect(values() == 1)
+        #expect(throws: (any Error).self) { try fault.run(arguments: ["store", "big", "more than eight bytes"]) }
+        #expect(values() == 1, "the value over the quota was not written")
+        #expect(host.diagnostics.contains { $0.code == "storage-quota-exceeded" && $0.plugin == "fixture.isolation-faults" }, "\(host.diagnostics.map(\.code))")
+        // The child itself cannot write there.
+        #expect(try fault.run(arguments: ["load", "key"]) == "small")
+    }
 }
