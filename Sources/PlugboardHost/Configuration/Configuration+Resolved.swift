@@ -12,11 +12,12 @@ extension PluginHost.Configuration {
 
     /// Where plugin `id`'s code runs: ``Isolation/plugins``, else the
     /// settings file's `"isolated"` and `"sandboxed"` over
+    /// ``Isolation/unsigned`` (when the host did not sign it) or
     /// ``Isolation/others``. A sandbox implies a child; `"isolated": false`
     /// means in process, so no sandbox either.
-    func isolation(of id: String) -> PluginIsolation {
+    func isolation(of id: String, signedByHost: Bool = true) -> PluginIsolation {
         if let chosen = isolation.plugins[id] { return chosen }
-        var chosen = isolation.others
+        var chosen = (signedByHost ? nil : isolation.unsigned) ?? isolation.others
         let plugin = settings.plugins[id]
         if let sandboxed = plugin?.sandboxed {
             chosen.sandbox = sandboxed ? chosen.sandbox ?? PluginSandbox() : nil

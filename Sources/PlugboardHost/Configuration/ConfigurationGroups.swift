@@ -59,6 +59,11 @@ extension PluginHost.Configuration {
         /// The release channel this host follows: a signed lock file naming
         /// another is refused (`lock-channel`). Any channel when nil.
         public var lockChannel: String?
+        /// Public key files (minisign's format, read when the host is made)
+        /// of the keys the host's own people sign with: a plugin covered by
+        /// a lock file whose signature holds with one of them is *signed by
+        /// the host*; every other runs as ``Isolation/unsigned`` says.
+        public var ownKeyFiles: [String] = []
 
         public init(directories: DirectoryTrust = .enforced, lockFile: String? = nil) {
             self.directories = directories
@@ -75,6 +80,11 @@ extension PluginHost.Configuration {
         /// Where the other plugins run: in process unless set (`plugboard
         /// --isolate-all` sets `PluginIsolation.isolated`).
         public var others: PluginIsolation = .inProcess
+        /// Where a plugin the host did not sign itself runs (not covered by a
+        /// lock file signed with one of ``Trust/ownKeyFiles``), unless named
+        /// in ``plugins`` or the settings file; nil: as ``others``. Set
+        /// `.sandboxed` to sandbox every plugin a third party or nobody signed.
+        public var unsigned: PluginIsolation?
         /// How often an isolated plugin may crash before it is quarantined.
         public var restartBudget = RestartBudget()
         /// Longest time an isolated plugin's child may take to start (the

@@ -14,8 +14,15 @@ extension Lifecycle {
 
     /// Whether plugin `id` runs in a child process, and with which limits.
     func isolation(of id: String) -> PluginIsolation? {
-        let chosen = configuration.isolation(of: id)
+        let chosen = configuration.isolation(of: id, signedByHost: configuration.isolation.unsigned == nil || isSignedByHost)
         return chosen.isolated ? chosen : nil
+    }
+
+    /// Whether the lock file in force holds a signature by one of the
+    /// host's own keys (every file admitted under it is listed in it).
+    var isSignedByHost: Bool {
+        guard let keyID = admission.lock?.signedLock?.keyID else { return false }
+        return ownKeyIDs.contains(keyID)
     }
 
     /// Starts an admitted plugin in a child process: refused, before any of

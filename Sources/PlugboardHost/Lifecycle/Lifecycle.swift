@@ -19,6 +19,8 @@ final class Lifecycle: PluginActivating {
     let configuration: PluginHost.Configuration
     /// Why this host ran code it could not verify.
     let taint: HostTaint
+    /// The ids of ``PluginHost/Configuration/Trust/ownKeyFiles``' keys, read once.
+    let ownKeyIDs: Set<String>
     var scanner: ScannerSettings { configuration.scanner }
     /// A scanner process kept ready for the next reload's verification.
     let spareScanner = ScannerSpare()
@@ -46,6 +48,14 @@ final class Lifecycle: PluginActivating {
         self.journal = journal
         self.environment = environment
         self.configuration = configuration
+        ownKeyIDs = Set(configuration.trust.ownKeyFiles.flatMap { file -> [String] in
+            guard case let .success(keys) = SignatureCheck.keys(in: file, checksOwnership: configuration.trust.directories.enforced) else {
+                services.report(HostDiagnostic(.warning, code: "own-key-unreadable",
+                    message: "\(file): the host's own key file cannot be read; no plugin counts as signed by the host (Trust.ownKeyFiles)"))
+                return []
+            }
+            return keys.map(\.idText)
+        })
     }
 
     var admission: Admission { catalog.admission }

@@ -191,6 +191,29 @@ import Testing
         #expect(host.activePluginIDs == ["fixture.alpha", "fixture.beta"])
         #expect(host.signedLock?.keyID == next.publicKey.idText)
     }
+
+    /// A host can sandbox every plugin it did not sign itself: a set signed
+    /// with one of its own keys runs as `others` says, the same set signed
+    /// with another trusted key (a vendor's) as `unsigned` says.
+    @Test func pluginsTheHostDidNotSignItselfRunAsUnsignedSays() throws {
+        let fleet = try Fleet()
+        let vendor = try #require(SigningKey.generate())
+        let vendorKey = fleet.state.file("vendor.pub")
+        try vendor.publicKey.text.write(toFile: vendorKey, atomically: true, encoding: .utf8)
+        var configuration = fleet.configuration()
+        configuration.trust.trustedKeyFiles = [fleet.trustedKeys, vendorKey]
+        configuration.trust.ownKeyFiles = [fleet.trustedKeys]
+        configuration.isolation.unsigned = .sandboxed
+        func modes() throws -> [String?] {
+            var modes: [String?] = []
+            try withHost(configuration) { host in modes = try host.discover().map { $0.isolation?.mode } }
+            return modes
+        }
+        try fleet.sign(sequence: 1)
+        #expect(try modes() == ["in-process", "in-process"])
+        try fleet.sign(sequence: 2, with: vendor)
+        #expect(try modes() == ["sandboxed", "sandboxed"])
+    }
 }
 
 /// minisign's own files: a key pair and a signature made by the real tool
