@@ -47,3 +47,27 @@ int bench_pipe_pingpong(int rounds, size_t bytes, double *samples) {
     free(buffer);
     return 0;
 }
+
+#include <sched.h>
+
+static cpu_set_t bench_saved_affinity;
+static int bench_pinned;
+
+int bench_pin_to_one_cpu(void) {
+    if (sched_getaffinity(0, sizeof bench_saved_affinity, &bench_saved_affinity) != 0) return -1;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, &bench_saved_affinity)) continue;
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        if (sched_setaffinity(0, sizeof one, &one) != 0) return -1;
+        bench_pinned = 1;
+        return 0;
+    }
+    return -1;
+}
+
+void bench_unpin(void) {
+    if (bench_pinned) sched_setaffinity(0, sizeof bench_saved_affinity, &bench_saved_affinity);
+    bench_pinned = 0;
+}

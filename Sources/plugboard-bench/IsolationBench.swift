@@ -59,9 +59,12 @@ struct IsolationBench {
     /// file with the scanner's sandbox against one without. Measured
     /// interleaved, so load on the machine falls on both sides alike.
     private func sandboxed(_ dir: String, into report: Report) {
-        // A fresh plain host beside it, made the same way: two hosts made at
-        // different points of a run differ by up to 5x in call latency here
-        // (where each child first woke), sandbox or not.
+        // On one CPU, both hosts and their children: across two cores a
+        // call's latency depends on where each child first woke (cross-core
+        // wake-ups cost up to 5x here, sandbox or not), not on the sandbox.
+        let pinned = bench_pin_to_one_cpu() == 0
+        defer { bench_unpin() }
+        // A fresh plain host beside it, made the same way.
         guard let sandboxed = host(dir, isolation: .sandboxed), let isolated = host(dir, isolation: .isolated, label: "isolated-beside"),
               let plain = command(isolated), let confined = command(sandboxed)
         else {
@@ -72,7 +75,7 @@ struct IsolationBench {
             sandboxed.shutdown()
             isolated.shutdown()
         }
-        report.begin("Sandboxed plugin's child against a plain isolated one (µs; ms)")
+        report.begin("Sandboxed plugin's child against a plain isolated one (µs; ms\(pinned ? "; both on one CPU" : ""))")
         var restarts: (sandboxed: [Double], isolated: [Double]) = ([], [])
         for _ in 0..<15 {
             for (command, sandbox) in [(plain, false), (confined, true)] {

@@ -9,4 +9,10 @@
 /// Returns 0, or an errno value.
 int bench_pipe_pingpong(int rounds, size_t bytes, double *samples);
 
+/// Pins the calling thread (and what it starts from now on) to one CPU,
+/// the first it may run on; `bench_unpin` gives back the set it had.
+/// Returns 0, or -1 when affinity cannot be set.
+int bench_pin_to_one_cpu(void);
+void bench_unpin(void);
+
 #endif
