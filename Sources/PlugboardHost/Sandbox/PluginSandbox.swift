@@ -52,6 +52,9 @@ public struct PluginSandbox: Sendable, Equatable {
         public static let seccomp = Layer(description: "seccomp")
         /// Resource limits (no core files, file size, CPU, memory, descriptors).
         public static let limits = Layer(description: "limits")
+        /// User, IPC and (without a network grant) network namespaces: not
+        /// needed for the guarantees, applied where the kernel allows.
+        public static let namespaces = Layer(description: "namespaces")
     }
 
     public var enforcement: Enforcement

@@ -58,6 +58,9 @@ public struct SandboxStatus: Sendable, Equatable, Codable {
     public let missing: [String]
     /// The kernel's Landlock ABI version (nil: no Landlock).
     public let landlockABI: Int?
+    /// Layers the guarantees do not need that were not reached either
+    /// (namespaces), with why.
+    public let optionalMissing: [String]
 
     init(_ report: SandboxReport, needed: [String]) {
         let unmet = report.unmet(needed)
@@ -65,5 +68,6 @@ public struct SandboxStatus: Sendable, Equatable, Codable {
         layers = report.reached
         missing = unmet.map { "\($0.layer): \($0.reason)" }
         landlockABI = report.landlockABI
+        optionalMissing = report.missing.filter { !needed.contains($0.layer) }.map { "\($0.layer): \($0.reason)" }
     }
 }

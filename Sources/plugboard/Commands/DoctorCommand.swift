@@ -26,6 +26,8 @@ enum DoctorCommand: CLICommand {
         let level: String
         let layers: [String]
         let missing: [String]
+        /// Layers not needed for the guarantees that were not reached (namespaces).
+        let optionalMissing: [String]
         let landlockABI: Int?
         /// Whether granted TCP ports can be enforced (Landlock ABI 4).
         let tcpPortRules: Bool
@@ -44,6 +46,7 @@ enum DoctorCommand: CLICommand {
         let kernel = withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         let report = Report(
             kernel: kernel, user: getuid(), level: status.level, layers: status.layers, missing: status.missing,
+            optionalMissing: status.optionalMissing,
             landlockABI: status.landlockABI, tcpPortRules: status.layers.contains("landlock-network"))
         if arguments.flag("--json") {
             JSONOutput.print(report)
@@ -54,6 +57,7 @@ enum DoctorCommand: CLICommand {
                   reached:  \(report.layers.joined(separator: ", "))
                   Landlock: \(report.landlockABI.map { "ABI \($0)" } ?? "none")\(report.tcpPortRules ? "" : " (granted TCP ports cannot be enforced: ABI 4 has port rules)")
                   missing:  \(report.missing.isEmpty ? "none" : report.missing.map { Terminal.safe($0) }.joined(separator: "; "))
+                  optional: \(report.optionalMissing.isEmpty ? "every layer reached" : report.optionalMissing.map { Terminal.safe($0) }.joined(separator: "; "))
 
                 """)
         }

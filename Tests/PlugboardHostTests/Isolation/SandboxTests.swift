@@ -293,4 +293,20 @@ import Glibc
         // The child itself cannot write there.
         #expect(try fault.run(arguments: ["load", "key"]) == "small")
     }
+
+    /// Namespaces are a layer more where the kernel allows them, not a
+    /// guarantee: turned off, a required sandbox still starts, and the
+    /// status says they are missing.
+    @Test func withoutNamespacesARequiredSandboxStartsAndSaysSo() throws {
+        let dir = try TemporaryDirectory()
+        var isolation = PluginIsolation.sandboxed
+        isolation.sandbox?.layersOff = [.namespaces]
+        let host = try host(dir, isolation: isolation)
+        defer { host.shutdown() }
+        #expect(try attack(host, "udp", "9").hasPrefix("refused"))
+        let status = try #require(host.records.first { $0.id == "fixture.sandbox-attacks" }?.isolation?.sandbox)
+        #expect(status.level == "sandboxed")
+        #expect(!status.layers.contains("namespaces"))
+        #expect(status.optionalMissing.contains { $0.hasPrefix("namespaces: turned off by the host") }, "\(status.optionalMissing)")
+    }
 }
