@@ -97,20 +97,22 @@ import Glibc
         return pid
     }
 
-    func run(_ attack: [String], level: String, as user: User, in setup: Setup) throws -> String {
+    /// `level`: `--sandbox-all`, `--isolate-all`, or nil (in the tool's own process).
+    func run(_ attack: [String], level: String?, as user: User, in setup: Setup) throws -> String {
         let plugboard = try Fixtures.executable("plugboard").path
-        let tool = ["run", "attack", "--plugins", setup.plugins, level, "--data", setup.dir.file("data"), "--cache", setup.dir.file("cache"),
+        let tool = ["run", "attack", "--plugins", setup.plugins] + (level.map { [$0] } ?? []) + ["--data", setup.dir.file("data"), "--cache", setup.dir.file("cache"),
                     "--allow-unsafe-directories", "--"] + attack
         let result = user == .root
             ? try runProcess(URL(fileURLWithPath: plugboard), tool)
             : try runProcess(URL(fileURLWithPath: "/usr/bin/setpriv"), Self.nobody + [plugboard] + tool)
         // The host lived through it and answered the call.
-        #expect(result.status == 0, "\(attack) \(level) as \(user): \(result.stderr)")
+        #expect(result.status == 0, "\(attack) \(level ?? "in process") as \(user): \(result.stderr)")
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Every attack of the corpus is refused sandboxed, as root and as an
-    /// ordinary user; the same plugin isolated (a plain child) gets away
+    /// ordinary user; the same plugin isolated (a plain child) and in
+    /// process (in the tool's own process, never the test runner) gets away
     /// with those it is not stopped from by anything else.
     @Test(.enabled(if: SandboxTests.nobodyCanRunPlugboard, "an ordinary user cannot reach this checkout's build folder"),
           arguments: User.allCases)
@@ -124,17 +126,28 @@ import Glibc
             _ = umount(setup.dir.file("home/mnt"))
         }
         var table: [String] = []
+        /// What an attack that worked left behind, gone before the next run.
+        func clean() {
+            while umount(setup.dir.file("home/mnt")) == 0 {}
+            unlink(setup.dir.file("home/planted"))
+            unlink(setup.dir.file("home/fifo"))
+        }
         for attack in Self.attacks {
             let sandboxed = try run(attack.arguments(setup), level: "--sandbox-all", as: user, in: setup)
             #expect(sandboxed.hasPrefix("refused"), "\(attack.name) as \(user), sandboxed: \(sandboxed)")
+            clean()
             let isolated = try run(attack.arguments(setup), level: "--isolate-all", as: user, in: setup)
+            clean()
+            let inProcess = try run(attack.arguments(setup), level: nil, as: user, in: setup)
+            clean()
             if attack.worksIsolated(user) {
                 #expect(isolated.hasPrefix("done"), "\(attack.name) as \(user), isolated: \(isolated)")
+                // In process, "the host's environment" is its parent's: the test runner's, root's.
+                if attack.name != "read the host's environment" || user == .root {
+                    #expect(inProcess.hasPrefix("done"), "\(attack.name) as \(user), in process: \(inProcess)")
+                }
             }
-            _ = umount(setup.dir.file("home/mnt"))
-            unlink(setup.dir.file("home/planted"))
-            unlink(setup.dir.file("home/fifo"))
-            table.append("\(attack.name): isolated \(isolated.prefix(40)) | sandboxed \(sandboxed.prefix(40))")
+            table.append("\(attack.name): in process \(inProcess.prefix(30)) | isolated \(isolated.prefix(30)) | sandboxed \(sandboxed.prefix(40))")
         }
         print("sandbox corpus as \(user):\n" + table.joined(separator: "\n"))
     }
