@@ -10,6 +10,15 @@ import Glibc
 /// ERROR` when the system refused it. Each attack is bounded (a fixed
 /// number of forks, reaped; a fixed byte count) and aims signals and
 /// tracing at the decoy pid the test gives, never the runner.
+/// The plugin both hostile fixtures export (each links its own copy, under
+/// its own id and needs).
+public final class AttackPlugin: Plugin {
+    public init(context: PluginContext) throws {}
+    public func activate() throws {}
+    public func deactivate() {}
+    public func contributions() -> [Contribution] { [.provider(Attack(), for: Commands.self)] }
+}
+
 public struct Attack: Command {
     public init() {}
     public var name: String { "attack" }
