@@ -618,6 +618,9 @@ int plugboard_sandbox_apply(int denial_fd, int framed) {
         return -1;
     }
     note("reached no-new-privileges\n");
+    // No mount namespace (it needs a fork): a scratch folder is bounded per
+    // file, not in total. Reported, never needed.
+    if (policy.writes > 0) note("missing scratch-tmpfs its scratch folder is bounded per file (RLIMIT_FSIZE), not in total: no mount namespace\n");
     if (policy.off_landlock) note("missing landlock turned off by the host\n");
     else apply_landlock(&policy);
     if (policy.off_seccomp) note("missing seccomp turned off by the host\n");

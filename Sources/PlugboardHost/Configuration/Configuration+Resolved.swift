@@ -27,6 +27,7 @@ extension PluginHost.Configuration {
             chosen.isolated = isolated
             if !isolated { chosen.sandbox = nil }
         }
+        if let grants = plugin?.grants, chosen.sandbox != nil { chosen.sandbox?.grants = grants }
         return chosen
     }
 }

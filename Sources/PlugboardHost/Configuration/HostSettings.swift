@@ -17,6 +17,7 @@ import Plugboard
 ///       "deniedServices": ["plugboard.storage"],
 ///       "isolated": true,
 ///       "sandboxed": true,
+///       "grants": { "tcpConnect": [443], "readPaths": ["/etc/ssl/certs"] },
 ///       "config": { "currency": "EUR" }
 ///     }
 ///   }
@@ -37,6 +38,9 @@ public struct HostSettings: Sendable {
         /// Whether the plugin runs in a sandboxed child (nil: the host
         /// decides; `true` implies a child; see ``PluginSandbox``).
         public var sandboxed: Bool?
+        /// What the plugin is granted when sandboxed (`"grants"`; nil: the
+        /// host's configuration decides; see ``PluginSandbox/Grants``).
+        public var grants: PluginSandbox.Grants?
 
         public init(
             enabled: Bool = true, deniedServices: Set<String> = [], overrides: [String: ConfigValue] = [:], isolated: Bool? = nil,
@@ -117,6 +121,8 @@ public struct HostSettings: Sendable {
                 settings.isolated = isolated
             case let ("sandboxed", .bool(sandboxed)):
                 settings.sandboxed = sandboxed
+            case let ("grants", .object(fields)):
+                settings.grants = grants(fields, at: "\(path).grants")
             case let ("deniedServices", .array(items)):
                 for item in items {
                     guard case let .string(service) = item else {
@@ -137,10 +143,10 @@ public struct HostSettings: Sendable {
                 report(.error, "config-invalid-type", "must be a boolean, found \(value.typeName)\(value.configValue.map { " \($0)" } ?? ""); the plugin stays enabled", keyPath: "\(path).enabled")
             case ("isolated", _), ("sandboxed", _):
                 report(.error, "config-invalid-type", "must be a boolean, found \(value.typeName)\(value.configValue.map { " \($0)" } ?? ""); the host's default applies", keyPath: "\(path).\(key)")
-            case ("deniedServices", _), ("config", _):
-                report(.error, "config-invalid-type", "must be \(key == "config" ? "an object" : "an array of service ids"), found \(value.typeName)", keyPath: "\(path).\(key)")
+            case ("deniedServices", _), ("config", _), ("grants", _):
+                report(.error, "config-invalid-type", "must be \(key == "deniedServices" ? "an array of service ids" : "an object"), found \(value.typeName)", keyPath: "\(path).\(key)")
             default:
-                report(.warning, "config-unknown-key", "unknown key '\(key)' (known: enabled, deniedServices, isolated, sandboxed, config); ignored", keyPath: "\(path).\(key)")
+                report(.warning, "config-unknown-key", "unknown key '\(key)' (known: enabled, deniedServices, isolated, sandboxed, grants, config); ignored", keyPath: "\(path).\(key)")
             }
         }
         return settings

@@ -322,4 +322,28 @@ import Glibc
         #expect(!status.layers.contains("namespaces"))
         #expect(status.optionalMissing.contains { $0.hasPrefix("namespaces: turned off by the host") }, "\(status.optionalMissing)")
     }
+
+    /// An operator grants a plugin's needs in the settings file
+    /// (`"grants"`), so `plugboard` runs it sandboxed; a grant of the wrong
+    /// type is reported with its key path and left out.
+    @Test func grantsInTheSettingsFileLetTheToolRunAPluginThatNeedsThem() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        _ = try dir.copy(Fixtures.library("SandboxNeeds"), as: "plugins/libSandboxNeeds.so")
+        let plugboard = try Fixtures.executable("plugboard")
+        func run(config: String?) throws -> ProcessResult {
+            let settings = try config.map { try dir.write(Data($0.utf8), as: "host.json") }
+            return try runProcess(plugboard, ["run", "attack", "--plugins", dir.file("plugins"), "--sandbox-all", "--data", dir.file("data"),
+                                              "--cache", dir.file("cache")] + (settings.map { ["--config", $0] } ?? []) + ["--", "read", "/etc/passwd"])
+        }
+        let refused = try run(config: nil)
+        #expect(refused.status == 1 && refused.stderr.contains("sandbox-need-not-granted"), "\(refused.stdout) \(refused.stderr)")
+        let granted = try run(config: #"{"plugins": {"fixture.sandbox-needs": {"grants": {"tcpConnect": [9], "readPaths": ["/etc"]}}}}"#)
+        #expect(granted.status == 0 && granted.stdout.hasPrefix("done"), "\(granted.stdout) \(granted.stderr)")
+
+        let settings = HostSettings.parse(Data(#"{"plugins": {"a.b": {"grants": {"tcpConnect": ["443", 70000, 22], "network": "yes"}}}}"#.utf8), file: "host.json")
+        #expect(settings.plugins["a.b"]?.grants?.tcpConnect == [22])
+        #expect(settings.diagnostics.contains { $0.code == "config-invalid-type" && $0.keyPath == "plugins.a.b.grants.tcpConnect" })
+        #expect(settings.diagnostics.contains { $0.keyPath == "plugins.a.b.grants.network" })
+    }
 }
