@@ -44,6 +44,7 @@ import Glibc
         Attack(name: "read the host's environment", arguments: { _ in ["environ"] }, worksIsolated: { _ in true }),
         Attack(name: "run a program", arguments: { _ in ["exec"] }, worksIsolated: { _ in true }),
         Attack(name: "fork (bounded)", arguments: { _ in ["fork", "20"] }, worksIsolated: { _ in true }),
+        Attack(name: "a setsid grandchild out of its group", arguments: { _ in ["escape"] }, worksIsolated: { _ in true }),
         Attack(name: "raise its limits", arguments: { _ in ["limits"] }, worksIsolated: { _ in true }),
         Attack(name: "a new namespace", arguments: { _ in ["unshare"] }, worksIsolated: { _ in false }),
         Attack(name: "mount", arguments: { ["mount", $0.dir.file("home/mnt")] }, worksIsolated: { $0 == .root }),

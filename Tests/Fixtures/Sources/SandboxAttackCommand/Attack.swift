@@ -38,6 +38,7 @@ public struct Attack: Command {
         case "environ": return readFile("/proc/\(getppid())/environ")
         case "exec": return spawn("/bin/true")
         case "fork": return forks(Int(argument) ?? 50)
+        case "escape": return escape()
         case "limits": return raiseDescriptorLimit()
         case "unshare": return check(attack_unshare())
         case "mount": return check(mount("none", argument, "tmpfs", 0, nil))
@@ -150,6 +151,24 @@ public struct Attack: Command {
             waitpid(pid, &status, 0)
         }
         return made.isEmpty ? describe(failure) : "done \(made.count) of \(count)"
+    }
+
+    /// A grandchild in a session of its own (out of the child's process
+    /// group, which the host kills): it lives 2 s, then exits by itself.
+    func escape() -> String {
+        let child = fork()
+        if child == 0 {
+            setsid()
+            if fork() == 0 {
+                sleep(2)
+                _exit(0)
+            }
+            _exit(0)
+        }
+        guard child > 0 else { return describe(errno) }
+        var status: Int32 = 0
+        waitpid(child, &status, 0)
+        return "done"
     }
 
     func raiseDescriptorLimit() -> String {
