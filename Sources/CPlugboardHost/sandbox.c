@@ -18,6 +18,7 @@
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -77,6 +78,9 @@ const int plugboard_open_path = O_PATH;
 // MARK: - The report
 
 static char report[2048];
+/// The Landlock ABI whose ruleset was applied (0: none): seccomp covers
+/// what an older one does not handle.
+static int landlock_abi_applied;
 static size_t report_length;
 
 static void note(const char *format, ...) __attribute__((format(printf, 1, 2)));
@@ -105,9 +109,11 @@ struct policy {
     uint16_t bind[MAXIMUM_RULES];
     int binds;
     int udp, network;
+    /// More rules of one kind than fit: Landlock is then not applied.
+    int overflow;
     int off_landlock, off_seccomp, off_limits, off_namespaces;
     long long file_size, cpu_seconds, address_space, descriptors;
-    int denial_fd, denial_framed;
+    int denial_fd;
 };
 
 static int parse(char *text, struct policy *policy) {
@@ -115,10 +121,15 @@ static int parse(char *text, struct policy *policy) {
         char *value = strchr(line, '=');
         if (!value) return -1;
         *value++ = 0;
-        if (strcmp(line, "read") == 0 && policy->reads < MAXIMUM_RULES) policy->read[policy->reads++] = value;
-        else if (strcmp(line, "write") == 0 && policy->writes < MAXIMUM_RULES) policy->write[policy->writes++] = value;
-        else if (strcmp(line, "tcp-connect") == 0 && policy->connects < MAXIMUM_RULES) policy->connect[policy->connects++] = (uint16_t)atoi(value);
-        else if (strcmp(line, "tcp-bind") == 0 && policy->binds < MAXIMUM_RULES) policy->bind[policy->binds++] = (uint16_t)atoi(value);
+        if (strcmp(line, "read") == 0) {
+            if (policy->reads < MAXIMUM_RULES) policy->read[policy->reads++] = value; else policy->overflow = 1;
+        } else if (strcmp(line, "write") == 0) {
+            if (policy->writes < MAXIMUM_RULES) policy->write[policy->writes++] = value; else policy->overflow = 1;
+        } else if (strcmp(line, "tcp-connect") == 0) {
+            if (policy->connects < MAXIMUM_RULES) policy->connect[policy->connects++] = (uint16_t)atoi(value); else policy->overflow = 1;
+        } else if (strcmp(line, "tcp-bind") == 0) {
+            if (policy->binds < MAXIMUM_RULES) policy->bind[policy->binds++] = (uint16_t)atoi(value); else policy->overflow = 1;
+        }
         else if (strcmp(line, "network") == 0) {
             if (strcmp(value, "udp") == 0) policy->udp = 1;
             else if (strcmp(value, "all") == 0) policy->network = 1;
@@ -282,6 +293,10 @@ static const char *const system_reads[] = {
 };
 
 static int apply_landlock(const struct policy *policy) {
+    if (policy->overflow) {
+        note("missing landlock the policy has more than %d rules of one kind\n", MAXIMUM_RULES);
+        return -1;
+    }
     int abi = (int)syscall(SYS_landlock_create_ruleset, NULL, 0, 1 /* LANDLOCK_CREATE_RULESET_VERSION */);
     if (abi < 1) {
         note("missing landlock the kernel has no Landlock (%s)\n", strerror(errno));
@@ -342,6 +357,7 @@ static int apply_landlock(const struct policy *policy) {
         return -1;
     }
     close(ruleset);
+    landlock_abi_applied = abi;
     note("reached landlock\n");
     if (network_rules) note("reached landlock-network\n");
     else if (abi < 4) note("missing landlock-network Landlock ABI %d has no TCP port rules (4 has)\n", abi);
@@ -357,6 +373,11 @@ static int apply_landlock(const struct policy *policy) {
 #elif defined(__aarch64__)
 #define PB_AUDIT_ARCH AUDIT_ARCH_AARCH64
 #endif
+
+// Newer than Debian 12's headers; the same number on every architecture.
+#define PB_SYS_fchmodat2 452
+#define PB_SYS_setxattrat 463
+#define PB_SYS_removexattrat 466
 
 // The calls refused whatever their arguments. A denylist, not an
 // allowlist: a plugin is arbitrary native code (docs/sandbox.md).
@@ -375,8 +396,21 @@ static const struct denied_call denied_calls[] = {
     {SYS_swapon, "swapon"}, {SYS_swapoff, "swapoff"}, {SYS_reboot, "reboot"}, {SYS_acct, "acct"},
     {SYS_quotactl, "quotactl"}, {SYS_fanotify_init, "fanotify_init"}, {SYS_move_mount, "move_mount"},
     {SYS_fsopen, "fsopen"}, {SYS_fsmount, "fsmount"}, {SYS_open_tree, "open_tree"},
+    // Metadata Landlock does not see: a root host's child keeps uid 0 and
+    // so owns every root file (a set-uid bit on a root program is root for
+    // any local user); anyone's child owns the user's files.
+    {SYS_fchmod, "fchmod"}, {SYS_fchmodat, "fchmodat"}, {SYS_fchown, "fchown"}, {SYS_fchownat, "fchownat"},
+    {SYS_setxattr, "setxattr"}, {SYS_lsetxattr, "lsetxattr"}, {SYS_fsetxattr, "fsetxattr"},
+    {SYS_removexattr, "removexattr"}, {SYS_lremovexattr, "lremovexattr"}, {SYS_fremovexattr, "fremovexattr"},
+    {SYS_utimensat, "utimensat"}, {PB_SYS_fchmodat2, "fchmodat2"}, {PB_SYS_setxattrat, "setxattrat"},
+    {PB_SYS_removexattrat, "removexattrat"},
+    // Joining another process group (its own session holds the host's):
+    // kill(0) would then reach that group.
+    {SYS_setpgid, "setpgid"}, {SYS_ioprio_set, "ioprio_set"},
 #ifdef SYS_fork
     {SYS_fork, "fork"}, {SYS_vfork, "vfork"}, {SYS_mknod, "mknod"}, {SYS_kexec_file_load, "kexec_file_load"},
+    {SYS_chmod, "chmod"}, {SYS_chown, "chown"}, {SYS_lchown, "lchown"}, {SYS_utime, "utime"}, {SYS_utimes, "utimes"},
+    {SYS_futimesat, "futimesat"},
 #endif
 };
 #define DENIED_COUNT (sizeof denied_calls / sizeof denied_calls[0])
@@ -386,7 +420,11 @@ static const struct denied_call checked_calls[] = {
     {SYS_clone, "clone (a new process)"}, {SYS_clone3, "clone3"}, {SYS_kill, "kill (another process)"},
     {SYS_tgkill, "tgkill (another process)"}, {SYS_rt_sigqueueinfo, "rt_sigqueueinfo (another process)"},
     {SYS_rt_tgsigqueueinfo, "rt_tgsigqueueinfo (another process)"}, {SYS_prlimit64, "prlimit64 (setting a limit)"},
-    {SYS_socket, "socket (a family or type not granted)"}, {SYS_ioctl, "ioctl TIOCSTI"},
+    {SYS_socket, "socket (a family, type or protocol not granted)"}, {SYS_ioctl, "ioctl (TIOCSTI or a signal owner)"},
+    {SYS_fcntl, "fcntl (a signal owner)"}, {SYS_setpriority, "setpriority (another process)"},
+    {SYS_sched_setaffinity, "sched_setaffinity (another process)"}, {SYS_sched_setscheduler, "sched_setscheduler (another process)"},
+    {SYS_sched_setparam, "sched_setparam (another process)"}, {SYS_sched_setattr, "sched_setattr (another process)"},
+    {SYS_truncate, "truncate (no Landlock right for it here)"},
 };
 
 static const char *call_name(int number) {
@@ -397,13 +435,15 @@ static const char *call_name(int number) {
     return "an unnamed call";
 }
 
-static int denial_fd = -1, denial_framed;
+static int denial_fd = -1;
 static unsigned char denial_told[1024];
 
 // SIGSYS from SECCOMP_RET_TRAP: the call fails with EPERM as if refused
-// outright, and the host hears its name once (an async-signal-safe write of
-// one notice, atomic on a pipe). A plugin that blocks SIGSYS is killed by it
-// at its next refused call instead, and the host names the signal.
+// outright, and the host hears its name once: one line on stderr, in one
+// write (atomic on a pipe, so never inside another writer's line; the host
+// turns it into `sandbox-denied`). Not on the notice pipe: a notice longer
+// than PIPE_BUF takes several writes, which this one could split. A plugin
+// that blocks SIGSYS is killed by it at its next refused call instead.
 static void denied(int signal, siginfo_t *info, void *context) {
     (void)signal;
     int number = info->si_syscall;
@@ -414,23 +454,11 @@ static void denied(int signal, siginfo_t *info, void *context) {
 #endif
     if (denial_fd < 0 || number < 0 || number >= (int)sizeof denial_told || denial_told[number]) return;
     denial_told[number] = 1;
-    const char *name = call_name(number);
-    char line[160];
+    char line[192];
     size_t length = 0;
-    if (denial_framed) length = 5;  // length, then the notice kind
-    const char *prefix = denial_framed ? "" : "plugboard sandbox: refused system call ";
-    for (const char *c = prefix; *c && length < sizeof line - 1; c++) line[length++] = *c;
-    for (const char *c = name; *c && length < sizeof line - 1; c++) line[length++] = *c;
-    if (denial_framed) {
-        uint32_t body = (uint32_t)(length - 4);
-        line[0] = (char)(body & 0xff);
-        line[1] = (char)(body >> 8 & 0xff);
-        line[2] = (char)(body >> 16 & 0xff);
-        line[3] = (char)(body >> 24 & 0xff);
-        line[4] = PLUGBOARD_NOTICE_DENIED;
-    } else if (length < sizeof line) {
-        line[length++] = '\n';
-    }
+    for (const char *c = "\n" PLUGBOARD_DENIAL_PREFIX; *c && length < sizeof line - 1; c++) line[length++] = *c;
+    for (const char *c = call_name(number); *c && length < sizeof line - 1; c++) line[length++] = *c;
+    line[length++] = '\n';
     ssize_t ignored = write(denial_fd, line, length);
     (void)ignored;
 }
@@ -508,10 +536,13 @@ static int apply_seccomp(const struct policy *policy) {
     own_pid_only(&program, SYS_tgkill, 0, self, 0);
     own_pid_only(&program, SYS_rt_sigqueueinfo, 0, self, 0);
     own_pid_only(&program, SYS_rt_tgsigqueueinfo, 0, self, 0);
-    // prlimit64: reading is fine, and the CPU limit (a scanner lowers it
-    // per file; without CAP_SYS_RESOURCE nobody raises a hard limit);
-    // setting any other limit is not.
+    // prlimit64: reading any process's limits is fine; setting is not,
+    // but for its own CPU limit (a scanner lowers it per file; without
+    // CAP_SYS_RESOURCE nobody raises a hard limit).
     struct sock_filter prlimit_block[] = {
+        STATEMENT(BPF_LD | BPF_W | BPF_ABS, ARGUMENT_LOW(0)),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)self, 0, 2),
         STATEMENT(BPF_LD | BPF_W | BPF_ABS, ARGUMENT_LOW(1)),
         JUMP(BPF_JMP | BPF_JEQ | BPF_K, RLIMIT_CPU, 5, 0),
         STATEMENT(BPF_LD | BPF_W | BPF_ABS, ARGUMENT_LOW(2)),
@@ -521,15 +552,51 @@ static int apply_seccomp(const struct policy *policy) {
         STATEMENT(BPF_RET | BPF_K, DENY),
         STATEMENT(BPF_RET | BPF_K, ALLOW),
     };
-    checked(&program, SYS_prlimit64, prlimit_block, 8);
-    // ioctl TIOCSTI pushes input into a terminal.
-    struct sock_filter ioctl_block[] = {
+    checked(&program, SYS_prlimit64, prlimit_block, 11);
+    // Scheduling of its own process only (not the host's, not another's).
+    struct sock_filter priority_block[] = {
+        STATEMENT(BPF_LD | BPF_W | BPF_ABS, ARGUMENT_LOW(0)),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, PRIO_PROCESS, 0, 3),
         STATEMENT(BPF_LD | BPF_W | BPF_ABS, ARGUMENT_LOW(1)),
-        JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 0, 1),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 2, 0),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)self, 1, 0),
         STATEMENT(BPF_RET | BPF_K, DENY),
         STATEMENT(BPF_RET | BPF_K, ALLOW),
     };
-    checked(&program, SYS_ioctl, ioctl_block, 4);
+    checked(&program, SYS_setpriority, priority_block, 7);
+    own_pid_only(&program, SYS_sched_setaffinity, 0, self, 1);
+    own_pid_only(&program, SYS_sched_setscheduler, 0, self, 1);
+    own_pid_only(&program, SYS_sched_setparam, 0, self, 1);
+    own_pid_only(&program, SYS_sched_setattr, 0, self, 1);
+    // fcntl that points a descriptor's signals at a process (F_SETOWN,
+    // F_SETSIG, F_SETOWN_EX): a signal to anyone, once O_ASYNC is set.
+    struct sock_filter fcntl_block[] = {
+        STATEMENT(BPF_LD | BPF_W | BPF_ABS, ARGUMENT_LOW(1)),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_SETOWN, 2, 0),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_SETSIG, 1, 0),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_SETOWN_EX, 0, 1),
+        STATEMENT(BPF_RET | BPF_K, DENY),
+        STATEMENT(BPF_RET | BPF_K, ALLOW),
+    };
+    checked(&program, SYS_fcntl, fcntl_block, 6);
+    // Below Landlock ABI 3 (or without Landlock), truncate(2) by path is
+    // not a right Landlock handles.
+    if (landlock_abi_applied < 3) {
+        emit(&program, STATEMENT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
+        emit(&program, JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_truncate, 0, 1));
+        emit(&program, STATEMENT(BPF_RET | BPF_K, DENY));
+    }
+    // ioctl TIOCSTI pushes input into a terminal; FIOSETOWN and SIOCSPGRP
+    // point a descriptor's signals at a process, as F_SETOWN does.
+    struct sock_filter ioctl_block[] = {
+        STATEMENT(BPF_LD | BPF_W | BPF_ABS, ARGUMENT_LOW(1)),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 2, 0),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, FIOSETOWN, 1, 0),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, SIOCSPGRP, 0, 1),
+        STATEMENT(BPF_RET | BPF_K, DENY),
+        STATEMENT(BPF_RET | BPF_K, ALLOW),
+    };
+    checked(&program, SYS_ioctl, ioctl_block, 6);
     // socket: never AF_UNIX (a pathname socket is a door out: D-Bus, a
     // runtime's socket); AF_INET and AF_INET6 as granted; nothing else.
     // socketpair stays: a connected pair reaches nobody.
@@ -540,18 +607,23 @@ static int apply_seccomp(const struct policy *policy) {
     // dropped), which would otherwise report a denial for every child.
     struct sock_filter socket_plain[] = {
         STATEMENT(BPF_LD | BPF_W | BPF_ABS, ARGUMENT_LOW(0)),
-        JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 8, 0),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 11, 0),
         JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 1, 0),
-        JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 0, 5),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 0, 8),
         STATEMENT(BPF_LD | BPF_W | BPF_ABS, ARGUMENT_LOW(1)),
         STATEMENT(BPF_ALU | BPF_AND | BPF_K, 0xf),
-        JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_STREAM, 0, 1),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_STREAM, 0, 4),
+        // A stream socket is TCP only: Landlock's port rules bind TCP, not
+        // SCTP or MPTCP.
+        STATEMENT(BPF_LD | BPF_W | BPF_ABS, ARGUMENT_LOW(2)),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_TCP, 0, 2),
         STATEMENT(BPF_RET | BPF_K, inet_allowed ? ALLOW : DENY),
         STATEMENT(BPF_RET | BPF_K, any_type ? ALLOW : DENY),
         STATEMENT(BPF_RET | BPF_K, DENY),
         STATEMENT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
     };
-    checked(&program, SYS_socket, socket_plain, 11);
+    checked(&program, SYS_socket, socket_plain, 14);
     emit(&program, STATEMENT(BPF_RET | BPF_K, ALLOW));
     if (program.length >= 512) {
         note("missing seccomp the filter is too long\n");
@@ -567,7 +639,6 @@ static int apply_seccomp(const struct policy *policy) {
         return -1;
     }
     denial_fd = policy->denial_fd;
-    denial_framed = policy->denial_framed;
     struct sock_fprog filter = {(unsigned short)program.length, program.code};
     if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &filter) != 0) {
         note("missing seccomp the filter could not be installed (%s)\n", strerror(errno));
@@ -580,7 +651,7 @@ static int apply_seccomp(const struct policy *policy) {
 
 // MARK: - Applying
 
-int plugboard_sandbox_apply(int denial_fd, int framed) {
+int plugboard_sandbox_apply(int denial_fd) {
     const char *given = getenv(PLUGBOARD_SANDBOX_VARIABLE);
     if (!given) return 0;
     char *text = strdup(given);
@@ -588,7 +659,6 @@ int plugboard_sandbox_apply(int denial_fd, int framed) {
     struct policy policy;
     memset(&policy, 0, sizeof policy);
     policy.denial_fd = denial_fd;
-    policy.denial_framed = framed;
     note("requested\n");
     if (!text || parse(text, &policy) != 0) {
         note("missing policy the host's sandbox policy does not parse\n");

@@ -34,7 +34,7 @@ __attribute__((constructor)) static void plugboard_scanner_hook(void) {
         for (int fd = PLUGBOARD_ISOLATED_REQUESTS_FD; fd <= PLUGBOARD_ISOLATED_STORAGE_FD; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
         // Before any Swift code of the child and before its plugin is
         // loaded; the child checks the report against what the host requires.
-        plugboard_sandbox_apply(PLUGBOARD_ISOLATED_LOG_FD, 1);
+        plugboard_sandbox_apply(2);
         plugboard_isolated_main(PLUGBOARD_ISOLATED_REQUESTS_FD, PLUGBOARD_ISOLATED_REQUESTS_FD + 1, PLUGBOARD_ISOLATED_LOG_FD,
                                 PLUGBOARD_ISOLATED_STORAGE_FD);
     }
@@ -45,7 +45,7 @@ __attribute__((constructor)) static void plugboard_scanner_hook(void) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     closefrom(PLUGBOARD_SCANNER_CHANNEL_FD + 1);
     fcntl(PLUGBOARD_SCANNER_CHANNEL_FD, F_SETFD, FD_CLOEXEC);
-    plugboard_sandbox_apply(2, 0);
+    plugboard_sandbox_apply(2);
     plugboard_scanner_main(PLUGBOARD_SCANNER_CHANNEL_FD);
 }
 

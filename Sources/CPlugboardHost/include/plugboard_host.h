@@ -38,15 +38,15 @@ int plugboard_spawn_scanner(const char *_Nonnull path, char *_Nullable const *_N
 #define PLUGBOARD_SANDBOX_VARIABLE "PLUGBOARD_SANDBOX"
 /// O_PATH (Swift's Glibc module is not built with _GNU_SOURCE).
 extern const int plugboard_open_path;
-/// The notice kind of a refused system call on an isolated child's log pipe.
-#define PLUGBOARD_NOTICE_DENIED 5
+/// How a child's stderr line names a system call its sandbox refused.
+#define PLUGBOARD_DENIAL_PREFIX "plugboard sandbox: refused system call "
 
 /// Applies the policy in PLUGBOARD_SANDBOX, if any, to this process: called
 /// from the pre-main constructor while the process has one thread. A refused
-/// call's name goes to `denial_fd` once, as a notice when `framed`, else as
-/// a line. Returns 0 when there was no policy or it was applied (see the
-/// report for which layers were reached), -1 when none was.
-int plugboard_sandbox_apply(int denial_fd, int framed);
+/// call's name goes to `denial_fd` once, as a line starting with
+/// PLUGBOARD_DENIAL_PREFIX. Returns 0 when there was no policy or it was
+/// applied (see the report for which layers were reached), -1 when none was.
+int plugboard_sandbox_apply(int denial_fd);
 
 /// What the sandbox reached, one line each: `requested`, `landlock-abi N`,
 /// `reached LAYER`, `missing LAYER REASON`. NULL when no sandbox was asked for.

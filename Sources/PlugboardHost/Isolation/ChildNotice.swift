@@ -1,4 +1,3 @@
-import CPlugboardHost
 @_spi(PlugboardHost) import Plugboard
 import Synchronization
 #if canImport(Glibc)
@@ -17,9 +16,6 @@ enum ChildNotice {
     case publish(CrossingEvent)
     /// A diagnostic of the child's services (a configuration override, a quota).
     case diagnostic(IsolationProtocol.Diagnostic)
-    /// The child's sandbox refused a system call (written by its SIGSYS
-    /// handler in `sandbox.c`, once per call).
-    case denied(String)
     /// A sandboxed child's storage write, for the host to make (``StorageRelay``).
     case storage(StorageRelay.Request)
 
@@ -40,8 +36,6 @@ enum ChildNotice {
             event.encode(into: &body)
         case let .diagnostic(diagnostic):
             body = [4] + ((try? CompactEncoder().encode(diagnostic)) ?? [])
-        case let .denied(call):
-            body = [UInt8(PLUGBOARD_NOTICE_DENIED)] + Array(call.utf8)
         case let .storage(request):
             body = [6] + ((try? CompactEncoder().encode(request)) ?? [])
         }
@@ -72,7 +66,6 @@ enum ChildNotice {
             case 4:
                 guard let diagnostic = try? CompactDecoder().decode(IsolationProtocol.Diagnostic.self, from: payload) else { return false }
                 body(.diagnostic(diagnostic))
-            case UInt8(PLUGBOARD_NOTICE_DENIED): body(.denied(String(decoding: payload, as: UTF8.self)))
             case 6:
                 guard let request = try? CompactDecoder().decode(StorageRelay.Request.self, from: payload) else { return false }
                 body(.storage(request))

@@ -56,8 +56,11 @@ final class IsolatedChildProcess: Sendable {
             return .failure(IsolatedCallError(.pluginCrashed, pluginID: pluginID,
                 message: "cannot start its child process \(program): \(String(cString: strerror(result)))"))
         }
-        // Calls wait for room up to their deadline, events not at all (see FrameChannel.send).
+        // Calls wait for room up to their deadline, events not at all (see
+        // FrameChannel.send); a storage answer the child does not read is
+        // dropped, never waited for.
         _ = fcntl(requests, F_SETFL, fcntl(requests, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(answers, F_SETFL, fcntl(answers, F_GETFL) | O_NONBLOCK)
         let output = ChildOutput(
             pluginID: pluginID, output: outputFD, notices: log, report: report, notice: notice, storageAnswers: answers, storage: storage)
         output.startDraining()
@@ -227,7 +230,7 @@ private final class ChildOutput: Sendable {
                     let taken = ChildNotice.take(from: &notices) { notice in
                         // Answered on this thread, in order: the child waits for it.
                         if case let .storage(request) = notice {
-                            _ = StorageRelay.frame(storage(request)).withUnsafeBytes { writeAll(storageAnswers, $0) }
+                            answer(storage(request))
                         } else {
                             self.notice(notice)
                         }
@@ -252,6 +255,19 @@ private final class ChildOutput: Sendable {
         close(finished.write)
     }
 
+    /// Without SIGPIPE (a child that closed its end must not end the host)
+    /// and without waiting (one that does not read must not stop the drain).
+    private func answer(_ answer: StorageRelay.Answer) {
+        let frame = StorageRelay.frame(answer)
+        var sent = 0
+        while sent < frame.count {
+            let count = frame.withUnsafeBytes { plugboard_write_no_sigpipe(storageAnswers, $0.baseAddress! + sent, frame.count - sent) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return }
+            sent += count
+        }
+    }
+
     private func takeOutput(_ bytes: ArraySlice<UInt8>) {
         // Lines are reported after the lock is let go: a sink may block.
         let lines = state.withLock { state -> [String] in
@@ -272,9 +288,20 @@ private final class ChildOutput: Sendable {
         return line
     }
 
+    /// A line of its output; the line its sandbox writes for a refused
+    /// system call (`sandbox.c`) becomes `sandbox-denied`, and the empty
+    /// line that call starts with is dropped.
     private func reportLine(_ line: String) {
+        if line.isEmpty { return }
+        if line.hasPrefix(Self.denial) {
+            report(HostDiagnostic(.warning, code: "sandbox-denied",
+                message: "its sandbox refused the system call \(line.dropFirst(Self.denial.count)) (the call failed with EPERM); if the plugin needs it, it cannot run sandboxed", plugin: pluginID))
+            return
+        }
         report(HostDiagnostic(.warning, code: "plugin-output", message: line, plugin: pluginID))
     }
+
+    static let denial = PLUGBOARD_DENIAL_PREFIX
 
     /// The last lines, after waiting up to `wait` for the drain to end; then
     /// the drain is told to end whatever is still open.

@@ -28,9 +28,6 @@ extension IsolatedPlugin {
         case let .diagnostic(diagnostic):
             launch.report(HostDiagnostic(diagnostic.error ? .error : .warning, code: .init(diagnostic.code), message: diagnostic.message,
                                          file: diagnostic.keyPath == nil ? nil : launch.request.settingsFile, keyPath: diagnostic.keyPath, plugin: pluginID))
-        case let .denied(call):
-            launch.report(HostDiagnostic(.warning, code: "sandbox-denied",
-                message: "its sandbox refused the system call \(TerminalText.escaped(call, limit: 100)) (the call failed with EPERM); if the plugin needs it, it cannot run sandboxed", plugin: pluginID))
         case .storage:
             // Answered by the thread that drains the child's notices (ChildOutput).
             break
@@ -41,7 +38,7 @@ extension IsolatedPlugin {
     /// host's quota (a plain child writes its folder itself).
     func store(_ request: StorageRelay.Request) -> StorageRelay.Answer {
         guard launch.request.sandbox != nil, let root = launch.request.dataDirectory else {
-            return StorageRelay.Answer(ServiceError(.storageNotWritable, "this plugin's storage writes are not made by the host"))
+            return StorageRelay.Answer(ServiceError(.storageNotWritable, "this plugin's storage writes are not made by the host"), answering: request.sequence)
         }
         let quota = launch.request.quota
         let report = launch.report, id = pluginID

@@ -145,7 +145,9 @@ final class IsolatedPlugin: Sendable {
         switch IsolatedChildProcess.spawn(
             program: launch.program, passing: launch.environmentNames, adding: launch.extraEnvironment, pluginID: pluginID,
             report: launch.report, notice: { [weak self] notice in self?.handle(notice) },
-            storage: { [weak self] request in self?.store(request) ?? StorageRelay.Answer(ServiceError(.storageNotWritable, "its host stopped it")) })
+            storage: { [weak self] request in
+                self?.store(request) ?? StorageRelay.Answer(ServiceError(.storageNotWritable, "its host stopped it"), answering: request.sequence)
+            })
         {
         case let .success(started): child = started
         case let .failure(error): return .failure(.call(error))

@@ -15,6 +15,9 @@ import Glibc
 enum StorageRelay {
     struct Request: Codable, Sendable {
         enum Operation: String, Codable, Sendable { case set, remove }
+        /// Echoed by its answer: a late answer to an earlier request (one
+        /// that timed out) is never taken for this one's.
+        var sequence: UInt64
         var operation: Operation
         var key: String
         var value: [UInt8]
@@ -22,11 +25,13 @@ enum StorageRelay {
 
     /// nil code: done.
     struct Answer: Codable, Sendable {
+        var sequence: UInt64 = 0
         var code: String?
         var message: String?
         var path: String?
 
-        init(_ error: ServiceError?) {
+        init(_ error: ServiceError?, answering sequence: UInt64 = 0) {
+            self.sequence = sequence
             code = error?.code.rawValue
             message = error?.message
             path = error?.path
@@ -45,9 +50,9 @@ enum StorageRelay {
             case .set: try store.set(request.value, for: request.key)
             case .remove: try store.removeValue(for: request.key)
             }
-            return Answer(nil)
+            return Answer(nil, answering: request.sequence)
         } catch {
-            return Answer(error)
+            return Answer(error, answering: request.sequence)
         }
     }
 
@@ -65,8 +70,8 @@ final class RelayedKeyValueStore: KeyValueStore {
     let local: FileKeyValueStore
     let notices: ChildNoticeWriter
     let answers: Int32
-    /// One write in flight: answers come back in order, one per request.
-    private let writing = Mutex(())
+    /// One write in flight, and the last request's number.
+    private let writing = Mutex<UInt64>(0)
 
     init(local: FileKeyValueStore, notices: ChildNoticeWriter, answers: Int32) {
         self.local = local
@@ -78,17 +83,22 @@ final class RelayedKeyValueStore: KeyValueStore {
     func keys() throws(ServiceError) -> [String] { try local.keys() }
 
     func set(_ value: [UInt8], for key: String) throws(ServiceError) {
-        try relay(StorageRelay.Request(operation: .set, key: key, value: value))
+        try relay(.set, key, value)
     }
 
     func removeValue(for key: String) throws(ServiceError) {
-        try relay(StorageRelay.Request(operation: .remove, key: key, value: []))
+        try relay(.remove, key, [])
     }
 
-    private func relay(_ request: StorageRelay.Request) throws(ServiceError) {
-        let answer = writing.withLock { _ -> StorageRelay.Answer? in
-            notices.send(.storage(request))
-            return readAnswer()
+    private func relay(_ operation: StorageRelay.Request.Operation, _ key: String, _ value: [UInt8]) throws(ServiceError) {
+        let answer = writing.withLock { sequence -> StorageRelay.Answer? in
+            sequence += 1
+            notices.send(.storage(StorageRelay.Request(sequence: sequence, operation: operation, key: key, value: value)))
+            // Answers to earlier requests that timed out come first: skipped.
+            while let answer = readAnswer() {
+                if answer.sequence == sequence { return answer }
+            }
+            return nil
         }
         guard let answer else {
             throw ServiceError(.storageNotWritable, "the host did not answer this sandboxed plugin's storage write", path: local.directory)

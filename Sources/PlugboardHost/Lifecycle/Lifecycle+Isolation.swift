@@ -61,7 +61,7 @@ extension Lifecycle {
             guard refused.isEmpty else { return .failure(.sandboxNeedNotGranted(path: path, id: scan.id, needs: refused)) }
             confinement.grants = SandboxPolicy.granted(confinement.grants, declared: needs)
             let policy = SandboxPolicy.child(
-                confinement, copy: image.checked.copy, settingsFile: configuration.settings.file,
+                confinement, copy: image.checked.copy,
                 storage: services.dataDirectory.map { FileKeyValueStore(root: $0, folder: scan.id) }, limits: isolation.limits)
             extraEnvironment[SandboxPolicy.variable] = policy.encoded
             sandbox = .init(needed: policy.neededLayers, required: confinement.enforcement == .required)

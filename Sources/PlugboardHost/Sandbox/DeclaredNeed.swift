@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A need a plugin declares in its descriptor (SDK 2.3, `SandboxNeed`),
 /// parsed once from the text the scan read.
 enum DeclaredNeed: Sendable, Hashable {
@@ -20,7 +24,11 @@ enum DeclaredNeed: Sendable, Hashable {
             guard let port = Int(value), (1...65535).contains(port) else { return nil }
             self = text.hasPrefix("tcp-connect") ? .tcpConnect(port) : .tcpBind(port)
         case "read":
-            guard value.hasPrefix("/"), !value.contains("\n"), !value.contains("\0"), value.utf8.count <= 1024 else { return nil }
+            // No "." or ".." component: a path that climbs out of a grant is no need.
+            let components = value.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+            guard value.hasPrefix("/"), !value.contains("\n"), !value.contains("\0"), value.utf8.count <= 1024,
+                  !components.contains(where: { $0 == "." || $0 == ".." || $0.isEmpty }) || value == "/"
+            else { return nil }
             self = .read(value)
         default:
             return nil
@@ -34,8 +42,25 @@ enum DeclaredNeed: Sendable, Hashable {
         case let .tcpConnect(port): grants.network || grants.tcpConnect.contains(port)
         case let .tcpBind(port): grants.network || grants.tcpBind.contains(port)
         case .network: grants.network
-        case let .read(path): grants.readPaths.contains { granted in path == granted || path.hasPrefix(granted.hasSuffix("/") ? granted : granted + "/") }
+        case let .read(path): grantingPath(for: path, in: grants) != nil
         }
+    }
+
+    /// The path a read need is given, resolved (links followed, as its
+    /// rule would): under the resolved form of a granted path, else nil.
+    func grantingPath(for path: String, in grants: PluginSandbox.Grants) -> String? {
+        let need = Self.resolved(path)
+        for granted in grants.readPaths.map(Self.resolved) where need == granted || need.hasPrefix(granted == "/" ? "/" : granted + "/") {
+            return need
+        }
+        return nil
+    }
+
+    /// `path` with its links and `..` resolved; itself when it does not exist.
+    static func resolved(_ path: String) -> String {
+        guard let real = realpath(path, nil) else { return path }
+        defer { free(real) }
+        return String(cString: real)
     }
 
     /// How a host grants it, for the refusal's fix.
@@ -58,7 +83,7 @@ extension SandboxPolicy {
             case let .tcpConnect(port): given.tcpConnect.insert(port)
             case let .tcpBind(port): given.tcpBind.insert(port)
             case .network: given.network = true
-            case let .read(path): given.readPaths.append(path)
+            case let .read(path): if let resolved = need.grantingPath(for: path, in: grants) { given.readPaths.append(resolved) }
             }
         }
         return given

@@ -57,11 +57,12 @@ struct SandboxPolicy: Sendable, Equatable {
 
 extension SandboxPolicy {
     /// An isolated plugin's child: the folder of the private copy it loads
-    /// (the interface libraries are copied beside it), the settings file,
+    /// (the interface libraries are copied beside it; the host sends it its
+    /// own settings, so not the settings file),
     /// its own storage folder, read-only (made here; the host makes its
     /// writes, ``StorageRelay``), what `confinement` grants, and its limits.
     static func child(
-        _ confinement: PluginSandbox, copy: String, settingsFile: String?, storage: FileKeyValueStore?,
+        _ confinement: PluginSandbox, copy: String, storage: FileKeyValueStore?,
         limits: PluginIsolation.Limits
     ) -> SandboxPolicy {
         let copies = String(copy[..<(copy.lastIndex(of: "/") ?? copy.endIndex)])
@@ -69,7 +70,7 @@ extension SandboxPolicy {
         if let storage, makeDirectories(storage.directory) == nil { folders.append(storage.directory) }
         let grants = confinement.grants
         return SandboxPolicy(
-            reads: [copies] + (settingsFile.map { [$0] } ?? []) + folders + grants.readPaths,
+            reads: [copies] + folders + grants.readPaths,
             tcpConnect: grants.tcpConnect.sorted(), tcpBind: grants.tcpBind.sorted(), network: grants.network,
             off: confinement.layersOff, fileSize: 1 << 20, cpuSeconds: limits.cpuSeconds,
             addressSpace: limits.addressSpace, descriptors: limits.descriptors)

@@ -1,6 +1,6 @@
 import Foundation
 import Plugboard
-import PlugboardHost
+@testable import PlugboardHost
 import Synchronization
 import Testing
 #if canImport(Glibc)
@@ -45,6 +45,9 @@ import Glibc
         Attack(name: "run a program", arguments: { _ in ["exec"] }, worksIsolated: { _ in true }),
         Attack(name: "fork (bounded)", arguments: { _ in ["fork", "20"] }, worksIsolated: { _ in true }),
         Attack(name: "a setsid grandchild out of its group", arguments: { _ in ["escape"] }, worksIsolated: { _ in true }),
+        Attack(name: "chmod one of the user's files", arguments: { ["chmod", $0.secret] }, worksIsolated: { _ in true }),
+        Attack(name: "set another process's CPU limit", arguments: { ["prlimit", String($0.decoy)] }, worksIsolated: { _ in true }),
+        Attack(name: "aim a descriptor's signals at a process", arguments: { ["setown", String($0.decoy)] }, worksIsolated: { _ in true }),
         Attack(name: "raise its limits", arguments: { _ in ["limits"] }, worksIsolated: { _ in true }),
         Attack(name: "a new namespace", arguments: { _ in ["unshare"] }, worksIsolated: { _ in false }),
         Attack(name: "mount", arguments: { ["mount", $0.dir.file("home/mnt")] }, worksIsolated: { $0 == .root }),
@@ -304,7 +307,6 @@ import Glibc
         #expect(throws: (any Error).self) { try fault.run(arguments: ["store", "big", "more than eight bytes"]) }
         #expect(values() == 1, "the value over the quota was not written")
         #expect(host.diagnostics.contains { $0.code == "storage-quota-exceeded" && $0.plugin == "fixture.isolation-faults" }, "\(host.diagnostics.map(\.code))")
-        // The child itself cannot write there.
         #expect(try fault.run(arguments: ["load", "key"]) == "small")
     }
 
@@ -346,5 +348,23 @@ import Glibc
         #expect(settings.plugins["a.b"]?.grants?.tcpConnect == [22])
         #expect(settings.diagnostics.contains { $0.code == "config-invalid-type" && $0.keyPath == "plugins.a.b.grants.tcpConnect" })
         #expect(settings.diagnostics.contains { $0.keyPath == "plugins.a.b.grants.network" })
+    }
+
+    /// A declared read path cannot climb out of what the host granted: no
+    /// `.` or `..` component, and a link under a granted folder that points
+    /// out of it is judged by where it points. Bad need text is refused.
+    @Test func aDeclaredReadPathCannotClimbOutOfAGrant() throws {
+        #expect(DeclaredNeed("read:/etc/ssl/../../root") == nil)
+        #expect(DeclaredNeed("read:/etc/./ssl") == nil)
+        #expect(DeclaredNeed("read:relative/path") == nil)
+        #expect(DeclaredNeed("tcp-connect:0") == nil && DeclaredNeed("tcp-bind:70000") == nil && DeclaredNeed("udp") == nil)
+        #expect(DeclaredNeed("tcp-connect:443") == .tcpConnect(443) && DeclaredNeed("network") == .network)
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.file("granted"), withIntermediateDirectories: true)
+        _ = try dir.write(Data("x".utf8), as: "granted/inside")
+        symlink("/etc", dir.file("granted/out"))
+        let grants = PluginSandbox.Grants(readPaths: [dir.file("granted")])
+        #expect(DeclaredNeed.read(dir.file("granted/inside")).isGranted(by: grants))
+        #expect(!DeclaredNeed.read(dir.file("granted/out/passwd")).isGranted(by: grants), "a link out of the grant")
     }
 }

@@ -4,3 +4,7 @@
 int attack_unshare(void);
 /// PTRACE_ATTACH to `pid`, waited for and detached: 0 or -1 with errno.
 int attack_ptrace(pid_t pid);
+/// prlimit(pid, RLIMIT_CPU, 1000 s): 0 or -1 with errno.
+int attack_prlimit_cpu(pid_t pid);
+/// fcntl(F_SETOWN, pid) on a pipe (its SIGIO would go to `pid`; nothing is sent): 0 or -1 with errno.
+int attack_setown(pid_t pid);
