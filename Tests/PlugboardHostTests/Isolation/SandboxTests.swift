@@ -367,4 +367,28 @@ import Glibc
         #expect(DeclaredNeed.read(dir.file("granted/inside")).isGranted(by: grants))
         #expect(!DeclaredNeed.read(dir.file("granted/out/passwd")).isGranted(by: grants), "a link out of the grant")
     }
+
+    /// What seccomp holds alone (Landlock off, as on a kernel without it, or
+    /// before its signal scopes): processes, signals, limits, scheduling
+    /// and the network stay refused.
+    @Test func seccompAloneRefusesProcessesSignalsLimitsAndTheNetwork() throws {
+        let decoy = try spawnDecoy(as: .root)
+        defer {
+            kill(decoy, SIGKILL)
+            var status: Int32 = 0
+            waitpid(decoy, &status, 0)
+        }
+        var isolation = PluginIsolation.sandboxed
+        isolation.sandbox?.layersOff = [.landlock]
+        isolation.sandbox?.enforcement = .bestEffort
+        let dir = try TemporaryDirectory()
+        let host = try host(dir, isolation: isolation)
+        defer { host.shutdown() }
+        for attack in [["kill", String(decoy)], ["ptrace", String(decoy)], ["prlimit", String(decoy)], ["setown", String(decoy)],
+                       ["udp", "9"], ["tcp", "9"], ["exec"], ["fork", "5"], ["limits"], ["unshare"], ["chmod", dir.file("plugins")]] {
+            let answer = try self.attack(host, attack[0], attack.count > 1 ? attack[1] : "")
+            #expect(answer.hasPrefix("refused"), "\(attack): \(answer)")
+        }
+        #expect(kill(decoy, 0) == 0, "the decoy lives")
+    }
 }
