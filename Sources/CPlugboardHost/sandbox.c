@@ -111,7 +111,7 @@ struct policy {
     int udp, network;
     /// More rules of one kind than fit: Landlock is then not applied.
     int overflow;
-    int off_landlock, off_seccomp, off_limits, off_namespaces;
+    int off_landlock, off_seccomp, off_limits, off_namespaces, off_network_namespace;
     long long file_size, cpu_seconds, address_space, descriptors;
     int denial_fd;
 };
@@ -139,6 +139,7 @@ static int parse(char *text, struct policy *policy) {
             else if (strcmp(value, "seccomp") == 0) policy->off_seccomp = 1;
             else if (strcmp(value, "limits") == 0) policy->off_limits = 1;
             else if (strcmp(value, "namespaces") == 0) policy->off_namespaces = 1;
+            else if (strcmp(value, "network-namespace") == 0) policy->off_network_namespace = 1;
             else return -1;
         } else if (strcmp(line, "file-size") == 0) policy->file_size = atoll(value);
         else if (strcmp(line, "cpu-seconds") == 0) policy->cpu_seconds = atoll(value);
@@ -220,7 +221,7 @@ static int write_text(const char *path, const char *text) {
 static int apply_namespaces(const struct policy *policy) {
     uid_t uid = geteuid();
     gid_t gid = getegid();
-    int network = policy->network || policy->udp || policy->connects > 0 || policy->binds > 0;
+    int network = policy->network || policy->udp || policy->connects > 0 || policy->binds > 0 || policy->off_network_namespace;
     int flags = CLONE_NEWUSER | CLONE_NEWIPC | (network ? 0 : CLONE_NEWNET);
     if (unshare(flags) != 0) {
         note("missing namespaces unshare refused them (%s)\n", strerror(errno));

@@ -17,6 +17,10 @@ struct SandboxPolicy: Sendable, Equatable {
     var cpuSeconds: Int?
     var addressSpace: Int?
     var descriptors: Int?
+    /// A network namespace where no network is granted (a scanner does
+    /// without: seccomp refuses its sockets anyway, and the namespace's
+    /// setup and teardown cost most of the sandbox's share of a scan).
+    var networkNamespace = true
 
     static let variable = PLUGBOARD_SANDBOX_VARIABLE
 
@@ -29,6 +33,7 @@ struct SandboxPolicy: Sendable, Equatable {
         lines += tcpConnect.sorted().map { "tcp-connect=\($0)" }
         lines += tcpBind.sorted().map { "tcp-bind=\($0)" }
         if network { lines.append("network=all") }
+        if !networkNamespace { lines.append("off=network-namespace") }
         lines += off.map(\.description).sorted().map { "off=\($0)" }
         for (key, value) in [("file-size", fileSize), ("cpu-seconds", cpuSeconds), ("address-space", addressSpace), ("descriptors", descriptors)] {
             if let value { lines.append("\(key)=\(value)") }
@@ -48,10 +53,13 @@ struct SandboxPolicy: Sendable, Equatable {
     /// A scanner's: the private copies it loads (and the interface
     /// libraries beside them), the settings file a verification reads, and
     /// the verification's scratch folder, size-limited per file.
+    /// No network namespace: see ``networkNamespace``.
     static func scanner(copies: String, settingsFile: String?, off: Set<PluginSandbox.Layer>) -> SandboxPolicy {
-        SandboxPolicy(
+        var policy = SandboxPolicy(
             reads: [copies] + (settingsFile.map { [$0] } ?? []), writes: [copies + "/verification-data"], off: off,
             fileSize: 16 << 20, addressSpace: Int(ScannerChild.addressSpaceLimit))
+        policy.networkNamespace = false
+        return policy
     }
 }
 
