@@ -19,6 +19,13 @@ extension PluginHost {
     /// The interface libraries admitted or refused so far (`plugboard lock` records them).
     package var interfaceLibraries: [InterfaceLibrary] { catalog.interfaceLibraries }
 
+    /// Admits `directory`'s `lib/` interface libraries, so a file checked
+    /// before it is put there (`plugboard install`) finds the libraries it
+    /// will find once installed.
+    package func installInterfaceLibraries(of directory: String) -> [InterfaceLibrary] {
+        catalog.installInterfaceLibraries(from: directory)
+    }
+
     /// `plugboard dev` loaded a rebuilt plugin file: no lock or signature vouches for it.
     package func taintDevBuild(_ path: String) {
         taintState.mark(HostTaint.devBuildLoaded, "plugboard dev loaded a rebuilt plugin file during its session (\(path))")

@@ -52,10 +52,16 @@ enum InstallCommand: CLICommand {
         let configuration = try PluginsOption.recordingConfiguration(arguments, pluginsDirectory: nil, command: spec.name)
         let checker = PluginHost(configuration: configuration)
         checker.declareDemoExtensionPoints()
+        // Against the interface libraries it will meet: DIR's lib/, not the lib/ beside FILE.
+        let refusedLibraries = checker.installInterfaceLibraries(of: directory).filter { $0.error != nil }
         let record = checker.discover(files: [source], rescan: true).first
         checker.shutdown()
         guard let record, record.status == .available, let id = record.id, let version = record.version, let sha256 = record.sha256 else {
-            let reason = record?.error.map { "[\($0.code.rawValue)] \($0.reason)" } ?? "it could not be examined"
+            var reason = record?.error.map { "[\($0.code.rawValue)] \($0.reason)" } ?? "it could not be examined"
+            // Why a library it may need was not there.
+            for library in refusedLibraries {
+                if let error = library.error { reason += "; \(library.path): interface library refused [\(error.code.rawValue)]: \(error.reason)" }
+            }
             Terminal.error("refused \(Terminal.safe(source)): \(Terminal.safe(reason)); nothing was installed")
             return ExitStatus.failure
         }

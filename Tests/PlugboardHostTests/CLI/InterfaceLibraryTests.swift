@@ -91,6 +91,22 @@ extension SwiftPMBuilding {
             try original.write(to: URL(fileURLWithPath: plugins.file("lib/libExtra.so")))
             #expect(statuses(try list(["--locked"])) == ["available"])
             #expect(lastErrors.contains("libExtra.so: interface library refused") && lastErrors.contains("[not-locked]"), "\(lastErrors)")
+
+            // `install` checks the file against the destination's lib/, not
+            // the folder it comes from; a refused library is named.
+            let destination = try TemporaryDirectory()
+            try FileManager.default.createDirectory(atPath: destination.file("lib"), withIntermediateDirectories: true)
+            func install() throws -> ProcessResult {
+                try runProcess(Fixtures.executable("plugboard"), ["install", plugin + "/.build/debug/libCSVExporter.so", "--plugins", destination.path, "--cache", cache.path])
+            }
+            try FileManager.default.createSymbolicLink(atPath: destination.file("lib/libExporters.so"), withDestinationPath: interface + "/.build/debug/libExporters.so")
+            let linked = try install()
+            #expect(linked.status == 1 && linked.stderr.contains("interface library refused [untrusted-symlink]"), "\(linked.stdout)\(linked.stderr)")
+            try FileManager.default.removeItem(atPath: destination.file("lib/libExporters.so"))
+            try FileManager.default.copyItem(atPath: interface + "/.build/debug/libExporters.so", toPath: destination.file("lib/libExporters.so"))
+            let installed = try install()
+            #expect(installed.status == 0, "\(installed.stdout)\(installed.stderr)")
+            #expect(FileManager.default.fileExists(atPath: destination.file("libCSVExporter.so")))
         }
     }
 }
