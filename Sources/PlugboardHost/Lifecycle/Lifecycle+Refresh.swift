@@ -4,7 +4,9 @@
 extension Lifecycle {
     /// Retires plugins whose file is gone, forgets available ones whose file
     /// changed, discovers (`discovering`), starts the new `startup` plugins
-    /// and reloads active plugins whose file changed.
+    /// and those providing a point someone holds a handle on (a handle's
+    /// reads check nothing, so it would never see them), and reloads active
+    /// plugins whose file changed.
     func refresh(discovering: () throws(PluginDirectory.ScanError) -> [PluginRecord]) throws(PluginDirectory.ScanError) -> RefreshOutcome {
         let before = Set(records.map(\.path))
         let (changed, gone) = changedFiles()
@@ -12,6 +14,10 @@ extension Lifecycle {
         let reexamined = forgetChangedFiles()
         let discovered = try discovering()
         activate(pluginIDs: availableIDs(trigger: .startup))
+        let handled = registry.interfacesWithHandles
+        if !handled.isEmpty {
+            activate(pluginIDs: table.withLock { table in handled.reduce(into: Set<String>()) { $0.formUnion(table.availableIDs(providing: $1)) } })
+        }
         let reloaded = changed.map { reload($0.id, from: $0.path, verification: .load, beforeActing: { _ in }) }
         let added = withIsolation(current(discovered)).filter { !before.contains($0.path) }
         return RefreshOutcome(added: added, reloaded: reloaded, removed: gone.map(\.id), reexamined: reexamined)

@@ -18,6 +18,12 @@ public final class ExtensionRegistry: Sendable {
     @usableFromInline let cell = SnapshotCell(.empty)
     /// One handle per point type, kept current by every update.
     private let handles = Mutex<[ObjectIdentifier: any AnyProviderHandle]>([:])
+    /// The interfaces of the points with a handle: a plugin that provides
+    /// one and becomes available later (a live install) is activated by the
+    /// refresh that finds it, as the handle's first read would have.
+    private let handled = Mutex<Set<String>>([])
+
+    var interfacesWithHandles: Set<String> { handled.withLock { $0 } }
     /// Where a lookup sends its one request when a point's providers are
     /// not started yet: the host's lifecycle, which starts them and
     /// publishes a new snapshot (nil: a registry without a host, which
@@ -84,6 +90,7 @@ public final class ExtensionRegistry: Sendable {
                     .map { unsafeDowncast($0, to: TypedProviders<Point.Provider>.self) }
                 let handle = ProviderHandle<Point>(list ?? TypedProviders([], pending: false, origin: []))
                 handles[ObjectIdentifier(point)] = handle
+                handled.withLock { _ = $0.insert(Point.interface.id) }
                 return handle
             }
         }

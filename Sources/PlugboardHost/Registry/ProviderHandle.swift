@@ -17,8 +17,9 @@ import Synchronization
 ///
 /// Getting the handle activates the available plugins that provide the point,
 /// as the first ``ExtensionRegistry/providers(of:)`` does. A plugin that
-/// becomes available later is activated by the next lookup or trigger, not by
-/// reading the handle (reads check nothing).
+/// becomes available later is activated by the next lookup or trigger, or
+/// by the refresh that finds it (a live install), never by reading the
+/// handle (reads check nothing).
 ///
 /// Memory: a reader holds no reference while it reads, so the lists a handle
 /// has held are kept, not freed, for as long as the handle (that is, the

@@ -166,4 +166,26 @@ import Testing
         #expect(try run(host, "gamma") == "no command gamma")
         #expect(reports.withLock { $0 } == ["added fixture.gamma (available)", "removed fixture.gamma"])
     }
+
+    /// A handle taken before a plugin is installed live reaches it after the
+    /// refresh that finds it: a handle's reads check nothing, so the refresh
+    /// activates what provides a point with a handle (a server's hot path).
+    @Test func aHandleTakenBeforeALiveInstallReachesTheNewProvider() throws {
+        let dir = try TemporaryDirectory()
+        let plugins = dir.file("plugins")
+        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try install(Fixtures.library("Alpha"), as: "alpha.so", in: plugins)
+        let host = PluginHost(configuration: .init(pluginsDirectory: plugins, dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache")))
+        defer { host.shutdown() }
+        host.declare(Commands.self)
+        try host.start()
+        let commands = host.registry.handle(for: Commands.self)
+        let before = commands.providers.map(\.name)
+        try install(Fixtures.library("ReloadV1"), as: "reloadable.so", in: plugins)
+        let outcome = try host.refresh()
+        #expect(outcome.added.map(\.id) == ["fixture.reloadable"])
+        let after = commands.providers.map(\.name)
+        #expect(after.contains("reloadable") && !before.contains("reloadable"), "\(before) → \(after)")
+        #expect(try commands.providers.first { $0.name == "reloadable" }?.run(arguments: []) == "v1 call 1")
+    }
 }
