@@ -176,6 +176,38 @@ enum ScaffoldTemplates {
             public static var interface: Interface { Interface(id: "\(id)", version: SemanticVersion(1, 0)) }
         }
 
+        /// Its providers can run in a child process of their own (isolated or
+        /// sandboxed, docs/isolation.md). The host-side proxy answers `name`
+        /// from the profile. A requirement you add that does work becomes a
+        /// method: the proxy calls `isolated.call("method", arguments,
+        /// returning: Result.self)`, and `serve(_:on:)` answers it in the child
+        /// (`case "method": try call.reply(provider.method(call.arguments(...)))`).
+        extension \(name): IsolatableExtensionPoint {
+            public struct Profile: Codable, Sendable {
+                public var name: String
+            }
+
+            public static func profile(of provider: any \(name)Provider) -> Profile {
+                Profile(name: provider.name)
+            }
+
+            public static func proxy(_ isolated: any IsolatedProvider, profile: Profile) -> any \(name)Provider {
+                Isolated\(name)Provider(isolated: isolated, profile: profile)
+            }
+
+            public static func serve(_ call: any IsolatedCall, on provider: any \(name)Provider) async throws {
+                // No requirement does work yet: every method is unknown.
+                try call.replyUnknownMethod()
+            }
+        }
+
+        /// The host's side of an isolated provider.
+        private struct Isolated\(name)Provider: \(name)Provider {
+            let isolated: any IsolatedProvider
+            let profile: \(name).Profile
+            var name: String { profile.name }
+        }
+
         """
     }
 }

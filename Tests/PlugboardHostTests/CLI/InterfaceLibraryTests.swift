@@ -29,6 +29,8 @@ extension SwiftPMBuilding {
             #expect(FileManager.default.fileExists(atPath: interface + "/.build/debug/libExporters.so"))
             let source = try String(contentsOfFile: interface + "/Sources/Exporters/Exporters.swift", encoding: .utf8)
             #expect(source.contains("Interface(id: \"com.example.exporter\""))
+            // Its point can run isolated (the build above compiled the conformance).
+            #expect(source.contains("extension Exporters: IsolatableExtensionPoint"))
             let builtPlugin = try swiftBuild(plugin)
             #expect(builtPlugin.status == 0, "\(builtPlugin.stdout)\(builtPlugin.stderr)")
 
