@@ -499,6 +499,19 @@ static void own_pid_only(struct program *program, int number, int n, pid_t self,
     checked(program, number, block, 6);
 }
 
+// A call refused when argument `n` is one of three values, else allowed.
+static void refuse_values(struct program *program, int number, int n, uint32_t first, uint32_t second, uint32_t third) {
+    struct sock_filter block[] = {
+        STATEMENT(BPF_LD | BPF_W | BPF_ABS, ARGUMENT_LOW(n)),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, first, 2, 0),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, second, 1, 0),
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, third, 0, 1),
+        STATEMENT(BPF_RET | BPF_K, DENY),
+        STATEMENT(BPF_RET | BPF_K, ALLOW),
+    };
+    checked(program, number, block, 6);
+}
+
 static int apply_seccomp(const struct policy *policy) {
 #ifndef PB_AUDIT_ARCH
     note("missing seccomp no filter for this architecture\n");
@@ -571,15 +584,7 @@ static int apply_seccomp(const struct policy *policy) {
     own_pid_only(&program, SYS_sched_setattr, 0, self, 1);
     // fcntl that points a descriptor's signals at a process (F_SETOWN,
     // F_SETSIG, F_SETOWN_EX): a signal to anyone, once O_ASYNC is set.
-    struct sock_filter fcntl_block[] = {
-        STATEMENT(BPF_LD | BPF_W | BPF_ABS, ARGUMENT_LOW(1)),
-        JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_SETOWN, 2, 0),
-        JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_SETSIG, 1, 0),
-        JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_SETOWN_EX, 0, 1),
-        STATEMENT(BPF_RET | BPF_K, DENY),
-        STATEMENT(BPF_RET | BPF_K, ALLOW),
-    };
-    checked(&program, SYS_fcntl, fcntl_block, 6);
+    refuse_values(&program, SYS_fcntl, 1, F_SETOWN, F_SETSIG, F_SETOWN_EX);
     // Below Landlock ABI 3 (or without Landlock), truncate(2) by path is
     // not a right Landlock handles.
     if (landlock_abi_applied < 3) {
@@ -589,15 +594,7 @@ static int apply_seccomp(const struct policy *policy) {
     }
     // ioctl TIOCSTI pushes input into a terminal; FIOSETOWN and SIOCSPGRP
     // point a descriptor's signals at a process, as F_SETOWN does.
-    struct sock_filter ioctl_block[] = {
-        STATEMENT(BPF_LD | BPF_W | BPF_ABS, ARGUMENT_LOW(1)),
-        JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 2, 0),
-        JUMP(BPF_JMP | BPF_JEQ | BPF_K, FIOSETOWN, 1, 0),
-        JUMP(BPF_JMP | BPF_JEQ | BPF_K, SIOCSPGRP, 0, 1),
-        STATEMENT(BPF_RET | BPF_K, DENY),
-        STATEMENT(BPF_RET | BPF_K, ALLOW),
-    };
-    checked(&program, SYS_ioctl, ioctl_block, 6);
+    refuse_values(&program, SYS_ioctl, 1, TIOCSTI, FIOSETOWN, SIOCSPGRP);
     // socket: never AF_UNIX (a pathname socket is a door out: D-Bus, a
     // runtime's socket); AF_INET and AF_INET6 as granted; nothing else.
     // socketpair stays: a connected pair reaches nobody.

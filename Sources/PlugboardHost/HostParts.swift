@@ -61,10 +61,7 @@ struct HostParts {
             guard (try? copies.prepare()) != nil else { return }
             _ = makeDirectories(scratch)
         }
-        policy.reads += sandbox.grants.readPaths
-        policy.tcpConnect = sandbox.grants.tcpConnect.sorted()
-        policy.tcpBind = sandbox.grants.tcpBind.sorted()
-        policy.network = sandbox.grants.network
+        policy.grant(sandbox.grants)
         scanner.policy = policy
         scanner.onSandboxGap = { gap in
             taint.mark(HostTaint.scannerSandboxPartial, "its scanners run with their sandbox incomplete: \(gap)")

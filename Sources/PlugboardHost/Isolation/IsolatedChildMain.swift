@@ -47,12 +47,12 @@ final class IsolatedChild: @unchecked Sendable {
     private var providers: [(crossing: PointCrossing, provider: any Sendable)] = []
 
     /// The host's answers to storage writes it makes for a sandboxed child.
-    let storageAnswers: Int32
+    let storageAnswers: FrameChannel
 
     init(channel: FrameChannel, log: Int32, storageAnswers: Int32) {
         self.channel = channel
         notices = ChildNoticeWriter(fd: log)
-        self.storageAnswers = storageAnswers
+        self.storageAnswers = FrameChannel(input: storageAnswers, output: -1)
     }
 
     /// Ends the process when the host's end of the request pipe hangs up:

@@ -147,7 +147,7 @@ private final class ChildOutput: Sendable {
     let report: @Sendable (HostDiagnostic) -> Void
     let notice: @Sendable (ChildNotice) -> Void
     /// Where the answers to storage writes go, and who makes the writes.
-    let storageAnswers: Int32
+    let storageAnswers: FrameChannel
     let storage: @Sendable (StorageRelay.Request) -> StorageRelay.Answer
     /// The last lines, and whether both pipes ended.
     private let state = Mutex<(lines: [String], partial: [UInt8], finished: Bool)>(([], [], false))
@@ -165,7 +165,7 @@ private final class ChildOutput: Sendable {
         notice: @escaping @Sendable (ChildNotice) -> Void, storageAnswers: Int32,
         storage: @escaping @Sendable (StorageRelay.Request) -> StorageRelay.Answer
     ) {
-        self.storageAnswers = storageAnswers
+        self.storageAnswers = FrameChannel(input: -1, output: storageAnswers)
         self.storage = storage
         self.pluginID = pluginID
         self.outputFD = output
@@ -230,7 +230,7 @@ private final class ChildOutput: Sendable {
                     let taken = ChildNotice.take(from: &notices) { notice in
                         // Answered on this thread, in order: the child waits for it.
                         if case let .storage(request) = notice {
-                            answer(storage(request))
+                            StorageRelay.send(storage(request), to: request, on: storageAnswers)
                         } else {
                             self.notice(notice)
                         }
@@ -246,26 +246,13 @@ private final class ChildOutput: Sendable {
             }
         }
         for index in 0..<2 where pollers[index].fd >= 0 { close(pollers[index].fd) }
-        close(storageAnswers)
+        storageAnswers.closeOutput()
         let last = state.withLock { state -> [String] in
             defer { state.finished = true }
             return state.partial.isEmpty ? [] : [finishLine(&state)]
         }
         last.forEach(reportLine)
         close(finished.write)
-    }
-
-    /// Without SIGPIPE (a child that closed its end must not end the host)
-    /// and without waiting (one that does not read must not stop the drain).
-    private func answer(_ answer: StorageRelay.Answer) {
-        let frame = StorageRelay.frame(answer)
-        var sent = 0
-        while sent < frame.count {
-            let count = frame.withUnsafeBytes { plugboard_write_no_sigpipe(storageAnswers, $0.baseAddress! + sent, frame.count - sent) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return }
-            sent += count
-        }
     }
 
     private func takeOutput(_ bytes: ArraySlice<UInt8>) {

@@ -38,7 +38,7 @@ extension IsolatedPlugin {
     /// host's quota (a plain child writes its folder itself).
     func store(_ request: StorageRelay.Request) -> StorageRelay.Answer {
         guard launch.request.sandbox != nil, let root = launch.request.dataDirectory else {
-            return StorageRelay.Answer(ServiceError(.storageNotWritable, "this plugin's storage writes are not made by the host"), answering: request.sequence)
+            return StorageRelay.Answer(ServiceError(.storageNotWritable, "this plugin's storage writes are not made by the host"))
         }
         let quota = launch.request.quota
         let report = launch.report, id = pluginID

@@ -146,7 +146,7 @@ final class IsolatedPlugin: Sendable {
             program: launch.program, passing: launch.environmentNames, adding: launch.extraEnvironment, pluginID: pluginID,
             report: launch.report, notice: { [weak self] notice in self?.handle(notice) },
             storage: { [weak self] request in
-                self?.store(request) ?? StorageRelay.Answer(ServiceError(.storageNotWritable, "its host stopped it"), answering: request.sequence)
+                self?.store(request) ?? StorageRelay.Answer(ServiceError(.storageNotWritable, "its host stopped it"))
             })
         {
         case let .success(started): child = started

@@ -17,6 +17,8 @@ enum IsolationProtocol {
         case start = 1, call = 2, saveState = 3, event = 4
         // Child to host.
         case started = 10, startFailed = 11, reply = 12, threw = 13, unknownMethod = 14, state = 15
+        // Host to child, on the storage answers' pipe (``StorageRelay``).
+        case storageAnswer = 16
     }
 
     /// What the child must load and how, checked before any plugin code runs.

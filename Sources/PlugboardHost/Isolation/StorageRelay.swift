@@ -11,12 +11,13 @@ import Glibc
 ///
 /// A write goes to the host as a notice (the pipe a host thread reads all
 /// the time, so it works during a call, an event handler or the plugin's
-/// own threads alike) and its answer comes back on a pipe of its own.
+/// own threads alike) and its answer comes back on a pipe of its own, as a
+/// ``FrameChannel`` frame whose sequence is the request's.
 enum StorageRelay {
     struct Request: Codable, Sendable {
         enum Operation: String, Codable, Sendable { case set, remove }
-        /// Echoed by its answer: a late answer to an earlier request (one
-        /// that timed out) is never taken for this one's.
+        /// Its answer's frame sequence: a late answer to an earlier request
+        /// (one that timed out) is never taken for this one's.
         var sequence: UInt64
         var operation: Operation
         var key: String
@@ -25,13 +26,11 @@ enum StorageRelay {
 
     /// nil code: done.
     struct Answer: Codable, Sendable {
-        var sequence: UInt64 = 0
         var code: String?
         var message: String?
         var path: String?
 
-        init(_ error: ServiceError?, answering sequence: UInt64 = 0) {
-            self.sequence = sequence
+        init(_ error: ServiceError?) {
             code = error?.code.rawValue
             message = error?.message
             path = error?.path
@@ -41,7 +40,7 @@ enum StorageRelay {
     }
 
     /// How long a child waits for the host's answer before the write fails.
-    static let answerTimeout: Int32 = 30_000
+    static let answerTimeout = Duration.seconds(30)
 
     /// The host's side: makes `request` in `store`.
     static func perform(_ request: Request, in store: FileKeyValueStore) -> Answer {
@@ -50,18 +49,18 @@ enum StorageRelay {
             case .set: try store.set(request.value, for: request.key)
             case .remove: try store.removeValue(for: request.key)
             }
-            return Answer(nil, answering: request.sequence)
+            return Answer(nil)
         } catch {
-            return Answer(error, answering: request.sequence)
+            return Answer(error)
         }
     }
 
-    /// The host's side: an answer as the child reads it, a 4-byte length and the bytes.
-    static func frame(_ answer: Answer) -> [UInt8] {
-        let body = (try? CompactEncoder().encode(answer)) ?? []
-        var bytes: [UInt8] = []
-        withUnsafeBytes(of: UInt32(body.count).littleEndian) { bytes += $0 }
-        return bytes + body
+    /// The host's side: sends `answer` to `request`'s child without waiting
+    /// (an answer it does not read is dropped; `sendIfRoom` never blocks nor
+    /// raises SIGPIPE).
+    static func send(_ answer: Answer, to request: Request, on answers: FrameChannel) {
+        let payload = (try? CompactEncoder().encode(answer)) ?? []
+        _ = answers.sendIfRoom(IsolationProtocol.Kind.storageAnswer.rawValue, sequence: request.sequence) { $0 += payload }
     }
 }
 
@@ -69,11 +68,12 @@ enum StorageRelay {
 final class RelayedKeyValueStore: KeyValueStore {
     let local: FileKeyValueStore
     let notices: ChildNoticeWriter
-    let answers: Int32
+    /// Read only under `writing`: one reader at a time, as FrameChannel asks.
+    let answers: FrameChannel
     /// One write in flight, and the last request's number.
     private let writing = Mutex<UInt64>(0)
 
-    init(local: FileKeyValueStore, notices: ChildNoticeWriter, answers: Int32) {
+    init(local: FileKeyValueStore, notices: ChildNoticeWriter, answers: FrameChannel) {
         self.local = local
         self.notices = notices
         self.answers = answers
@@ -95,8 +95,9 @@ final class RelayedKeyValueStore: KeyValueStore {
             sequence += 1
             notices.send(.storage(StorageRelay.Request(sequence: sequence, operation: operation, key: key, value: value)))
             // Answers to earlier requests that timed out come first: skipped.
-            while let answer = readAnswer() {
-                if answer.sequence == sequence { return answer }
+            let deadline = ContinuousClock.now + StorageRelay.answerTimeout
+            while let frame = try? answers.receive(until: deadline) {
+                if frame.sequence == sequence { return try? CompactDecoder().decode(StorageRelay.Answer.self, from: frame.payload) }
             }
             return nil
         }
@@ -104,28 +105,5 @@ final class RelayedKeyValueStore: KeyValueStore {
             throw ServiceError(.storageNotWritable, "the host did not answer this sandboxed plugin's storage write", path: local.directory)
         }
         if let error = answer.error { throw error }
-    }
-
-    private func readAnswer() -> StorageRelay.Answer? {
-        guard let header = read(4) else { return nil }
-        let length = Int(header[0]) | Int(header[1]) << 8 | Int(header[2]) << 16 | Int(header[3]) << 24
-        guard length < 1 << 20, let body = read(length) else { return nil }
-        return try? CompactDecoder().decode(StorageRelay.Answer.self, from: body[...])
-    }
-
-    private func read(_ count: Int) -> [UInt8]? {
-        var bytes = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            var poller = pollfd(fd: answers, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, StorageRelay.answerTimeout)
-            if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else { return nil }
-            let got = bytes.withUnsafeMutableBytes { Glibc.read(answers, $0.baseAddress! + done, count - done) }
-            if got < 0 && errno == EINTR { continue }
-            guard got > 0 else { return nil }
-            done += got
-        }
-        return bytes
     }
 }

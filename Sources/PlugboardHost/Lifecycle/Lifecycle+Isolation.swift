@@ -165,9 +165,9 @@ extension Lifecycle {
         if let plugin = livePlugin(id) {
             return plugin.isolated?.status ?? IsolationStatus(mode: "in-process", state: "running", pid: nil, restarts: 0)
         }
-        return isolation(of: id) == nil
-            ? IsolationStatus(mode: "in-process", state: "not-started", pid: nil, restarts: 0)
-            : IsolationStatus(mode: isolation(of: id)?.sandbox == nil ? "isolated" : "sandboxed", state: "not-started", pid: nil, restarts: 0)
+        let chosen = isolation(of: id)
+        let mode = chosen == nil ? "in-process" : chosen?.sandbox == nil ? "isolated" : "sandboxed"
+        return IsolationStatus(mode: mode, state: "not-started", pid: nil, restarts: 0)
     }
 }
 

@@ -76,11 +76,18 @@ extension SandboxPolicy {
         let copies = String(copy[..<(copy.lastIndex(of: "/") ?? copy.endIndex)])
         var folders: [String] = []
         if let storage, makeDirectories(storage.directory) == nil { folders.append(storage.directory) }
-        let grants = confinement.grants
-        return SandboxPolicy(
-            reads: [copies] + folders + grants.readPaths,
-            tcpConnect: grants.tcpConnect.sorted(), tcpBind: grants.tcpBind.sorted(), network: grants.network,
-            off: confinement.layersOff, fileSize: 1 << 20, cpuSeconds: limits.cpuSeconds,
+        var policy = SandboxPolicy(
+            reads: [copies] + folders, off: confinement.layersOff, fileSize: 1 << 20, cpuSeconds: limits.cpuSeconds,
             addressSpace: limits.addressSpace, descriptors: limits.descriptors)
+        policy.grant(confinement.grants)
+        return policy
+    }
+
+    /// Adds what `grants` gives: the paths to read, the TCP ports, the network.
+    mutating func grant(_ grants: PluginSandbox.Grants) {
+        reads += grants.readPaths
+        tcpConnect = grants.tcpConnect.sorted()
+        tcpBind = grants.tcpBind.sorted()
+        network = grants.network
     }
 }
