@@ -391,4 +391,43 @@ import Glibc
         }
         #expect(kill(decoy, 0) == 0, "the decoy lives")
     }
+
+    /// Bad input, each with its code: a need no SDK writes is refused when
+    /// scanned (`invalid-need`); an own key file that cannot be read is
+    /// reported (`own-key-unreadable`); a scanner sandbox missing a layer
+    /// taints the host (`scanner-sandbox-partial`) or, required, scans
+    /// nothing (`scanner-unavailable`).
+    @Test func badSandboxInputGetsItsOwnCode() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        _ = try dir.copy(Fixtures.library("SandboxBadNeed"), as: "plugins/libBad.so")
+        func host(_ change: (inout PluginHost.Configuration) -> Void) -> PluginHost {
+            var configuration = PluginHost.Configuration(
+                pluginsDirectory: dir.file("plugins"), dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache-\(UUID().uuidString)"))
+            change(&configuration)
+            return PluginHost(configuration: configuration)
+        }
+        let plain = host { _ in }
+        let record = try #require(try plain.discover().first)
+        #expect(record.code == "invalid-need" && record.reason?.contains("relative/path") == true, "\(record)")
+        plain.shutdown()
+
+        let keyless = host { $0.trust.ownKeyFiles = [dir.file("missing.pub")] }
+        #expect(keyless.diagnostics.contains { $0.code == "own-key-unreadable" && $0.message.contains("missing.pub") })
+        keyless.shutdown()
+
+        let partial = host { $0.scanner.sandbox?.layersOff = [.landlock] }
+        _ = try partial.discover()
+        #expect(partial.taint.contains { $0.code == "scanner-sandbox-partial" }, "\(partial.taint)")
+        partial.shutdown()
+
+        let required = host {
+            $0.scanner.sandbox?.layersOff = [.seccomp]
+            $0.scanner.sandbox?.enforcement = .required
+        }
+        let unscanned = try #require(try required.discover().first)
+        #expect(unscanned.code == "scanner-unavailable", "\(unscanned)")
+        #expect(unscanned.reason?.contains("seccomp") == true, "\(String(describing: unscanned.reason))")
+        required.shutdown()
+    }
 }
