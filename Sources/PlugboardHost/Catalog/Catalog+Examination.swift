@@ -99,7 +99,7 @@ extension Catalog {
                 examined[job.index].record.fail(.scannerUnavailable(path: path, detail: detail))
                 continue
             }
-            let entry = CacheEntry(identity: job.image.identity, hash: ContentHash.text(job.image.hash), result: result, deferredDetails: record.deferredFile, plugin: nil)
+            let entry = CacheEntry(identity: job.image.identity, hash: ContentHash.text(job.image.hash), result: result, details: record.file)
             entries[path] = entry
             changed = true
             examined[job.index] = apply(entry, to: record, readPath: job.image.readPath, image: job.image)
@@ -132,7 +132,7 @@ extension Catalog {
     /// is the file admitted now, if it was (its scan must agree with it).
     private func apply(_ entry: CacheEntry, to record: PluginRecord, readPath: String, image: CheckedImage?) -> Examined {
         var record = record
-        record.deferredFile = entry.deferredDetails ?? record.deferredFile
+        record.file = entry.details ?? record.file
         switch entry.result {
         case let .plugin(plugin):
             record.describe(plugin)

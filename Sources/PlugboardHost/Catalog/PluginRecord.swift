@@ -36,13 +36,7 @@ public struct PluginRecord: Sendable {
     public internal(set) var isolation: IsolationStatus?
 
     // From the file, before loading.
-    public internal(set) var file: FileDetails? {
-        get { deferredFile?.value }
-        set { deferredFile = newValue.map(CompactDeferred.init) }
-    }
-    /// Kept as the registry cache holds it until read: a warm start lists
-    /// every installed plugin but shows their file details only on request.
-    var deferredFile: CompactDeferred<FileDetails>?
+    public internal(set) var file: FileDetails?
     /// The SHA-256 of the bytes admitted (lowercase hex), when it was
     /// computed: under a lock file, or for `plugboard lock`.
     public internal(set) var sha256: String?

@@ -95,7 +95,7 @@ import Testing
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: plugin)))
         entries[plugin] = CacheEntry(
             identity: try #require(FileIdentity.of(path: plugin)), hash: withHash ? ContentHash.text(bytes.withUnsafeBytes(ContentHash.of)) : nil,
-            result: old.result, deferredDetails: old.deferredDetails, plugin: nil)
+            result: old.result, details: old.details)
         #expect(registry.save(entries) == nil)
     }
 

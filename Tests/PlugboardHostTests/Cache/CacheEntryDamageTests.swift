@@ -51,27 +51,29 @@ import Testing
         #expect { try read(absent) } throws: { "\($0)".hasPrefix("a required text is absent") }
     }
 
-    /// A quarantine or file details whose compact bytes do not decode fail
-    /// the entry; a quarantine that must be there cannot be absent.
-    @Test func aBlobThatDoesNotDecodeIsDamage() throws {
+    /// A quarantine or file details with a value no host writes fail the
+    /// entry, as does a flag that says details follow when none do.
+    @Test func aQuarantineOrDetailsOutOfRangeIsDamage() throws {
         let identity = FileIdentity(device: 1, inode: 2, size: 3, modified: 4, changed: 5)
         let quarantine = Quarantine(
             phase: .entry, ending: .signal, signal: "SIGSEGV", exitStatus: 139, milliseconds: 1.5,
             stderrTail: [], date: "2026-11-26T21:00:00Z", evidence: nil)
-        var quarantined = try CacheEntry(identity: identity, hash: nil, result: .quarantined(quarantine), details: nil).bytes()
+        let quarantined = try CacheEntry(identity: identity, hash: nil, result: .quarantined(quarantine), details: nil).bytes()
         _ = try read(quarantined)
-        // identity (40), an absent hash (4), the kind (1), the blob's length (4): its first byte is the tag.
-        #expect(quarantined[44] == 2)
-        var badTag = quarantined
-        badTag[49] = 0xEE
-        #expect { try read(badTag) } throws: { "\($0)" == "a quarantine that does not decode" }
-        quarantined.replaceSubrange(45..<49, with: [0xff, 0xff, 0xff, 0xff])
-        #expect { try read(quarantined) } throws: { "\($0)" == "a quarantine that does not decode" }
-        // The details are the last blob: their first byte is the compact tag of a keyed value.
+        // identity (40), an absent hash (4), the kind (1), then the phase's length and text.
+        let phase = Array("entry".utf8)
+        #expect(Array(quarantined[49..<54]) == phase)
+        var badPhase = quarantined
+        badPhase[49] = UInt8(ascii: "E")
+        #expect { try read(badPhase) } throws: { "\($0)" == "an unknown quarantine phase \"Entry\"" }
+        // The details are last: their flag, then the file size; a negative size is damage.
         var details = Self.entry
-        let tag = details.count - (try CompactEncoder().encode(CompactDeferred(Self.details))).count
-        #expect(details[tag] == 6)
-        details[tag] = 0xEE
-        #expect { try read(details) } throws: { "\($0)" == "file details that do not decode" }
+        let size = try #require(details.indices.reversed().first { index in
+            index + 9 <= details.count && details[index] == 1 && Array(details[(index + 1)..<(index + 9)]) == [3, 0, 0, 0, 0, 0, 0, 0]
+        })
+        details.replaceSubrange((size + 1)..<(size + 9), with: [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])
+        #expect { try read(details) } throws: { "\($0)" == "a file size out of range" }
+        // A flag saying details follow, with nothing after it.
+        #expect { try read(Array(Self.entry[...size])) } throws: { "\($0)".hasPrefix("truncated at byte") }
     }
 }

@@ -53,8 +53,7 @@ import Testing
         let records = try warm.discover()
         #expect(records.map(\.status) == [.available, .available, .available])
         #expect(records.compactMap(\.id) == ["fixture.alpha", "fixture.beta", "fixture.gamma"])
-        // The file details come from the cache, decoded only when read.
-        #expect(records.allSatisfy { $0.deferredFile?.isEncoded == true })
+        // The file details come from the cache.
         #expect(records.map(\.file) == coldRecords.map(\.file) && records.allSatisfy { $0.file?.hasEntryPoint == true })
         #expect(warm.lastDiscovery == {
             var expected = DiscoveryStatistics()
@@ -75,10 +74,6 @@ import Testing
         try discoverOnce(dir, cache)
         let file = try cacheFile(cache)
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
-        // A keyed field as the cache's coding writes it: key, tag, payload.
-        func field(_ key: String, tag: UInt8, _ payload: [UInt8]) -> [UInt8] {
-            withUnsafeBytes(of: UInt32(key.utf8.count).littleEndian, Array.init) + Array(key.utf8) + [tag] + payload
-        }
         func string(_ text: String) -> [UInt8] {
             withUnsafeBytes(of: UInt32(text.utf8.count).littleEndian, Array.init) + Array(text.utf8)
         }
@@ -91,7 +86,9 @@ import Testing
             // "PBRC", then the format number.
             try patchBytes(at: file, replacing: Array("PBRC".utf8) + [UInt8(RegistryCache.format), 0, 0, 0], with: Array("PBRC".utf8) + [99, 0, 0, 0])
         case .otherSDKABI:
-            try patchBytes(at: file, replacing: field("sdkABI", tag: 5, string(Fixtures.baseline.sdkABI.description)), with: field("sdkABI", tag: 5, string("9.\(Fixtures.baseline.sdkABI.minor)")))
+            // The host key: three texts, the SDK ABI first.
+            let count: [UInt8] = [3, 0, 0, 0]
+            try patchBytes(at: file, replacing: count + string(Fixtures.baseline.sdkABI.description), with: count + string("9.\(Fixtures.baseline.sdkABI.minor)"))
         case .otherToolchain:
             try patchBytes(at: file, replacing: Fixtures.toolchainPatch.current, with: Fixtures.toolchainPatch.foreign)
         }

@@ -64,8 +64,6 @@ private final class CompactNode {
         case string(String)
         case keyed([(String, Child)])
         case unkeyed([Child])
-        /// A value encoded before, tag included (``CompactDeferred``).
-        case encoded([UInt8])
     }
 
     /// An element of a container: a leaf, or a node that an encoder fills.
@@ -97,8 +95,6 @@ private final class CompactNode {
         case let .string(value):
             out.append(CompactCoding.Tag.string.rawValue)
             appendString(value, to: &out)
-        case let .encoded(bytes):
-            out += bytes
         case let .keyed(entries):
             appendContainer(.keyed, count: entries.count, to: &out) { out in
                 for (key, child) in entries {
@@ -187,71 +183,6 @@ private final class CompactNode {
         items.append(child)
         content = .unkeyed(items)
     }
-}
-
-// MARK: - Deferred values
-
-/// A value kept in its compact encoding until someone reads it: a warm start
-/// decodes every installed plugin's cache entry, but the file details in it
-/// (libraries needed, runpath...) only for `inspect` and `--json`. Through
-/// the compact coder its bytes are copied as they are, both ways; any other
-/// coder sees the value itself.
-@_spi(PlugboardHost)
-public struct CompactDeferred<Value: Codable & Sendable>: Codable, Sendable {
-    private enum Storage: Sendable {
-        case value(Value)
-        /// One compact value, tag included.
-        case encoded([UInt8])
-    }
-    private let storage: Storage
-
-    public init(_ value: Value) { storage = .value(value) }
-
-    /// The value, decoded now when it was kept encoded; nil when its bytes do
-    /// not decode (they were checked as one whole value when read).
-    public var value: Value? {
-        switch storage {
-        case let .value(value): value
-        case let .encoded(bytes): try? CompactDecoder().decode(Value.self, from: bytes)
-        }
-    }
-
-    /// Whether the value is still in its bytes (for tests).
-    public var isEncoded: Bool {
-        if case .encoded = storage { return true }
-        return false
-    }
-
-    public init(from decoder: any Decoder) throws {
-        if let compact = decoder as? CompactDecoding {
-            // Damage is found now, as a full decode would find it (the entry
-            // is dropped and its file examined again): its tags and lengths
-            // are walked, without building anything.
-            guard compact.input.isWellFormed(compact.value) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "damaged compact encoding: a deferred value"))
-            }
-            storage = .encoded(compact.encodedBytes)
-        } else {
-            storage = .value(try Value(from: decoder))
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        switch storage {
-        case let .encoded(bytes) where encoder is CompactEncoding:
-            (encoder as! CompactEncoding).node.content = .encoded(bytes)
-        default:
-            guard let value else {
-                throw EncodingError.invalidValue(self, .init(codingPath: encoder.codingPath, debugDescription: "damaged compact value"))
-            }
-            try value.encode(to: encoder)
-        }
-    }
-}
-
-@_spi(PlugboardHost)
-extension CompactDeferred: Equatable where Value: Equatable {
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.value == rhs.value }
 }
 
 private struct CompactEncoding: Encoder {
@@ -495,21 +426,6 @@ private struct CompactInput {
         return elements
     }
 
-    /// Whether `value` and everything inside it has valid tags and lengths
-    /// (the walk of ``forEachElement(of:_:_:)``, building nothing).
-    func isWellFormed(_ value: Value, depth: Int = 0) -> Bool {
-        guard value.tag == .keyed || value.tag == .unkeyed else { return true }
-        guard depth < 64 else { return false }
-        do {
-            try forEachElement(of: value, []) { element in
-                guard isWellFormed(element.value, depth: depth + 1) else { throw corrupt("nested value", []) }
-            }
-            return true
-        } catch {
-            return false
-        }
-    }
-
     func keyString(_ range: Range<Int>) -> String {
         String(decoding: UnsafeRawBufferPointer(rebasing: bytes[range]), as: UTF8.self)
     }
@@ -525,9 +441,6 @@ private struct CompactDecoding: Decoder {
     let value: CompactInput.Value
     let codingPath: [any CodingKey]
     var userInfo: [CodingUserInfoKey: Any] { [:] }
-
-    /// The value's bytes, tag included.
-    var encodedBytes: [UInt8] { Array(input.bytes[(value.start - 1)..<value.end]) }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard value.tag == .keyed else { throw DecodingError.typeMismatch([String: Any].self, .init(codingPath: codingPath, debugDescription: "not a keyed container")) }

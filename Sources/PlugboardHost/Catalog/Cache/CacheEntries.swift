@@ -1,4 +1,3 @@
-@_spi(PlugboardHost) import Plugboard
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -10,10 +9,10 @@ import Glibc
 /// way, with little parsing). Changes are kept beside the file's bytes and
 /// merged when it is written; unchanged entries are copied as they were.
 ///
-/// The file (format 5, little-endian):
+/// The file (little-endian; fields as in CacheFields.swift):
 ///
 /// ```
-/// "PBRC" format:u32  hostLength:u32 host(compact)  count:u32 pathsLength:u32
+/// "PBRC" format:u32  hostLength:u32 host(sdkABI toolchain sdkImage: texts)  count:u32 pathsLength:u32
 /// count × (pathOffset:u32 pathLength:u32 entryOffset:u32 entryLength:u32), sorted by path bytes
 /// path bytes…  entry bytes (each a CacheEntry's `bytes()`)…
 /// ```
@@ -82,7 +81,9 @@ package struct CacheEntries: Sendable {
         items.sort { $0.path.lexicographicallyPrecedes($1.path) }
         var out: [UInt8] = Array(StoredEntries.magic)
         out.appendLittleEndian(UInt32(RegistryCache.format))
-        let hostBytes = try CompactEncoder().encode(host)
+        var hostFields = EntryWriter()
+        try hostFields.append([host.sdkABI, host.toolchain, host.sdkImage])
+        let hostBytes = hostFields.bytes
         out.appendLittleEndian(UInt32(hostBytes.count))
         out += hostBytes
         out.appendLittleEndian(UInt32(items.count))
@@ -135,8 +136,11 @@ package struct StoredEntries: Sendable {
         let hostLength = Int(head.littleEndianUInt32(at: 8))
         guard 12 + hostLength + 8 <= head.count else { throw Damage(description: "the host key runs past the end") }
         do {
-            host = try head.withUnsafeBytes { raw in
-                try CompactDecoder().decode(RegistryCache.HostKey.self, from: UnsafeRawBufferPointer(rebasing: raw[12..<(12 + hostLength)]))
+            host = try head.withUnsafeBytes { raw throws(EntryReader.Damage) in
+                var fields = EntryReader(UnsafeRawBufferPointer(rebasing: raw[12..<(12 + hostLength)]))
+                let texts = try fields.texts()
+                guard texts.count == 3, fields.isAtEnd else { throw EntryReader.Damage(description: "not three texts") }
+                return RegistryCache.HostKey(sdkABI: texts[0], toolchain: texts[1], sdkImage: texts[2])
             }
         } catch {
             throw Damage(description: "the host key: \(error)")

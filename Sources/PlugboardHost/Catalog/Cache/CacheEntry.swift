@@ -1,4 +1,3 @@
-@_spi(PlugboardHost) import Plugboard
 /// What the registry cache remembers about one plugin file.
 /// On disk as ``bytes()`` (see CacheEntry+Bytes.swift).
 package struct CacheEntry: Sendable, Equatable {
@@ -18,21 +17,17 @@ package struct CacheEntry: Sendable, Equatable {
     /// when the file is copied for loading.
     let hash: String?
     let result: Result
-    /// The file details, decoded only when read (`inspect`, `--json`).
-    let deferredDetails: CompactDeferred<PluginRecord.FileDetails>?
+    /// Facts read from the file without loading it (`inspect`, `--json`).
+    let details: PluginRecord.FileDetails?
     /// For a plugin quarantined after a good scan (the host died in its
     /// init, say): what the scan had learned, so it is still named.
     var plugin: ScannedPlugin? = nil
 
     init(identity: FileIdentity, hash: String?, result: Result, details: PluginRecord.FileDetails?, plugin: ScannedPlugin? = nil) {
-        self.init(identity: identity, hash: hash, result: result, deferredDetails: details.map(CompactDeferred.init), plugin: plugin)
-    }
-
-    init(identity: FileIdentity, hash: String?, result: Result, deferredDetails: CompactDeferred<PluginRecord.FileDetails>?, plugin: ScannedPlugin?) {
         self.identity = identity
         self.hash = hash
         self.result = result
-        self.deferredDetails = deferredDetails
+        self.details = details
         self.plugin = plugin
     }
 }
@@ -45,6 +40,6 @@ extension CacheEntry {
         if case let .plugin(scanned)? = old?.result { plugin = scanned }
         return CacheEntry(
             identity: identity, hash: old?.identity == identity ? old?.hash : nil,
-            result: .quarantined(quarantine), deferredDetails: old?.deferredDetails, plugin: plugin ?? old?.plugin)
+            result: .quarantined(quarantine), details: old?.details, plugin: plugin ?? old?.plugin)
     }
 }

@@ -1,4 +1,3 @@
-@_spi(PlugboardHost) import Plugboard
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -20,22 +19,19 @@ package struct RegistryCache: Sendable {
     /// string (see ``ScannedPlugin``); 4: read in place (``CacheEntries``):
     /// an index sorted by path, entries decoded when asked for; 5: an entry
     /// is its fields in a fixed order (``CacheEntry/bytes()``), not `Codable`;
-    /// 6: a plugin's sandbox needs (SDK 2.3) after its requirements.
-    static let format = 6
+    /// 6: a plugin's sandbox needs (SDK 2.3) after its requirements; 7: one
+    /// encoding for the whole file (CacheFields.swift), the host key, the
+    /// quarantine and the file details included.
+    static let format = 7
 
     /// What the outcome of examining a file depends on besides the file.
-    package struct HostKey: Sendable, Codable, Equatable {
+    package struct HostKey: Sendable, Equatable {
         let sdkABI: String
         let toolchain: String
         /// The SDK image the host runs with (`libPlugboard.so`, or the host's
         /// own executable when it embeds the SDK by mistake): the SDK-copy
         /// and missing-symbol checks depend on it.
         let sdkImage: String
-    }
-
-    /// The start of a format 1 to 3 file (compact coding).
-    struct Header: Decodable {
-        let format: Int
     }
 
     let directory: String
@@ -70,9 +66,7 @@ package struct RegistryCache: Sendable {
             return (CacheEntries(), warning("cannot be read (\(String(cString: strerror(errno))))"))
         }
         guard StoredEntries.isThisLayout(bytes) else {
-            // Formats 1 to 3 began with a compact-coded header.
-            let older = (try? CompactDecoder().decode(Header.self, from: bytes))?.format
-            return (CacheEntries(), warning(older.map { "has format \($0), this host reads format \(Self.format)" } ?? "is damaged or truncated (not a registry cache)"))
+            return (CacheEntries(), warning("is damaged or truncated, or older than format 4 (not a registry cache of this layout)"))
         }
         if let format = StoredEntries.format(of: bytes), format != Self.format {
             return (CacheEntries(), warning("has format \(format), this host reads format \(Self.format)"))
