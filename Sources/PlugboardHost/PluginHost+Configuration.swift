@@ -65,9 +65,9 @@ extension PluginHost {
 
         /// The environment variable `plugboard bisect` sets for the check it
         /// runs: plugin ids, comma-separated, to keep out.
-        public static let disableVariable = "PLUGBOARD_DISABLE"
+        package static let disableVariable = "PLUGBOARD_DISABLE"
 
-        /// Keeps out the plugins named in ``disableVariable`` (what `plugboard
+        /// Keeps out the plugins named in `PLUGBOARD_DISABLE` (what `plugboard
         /// bisect` sets), each shown `disabled` with that source. For a host
         /// that wants to be bisected; the `plugboard` tool's hosts call it.
         public mutating func disableFromEnvironment() {

@@ -99,7 +99,7 @@ public final class PluginHost: Sendable {
     /// The order ``activate(pluginIDs:)`` would activate `pluginIDs` (nil:
     /// every available plugin) and the available plugins they require: each
     /// after what it requires, otherwise in file-name order. Runs nothing.
-    public func activationOrder(for pluginIDs: Set<String>? = nil) -> [String] {
+    package func activationOrder(for pluginIDs: Set<String>? = nil) -> [String] {
         lifecycle.activationOrder(pluginIDs)
     }
 
