@@ -49,6 +49,7 @@ struct IsolationBench {
                    baselineName: "C pipe ping-pong, 1 MiB, p50", baseline: [percentile(floor1M, 0.5)],
                    note: String(format: "%.2f ns per byte; memcpy of 1 MiB here: %.1f µs (%.3f ns per byte)",
                                 percentile(big, 0.5) * 1000 / Double(1 << 20), copy, copy * 1000 / Double(1 << 20)))
+        concurrent(isolated, into: report)
         startAndRestart(isolated, dir: dir, into: report)
         sandboxed(dir, into: report)
     }
@@ -118,6 +119,47 @@ struct IsolationBench {
         }
         report.add("cold scan, per file of 8, scanner sandboxed", unit: "ms", samples: scans.sandboxed,
                    baselineName: "the same scan, scanner without its sandbox", baseline: scans.plain, goal: .ratioAtMost(1.1))
+    }
+
+    /// Calls from many threads at once to one isolated plugin: sixteen
+    /// calls that each take 20 ms in the plugin against one alone (one at a
+    /// time they would take sixteen times as long), and the rate of short
+    /// calls from sixteen threads against one thread's.
+    private func concurrent(_ host: PluginHost, into report: Report) {
+        guard let command = command(host) else { return }
+        let callers = 16
+        func together(_ body: @escaping @Sendable () -> Void) -> Double {
+            let start = DispatchSemaphore(value: 0), done = DispatchGroup()
+            for _ in 0..<callers {
+                done.enter()
+                Thread {
+                    start.wait()
+                    body()
+                    done.leave()
+                }.start()
+            }
+            return timed {
+                for _ in 0..<callers { start.signal() }
+                done.wait()
+            }
+        }
+        var overlapped: [Double] = [], alone: [Double] = []
+        for _ in 0..<7 {
+            alone.append(timed { _ = try? command.run(arguments: ["sleep", "20"]) } / 1_000_000)
+            overlapped.append(together { _ = try? command.run(arguments: ["sleep", "20"]) } / 1_000_000)
+        }
+        report.add("16 isolated calls of 20 ms at once, to one plugin", unit: "ms", samples: overlapped,
+                   baselineName: "one such call alone", baseline: alone, goal: .ratioAtMost(1.5))
+        let perCaller = 1_000
+        var rates: (many: [Double], one: [Double]) = ([], [])
+        for _ in 0..<5 {
+            let one = timed { for _ in 0..<(callers * perCaller) { _ = try? command.run(arguments: ["echo", "x"]) } }
+            let many = together { for _ in 0..<perCaller { _ = try? command.run(arguments: ["echo", "x"]) } }
+            rates.one.append(one / 1_000 / Double(callers * perCaller))
+            rates.many.append(many / 1_000 / Double(callers * perCaller))
+        }
+        report.add("isolated 1 B calls from 16 threads, µs per call (wall)", unit: "µs", samples: rates.many,
+                   baselineName: "the same calls from one thread", baseline: rates.one)
     }
 
     private func timed(_ body: () -> Void) -> Double {

@@ -7,10 +7,11 @@ import Glibc
 /// One side of an isolation channel: frames written to one pipe, read from
 /// another (see ``IsolationProtocol``).
 final class FrameChannel: @unchecked Sendable {
-    // @unchecked: reading (`buffer`, `start`) is done only by the thread
-    // holding the plugin's call token (in the child: its one loop); writing
-    // and closing take `writing`, so an event forwarded from another thread
-    // never interleaves with a call's frame nor writes to a closed number.
+    // @unchecked: reading (`buffer`, `start`) is done by one thread at a
+    // time: in the host the caller ``ReplyRouter`` lets read (or a stop
+    // holding every call slot), in the child its one loop. Writing and
+    // closing take `writing`, so frames from several threads never
+    // interleave, nor is a closed number written to.
     struct Frame {
         let kind: UInt8
         let sequence: UInt64

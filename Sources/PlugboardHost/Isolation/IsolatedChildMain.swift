@@ -9,7 +9,7 @@ import Glibc
 
 /// An isolated plugin's child process: checks what the host sent, loads
 /// the plugin's private copy, creates and activates it, then serves calls
-/// one at a time until the host closes the channel (or dies).
+/// side by side (``CallThreads``) until the host closes the channel (or dies).
 ///
 /// Entered from the C constructor in `scanner.c`, before the executable's
 /// `main`, when the host started it with `PLUGBOARD_SCANNER=isolated-1`.
@@ -33,17 +33,19 @@ func plugboardIsolatedMain(_ requests: Int32, _ replies: Int32, _ log: Int32, _ 
     plugboard_serve_main_queue()
 }
 
-/// The child's side of the channel. Its state is touched by the one task
-/// that runs ``run()``.
+/// The child's side of the channel.
 final class IsolatedChild: @unchecked Sendable {
-    // @unchecked: every field but `serving` (an atomic) is used only by the
-    // task running run(), one call after another.
+    // @unchecked: `plugin`, `services` and `providers` are written by run()
+    // before it reads the first request after the start, and only read
+    // after that, by the tasks it starts for calls (which start after the
+    // writes); `serving` is an atomic, the channels lock their writes.
     let channel: FrameChannel
     let notices: ChildNoticeWriter
     private var plugin: (any Plugin)?
     private var services: HostServices?
-    /// Whether a call (or event) is being served: a hang-up then means the host is gone.
-    let serving = Atomic<Bool>(false)
+    /// Requests (calls, events, a state save) being served: a hang-up
+    /// then means the host is gone.
+    let serving = Atomic<Int>(0)
     private var providers: [(crossing: PointCrossing, provider: any Sendable)] = []
 
     /// The host's answers to storage writes it makes for a sandboxed child.
@@ -71,7 +73,7 @@ final class IsolatedChild: @unchecked Sendable {
                 // The plugin closed the descriptor: the main loop's read fails and ends the process.
                 if poller.revents & Int16(POLLNVAL) != 0 { return }
                 guard poller.revents & Int16(POLLHUP | POLLERR) != 0 else { continue }
-                if !serving.load(ordering: .acquiring) { sleep(3) }
+                if serving.load(ordering: .acquiring) == 0 { sleep(3) }
                 // The whole group: processes the plugin started end too
                 // (this child leads it), unless they left it.
                 kill(0, SIGKILL)
@@ -93,20 +95,26 @@ final class IsolatedChild: @unchecked Sendable {
             fail(start.sequence, "isolation-handshake-failed", "the host's first message was not a start request this program understands")
         }
         await begin(request, sequence: start.sequence)
-        while true {
-            let frame: FrameChannel.Frame
-            do {
-                frame = try channel.receive(until: nil)
-            } catch {
-                break
-            }
-            serving.store(true, ordering: .releasing)
-            defer { serving.store(false, ordering: .releasing) }
-            switch IsolationProtocol.Kind(rawValue: frame.kind) {
-            case .call?: await serve(frame)
-            case .saveState?: sendState(frame.sequence)
-            case .event?: deliver(frame.payload)
-            default: break
+        let threads = CallThreads(maximum: request.limits.callsInFlight)
+        // The group ends when the host closes the channel and the calls in
+        // flight are answered: only then is the plugin deactivated.
+        await withDiscardingTaskGroup { group in
+            while true {
+                let frame: FrameChannel.Frame
+                do {
+                    frame = try channel.receive(until: nil)
+                } catch {
+                    break
+                }
+                serving.add(1, ordering: .releasing)
+                switch IsolationProtocol.Kind(rawValue: frame.kind) {
+                case .call?: group.addTask(executorPreference: threads) { await self.serve(frame) }
+                case .saveState?: sendState(frame.sequence)
+                case .event?:
+                    deliver(frame.payload)
+                    serving.subtract(1, ordering: .releasing)
+                default: serving.subtract(1, ordering: .releasing)
+                }
             }
         }
         plugin?.deactivate()
@@ -300,13 +308,13 @@ final class IsolatedChild: @unchecked Sendable {
         answer(.threw, sequence, Array(message.utf8))
     }
 
-    /// Answers the request being served: the last act for it, so this child
-    /// is not serving any more. (The host may stop the child as soon as it
-    /// reads the answer; the watcher must then leave the end of the stream
-    /// to the main loop, which deactivates the plugin, rather than kill a
-    /// child it still believes busy.)
+    /// Answers a request being served: the last act for it, so it no
+    /// longer counts as served. (The host may stop the child as soon as it
+    /// reads the last answer; the watcher must then leave the end of the
+    /// stream to the main loop, which deactivates the plugin, rather than
+    /// kill a child it still believes busy.)
     private func answer(_ kind: IsolationProtocol.Kind, _ sequence: UInt64, _ payload: [UInt8]) {
-        serving.store(false, ordering: .releasing)
+        serving.subtract(1, ordering: .releasing)
         _ = channel.send(kind.rawValue, sequence: sequence, payload: payload)
     }
 

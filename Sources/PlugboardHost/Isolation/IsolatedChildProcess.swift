@@ -11,9 +11,11 @@ import Glibc
 /// the host's diagnostics and log.
 final class IsolatedChildProcess: Sendable {
     let pid: pid_t
-    /// Read, and closed, only by the holder of the plugin's call token;
-    /// written by it and by event deliveries (see FrameChannel).
+    /// Written by calls and event deliveries (see FrameChannel); read only
+    /// through ``replies``, or by a stop that holds every call slot.
     let channel: FrameChannel
+    /// Routes each reply to the call waiting for it.
+    let replies: ReplyRouter
     /// How it ended, once reaped (nil while it may run): after that its pid
     /// may be another process's and is never signalled again.
     private let ending = Mutex<Ending?>(nil)
@@ -33,6 +35,7 @@ final class IsolatedChildProcess: Sendable {
     private init(pid: pid_t, channel: FrameChannel, output: ChildOutput) {
         self.pid = pid
         self.channel = channel
+        replies = ReplyRouter(channel: channel)
         self.output = output
     }
 
@@ -121,7 +124,7 @@ final class IsolatedChildProcess: Sendable {
             if scratch.withUnsafeMutableBytes({ read(channel.input, $0.baseAddress, $0.count) }) <= 0 { break }
         }
         reap()
-        channel.close()
+        replies.close()
         // Its last output reaches the host's diagnostics before the stop returns.
         _ = outputTail(waiting: grace)
     }
@@ -135,7 +138,7 @@ final class IsolatedChildProcess: Sendable {
     }
 
     func closeChannel() {
-        channel.close()
+        replies.close()
     }
 }
 

@@ -13,27 +13,22 @@ extension IsolatedPlugin {
     /// is none (`plugin-threw`: it does not adopt ReloadableState, or saving threw).
     func savedState() -> Result<[UInt8], IsolatedCallError> {
         let deadline = ContinuousClock.now + (launch.policies.values.map(\.deadline).max() ?? IsolatedCallPolicy.standard.deadline)
-        // A call in flight gets the stop's grace to finish, not more: the
+        // Calls in flight get the stop's grace to finish, not more: the
         // reload (which holds the host's lifecycle) goes on without the state.
-        guard token.acquire(until: .now + Self.stopGrace) else {
-            return .failure(IsolatedCallError(.pluginTimeout, pluginID: pluginID, message: "a call in flight kept its state from being asked for"))
+        guard slots.acquire(slots.count, until: .now + Self.stopGrace) else {
+            return .failure(IsolatedCallError(.pluginTimeout, pluginID: pluginID, message: "calls in flight kept its state from being asked for"))
         }
-        defer { token.release() }
+        defer { slots.release(slots.count) }
         guard let child = state.withLock({ $0.phase == .running ? $0.child : nil }) else {
             return .failure(IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "its child is not running"))
         }
-        let sequence = nextSequence()
-        guard child.channel.send(IsolationProtocol.Kind.saveState.rawValue, sequence: sequence, payload: [], until: deadline) == .sent else {
-            return .failure(crashed(child, during: "saving its state"))
-        }
         do {
-            let frame = try child.channel.receive(until: deadline)
-            guard frame.sequence == sequence else { return .failure(violation(child, "a reply to another request")) }
+            let frame = try child.replies.exchange(IsolationProtocol.Kind.saveState.rawValue, sequence: nextSequence(), until: deadline) { _ in }
             if frame.kind == IsolationProtocol.Kind.state.rawValue { return .success(Array(frame.payload)) }
             return .failure(IsolatedCallError(.pluginThrew, pluginID: pluginID, message: String(decoding: frame.payload, as: UTF8.self)))
         } catch {
             switch error {
-            case .timedOut:
+            case .timedOut, .sendTimedOut:
                 return .failure(recordCrash(child, IsolatedCallError(.pluginTimeout, pluginID: pluginID, message: "saving its state ran past the deadline")))
             case .closed:
                 return .failure(crashed(child, during: "saving its state"))
@@ -44,21 +39,22 @@ extension IsolatedPlugin {
     }
 
     /// Stops the child: end of its request stream (it deactivates the plugin
-    /// and exits), killed after `grace`. A call in flight fails with
-    /// `plugin-unavailable` or `plugin-crashed`, never silently.
+    /// and exits) once the calls in flight are answered, killed after
+    /// `grace`. A call still in flight then fails with `plugin-unavailable`
+    /// or `plugin-crashed`, never silently.
     func stop(grace: Duration = IsolatedPlugin.stopGrace) {
         let wasRunning = state.withLock { state in
             defer { state.phase = .stopped }
             return state.phase == .running
         }
-        if token.acquire(until: .now + grace) {
-            defer { token.release() }
+        if slots.acquire(slots.count, until: .now + grace) {
+            defer { slots.release(slots.count) }
             if let child = state.withLock({ state in defer { state.child = nil }; return state.child }) {
                 child.stop(grace: grace)
             }
         } else {
-            // A call holds the channel (hung, maybe): kill the child; that
-            // call sees its channel close and cleans up.
+            // Calls still run (hung, maybe): kill the child; those calls
+            // see its channel close and clean up.
             state.withLock { $0.child }?.kill()
         }
         if wasRunning { announce(.stopped, pid: nil, "its child process was stopped by the host") }

@@ -9,10 +9,10 @@ import Glibc
 /// One isolated plugin: its child process (started, called, restarted,
 /// stopped), its restart budget, and the proxies the registry holds.
 ///
-/// Calls are made one at a time (``CallToken``), each inline on the
-/// caller's thread: write the request, read the reply. A call that waits
-/// past its deadline for the token gives up without touching the child; one
-/// whose reply is late kills the child.
+/// Calls run side by side, up to the child's limit (``CallSlots``), each
+/// inline on the caller's thread: write the request, wait for its reply
+/// (``ReplyRouter``). A call that waits past its deadline for a slot gives
+/// up without touching the child; one whose reply is late kills the child.
 final class IsolatedPlugin: Sendable {
     /// Everything needed to start a child for this plugin.
     struct Launch: Sendable {
@@ -54,7 +54,10 @@ final class IsolatedPlugin: Sendable {
     let path: String
     let generation: Int
     let launch: Launch
-    let token: CallToken
+    /// One per call in flight; a stop or a state save takes them all.
+    let slots: CallSlots
+    /// Held while a child starts: one start or restart at a time.
+    let restarting: CallSlots
     let state = Mutex(State())
     /// Calls and failures, for ``PluginHost/snapshot()``.
     let counts = CallCounts()
@@ -69,10 +72,11 @@ final class IsolatedPlugin: Sendable {
     let onAvailability: @Sendable (Bool) -> Void
 
     init(
-        pluginID: String, path: String, generation: Int, launch: Launch, token: CallToken,
+        pluginID: String, path: String, generation: Int, launch: Launch, slots: CallSlots, restarting: CallSlots,
         onQuarantine: @escaping @Sendable (Quarantine) -> Void, onAvailability: @escaping @Sendable (Bool) -> Void
     ) {
-        self.token = token
+        self.slots = slots
+        self.restarting = restarting
         self.pluginID = pluginID
         self.path = path
         self.generation = generation
@@ -102,10 +106,10 @@ final class IsolatedPlugin: Sendable {
     /// providers to register (proxies), with the state note of a handover.
     func start(state handedOver: [UInt8]? = nil) -> Result<(providers: [RegisteredProvider], stateNote: String?), PluginLoadError> {
         let deadline = ContinuousClock.now + launch.startTimeout
-        guard token.acquire(until: deadline) else {
+        guard restarting.acquire(until: deadline) else {
             return .failure(.isolationFailed(path: path, code: .pluginTimeout, reason: "its child could not be started in time"))
         }
-        defer { token.release() }
+        defer { restarting.release() }
         switch startChild(until: deadline, state: handedOver) {
         case let .success((child, reply)):
             state.withLock { state in
@@ -124,7 +128,7 @@ final class IsolatedPlugin: Sendable {
                         pluginID: pluginID, generation: generation, interfaceID: provided.interfaceID,
                         provider: try crossing.makeProxy(remote, provided.profile[...])))
                 } catch {
-                    // The token is held here: stop the child directly.
+                    // No call can reach it yet: stop the child directly.
                     state.withLock { state in
                         state.child = nil
                         state.phase = .stopped
@@ -155,14 +159,13 @@ final class IsolatedPlugin: Sendable {
         var request = launch.request
         request.state = handedOver
         let sequence = nextSequence()
-        guard let payload = try? CompactEncoder().encode(request),
-              child.channel.send(IsolationProtocol.Kind.start.rawValue, sequence: sequence, payload: payload, until: deadline) == .sent
-        else {
-            return .failure(.call(ended(child, during: "its start")))
+        guard let payload = try? CompactEncoder().encode(request) else {
+            child.stop(grace: .zero)
+            return .failure(.call(IsolatedCallError(.pluginProtocol, pluginID: pluginID, message: "its start request cannot be encoded")))
         }
         let frame: FrameChannel.Frame
         do {
-            frame = try child.channel.receive(until: deadline)
+            frame = try child.replies.exchange(IsolationProtocol.Kind.start.rawValue, sequence: sequence, until: deadline) { $0 += payload }
         } catch .timedOut {
             child.kill()
             child.reap()
@@ -173,14 +176,14 @@ final class IsolatedPlugin: Sendable {
             return .failure(.call(ended(child, during: "its start")))
         }
         switch IsolationProtocol.Kind(rawValue: frame.kind) {
-        case .started? where frame.sequence == sequence:
+        case .started?:
             if let reply = try? CompactDecoder().decode(IsolationProtocol.StartReply.self, from: frame.payload) {
                 // Subscribed before the plugin counts as started: an event
                 // that activated it reaches it.
                 for name in reply.subscriptions { subscribe(name) }
                 return .success((child, reply))
             }
-        case .startFailed? where frame.sequence == sequence:
+        case .startFailed?:
             child.reap(force: false)
             child.closeChannel()
             let failure = (try? CompactDecoder().decode(IsolationProtocol.StartFailure.self, from: frame.payload))
@@ -222,10 +225,15 @@ final class IsolatedPlugin: Sendable {
 
     // MARK: - Calls
 
-    /// Calls made, and those that failed (any ``IsolatedCallError``).
+    /// Calls made, those that failed (any ``IsolatedCallError``), those in
+    /// flight now, those that waited for a free slot, and those that gave up
+    /// waiting (shed).
     final class CallCounts: Sendable {
         let calls = Atomic<Int>(0)
         let failures = Atomic<Int>(0)
+        let inFlight = Atomic<Int>(0)
+        let queued = Atomic<Int>(0)
+        let shed = Atomic<Int>(0)
     }
 
     /// One call of requirement `method` of provider `index`; the reply's
@@ -255,45 +263,43 @@ final class IsolatedPlugin: Sendable {
             throw IsolatedCallError(.callTooLarge, pluginID: pluginID,
                 message: "the arguments of \(String(decoding: method, as: UTF8.self)) take \(encoded.count) bytes, over the limit of \(IsolationProtocol.maximumFrame) per message; pass bulk data another way (a file in the plugin's storage)")
         }
-        guard token.acquire(until: .now + limit) else {
-            throw IsolatedCallError(.pluginTimeout, pluginID: pluginID,
-                message: "the call of \(String(decoding: method, as: UTF8.self)) waited \(limit) for the plugin's previous call to finish (calls to one isolated plugin run one at a time); the child was not touched")
-        }
-        defer { token.release() }
-        let child = try runningChild()
-        // The child's own time starts now: time spent waiting for the
-        // channel or restarting never counts against a healthy child.
-        let deadline = ContinuousClock.now + limit
-        let sequence = nextSequence()
-        let sent = child.channel.send(IsolationProtocol.Kind.call.rawValue, sequence: sequence, until: deadline) { frame in
-            withUnsafeBytes(of: index.littleEndian) { frame += $0 }
-            withUnsafeBytes(of: UInt16(method.count).littleEndian) { frame += $0 }
-            frame += method
-            frame += encoded
-        }
-        switch sent {
-        case .sent: break
-        case .closed: throw crashed(child, during: "the call of \(String(decoding: method, as: UTF8.self))")
-        case .timedOut:
-            throw recordCrash(child, IsolatedCallError(.pluginTimeout, pluginID: pluginID,
-                message: "the child did not take the call of \(String(decoding: method, as: UTF8.self)) within \(limit) (its request pipe stayed full); it was killed and restarts on the next call"))
-        }
-        let frame: FrameChannel.Frame
-        do {
-            frame = try child.channel.receive(until: deadline)
-        } catch {
-            switch error {
-            case .timedOut:
-                throw recordCrash(child, IsolatedCallError(.pluginTimeout, pluginID: pluginID,
-                    message: "the call of \(String(decoding: method, as: UTF8.self)) ran past its deadline of \(limit); the child was killed and restarts on the next call"))
-            case .closed:
-                throw crashed(child, during: "the call of \(String(decoding: method, as: UTF8.self))")
-            case let .malformed(reason):
-                throw violation(child, reason)
+        if !slots.acquire(until: .now) {
+            counts.queued.add(1, ordering: .relaxed)
+            guard slots.acquire(until: .now + limit) else {
+                counts.shed.add(1, ordering: .relaxed)
+                throw IsolatedCallError(.pluginTimeout, pluginID: pluginID,
+                    message: "the call of \(String(decoding: method, as: UTF8.self)) waited \(limit) for one of the plugin's \(slots.count) call slots (PluginIsolation.Limits.callsInFlight); the child was not touched")
             }
         }
-        guard frame.sequence == sequence else {
-            throw violation(child, "it answered call \(frame.sequence) while call \(sequence) was pending")
+        counts.inFlight.add(1, ordering: .relaxed)
+        defer {
+            counts.inFlight.subtract(1, ordering: .relaxed)
+            slots.release()
+        }
+        let child = try runningChild()
+        // The child's own time starts now: time spent waiting for a slot or
+        // a restart never counts against a healthy child.
+        let deadline = ContinuousClock.now + limit
+        let frame: FrameChannel.Frame
+        do {
+            frame = try child.replies.exchange(IsolationProtocol.Kind.call.rawValue, sequence: nextSequence(), until: deadline) { frame in
+                withUnsafeBytes(of: index.littleEndian) { frame += $0 }
+                withUnsafeBytes(of: UInt16(method.count).littleEndian) { frame += $0 }
+                frame += method
+                frame += encoded
+            }
+        } catch {
+            let name = String(decoding: method, as: UTF8.self)
+            switch error {
+            case .closed: throw crashed(child, during: "the call of \(name)")
+            case .sendTimedOut:
+                throw recordCrash(child, IsolatedCallError(.pluginTimeout, pluginID: pluginID,
+                    message: "the child did not take the call of \(name) within \(limit) (its request pipe stayed full); it was killed and restarts on the next call"))
+            case .timedOut:
+                throw recordCrash(child, IsolatedCallError(.pluginTimeout, pluginID: pluginID,
+                    message: "the call of \(name) ran past its deadline of \(limit); the child was killed and restarts on the next call"))
+            case let .malformed(reason): throw violation(child, reason)
+            }
         }
         switch IsolationProtocol.Kind(rawValue: frame.kind) {
         case .reply?: return frame.payload
@@ -308,18 +314,29 @@ final class IsolatedPlugin: Sendable {
 
     /// The running child, or a new one (a restart) when the last crashed.
     private func runningChild() throws(IsolatedCallError) -> IsolatedChildProcess {
+        if let child = try current() { return child }
+        // One restart at a time: the others wait for it and use its child.
+        guard restarting.acquire(until: .now + launch.startTimeout) else {
+            throw IsolatedCallError(.pluginTimeout, pluginID: pluginID, message: "its child did not restart within \(launch.startTimeout)")
+        }
+        defer { restarting.release() }
+        if let child = try current() { return child }
+        return try restart()
+    }
+
+    /// The running child; nil when it is down (a restart may start one).
+    private func current() throws(IsolatedCallError) -> IsolatedChildProcess? {
         let (phase, child) = state.withLock { ($0.phase, $0.child) }
         switch phase {
-        case .running: if let child { return child }
-        case .down: break
+        case .running: return child
+        case .down: return nil
         case .quarantined, .stopped, .notStarted:
             throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID,
                 message: phase == .quarantined ? "it is quarantined: it crashed more often than its restart budget allows" : "its host stopped it")
         }
-        return try restart()
     }
 
-    /// A new child after a crash (the caller holds the token). It must
+    /// A new child after a crash (the caller holds ``restarting``). It must
     /// provide what the first one did, in the same order, and the plugin
     /// must not have been stopped or quarantined meanwhile.
     private func restart() throws(IsolatedCallError) -> IsolatedChildProcess {
@@ -360,8 +377,8 @@ final class IsolatedPlugin: Sendable {
         startDetachedThread { [self] in
             // Backs off while restarts keep failing: 0.1 s, 0.2 s, ... up to 30 s.
             if failed > 0 { usleep(useconds_t(min(30_000_000, 100_000 << min(failed - 1, 9)))) }
-            guard token.acquire(until: .now + launch.startTimeout) else { return }
-            defer { token.release() }
+            guard restarting.acquire(until: .now + launch.startTimeout) else { return }
+            defer { restarting.release() }
             guard state.withLock({ $0.phase }) == .down else { return }
             _ = try? restart()
         }
@@ -395,18 +412,24 @@ final class IsolatedPlugin: Sendable {
         child?.reap()
         child?.closeChannel()
         let now = ContinuousClock.now
-        let (stopped, quarantined, count) = state.withLock { state -> (Bool, Bool, Int) in
-            if state.child === child { state.child = nil }
-            guard state.phase != .stopped, state.phase != .quarantined else { return (true, false, 0) }
+        let (stopped, counted, quarantined, count) = state.withLock { state -> (Bool, Bool, Bool, Int) in
+            guard state.phase != .stopped, state.phase != .quarantined else { return (true, false, false, 0) }
+            // Every call in flight on a child that died sees it die: the
+            // first to tell counts the crash, once.
+            if let child {
+                guard state.child === child else { return (false, false, false, 0) }
+                state.child = nil
+            }
             state.crashes = state.crashes.filter { now - $0 < launch.budget.window } + [now]
             state.phase = state.crashes.count > launch.budget.crashes ? .quarantined : .down
-            return (false, state.phase == .quarantined, state.crashes.count)
+            return (false, true, state.phase == .quarantined, state.crashes.count)
         }
         // The host stopped it (a shutdown or a reload killed the child under
         // this call): not the plugin's crash.
         if stopped {
             return IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "its host stopped it during the call")
         }
+        guard counted else { return error }
         announce(.crashed, pid: child?.pid, error.description)
         if quarantined {
             var quarantine = Quarantine(

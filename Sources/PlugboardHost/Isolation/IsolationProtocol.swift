@@ -7,7 +7,7 @@
 /// method and argument bytes, so the child decodes no header it need not.
 enum IsolationProtocol {
     /// Raised when either side's messages change shape.
-    static let version = 2
+    static let version = 3
     /// The largest frame either side accepts (a bigger one is a protocol
     /// violation: the child is killed). Above the 1 MiB calls the bench makes.
     static let maximumFrame = 64 << 20
@@ -64,6 +64,8 @@ enum IsolationProtocol {
             var cpuSeconds: Int?
             var addressSpace: Int?
             var descriptors: Int?
+            /// Calls the host may have in flight at once: the child's call threads.
+            var callsInFlight: Int
         }
     }
 

@@ -11,11 +11,17 @@ public struct PluginIsolation: Sendable, Equatable {
         public var addressSpace: Int?
         /// Open file descriptors the child may hold.
         public var descriptors: Int?
+        /// Calls the child serves at once (1 to 4,096), each on a thread of
+        /// its own while it runs synchronous code. Further calls wait for a
+        /// free one until their deadline, then fail with `plugin-timeout`
+        /// (counted as shed in ``PluginHost/snapshot()``).
+        public var callsInFlight: Int
 
-        public init(cpuSeconds: Int? = nil, addressSpace: Int? = 4 << 30, descriptors: Int? = 256) {
+        public init(cpuSeconds: Int? = nil, addressSpace: Int? = 4 << 30, descriptors: Int? = 256, callsInFlight: Int = 64) {
             self.cpuSeconds = cpuSeconds
             self.addressSpace = addressSpace
             self.descriptors = descriptors
+            self.callsInFlight = min(max(callsInFlight, 1), 4096)
         }
     }
 

@@ -73,7 +73,8 @@ extension Lifecycle {
             overrides: (settings?.overrides ?? [:]).mapValues(IsolationProtocol.WireValue.init),
             settingsFile: configuration.settings.file, dataDirectory: services.dataDirectory,
             quota: [quota.maximumBytes, quota.maximumKeys, quota.maximumValueBytes],
-            limits: .init(cpuSeconds: isolation.limits.cpuSeconds, addressSpace: isolation.limits.addressSpace, descriptors: isolation.limits.descriptors),
+            limits: .init(cpuSeconds: isolation.limits.cpuSeconds, addressSpace: isolation.limits.addressSpace, descriptors: isolation.limits.descriptors,
+                          callsInFlight: isolation.limits.callsInFlight),
             state: nil, activePlugins: activePlugins.sorted())
         request.sandbox = sandbox
         let launch = IsolatedPlugin.Launch(
@@ -82,14 +83,14 @@ extension Lifecycle {
             startTimeout: configuration.isolation.startTimeout, logSink: services.logSink, report: services.report,
             events: configuration.observability.isolationEvents, eventHub: services.events)
         let id = scan.id
-        let token: CallToken
-        switch CallToken.make() {
-        case let .success(made): token = made
-        case let .failure(failure):
+        let slots: CallSlots, restarting: CallSlots
+        switch (CallSlots.make(count: isolation.limits.callsInFlight), CallSlots.make()) {
+        case let (.success(made), .success(one)): (slots, restarting) = (made, one)
+        case let (.failure(failure), _), let (_, .failure(failure)):
             return .failure(.isolationFailed(path: path, code: .pluginCrashed, reason: "its child cannot be started: no pipe for its calls (\(failure.reason))"))
         }
         let plugin = IsolatedPlugin(
-            pluginID: id, path: path, generation: generation, launch: launch, token: token,
+            pluginID: id, path: path, generation: generation, launch: launch, slots: slots, restarting: restarting,
             onQuarantine: { [weak self] quarantine in self?.quarantineIsolated(id, generation: generation, quarantine) },
             onAvailability: { [weak self] available in self?.showIsolated(id, generation: generation, available) })
         switch plugin.start(state: state) {
@@ -172,12 +173,11 @@ extension Lifecycle {
 }
 
 extension Lifecycle {
-    /// What a snapshot shows of a live plugin: generation, start, hash, counts.
-    func liveFacts(of id: String) -> (generation: Int, activatedAt: Date, contentHash: String?, calls: Int?, failures: Int?, crashes: Int?)? {
+    /// What a snapshot shows of a live plugin: generation, start, hash, and
+    /// an isolated plugin's call counts and crashes.
+    func liveFacts(of id: String) -> (generation: Int, activatedAt: Date, contentHash: String?, calls: IsolatedPlugin.CallCounts?, crashes: Int?)? {
         guard let plugin = livePlugin(id) else { return nil }
         let isolated = plugin.isolated
-        return (plugin.generation, plugin.activatedAt, plugin.contentHash,
-                isolated?.counts.calls.load(ordering: .relaxed), isolated?.counts.failures.load(ordering: .relaxed),
-                isolated?.status.restarts)
+        return (plugin.generation, plugin.activatedAt, plugin.contentHash, isolated?.counts, isolated?.status.restarts)
     }
 }

@@ -1,13 +1,18 @@
+import Synchronization
+
 extension Lifecycle {
     /// See ``PluginHost/snapshot()``.
     func snapshot() -> [PluginSnapshot] {
         withIsolation(records).map { record in
             let live = record.id.flatMap { record.status == .active ? liveFacts(of: $0) : nil }
+            let calls = live?.calls
             return PluginSnapshot(
                 id: record.id, file: record.path, status: record.status.rawValue, version: record.version?.description,
                 code: record.code, generation: live?.generation, contentHash: live?.contentHash, sha256: record.sha256,
-                activatedAt: live?.activatedAt, isolation: record.isolation, calls: live?.calls, failures: live?.failures,
-                crashes: live?.crashes, quarantine: record.quarantine)
+                activatedAt: live?.activatedAt, isolation: record.isolation,
+                calls: calls?.calls.load(ordering: .relaxed), failures: calls?.failures.load(ordering: .relaxed),
+                inFlight: calls?.inFlight.load(ordering: .relaxed), queued: calls?.queued.load(ordering: .relaxed),
+                shed: calls?.shed.load(ordering: .relaxed), crashes: live?.crashes, quarantine: record.quarantine)
         }
     }
 }

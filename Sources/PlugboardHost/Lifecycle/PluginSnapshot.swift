@@ -29,6 +29,12 @@ public struct PluginSnapshot: Sendable, Encodable {
     /// provider is called directly, and counting would put work on every call.
     public let calls: Int?
     public let failures: Int?
+    /// An isolated plugin's calls running now, calls that had to wait for
+    /// one of its ``PluginIsolation/Limits/callsInFlight`` slots, and calls
+    /// that gave up waiting (`plugin-timeout`, the child untouched).
+    public let inFlight: Int?
+    public let queued: Int?
+    public let shed: Int?
     /// Crashes of an isolated plugin's child so far (restarts).
     public let crashes: Int?
     /// Why it is quarantined, when it is.

@@ -17,6 +17,8 @@ final class IsolationFaults: Plugin, ReloadableState {
     let events: (any EventBus)?
     /// Counted by `fault count`, handed over by a hot reload.
     let counter = Mutex(0)
+    /// `fault barrier`'s gates, by tag: the semaphore and the calls that came.
+    static let barriers = Mutex<[String: (DispatchSemaphore, Int)]>([:])
 
     func saveState() -> Int { counter.withLock { $0 } }
     func restoreState(_ state: Int) { counter.withLock { $0 = state } }
@@ -70,6 +72,41 @@ final class IsolationFaults: Plugin, ReloadableState {
                 return count
             })
             case "greeting": return plugin.greeting
+            case "sleep":
+                // `sleep MS`: a call that takes MS milliseconds, blocking its thread.
+                usleep(useconds_t(max(0, Int(arguments.dropFirst().first ?? "") ?? 0)) * 1_000)
+                return "slept"
+            case "barrier":
+                // `barrier N TAG`: returns once N calls with TAG are inside
+                // the plugin at once (each waits on this thread): proof that
+                // calls overlap. Gives up after 120 s, saying how many came.
+                let wanted = Int(arguments.dropFirst().first ?? "") ?? 2
+                let tag = arguments.dropFirst(2).first ?? ""
+                let gate = IsolationFaults.barriers.withLock { barriers -> (DispatchSemaphore, Int) in
+                    var barrier = barriers[tag] ?? (DispatchSemaphore(value: 0), 0)
+                    barrier.1 += 1
+                    barriers[tag] = barrier
+                    return barrier
+                }
+                if gate.1 == wanted { for _ in 0..<wanted { gate.0.signal() } }
+                return gate.0.wait(timeout: .now() + 120) == .success
+                    ? "met \(wanted)" : "not met: \(IsolationFaults.barriers.withLock { $0[tag]?.1 ?? 0 }) of \(wanted) came"
+            case "park":
+                // `park FIFO`: opens FIFO (the test holds its write end), says
+                // so on the FIFO TMPDIR/plugboard-fixture-parked, then waits
+                // for the test to close its end.
+                let fd = open(arguments.dropFirst().first ?? "/nonexistent", O_RDONLY)
+                guard fd >= 0 else { return "no FIFO to wait on" }
+                if let folder = ProcessInfo.processInfo.environment["TMPDIR"],
+                   access(folder + "/plugboard-fixture-parked", F_OK) == 0,
+                   let fifo = fopen(folder + "/plugboard-fixture-parked", "w") {
+                    fputs("parked \(getpid())\n", fifo)
+                    fclose(fifo)
+                }
+                var byte: UInt8 = 0
+                while read(fd, &byte, 1) > 0 {}
+                close(fd)
+                return "released"
             case "store":
                 try plugin.storage?.set(Array((arguments.dropFirst(2).first ?? "").utf8), for: arguments.dropFirst().first ?? "key")
                 return "stored"

@@ -1,0 +1,152 @@
+import Foundation
+import Plugboard
+import PlugboardHost
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Calls to one isolated plugin run side by side, up to its limit of calls
+/// in flight; past it, a call waits for a slot until its deadline and is
+/// shed without touching the child. Proved with barriers inside the plugin,
+/// never with times.
+@Suite struct ConcurrentCallTests {
+    let isolation = IsolationTests()
+
+    /// Runs `body(index)` on `count` threads released at once; their results in index order.
+    func together(_ count: Int, _ body: @escaping @Sendable (Int) -> String) -> [String] {
+        let results = Mutex([String](repeating: "", count: count))
+        let start = DispatchSemaphore(value: 0), done = DispatchGroup()
+        for index in 0..<count {
+            done.enter()
+            Thread {
+                start.wait()
+                let result = body(index)
+                results.withLock { $0[index] = result }
+                done.leave()
+            }.start()
+        }
+        for _ in 0..<count { start.signal() }
+        done.wait()
+        return results.withLock { $0 }
+    }
+
+    /// 64 synchronous calls are inside the plugin at once: each returns only
+    /// when all 64 have arrived (one at a time, the first would wait for
+    /// ever). Sandboxed too: the child's call threads pass its seccomp filter.
+    @Test(arguments: [PluginIsolation.isolated, .sandboxed])
+    func sixtyFourCallsAreInsideThePluginAtOnce(isolation level: PluginIsolation) throws {
+        let dir = try TemporaryDirectory()
+        let host = try isolation.host(dir, isolation: level, policy: IsolatedCallPolicy(deadline: .seconds(150)))
+        defer { host.shutdown() }
+        let command = try #require(host.registry.handle(for: Commands.self).first)
+        let results = together(64) { _ in
+            (try? command.run(arguments: ["barrier", "64", "all"])) ?? "failed"
+        }
+        #expect(results == [String](repeating: "met 64", count: 64))
+        let snapshot = try #require(host.snapshot().first { $0.id == "fixture.isolation-faults" })
+        #expect(snapshot.calls == 64 && snapshot.failures == 0 && snapshot.inFlight == 0)
+        #expect(snapshot.crashes == 0, "one child served them all")
+    }
+
+    /// Calls parked inside the fixture (`fault park`): each says so on one
+    /// FIFO and waits for the test to close the other.
+    struct Parking {
+        let announcements: Int32
+        let release: Int32
+
+        /// Both FIFOs in `folder` (the child's TMPDIR), held open both ways
+        /// here so that neither side's open waits and no read sees an end early.
+        init(in folder: String) throws {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            #expect(mkfifo(folder + "/plugboard-fixture-parked", 0o600) == 0)
+            #expect(mkfifo(folder + "/release", 0o600) == 0)
+            announcements = open(folder + "/plugboard-fixture-parked", O_RDWR)
+            release = open(folder + "/release", O_RDWR)
+        }
+
+        /// Waits until `count` calls are parked.
+        func waitForParked(_ count: Int) -> Int {
+            var text = ""
+            while text.filter({ $0 == "\n" }).count < count {
+                var chunk = [UInt8](repeating: 0, count: 256)
+                let got = read(announcements, &chunk, chunk.count)
+                guard got > 0 else { break }
+                text += String(decoding: chunk[0..<got], as: UTF8.self)
+            }
+            return text.filter { $0 == "\n" }.count
+        }
+
+        /// Lets every parked call return.
+        func releaseAll() {
+            close(release)
+            close(announcements)
+        }
+    }
+
+    /// With a limit of 2, two calls parked inside the plugin hold both
+    /// slots: a third waits its deadline for one and is shed
+    /// (`plugin-timeout`, the child untouched); the parked two then finish.
+    @Test func aCallPastTheLimitIsShedWithoutTouchingTheChild() throws {
+        let dir = try TemporaryDirectory()
+        let parking = try Parking(in: dir.file("tmp"))
+        var limited = PluginIsolation.isolated
+        limited.limits.callsInFlight = 2
+        let host = try isolation.host(dir, isolation: limited, environment: ["TMPDIR": dir.file("tmp")])
+        defer { host.shutdown() }
+        let command = try #require(host.registry.handle(for: Commands.self).first)
+        let pid = try isolation.fault(host, "pid")
+        let parked = Mutex<[String]>([])
+        let finished = DispatchGroup()
+        for _ in 0..<2 {
+            finished.enter()
+            Thread {
+                let result = IsolatedCallPolicy.withDeadline(.seconds(120)) { (try? command.run(arguments: ["park", dir.file("tmp/release")])) ?? "failed" }
+                parked.withLock { $0.append(result) }
+                finished.leave()
+            }.start()
+        }
+        #expect(parking.waitForParked(2) == 2)
+
+        let shed = isolation.code { try IsolatedCallPolicy.withDeadline(.milliseconds(200)) { try command.run(arguments: ["echo", "late"]) } }
+        #expect(shed == "plugin-timeout")
+        let during = try #require(host.snapshot().first { $0.id == "fixture.isolation-faults" })
+        #expect(during.inFlight == 2 && during.queued == 1 && during.shed == 1, "\(during)")
+
+        parking.releaseAll()
+        finished.wait()
+        #expect(parked.withLock { $0 } == ["released", "released"])
+        #expect(try isolation.fault(host, "pid") == pid, "the shed call did not touch the child")
+        let after = try #require(host.snapshot().first { $0.id == "fixture.isolation-faults" })
+        #expect(after.inFlight == 0 && after.crashes == 0)
+    }
+
+    /// A crash under many calls in flight counts once against the restart
+    /// budget: every call on the dead child fails, the next one restarts it.
+    @Test func aCrashUnderManyCallsCountsOnce() throws {
+        let dir = try TemporaryDirectory()
+        let parking = try Parking(in: dir.file("tmp"))
+        defer { parking.releaseAll() }
+        let host = try isolation.host(dir, budget: RestartBudget(crashes: 1), environment: ["TMPDIR": dir.file("tmp")])
+        defer { host.shutdown() }
+        let command = try #require(host.registry.handle(for: Commands.self).first)
+        let codes = Mutex<[String]>([])
+        let finished = DispatchGroup()
+        for _ in 0..<15 {
+            finished.enter()
+            Thread {
+                let code = isolation.code { try command.run(arguments: ["park", dir.file("tmp/release")]) } ?? "answered"
+                codes.withLock { $0.append(code) }
+                finished.leave()
+            }.start()
+        }
+        #expect(parking.waitForParked(15) == 15)
+        #expect(isolation.code { try command.run(arguments: ["segv"]) } == "plugin-crashed")
+        finished.wait()
+        #expect(codes.withLock { $0 } == [String](repeating: "plugin-crashed", count: 15))
+        #expect(try isolation.fault(host, "echo", "again") == "again", "restarted: one crash is within a budget of 1")
+        let snapshot = try #require(host.snapshot().first { $0.id == "fixture.isolation-faults" })
+        #expect(snapshot.crashes == 1 && snapshot.status == "active", "\(snapshot)")
+    }
+}
