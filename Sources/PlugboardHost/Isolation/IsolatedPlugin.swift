@@ -48,6 +48,8 @@ final class IsolatedPlugin: Sendable {
         var failedRestarts = 0
         /// What the running child's sandbox reached.
         var sandbox: SandboxReport?
+        /// The generation that replaced this one live (see ``replaced(by:)``).
+        var successor: IsolatedPlugin?
     }
 
     let pluginID: String
@@ -240,15 +242,35 @@ final class IsolatedPlugin: Sendable {
     /// bytes. Counted (an atomic add each: nothing beside a process crossing).
     func call(_ index: UInt32, interfaceID: String, method: String, arguments: some Encodable) throws(IsolatedCallError) -> ArraySlice<UInt8> {
         counts.calls.add(1, ordering: .relaxed)
+        let answer: Answer
         do {
-            return try answer(index, interfaceID: interfaceID, method: method, arguments: arguments)
+            answer = try self.answer(index, interfaceID: interfaceID, method: method, arguments: arguments)
         } catch {
             counts.failures.add(1, ordering: .relaxed)
             throw error
         }
+        switch answer {
+        case let .reply(bytes): return bytes
+        case let .forward(successor, index):
+            // Outside this generation's slot: its stop need not wait for the new one.
+            return try successor.call(index, interfaceID: interfaceID, method: method, arguments: arguments)
+        }
     }
 
-    private func answer(_ index: UInt32, interfaceID: String, method: String, arguments: some Encodable) throws(IsolatedCallError) -> ArraySlice<UInt8> {
+    private enum Answer {
+        case reply(ArraySlice<UInt8>)
+        /// Not sent before a live replacement stopped this generation: the
+        /// new one answers, through its provider at that index.
+        case forward(IsolatedPlugin, UInt32)
+    }
+
+    /// A later generation that replaced this one live: calls that reach this
+    /// one after its stop began, never sent to its child, go there.
+    func replaced(by successor: IsolatedPlugin) {
+        state.withLock { $0.successor = successor }
+    }
+
+    private func answer(_ index: UInt32, interfaceID: String, method: String, arguments: some Encodable) throws(IsolatedCallError) -> Answer {
         let policy = launch.policies[interfaceID] ?? .standard
         let limit = IsolatedCallPolicy.deadlineOverride ?? policy.deadline
         let method = Array(method.utf8.prefix(Int(UInt16.max)))
@@ -276,7 +298,12 @@ final class IsolatedPlugin: Sendable {
             counts.inFlight.subtract(1, ordering: .relaxed)
             slots.release()
         }
-        let child = try runningChild()
+        let child: IsolatedChildProcess
+        switch try runningChild() {
+        case let .child(running): child = running
+        case let .replaced(successor):
+            return .forward(successor, try successor.index(matching: index, of: self))
+        }
         // The child's own time starts now: time spent waiting for a slot or
         // a restart never counts against a healthy child.
         let deadline = ContinuousClock.now + limit
@@ -302,7 +329,7 @@ final class IsolatedPlugin: Sendable {
             }
         }
         switch IsolationProtocol.Kind(rawValue: frame.kind) {
-        case .reply?: return frame.payload
+        case .reply?: return .reply(frame.payload)
         case .threw?:
             throw IsolatedCallError(.pluginThrew, pluginID: pluginID, message: "its provider threw: \(TerminalText.escaped(String(decoding: frame.payload, as: UTF8.self)))")
         case .unknownMethod?:
@@ -312,28 +339,51 @@ final class IsolatedPlugin: Sendable {
         }
     }
 
-    /// The running child, or a new one (a restart) when the last crashed.
-    private func runningChild() throws(IsolatedCallError) -> IsolatedChildProcess {
-        if let child = try current() { return child }
+    private enum Running {
+        case child(IsolatedChildProcess)
+        case replaced(by: IsolatedPlugin)
+    }
+
+    /// The running child, or a new one (a restart) when the last crashed;
+    /// or the generation that replaced this one.
+    private func runningChild() throws(IsolatedCallError) -> Running {
+        if let running = try current() { return running }
         // One restart at a time: the others wait for it and use its child.
         guard restarting.acquire(until: .now + launch.startTimeout) else {
             throw IsolatedCallError(.pluginTimeout, pluginID: pluginID, message: "its child did not restart within \(launch.startTimeout)")
         }
         defer { restarting.release() }
-        if let child = try current() { return child }
-        return try restart()
+        if let running = try current() { return running }
+        return .child(try restart())
     }
 
     /// The running child; nil when it is down (a restart may start one).
-    private func current() throws(IsolatedCallError) -> IsolatedChildProcess? {
-        let (phase, child) = state.withLock { ($0.phase, $0.child) }
+    private func current() throws(IsolatedCallError) -> Running? {
+        let (phase, child, successor) = state.withLock { ($0.phase, $0.child, $0.successor) }
         switch phase {
-        case .running: return child
+        case .running: return child.map(Running.child)
         case .down: return nil
+        case .stopped where successor != nil: return .replaced(by: successor!)
         case .quarantined, .stopped, .notStarted:
             throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID,
                 message: phase == .quarantined ? "it is quarantined: it crashed more often than its restart budget allows" : "its host stopped it")
         }
+    }
+
+    /// This generation's provider at `index` of `previous`: the same
+    /// interface, the same place among that interface's providers.
+    func index(matching index: UInt32, of previous: IsolatedPlugin) throws(IsolatedCallError) -> UInt32 {
+        let old = previous.state.withLock { $0.provided }
+        let new = state.withLock { $0.provided }
+        guard Int(index) < old.count else { throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "its host stopped it") }
+        let interface = old[Int(index)].interfaceID
+        let place = old[..<Int(index)].filter { $0.interfaceID == interface }.count
+        let matching = new.indices.filter { new[$0].interfaceID == interface }
+        guard place < matching.count else {
+            throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID,
+                message: "its new generation (\(generation)) no longer provides that \(interface) provider")
+        }
+        return UInt32(matching[place])
     }
 
     /// A new child after a crash (the caller holds ``restarting``). It must

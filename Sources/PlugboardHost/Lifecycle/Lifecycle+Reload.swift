@@ -186,6 +186,9 @@ extension Lifecycle {
             registry.replaceProviders(of: [], with: [], pending: table.pendingInterfaces)
         }
         for refusal in prepared.plan.refusals { recordStopped(refusal.pluginID, refusal.error) }
+        // Calls that reach the old child's proxies from now on, unsent, go
+        // to the new child; those sent finish on the old one.
+        if let successor = live.isolated { old.isolated?.replaced(by: successor) }
         old.stop()
         timings.switch = lap()
         return outcome(.reloaded, generation: next, note: note, memory: memory, dependents: restarted)

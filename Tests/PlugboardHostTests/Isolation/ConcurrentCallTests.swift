@@ -149,4 +149,51 @@ import Glibc
         let snapshot = try #require(host.snapshot().first { $0.id == "fixture.isolation-faults" })
         #expect(snapshot.crashes == 1 && snapshot.status == "active", "\(snapshot)")
     }
+
+    /// A live replacement loses no call: a provider taken before the reload
+    /// is answered by the new child afterwards, and callers looping through
+    /// a handle across three reloads see no failure.
+    @Test func aLiveReplacementLosesNoCall() throws {
+        let dir = try TemporaryDirectory()
+        let host = try isolation.host(dir)
+        defer { host.shutdown() }
+        let handle = host.registry.handle(for: Commands.self)
+        let taken = try #require(handle.first)
+        let old = try taken.run(arguments: ["pid"])
+
+        let stop = Atomic<Bool>(false), calls = Atomic<Int>(0)
+        let failures = Mutex<[String]>([])
+        let started = DispatchGroup(), finished = DispatchGroup()
+        for index in 0..<4 {
+            started.enter()
+            finished.enter()
+            Thread {
+                var first = true
+                while !stop.load(ordering: .acquiring) {
+                    do {
+                        let reply = try handle.first?.run(arguments: ["echo", "t\(index)"])
+                        if reply != "t\(index)" { failures.withLock { $0.append("got \(reply ?? "no provider")") } }
+                    } catch {
+                        failures.withLock { $0.append("\(error)") }
+                    }
+                    calls.add(1, ordering: .relaxed)
+                    if first {
+                        first = false
+                        started.leave()
+                    }
+                }
+                finished.leave()
+            }.start()
+        }
+        started.wait()
+        for _ in 0..<3 {
+            let outcome = host.reload("fixture.isolation-faults", from: dir.file("plugins/plugin.so"))
+            #expect(outcome.error == nil, "\(outcome)")
+        }
+        stop.store(true, ordering: .releasing)
+        finished.wait()
+        #expect(failures.withLock { $0 } == [], "of \(calls.load(ordering: .relaxed)) calls")
+        let answer = try taken.run(arguments: ["pid"])
+        #expect(answer != old, "the provider taken before the reloads reaches the newest child")
+    }
 }
