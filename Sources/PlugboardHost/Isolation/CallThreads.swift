@@ -1,24 +1,25 @@
 import Dispatch
 import Synchronization
 
-/// The threads an isolated child serves calls on: a task executor that
-/// starts a thread whenever every thread it has is busy, up to `maximum`
-/// (the host's calls in flight). A provider whose requirement blocks (a
-/// synchronous wait, a lock, a slow system call) holds one of these, not
-/// one of the two or so threads of Swift's shared pool, so that many calls
-/// overlap however they wait; an `async` requirement that suspends frees its
-/// thread for another call.
+/// Threads for calls that may block: a task executor (and a plain queue of
+/// closures) that starts a thread whenever every thread it has is busy, up
+/// to `maximum`. In an isolated child they serve the host's calls, so a
+/// requirement that blocks (a synchronous wait, a lock, a slow system call)
+/// holds one of these, not one of the two or so threads of Swift's shared
+/// pool, and calls overlap however they wait; an `async` requirement that
+/// suspends frees its thread. In the host they make the blocking isolated
+/// calls of ``PluginHost/withoutBlocking(_:)``.
 final class CallThreads: TaskExecutor {
     private struct State {
-        var jobs: [UnownedJob] = []
+        var work: [@Sendable () -> Void] = []
         var next = 0
         var threads = 0
         var busy = 0
     }
 
     private let state = Mutex(State())
-    /// One signal per job enqueued.
-    private let work = DispatchSemaphore(value: 0)
+    /// One signal per piece of work queued.
+    private let queued = DispatchSemaphore(value: 0)
     let maximum: Int
 
     init(maximum: Int) {
@@ -27,31 +28,36 @@ final class CallThreads: TaskExecutor {
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
+        run { [self] in job.runSynchronously(on: asUnownedTaskExecutor()) }
+    }
+
+    /// Runs `work` on one of the threads, as soon as one is free.
+    func run(_ work: @escaping @Sendable () -> Void) {
         let start = state.withLock { state -> Bool in
-            state.jobs.append(job)
-            let waiting = state.jobs.count - state.next
+            state.work.append(work)
+            let waiting = state.work.count - state.next
             guard state.threads - state.busy < waiting, state.threads < maximum else { return false }
             state.threads += 1
             return true
         }
-        work.signal()
+        queued.signal()
         if start { _ = startDetachedThread { [self] in serve() } }
     }
 
     private func serve() {
         while true {
-            work.wait()
-            let job = state.withLock { state -> UnownedJob in
-                let job = state.jobs[state.next]
+            queued.wait()
+            let work = state.withLock { state -> @Sendable () -> Void in
+                let work = state.work[state.next]
                 state.next += 1
-                if state.next == state.jobs.count {
-                    state.jobs.removeAll(keepingCapacity: true)
+                if state.next == state.work.count {
+                    state.work.removeAll(keepingCapacity: true)
                     state.next = 0
                 }
                 state.busy += 1
-                return job
+                return work
             }
-            job.runSynchronously(on: asUnownedTaskExecutor())
+            work()
             state.withLock { $0.busy -= 1 }
         }
     }

@@ -38,7 +38,8 @@ final class IsolatedChild: @unchecked Sendable {
     // @unchecked: `plugin`, `services` and `providers` are written by run()
     // before it reads the first request after the start, and only read
     // after that, by the tasks it starts for calls (which start after the
-    // writes); `serving` is an atomic, the channels lock their writes.
+    // writes); `serving` is an atomic, `calls` a mutex, the channels lock
+    // their writes.
     let channel: FrameChannel
     let notices: ChildNoticeWriter
     private var plugin: (any Plugin)?
@@ -46,6 +47,8 @@ final class IsolatedChild: @unchecked Sendable {
     /// Requests (calls, events, a state save) being served: a hang-up
     /// then means the host is gone.
     let serving = Atomic<Int>(0)
+    /// Each call in flight is a task of its own, so the host can cancel it.
+    private let calls = Mutex<[UInt64: Task<Void, Never>]>([:])
     private var providers: [(crossing: PointCrossing, provider: any Sendable)] = []
 
     /// The host's answers to storage writes it makes for a sandboxed child.
@@ -96,27 +99,36 @@ final class IsolatedChild: @unchecked Sendable {
         }
         await begin(request, sequence: start.sequence)
         let threads = CallThreads(maximum: request.limits.callsInFlight)
-        // The group ends when the host closes the channel and the calls in
-        // flight are answered: only then is the plugin deactivated.
-        await withDiscardingTaskGroup { group in
-            while true {
-                let frame: FrameChannel.Frame
-                do {
-                    frame = try channel.receive(until: nil)
-                } catch {
-                    break
+        while true {
+            let frame: FrameChannel.Frame
+            do {
+                frame = try channel.receive(until: nil)
+            } catch {
+                break
+            }
+            serving.add(1, ordering: .releasing)
+            switch IsolationProtocol.Kind(rawValue: frame.kind) {
+            case .call?:
+                let sequence = frame.sequence
+                calls.withLock { tasks in
+                    tasks[sequence] = Task(executorPreference: threads) {
+                        await self.serve(frame)
+                        _ = self.calls.withLock { $0.removeValue(forKey: sequence) }
+                    }
                 }
-                serving.add(1, ordering: .releasing)
-                switch IsolationProtocol.Kind(rawValue: frame.kind) {
-                case .call?: group.addTask(executorPreference: threads) { await self.serve(frame) }
-                case .saveState?: sendState(frame.sequence)
-                case .event?:
-                    deliver(frame.payload)
-                    serving.subtract(1, ordering: .releasing)
-                default: serving.subtract(1, ordering: .releasing)
-                }
+            case .cancel?:
+                calls.withLock { $0[frame.sequence] }?.cancel()
+                serving.subtract(1, ordering: .releasing)
+            case .saveState?: sendState(frame.sequence)
+            case .event?:
+                deliver(frame.payload)
+                serving.subtract(1, ordering: .releasing)
+            default: serving.subtract(1, ordering: .releasing)
             }
         }
+        // The host closed the channel: the calls in flight are answered
+        // before the plugin is deactivated.
+        for call in calls.withLock({ Array($0.values) }) { await call.value }
         plugin?.deactivate()
         _exit(0)
     }

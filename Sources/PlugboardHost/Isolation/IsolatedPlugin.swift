@@ -307,9 +307,17 @@ final class IsolatedPlugin: Sendable {
         // The child's own time starts now: time spent waiting for a slot or
         // a restart never counts against a healthy child.
         let deadline = ContinuousClock.now + limit
+        let sequence = nextSequence()
+        let cancellation = CallCancellation.current
+        if let cancellation {
+            guard cancellation.sending(sequence, to: child) else {
+                throw IsolatedCallError(.callCancelled, pluginID: pluginID, message: "its caller's task was cancelled before the call of \(String(decoding: method, as: UTF8.self)) was sent")
+            }
+        }
+        defer { cancellation?.answered(sequence) }
         let frame: FrameChannel.Frame
         do {
-            frame = try child.replies.exchange(IsolationProtocol.Kind.call.rawValue, sequence: nextSequence(), until: deadline) { frame in
+            frame = try child.replies.exchange(IsolationProtocol.Kind.call.rawValue, sequence: sequence, until: deadline) { frame in
                 withUnsafeBytes(of: index.littleEndian) { frame += $0 }
                 withUnsafeBytes(of: UInt16(method.count).littleEndian) { frame += $0 }
                 frame += method

@@ -15,6 +15,8 @@ enum IsolationProtocol {
     enum Kind: UInt8 {
         // Host to child.
         case start = 1, call = 2, saveState = 3, event = 4
+        /// Cancel the task serving the call with this sequence (its reply may still come).
+        case cancel = 5
         // Child to host.
         case started = 10, startFailed = 11, reply = 12, threw = 13, unknownMethod = 14, state = 15
         // Host to child, on the storage answers' pipe (``StorageRelay``).

@@ -52,9 +52,12 @@ import Glibc
 
     /// Calls parked inside the fixture (`fault park`): each says so on one
     /// FIFO and waits for the test to close the other.
-    struct Parking {
+    final class Parking: Sendable {
         let announcements: Int32
         let release: Int32
+        let releasePath: String
+        let announcementsPath: String
+        private let released = Atomic<Bool>(false)
 
         /// Both FIFOs in `folder` (the child's TMPDIR), held open both ways
         /// here so that neither side's open waits and no read sees an end early.
@@ -64,22 +67,39 @@ import Glibc
             #expect(mkfifo(folder + "/release", 0o600) == 0)
             announcements = open(folder + "/plugboard-fixture-parked", O_RDWR)
             release = open(folder + "/release", O_RDWR)
+            releasePath = folder + "/release"
+            announcementsPath = folder + "/plugboard-fixture-parked"
         }
 
-        /// Waits until `count` calls are parked.
+        /// Waits until `count` lines have come (calls parked, say), giving
+        /// up after 60 s without one so that a broken build fails, not hangs.
         func waitForParked(_ count: Int) -> Int {
+            lines(count).count
+        }
+
+        /// The next `count` lines (fewer when none came for 60 s).
+        func lines(_ count: Int) -> [String] {
             var text = ""
             while text.filter({ $0 == "\n" }).count < count {
-                var chunk = [UInt8](repeating: 0, count: 256)
-                let got = read(announcements, &chunk, chunk.count)
-                guard got > 0 else { break }
-                text += String(decoding: chunk[0..<got], as: UTF8.self)
+                var poller = pollfd(fd: announcements, events: Int16(POLLIN), revents: 0)
+                guard poll(&poller, 1, 60_000) > 0 else { break }
+                // One byte at a time: never past the lines asked for.
+                var byte: UInt8 = 0
+                guard read(announcements, &byte, 1) == 1 else { break }
+                text.unicodeScalars.append(UnicodeScalar(byte))
             }
-            return text.filter { $0 == "\n" }.count
+            return text.split(separator: "\n").map(String.init)
         }
 
-        /// Lets every parked call return.
+        /// Lets every parked call return, and any later one at once (both
+        /// FIFOs become plain files, which neither side waits on). Once;
+        /// later calls do nothing.
         func releaseAll() {
+            guard !released.exchange(true, ordering: .acquiringAndReleasing) else { return }
+            for path in [releasePath, announcementsPath] {
+                unlink(path)
+                close(open(path, O_WRONLY | O_CREAT, 0o600))
+            }
             close(release)
             close(announcements)
         }
@@ -195,5 +215,71 @@ import Glibc
         #expect(failures.withLock { $0 } == [], "of \(calls.load(ordering: .relaxed)) calls")
         let answer = try taken.run(arguments: ["pid"])
         #expect(answer != old, "the provider taken before the reloads reaches the newest child")
+    }
+
+    /// 64 async calls parked inside the plugin hold none of Swift's pool
+    /// threads (two here): a task started after them still runs, and all 64
+    /// return once released. Called directly from the tasks instead, two
+    /// calls would take both pool threads and the rest would never start.
+    @Test func asyncCallsWaitWithoutHoldingPoolThreads() async throws {
+        let dir = try TemporaryDirectory()
+        let parking = try Parking(in: dir.file("tmp"))
+        let host = try isolation.host(dir, environment: ["TMPDIR": dir.file("tmp")], policy: IsolatedCallPolicy(deadline: .seconds(150)))
+        defer { host.shutdown() }
+        let command = try #require(host.registry.handle(for: Commands.self).first)
+        let release = dir.file("tmp/release")
+        try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<64 {
+                group.addTask { try await IsolatedCallPolicy.withoutBlocking { try command.run(arguments: ["park", release]) } }
+            }
+            // Waited for on a thread of its own: this task keeps no pool
+            // thread blocked. Short of 64, the parked calls are let go, so
+            // that blocked pool threads cannot keep this test from failing.
+            let parked = await withCheckedContinuation { continuation in
+                Thread {
+                    let parked = parking.waitForParked(64)
+                    if parked < 64 { parking.releaseAll() }
+                    continuation.resume(returning: parked)
+                }.start()
+            }
+            #expect(parked == 64)
+            let tick = await Task.detached { "tick" }.value
+            #expect(tick == "tick")
+            parking.releaseAll()
+            var replies: [String] = []
+            for try await reply in group { replies.append(reply) }
+            #expect(replies == [String](repeating: "released", count: 64))
+        }
+    }
+
+    /// Cancelling the task of an async call throws `CancellationError` at
+    /// once and cancels the task serving it in the child; the child lives.
+    @Test func cancellingAnAsyncCallCancelsItInTheChild() async throws {
+        let dir = try TemporaryDirectory()
+        let parking = try Parking(in: dir.file("tmp"))
+        defer { parking.releaseAll() }
+        let host = try isolation.host(dir, environment: ["TMPDIR": dir.file("tmp")])
+        defer { host.shutdown() }
+        let command = try #require(host.registry.handle(for: Commands.self).first)
+        let pid = try isolation.fault(host, "pid")
+        let call = Task { try await IsolatedCallPolicy.withoutBlocking { try command.run(arguments: ["cancellable"]) } }
+        let parked = await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: parking.lines(1)) }.start()
+        }
+        #expect(parked == ["parked \(pid)"])
+        call.cancel()
+        await #expect(throws: CancellationError.self) { try await call.value }
+        let seen = await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: parking.lines(1)) }.start()
+        }
+        #expect(seen == ["cancelled"], "the child's task was cancelled")
+        #expect(try isolation.fault(host, "pid") == pid)
+        // A task cancelled before its call is sent: the call is never made.
+        let early = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await IsolatedCallPolicy.withoutBlocking { try command.run(arguments: ["count"]) }
+        }
+        await #expect(throws: CancellationError.self) { try await early.value }
+        #expect(try isolation.fault(host, "count") == "1", "the cancelled call never ran")
     }
 }

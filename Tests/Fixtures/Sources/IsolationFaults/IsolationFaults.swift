@@ -17,6 +17,15 @@ final class IsolationFaults: Plugin, ReloadableState {
     let events: (any EventBus)?
     /// Counted by `fault count`, handed over by a hot reload.
     let counter = Mutex(0)
+    /// One line on the FIFO TMPDIR/plugboard-fixture-parked, when a test made it.
+    static func announce(_ line: String) {
+        guard let folder = ProcessInfo.processInfo.environment["TMPDIR"],
+              access(folder + "/plugboard-fixture-parked", F_OK) == 0,
+              let fifo = fopen(folder + "/plugboard-fixture-parked", "w") else { return }
+        fputs(line + "\n", fifo)
+        fclose(fifo)
+    }
+
     /// `fault barrier`'s gates, by tag: the semaphore and the calls that came.
     static let barriers = Mutex<[String: (DispatchSemaphore, Int)]>([:])
 
@@ -91,18 +100,21 @@ final class IsolationFaults: Plugin, ReloadableState {
                 if gate.1 == wanted { for _ in 0..<wanted { gate.0.signal() } }
                 return gate.0.wait(timeout: .now() + 120) == .success
                     ? "met \(wanted)" : "not met: \(IsolationFaults.barriers.withLock { $0[tag]?.1 ?? 0 }) of \(wanted) came"
+            case "cancellable":
+                // Says "parked" on the FIFO TMPDIR/plugboard-fixture-parked,
+                // runs until the task serving it is cancelled (the host's
+                // caller was; at most 120 s), then says "cancelled" there.
+                IsolationFaults.announce("parked \(getpid())")
+                for _ in 0..<120_000 where !Task.isCancelled { usleep(1_000) }
+                IsolationFaults.announce(Task.isCancelled ? "cancelled" : "never cancelled")
+                return "returned"
             case "park":
                 // `park FIFO`: opens FIFO (the test holds its write end), says
                 // so on the FIFO TMPDIR/plugboard-fixture-parked, then waits
                 // for the test to close its end.
                 let fd = open(arguments.dropFirst().first ?? "/nonexistent", O_RDONLY)
                 guard fd >= 0 else { return "no FIFO to wait on" }
-                if let folder = ProcessInfo.processInfo.environment["TMPDIR"],
-                   access(folder + "/plugboard-fixture-parked", F_OK) == 0,
-                   let fifo = fopen(folder + "/plugboard-fixture-parked", "w") {
-                    fputs("parked \(getpid())\n", fifo)
-                    fclose(fifo)
-                }
+                IsolationFaults.announce("parked \(getpid())")
                 var byte: UInt8 = 0
                 while read(fd, &byte, 1) > 0 {}
                 close(fd)
