@@ -47,6 +47,10 @@ final class IsolatedChild: @unchecked Sendable {
     /// Requests (calls, events, a state save) being served: a hang-up
     /// then means the host is gone.
     let serving = Atomic<Int>(0)
+    /// Runs the plugin's handlers of the host's events, in order.
+    private let eventHandlers = DispatchQueue(label: "plugboard.child-events")
+    /// Events waiting for their handlers, bounded.
+    private let events = EventQueue(bound: IsolatedPlugin.eventQueue)
     /// Each call in flight is a task of its own, so the host can cancel it.
     private let calls = Mutex<[UInt64: Task<Void, Never>]>([:])
     private var providers: [(crossing: PointCrossing, provider: any Sendable)] = []
@@ -121,7 +125,20 @@ final class IsolatedChild: @unchecked Sendable {
                 serving.subtract(1, ordering: .releasing)
             case .saveState?: sendState(frame.sequence)
             case .event?:
-                deliver(frame.payload)
+                // In order, beside the calls: a slow handler holds up later
+                // events (at most `eventQueue` wait), never a call.
+                let payload = frame.payload
+                if events.enter() {
+                    eventHandlers.async {
+                        self.deliver(payload)
+                        self.events.leave()
+                    }
+                } else if events.drop() {
+                    notices.send(.diagnostic(IsolationProtocol.Diagnostic(
+                        error: false, code: "event-dropped",
+                        message: "its event handlers take events slower than they come: past \(events.bound) waiting, events are dropped until they catch up",
+                        keyPath: nil)))
+                }
                 serving.subtract(1, ordering: .releasing)
             default: serving.subtract(1, ordering: .releasing)
             }

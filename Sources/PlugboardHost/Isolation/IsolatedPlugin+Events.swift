@@ -19,11 +19,17 @@ extension IsolatedPlugin {
             if state.withLock({ $0.phase == .running }) { subscribe(name) }
         case let .publish(event):
             // Not on this thread: subscribers run host code that may call
-            // this plugin, and the child's pipes must keep being read.
+            // this plugin, and the child's pipes must keep being read. At
+            // most `eventQueue` wait: a child publishing faster than the
+            // host's subscribers take its events loses the excess, counted.
+            guard eventQueues.published.enter() else {
+                return droppedPublication()
+            }
             let owner = ServiceOwner(pluginID: pluginID, generation: generation)
-            let hub = launch.eventHub
+            let hub = launch.eventHub, queue = eventQueues.published
             publications.async {
                 _ = EventHub.within(event.chain) { hub.publish(event.payload, from: owner) }
+                queue.leave()
             }
         case let .diagnostic(diagnostic):
             launch.report(HostDiagnostic(diagnostic.error ? .error : .warning, code: .init(diagnostic.code), message: diagnostic.message,
@@ -61,10 +67,11 @@ extension IsolatedPlugin {
         }
     }
 
-    /// Sends an event to the child without waiting: its handlers run there,
-    /// after any call in progress. Throws (a failed delivery, with a
-    /// diagnostic) when the child is down, its request pipe has no room for
-    /// the whole event, or a call is being written to it at that moment.
+    /// Sends an event to the child without waiting (its handlers run there,
+    /// in order, beside the calls): queued here, at most `eventQueue` of
+    /// them, and written by the plugin's own queue as its request pipe has
+    /// room. Throws (a failed delivery, with a diagnostic) when the child is
+    /// down or the queue is full.
     func deliver(_ payload: EventPayload) throws(IsolatedCallError) {
         guard let child = state.withLock({ $0.phase == .running ? $0.child : nil }) else {
             throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "its child is not running; the event was not delivered")
@@ -77,9 +84,31 @@ extension IsolatedPlugin {
         }
         // Called while the hub delivers this event: the chain includes it.
         let event = CrossingEvent(name: payload.name, chain: EventHub.currentChain, json: json)
-        guard child.channel.sendIfRoom(IsolationProtocol.Kind.event.rawValue, sequence: 0, fill: { event.encode(into: &$0) }) else {
+        let queue = eventQueues.delivered
+        guard queue.enter() else {
+            _ = queue.drop()
             throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID,
-                message: "its request pipe has no room for the event now (the child is busy, hung, or taking a large call); the event was not delivered")
+                message: "\(queue.bound) events wait for its child already (it takes them slower than they come); the event was not delivered")
+        }
+        let report = launch.report, pluginID = pluginID, name = payload.name
+        deliveries.async {
+            defer { queue.leave() }
+            // A child that takes no event for a second is hung or flooded: its calls' deadlines deal with it.
+            guard child.channel.send(IsolationProtocol.Kind.event.rawValue, sequence: 0, until: .now + .seconds(1), fill: { event.encode(into: &$0) }) == .sent else {
+                report(HostDiagnostic(.error, code: "event-handler-failed",
+                    message: "the event \(name) could not be written to its child within 1 s (it is down, hung or flooded); not delivered", plugin: pluginID))
+                return
+            }
+        }
+    }
+
+    /// One event the child published was dropped (its queue here was full):
+    /// counted, and reported when dropping starts.
+    private func droppedPublication() {
+        if eventQueues.published.drop() {
+            launch.report(HostDiagnostic(.warning, code: "event-dropped",
+                message: "it publishes events faster than the host's subscribers take them: past \(eventQueues.published.bound) waiting, its events are dropped (counted in the snapshot) until the queue drains",
+                plugin: pluginID))
         }
     }
 

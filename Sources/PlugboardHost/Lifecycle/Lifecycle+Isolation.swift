@@ -174,10 +174,9 @@ extension Lifecycle {
 
 extension Lifecycle {
     /// What a snapshot shows of a live plugin: generation, start, hash, and
-    /// an isolated plugin's call counts and crashes.
-    func liveFacts(of id: String) -> (generation: Int, activatedAt: Date, contentHash: String?, calls: IsolatedPlugin.CallCounts?, crashes: Int?)? {
+    /// the isolated plugin (its counts).
+    func liveFacts(of id: String) -> (generation: Int, activatedAt: Date, contentHash: String?, isolated: IsolatedPlugin?)? {
         guard let plugin = livePlugin(id) else { return nil }
-        let isolated = plugin.isolated
-        return (plugin.generation, plugin.activatedAt, plugin.contentHash, isolated?.counts, isolated?.status.restarts)
+        return (plugin.generation, plugin.activatedAt, plugin.contentHash, plugin.isolated)
     }
 }

@@ -35,6 +35,10 @@ public struct PluginSnapshot: Sendable, Encodable {
     public let inFlight: Int?
     public let queued: Int?
     public let shed: Int?
+    /// Events between an isolated plugin and the host dropped because more
+    /// than 1,024 waited one way (it published faster than subscribers
+    /// took them, or took the host's slower than they came).
+    public let eventsDropped: Int?
     /// Crashes of an isolated plugin's child so far (restarts).
     public let crashes: Int?
     /// Why it is quarantined, when it is.

@@ -47,6 +47,16 @@ final class IsolationFaults: Plugin, ReloadableState {
         }
         // Dies between calls, in an event handler.
         events?.subscribe(to: "fixture.die") { _ in fatalError("IsolationFaults: crashing in an event handler") }
+        // Stuck until the test lets it go: says "stuck" on the FIFO
+        // TMPDIR/plugboard-fixture-parked, waits for TMPDIR/release to close.
+        events?.subscribe(to: "fixture.stuck") { _ in
+            IsolationFaults.announce("stuck")
+            guard let folder = ProcessInfo.processInfo.environment["TMPDIR"] else { return }
+            let fd = open(folder + "/release", O_RDONLY)
+            var byte: UInt8 = 0
+            while fd >= 0 && read(fd, &byte, 1) > 0 {}
+            if fd >= 0 { close(fd) }
+        }
         // A cycle through the child: each echo publishes the same event.
         events?.subscribe(to: "fixture.echo") { payload in
             events?.publish(payload)
@@ -81,6 +91,11 @@ final class IsolationFaults: Plugin, ReloadableState {
                 return count
             })
             case "greeting": return plugin.greeting
+            case "flood":
+                // `flood N`: publishes N Pong events as fast as it can.
+                let count = Int(arguments.dropFirst().first ?? "") ?? 0
+                for index in 0..<count { plugin.events?.publish(Pong(text: "flood \(index)", pid: Int(getpid()))) }
+                return "flooded"
             case "sleep":
                 // `sleep MS`: a call that takes MS milliseconds, blocking its thread.
                 usleep(useconds_t(max(0, Int(arguments.dropFirst().first ?? "") ?? 0)) * 1_000)

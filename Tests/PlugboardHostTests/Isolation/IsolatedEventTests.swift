@@ -1,0 +1,72 @@
+import Foundation
+import Plugboard
+@testable import PlugboardHost
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Events between the host and an isolated plugin wait in bounded queues
+/// each way: a flood costs dropped events (counted, reported once), never
+/// the host's memory; a stuck event handler in the child holds up later
+/// events, never a call.
+@Suite struct IsolatedEventTests {
+    let isolation = IsolationTests()
+
+    /// The child publishes 20,000 events while the host's one subscriber is
+    /// stuck on the first: at most the bound wait, the rest are dropped
+    /// (`event-dropped`, once), and every event is either taken or counted.
+    @Test func aFloodOfPublishedEventsLeavesTheQueueAtItsBound() throws {
+        let dir = try TemporaryDirectory()
+        let dropping = try EventPipe()
+        let host = try isolation.host(dir, diagnostics: { diagnostic in
+            if diagnostic.code == "event-dropped" { dropping.signal() }
+        })
+        defer { host.shutdown() }
+        let first = try EventPipe(), release = try EventPipe(), marker = try EventPipe()
+        let taken = Atomic<Int>(0)
+        let subscription = host.events.subscribe(to: "fixture.pong") { payload in
+            let text = String(decoding: try payload.json(), as: UTF8.self)
+            if text.contains("marker") { return marker.signal() }
+            if taken.add(1, ordering: .relaxed).newValue == 1 {
+                first.signal()
+                release.wait()
+            }
+        }
+        defer { subscription.cancel() }
+        let count = 20_000
+        #expect(try isolation.fault(host, "flood", String(count)) == "flooded")
+        first.wait()
+        #expect(dropping.wait(seconds: 60), "no event-dropped while the subscriber is stuck")
+        let plugin = try #require(host.lifecycle.livePlugin("fixture.isolation-faults")?.isolated)
+        #expect(plugin.eventQueues.published.count <= IsolatedPlugin.eventQueue)
+        release.signal()
+        // Published after the flood, taken after it: the queue drained. A
+        // marker that still found the queue full is dropped too: sent again.
+        var markers = 0
+        repeat {
+            #expect(try isolation.fault(host, "publish", "marker") == "published")
+            markers += 1
+        } while !marker.wait(seconds: 5) && markers < 20
+        let dropped = plugin.eventQueues.published.dropped.load(ordering: .relaxed)
+        #expect(dropped > 0 && taken.load(ordering: .relaxed) + dropped == count + markers - 1, "taken \(taken.load(ordering: .relaxed)), dropped \(dropped), markers \(markers)")
+        #expect(host.diagnostics.filter { $0.code == "event-dropped" }.count == 1)
+        #expect(host.snapshot().first { $0.id == "fixture.isolation-faults" }?.eventsDropped == dropped)
+    }
+
+    /// An event handler stuck in the child holds up no call: the child reads
+    /// its requests beside the handler, and the call is answered.
+    @Test func aStuckEventHandlerHoldsUpNoCall() throws {
+        let dir = try TemporaryDirectory()
+        let parking = try ConcurrentCallTests.Parking(in: dir.file("tmp"))
+        defer { parking.releaseAll() }
+        let host = try isolation.host(dir, environment: ["TMPDIR": dir.file("tmp")])
+        defer { host.shutdown() }
+        let pid = try isolation.fault(host, "pid")
+        host.events.publish(EventPayload(name: "fixture.stuck", json: Array("{}".utf8)))
+        #expect(parking.lines(1) == ["stuck"])
+        #expect(try isolation.fault(host, "echo", "beside it") == "beside it")
+        #expect(try isolation.fault(host, "pid") == pid)
+    }
+}
