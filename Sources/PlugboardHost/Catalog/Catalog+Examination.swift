@@ -271,7 +271,8 @@ extension Catalog {
     func checkInterfaces(_ plugin: ScannedPlugin, _ record: inout PluginRecord) -> Bool {
         for interface in plugin.interfaces {
             guard let point = registry.declaredPoint(for: interface.id) else {
-                record.warnings.append("provides \(interface), which this host does not declare; ignored")
+                record.warnings.append(PluginRecord.undeclaredWarning(interface))
+                record.undeclared.append(interface.id)
                 continue
             }
             if !InterfaceCompatibility.accepts(host: point.interface.version, provided: interface.version) {

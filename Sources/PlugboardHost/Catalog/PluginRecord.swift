@@ -12,6 +12,14 @@ public struct PluginRecord: Sendable {
     public internal(set) var error: PluginLoadError?
     /// Problems that did not stop the plugin (e.g. an undeclared interface).
     public internal(set) var warnings: [String] = []
+    /// Interfaces it provides that this host does not declare (each also a
+    /// warning): normal for a tool listing a host's plugins.
+    package internal(set) var undeclared: [String] = []
+
+    /// The warning of a provided interface the host does not declare.
+    package static func undeclaredWarning(_ interface: Interface) -> String {
+        "provides \(interface), which this host does not declare; ignored"
+    }
 
     // From the descriptor, once read.
     public internal(set) var id: String?

@@ -1,11 +1,11 @@
 import Synchronization
 
-/// One call made through ``PluginHost/withoutBlocking(_:)``: resumes its
+/// One call made through ``IsolatedCallPolicy/withoutBlocking(_:)``: resumes its
 /// caller once (with the result, or `CancellationError` when its task is
 /// cancelled first), and tells the child serving an isolated call made
 /// inside it to cancel the task serving it.
 final class CallCancellation: Sendable {
-    /// The call being made from inside ``PluginHost/withoutBlocking(_:)`` on this thread.
+    /// The call being made from inside ``IsolatedCallPolicy/withoutBlocking(_:)`` on this thread.
     @TaskLocal static var current: CallCancellation?
 
     private struct State {

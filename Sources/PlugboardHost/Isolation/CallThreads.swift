@@ -8,7 +8,7 @@ import Synchronization
 /// holds one of these, not one of the two or so threads of Swift's shared
 /// pool, and calls overlap however they wait; an `async` requirement that
 /// suspends frees its thread. In the host they make the blocking isolated
-/// calls of ``PluginHost/withoutBlocking(_:)``.
+/// calls of ``IsolatedCallPolicy/withoutBlocking(_:)``.
 final class CallThreads: TaskExecutor {
     private struct State {
         var work: [@Sendable () -> Void] = []

@@ -25,7 +25,7 @@ public struct IsolatedCallError: Error, Sendable, CustomStringConvertible {
         /// The plugin crashed more than its restart budget allows and is
         /// quarantined, or the host shut down: no more calls reach it.
         public static let pluginUnavailable: Code = "plugin-unavailable"
-        /// The caller's task was cancelled (``PluginHost/withoutBlocking(_:)``
+        /// The caller's task was cancelled (``IsolatedCallPolicy/withoutBlocking(_:)``
         /// throws `CancellationError` instead): the call was not sent, or
         /// its child was told to cancel it.
         public static let callCancelled: Code = "call-cancelled"

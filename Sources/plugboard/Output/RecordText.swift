@@ -32,7 +32,7 @@ enum RecordText {
             let status = records[index].status
             perStatus[status, default: 0] += 1
             if status == .active, let id = records[index].id { active.insert(id) }
-            if records[index].error != nil || !records[index].warnings.isEmpty { hasNotes = true }
+            if records[index].error != nil || records[index].warnings.count > records[index].undeclared.count { hasNotes = true }
         }
         let counts = PluginStatus.allCases.compactMap { status in perStatus[status].map { "\($0) \(status.rawValue)" } }
         var out = Terminal.style("Plugins in \(Terminal.safe(directory))", .bold)
@@ -65,17 +65,29 @@ enum RecordText {
         out += table.render()
         if hasNotes {
             out += "\n\n" + Terminal.style("Problems", .bold)
-            for record in records where record.error != nil || !record.warnings.isEmpty {
+            for record in records where record.error != nil || record.warnings.count > record.undeclared.count {
                 if let error = record.error {
                     out += "\n  \(Terminal.safe(fileName(record.path))): " + Terminal.style("[\(Terminal.safe(error.code.rawValue))]", statusStyle(record.status))
                         + " \(Terminal.safe(error.reason))"
                 }
-                for warning in record.warnings {
+                let undeclared = Set(record.provides.filter { record.undeclared.contains($0.id) }.map(PluginRecord.undeclaredWarning))
+                for warning in record.warnings where !undeclared.contains(warning) {
                     out += "\n  \(Terminal.safe(fileName(record.path))): " + Terminal.style("[warning]", .yellow) + " \(Terminal.safe(warning))"
                 }
             }
         }
-        return out
+        return out + undeclaredNote(records)
+    }
+
+    /// One line for the interfaces plugins provide that the tool does not
+    /// declare (a host's own extension points), instead of a warning per plugin.
+    static func undeclaredNote(_ records: [PluginRecord]) -> String {
+        var plugins: [String: Int] = [:]
+        for record in records { for interface in record.undeclared { plugins[interface, default: 0] += 1 } }
+        guard !plugins.isEmpty else { return "" }
+        let listed = plugins.sorted { $0.key < $1.key }.map { "\(Terminal.safe($0.key)) (\($0.value) plugin\($0.value == 1 ? "" : "s"))" }
+        return "\n\nInterfaces plugboard does not declare (a host's own points; that host checks their versions): "
+            + listed.joined(separator: ", ")
     }
 
     /// What a plugin waits for (the required plugins not active yet, which

@@ -84,6 +84,20 @@ import Testing
         #expect(out.contains("b.so: [not-elf] not an ELF shared object"))
     }
 
+    /// Plugins of a host's own points (interfaces the tool does not
+    /// declare) are summed up in one line, not a warning per plugin;
+    /// `--json` keeps each plugin's warning.
+    @Test func interfacesTheToolDoesNotDeclareAreOneLineNotAWarningPerPlugin() throws {
+        let dir = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Undeclared"), as: "u.so")
+        try dir.copy(Fixtures.library("Alpha"), as: "a.so")
+        let out = try plugboard("list", "--plugins", dir.path, "--cache", cache.path).stdout
+        #expect(!out.contains("[warning]") && !out.contains("Problems"), "\(out)")
+        #expect(out.contains("Interfaces plugboard does not declare (a host's own points; that host checks their versions): fixture.unknown (1 plugin)"), "\(out)")
+        let json = try plugboard("list", "--plugins", dir.path, "--cache", cache.path, "--json").stdout
+        #expect(json.components(separatedBy: "which this host does not declare").count - 1 == 1)
+    }
+
     struct UsageCase: Sendable, CustomStringConvertible {
         let arguments: [String]
         let message: String
