@@ -39,6 +39,7 @@ struct HostParts {
         catalog = Catalog(
             admission: admission,
             cache: RegistryCache(directory: state.path, environment: environment, isUsable: state.isTrusted),
+            quarantines: SharedQuarantines(directory: state.path, isUsable: state.isTrusted),
             journal: journal,
             settings: .init(trust: configuration.trust.directories, scanner: configuration.scanner, disabled: configuration.allDisabled),
             registry: registry, services: services)

@@ -18,6 +18,8 @@ extension Catalog {
         var (entries, warning) = cache.load()
         if let warning { services.report(warning) }
         var changed = applyJournal(to: &entries) || warning != nil
+        let shared = quarantines.load()
+        changed = applySharedQuarantines(shared, to: &entries, candidates: candidates, rescan: rescan) || changed
 
         var statistics = DiscoveryStatistics()
         var examined: [Examined] = []
@@ -27,8 +29,16 @@ extension Catalog {
         var jobs: [(index: Int, image: CheckedImage)] = []
         for candidate in candidates {
             var record = PluginRecord(path: candidate.path, resolvedPath: candidate.resolvedPath)
-            let known = rescan ? nil : entries[candidate.path].flatMap { entry in
+            var known = rescan ? nil : entries[candidate.path].flatMap { entry in
                 entry.identity == (candidate.identity ?? candidate.resolvedPath.flatMap(FileIdentity.of(path:))) ? entry : nil
+            }
+            // A host's quarantine that the shared record no longer holds was
+            // lifted (a rescan by another host of the state directory).
+            if case let .quarantined(quarantine)? = known?.result, quarantine.ending.isDecidedByAHost,
+               shared[candidate.path]?.identity != known?.identity {
+                known = nil
+                entries[candidate.path] = nil
+                changed = true
             }
             if let known, admission.lock == nil {
                 // Warm: trust and listing only; activation admits the bytes.
@@ -169,6 +179,7 @@ extension Catalog {
         guard first else { return false }
         let recoveredNotes = journal.recoverDeadNotes()
         var changed = false
+        var shared: [SharedQuarantines.Entry] = []
         for recovered in recoveredNotes {
             let note = recovered.note
             guard let identity = note.identity ?? FileIdentity.of(path: note.path) else { continue }
@@ -193,10 +204,45 @@ extension Catalog {
                 quarantine.evidence = nil
                 quarantine.interruptedStarts = interruption.pastThreshold ? nil : starts
             }
-            entries[note.path] = CacheEntry.quarantining(entries[note.path], identity: identity, quarantine)
+            let entry = CacheEntry.quarantining(entries[note.path], identity: identity, quarantine)
+            entries[note.path] = entry
+            shared.append(.init(path: note.path, identity: identity, quarantine: quarantine, plugin: entry.plugin))
             services.report(HostDiagnostic(.error, code: .init(quarantine.code.rawValue),
                 message: "\(note.path): \(quarantine.reason)", plugin: note.pluginID))
             changed = true
+        }
+        // For every host of this state directory, not only this kind's cache.
+        if !shared.isEmpty, let problem = quarantines.update({ entries in for entry in shared { entries[entry.path] = entry } }) {
+            services.report(problem)
+        }
+        return changed
+    }
+
+    /// Quarantines other hosts of the state directory decided (see
+    /// ``SharedQuarantines``) go into this host's cache entries for the
+    /// candidates whose file is unchanged; a rescan lifts them for all.
+    /// Whether it changed anything.
+    private func applySharedQuarantines(
+        _ shared: [String: SharedQuarantines.Entry], to entries: inout CacheEntries, candidates: [PluginCandidate], rescan: Bool
+    ) -> Bool {
+        guard !shared.isEmpty else { return false }
+        var changed = false, lifted: [String] = []
+        for candidate in candidates {
+            guard let entry = shared[candidate.path] else { continue }
+            if rescan {
+                lifted.append(candidate.path)
+                continue
+            }
+            guard entry.identity == (candidate.identity ?? candidate.resolvedPath.flatMap(FileIdentity.of(path:))) else { continue }
+            let known = entries[candidate.path]
+            if known?.identity == entry.identity, case .quarantined? = known?.result { continue }
+            var quarantined = CacheEntry.quarantining(known, identity: entry.identity, entry.quarantine)
+            if quarantined.plugin == nil { quarantined.plugin = entry.plugin }
+            entries[candidate.path] = quarantined
+            changed = true
+        }
+        if !lifted.isEmpty, let problem = quarantines.update({ entries in for path in lifted { entries[path] = nil } }) {
+            services.report(problem)
         }
         return changed
     }

@@ -16,6 +16,8 @@ final class Catalog: Sendable {
 
     let admission: Admission
     let cache: RegistryCache
+    /// Quarantines decided while running plugins, for every host of the state directory.
+    let quarantines: SharedQuarantines
     /// Read for the notes of hosts that died (the lifecycle writes them).
     let journal: CrashJournal
     let settings: Settings
@@ -42,11 +44,12 @@ final class Catalog: Sendable {
     let discovering = Mutex(())
 
     init(
-        admission: Admission, cache: RegistryCache, journal: CrashJournal, settings: Settings,
+        admission: Admission, cache: RegistryCache, quarantines: SharedQuarantines, journal: CrashJournal, settings: Settings,
         registry: ExtensionRegistry, services: HostServices
     ) {
         self.admission = admission
         self.cache = cache
+        self.quarantines = quarantines
         self.journal = journal
         self.settings = settings
         self.registry = registry
@@ -83,8 +86,12 @@ final class Catalog: Sendable {
         guard let identity = identity ?? FileIdentity.of(path: path) else { return }
         discovering.withLock { _ in
             var (entries, _) = cache.load()
-            entries[path] = CacheEntry.quarantining(entries[path], identity: identity, quarantine)
+            let entry = CacheEntry.quarantining(entries[path], identity: identity, quarantine)
+            entries[path] = entry
             if let problem = cache.save(entries) { services.report(problem) }
+            if let problem = quarantines.update({ $0[path] = .init(path: path, identity: identity, quarantine: quarantine, plugin: entry.plugin) }) {
+                services.report(problem)
+            }
         }
     }
 

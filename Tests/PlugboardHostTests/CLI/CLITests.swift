@@ -166,6 +166,38 @@ import Testing
         #expect(lines.count == 1, "\(next.stderr)")
     }
 
+    /// A quarantine from the crash journal holds for every host kind that
+    /// shares the state directory, whichever read the dead host's note: a
+    /// copy of the tool (its own libPlugboard.so, so its own registry cache
+    /// partition, as a server's) consumes the note; the tool then lists the
+    /// plugin quarantined too, and a rescan by either lifts it for both.
+    @Test func aJournalQuarantineHoldsForEveryHostOfTheStateDirectory() throws {
+        let dir = try TemporaryDirectory(), work = try TemporaryDirectory(), other = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Alpha"), as: "a.so")
+        try dir.copy(Fixtures.library("CommandFatal"), as: "bad.so")
+        let tool = try Fixtures.executable("plugboard")
+        let folder = tool.deletingLastPathComponent()
+        for name in ["plugboard", "libPlugboard.so", "libDemoInterfaces.so"] {
+            try FileManager.default.copyItem(atPath: folder.appendingPathComponent(name).path, toPath: other.file(name))
+        }
+        let options = ["--plugins", dir.path, "--cache", work.file("cache"), "--data", work.file("data")]
+        func status(_ program: String, _ extra: [String] = []) throws -> String? {
+            let listed = try runProcess(URL(fileURLWithPath: program), ["list", "--json"] + options + extra)
+            let records = try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any]
+            let plugins = records?["plugins"] as? [[String: Any]]
+            let bad = plugins?.first { ($0["path"] as? String)?.hasSuffix("bad.so") == true }
+            return (bad?["code"] as? String) ?? (bad?["status"] as? String)
+        }
+        #expect(try status(tool.path) == "available")
+        let crashed = try runProcess(tool, ["run", "boom"] + options, environment: ["SWIFT_BACKTRACE": "enable=no"])
+        #expect(crashed.status != 0)
+        // The copy reads the note (its own partition of the cache).
+        #expect(try status(other.file("plugboard")) == "host-crashed")
+        #expect(try status(tool.path) == "host-crashed", "the tool sees the quarantine the copy decided")
+        #expect(try status(tool.path, ["--rescan"]) == "available")
+        #expect(try status(other.file("plugboard")) == "available", "the rescan lifted it for the copy too")
+    }
+
     @Test func unreadableDirectoryExitsOne() throws {
         let cache = try TemporaryDirectory()
         let result = try plugboard("list", "--plugins", "/nonexistent/plugins", "--cache", cache.path)

@@ -155,3 +155,14 @@ public struct Quarantine: Sendable, Equatable, Codable {
         milliseconds >= 1000 ? "\((milliseconds / 100).rounded() / 10) s" : "\(Int(milliseconds.rounded())) ms"
     }
 }
+
+extension Quarantine.Ending {
+    /// Decided by a host running the plugin, not by a scan: kept for every
+    /// host of the state directory (``SharedQuarantines``).
+    var isDecidedByAHost: Bool {
+        switch self {
+        case .hostDied, .hostInterrupted, .isolatedCrashes: true
+        case .signal, .exit, .timeout: false
+        }
+    }
+}
