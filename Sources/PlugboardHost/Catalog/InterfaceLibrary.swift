@@ -15,8 +15,13 @@ extension Catalog {
     /// library it needs even in a host that does not link it (the
     /// `plugboard` tool). A library installed by an earlier discovery stays.
     func installInterfaceLibraries(from directory: String) -> [InterfaceLibrary] {
+        installInterfaceLibraries(PluginDirectory.interfaceLibraries(in: directory))
+    }
+
+    /// Admits and installs the interface libraries at `paths` (see above).
+    func installInterfaceLibraries(_ paths: [String]) -> [InterfaceLibrary] {
         var ownership = OwnershipCheck()
-        let installed = PluginDirectory.interfaceLibraries(in: directory).map { library -> InterfaceLibrary in
+        let installed = paths.map { library -> InterfaceLibrary in
             // Installed by an earlier discovery of this host: its image may be mapped already.
             if let earlier = facts.withLock({ $0.interfaceLibraries.first { $0.path == library && $0.error == nil } }) {
                 return earlier
@@ -37,5 +42,25 @@ extension Catalog {
             }
         }
         return installed
+    }
+}
+
+extension Catalog {
+    /// The interface libraries among examined files: in a build folder
+    /// (`.build/debug`) a plugin of a host's own point lies beside the
+    /// library of that point. A file refused for having no entry point
+    /// (`no-entry-symbol`) that another file of its folder needs (its ELF
+    /// `NEEDED` entries) is that library, not a rejected plugin. Their paths.
+    func siblingInterfaceLibraries(_ examined: [Examined]) -> [String] {
+        var needed = Set<String>()
+        for item in examined {
+            guard let file = item.record.file else { continue }
+            let folder = OwnershipCheck.parent(of: item.record.path)
+            for name in file.needed { needed.insert(folder + "/" + name) }
+        }
+        guard !needed.isEmpty else { return [] }
+        return examined.compactMap { item in
+            item.record.code == PluginLoadError.Code.noEntrySymbol.rawValue && needed.contains(item.record.path) ? item.record.path : nil
+        }
     }
 }

@@ -26,8 +26,21 @@ extension Lifecycle {
         markUnverifiedDirectories()
         return catalog.discovering.withLock { _ -> [PluginRecord]? in
             if table.withLock(\.closed) { return nil }
-            let libraries = libraryFolders.flatMap(catalog.installInterfaceLibraries(from:))
-            let examined = catalog.examine(candidates, rescan: rescan)
+            var libraries = libraryFolders.flatMap(catalog.installInterfaceLibraries(from:))
+            var examined = catalog.examine(candidates, rescan: rescan)
+            // A build folder: the interface libraries beside its plugins are
+            // installed, not listed; plugins that could not load without
+            // them are examined again (a failed load is not cached).
+            let siblings = catalog.siblingInterfaceLibraries(examined)
+            if !siblings.isEmpty {
+                libraries += catalog.installInterfaceLibraries(siblings)
+                examined.removeAll { siblings.contains($0.record.path) }
+                let retry = examined.indices.compactMap { index in
+                    examined[index].record.code == PluginLoadError.Code.loadFailed.rawValue
+                        ? candidates.first { $0.path == examined[index].record.path }.map { (index, $0) } : nil
+                }
+                for ((index, _), fresh) in zip(retry, catalog.examine(retry.map(\.1), rescan: false)) { examined[index] = fresh }
+            }
             catalog.facts.withLock { $0.lastDiscovery.interfaceLibraries = libraries.filter { $0.error == nil }.map(\.path) }
             // Settled on a copy (nothing is written while it settles), recorded in one change.
             let settlement = catalog.settle(examined, against: table.withLock(\.known))

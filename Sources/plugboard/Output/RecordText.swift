@@ -45,7 +45,7 @@ enum RecordText {
             out += Terminal.style("Tainted (\(entry.code)):", .yellow) + " \(Terminal.safe(entry.reason))\n"
         }
         if !interfaceLibraries.isEmpty {
-            out += "Interface libraries (\(PluginDirectory.interfaceFolder)/, for plugins of a host's own extension points): "
+            out += "Interface libraries (for plugins of a host's own extension points): "
                 + interfaceLibraries.map { Terminal.safe(fileName($0)) }.joined(separator: ", ") + "\n"
         }
         guard !records.isEmpty else { return out + "  no *.so files found" }

@@ -74,6 +74,22 @@ extension SwiftPMBuilding {
             let inspectedRecord = try #require(try JSONSerialization.jsonObject(with: Data(inspected.stdout.utf8)) as? [String: Any])
             #expect(inspectedRecord["status"] as? String == "available", "\(inspectedRecord)")
 
+            // The plugin author's path: the build folder itself, where the
+            // interface library lies beside the plugin. It is installed, not
+            // listed as a rejected plugin, and the plugin loads; again warm.
+            let build = plugin + "/.build/debug"
+            for pass in ["cold", "warm"] {
+                let listed = try runProcess(
+                    Fixtures.executable("plugboard"), ["list", "--plugins", build, "--json", "--cache", cache.file("build-folder")])
+                #expect(listed.status == 0, "\(pass): \(listed.stderr)")
+                let output = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any])
+                let rows = output["plugins"] as? [[String: Any]] ?? []
+                #expect(rows.map { URL(fileURLWithPath: $0["path"] as? String ?? "").lastPathComponent } == ["libCSVExporter.so"], "\(pass): \(rows)")
+                #expect(statuses(output) == ["available"], "\(pass): \(rows)")
+                let installed = (output["discovery"] as? [String: Any])?["interfaceLibraries"] as? [String]
+                #expect(installed?.map { URL(fileURLWithPath: $0).lastPathComponent } == ["libExporters.so"], "\(pass)")
+            }
+
             // Locked: the library is recorded with its hash, and a locked host loads the plugin.
             let locked = try runProcess(Fixtures.executable("plugboard"), ["lock", "--plugins", plugins.path, "--cache", cache.path])
             #expect(locked.status == 0, "\(locked.stderr)")
