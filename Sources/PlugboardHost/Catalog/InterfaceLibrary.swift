@@ -52,15 +52,16 @@ extension Catalog {
     /// (`no-entry-symbol`) that another file of its folder needs (its ELF
     /// `NEEDED` entries) is that library, not a rejected plugin. Their paths.
     func siblingInterfaceLibraries(_ examined: [Examined]) -> [String] {
-        var needed = Set<String>()
-        for item in examined {
-            guard let file = item.record.file else { continue }
-            let folder = OwnershipCheck.parent(of: item.record.path)
-            for name in file.needed { needed.insert(folder + "/" + name) }
-        }
-        guard !needed.isEmpty else { return [] }
-        return examined.compactMap { item in
-            item.record.code == PluginLoadError.Code.noEntrySymbol.rawValue && needed.contains(item.record.path) ? item.record.path : nil
+        // Most discoveries have no such file: nothing else is looked at then.
+        let noEntry = PluginLoadError.Code.noEntrySymbol.rawValue
+        let libraries = examined.filter { $0.record.code == noEntry }.map(\.record.path)
+        guard !libraries.isEmpty else { return [] }
+        return libraries.filter { library in
+            let folder = OwnershipCheck.parent(of: library), name = library.dropFirst(folder.count + 1)
+            return examined.contains { item in
+                item.record.path != library && OwnershipCheck.parent(of: item.record.path) == folder
+                    && item.record.file?.needed.contains { $0 == name } == true
+            }
         }
     }
 }
