@@ -43,15 +43,6 @@ extension PluginHost {
     /// triggers but not theirs: `commandProviders(named:)` skips such a
     /// plugin for that name while it is not active.
     package func undeclaredCommands(among registrations: [RegisteredProvider]) -> [(pluginID: String, name: String, declared: [String])] {
-        // Active records only: every registration is an active plugin's, and
-        // a refused duplicate of its id may declare other names.
-        let declared = Dictionary(records.filter { $0.status == .active }.compactMap { record in
-            record.id.map { id in (id, record.declaredCommands) }
-        }, uniquingKeysWith: { first, _ in first })
-        return registrations.compactMap { registration in
-            guard let command = registration.provider as? any Command, let names = declared[registration.pluginID], !names.isEmpty,
-                  !names.contains(command.name) else { return nil }
-            return (registration.pluginID, command.name, names)
-        }
+        lifecycle.undeclaredCommands(among: registrations)
     }
 }

@@ -12,4 +12,18 @@ extension Lifecycle {
         if !wanted.isEmpty { activate(pluginIDs: Set(wanted)) }
         return registry.activeRegistrations(for: interfaceID)
     }
+
+    /// See ``PluginHost/undeclaredCommands(among:)``.
+    func undeclaredCommands(among registrations: [RegisteredProvider]) -> [(pluginID: String, name: String, declared: [String])] {
+        // Active records only: every registration is an active plugin's, and
+        // a refused duplicate of its id may declare other names.
+        let declared = Dictionary(records.filter { $0.status == .active }.compactMap { record in
+            record.id.map { id in (id, record.declaredCommands) }
+        }, uniquingKeysWith: { first, _ in first })
+        return registrations.compactMap { registration in
+            guard let command = registration.provider as? any Command, let names = declared[registration.pluginID], !names.isEmpty,
+                  !names.contains(command.name) else { return nil }
+            return (registration.pluginID, command.name, names)
+        }
+    }
 }
