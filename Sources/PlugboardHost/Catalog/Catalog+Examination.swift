@@ -32,10 +32,10 @@ extension Catalog {
             var known = rescan ? nil : entries[candidate.path].flatMap { entry in
                 entry.identity == (candidate.identity ?? candidate.resolvedPath.flatMap(FileIdentity.of(path:))) ? entry : nil
             }
-            // A host's quarantine that the shared record no longer holds was
-            // lifted (a rescan by another host of the state directory).
+            // A host's quarantine the shared record marks lifted (a rescan
+            // by another host of the state directory).
             if case let .quarantined(quarantine)? = known?.result, quarantine.ending.isDecidedByAHost,
-               shared[candidate.path]?.identity != known?.identity {
+               let mark = shared[candidate.path], mark.quarantine == nil, mark.identity == known?.identity {
                 known = nil
                 entries[candidate.path] = nil
                 changed = true
@@ -226,22 +226,24 @@ extension Catalog {
         _ shared: [String: SharedQuarantines.Entry], to entries: inout CacheEntries, candidates: [PluginCandidate], rescan: Bool
     ) -> Bool {
         guard !shared.isEmpty else { return false }
-        var changed = false, lifted: [String] = []
+        var changed = false, lifted: [SharedQuarantines.Entry] = []
         for candidate in candidates {
-            guard let entry = shared[candidate.path] else { continue }
+            guard let entry = shared[candidate.path], let quarantine = entry.quarantine else { continue }
+            guard entry.identity == (candidate.identity ?? candidate.resolvedPath.flatMap(FileIdentity.of(path:))) else { continue }
             if rescan {
-                lifted.append(candidate.path)
+                lifted.append(entry)
                 continue
             }
-            guard entry.identity == (candidate.identity ?? candidate.resolvedPath.flatMap(FileIdentity.of(path:))) else { continue }
             let known = entries[candidate.path]
             if known?.identity == entry.identity, case .quarantined? = known?.result { continue }
-            var quarantined = CacheEntry.quarantining(known, identity: entry.identity, entry.quarantine)
+            var quarantined = CacheEntry.quarantining(known, identity: entry.identity, quarantine)
             if quarantined.plugin == nil { quarantined.plugin = entry.plugin }
             entries[candidate.path] = quarantined
             changed = true
         }
-        if !lifted.isEmpty, let problem = quarantines.update({ entries in for path in lifted { entries[path] = nil } }) {
+        if !lifted.isEmpty, let problem = quarantines.update({ entries in
+            for entry in lifted { entries[entry.path] = .init(path: entry.path, identity: entry.identity, quarantine: nil, plugin: nil) }
+        }) {
             services.report(problem)
         }
         return changed

@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// One call made through ``IsolatedCallPolicy/withoutBlocking(_:)``: resumes its
@@ -16,6 +17,8 @@ final class CallCancellation: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Writes cancels to children.
+    private static let cancels = DispatchQueue(label: "plugboard.isolated-cancels")
 
     /// Sets what resumes the caller; false when it was cancelled already (then it was not set).
     func waiting(_ resume: @escaping @Sendable (Result<any Sendable, any Error>) -> Void) -> Bool {
@@ -44,8 +47,12 @@ final class CallCancellation: Sendable {
             defer { state.resume = nil }
             return (state.resume, state.calls)
         }
+        // Written off this thread (the cancelling task's), whole, waiting
+        // for the channel if a request is being written.
         for call in calls {
-            _ = call.child.channel.sendIfRoom(IsolationProtocol.Kind.cancel.rawValue, sequence: call.sequence) { _ in }
+            Self.cancels.async {
+                _ = call.child.channel.sendWhole(IsolationProtocol.Kind.cancel.rawValue, sequence: call.sequence, until: .now + .seconds(1)) { _ in }
+            }
         }
         resume?(.failure(CancellationError()))
     }

@@ -41,7 +41,11 @@ final class CallThreads: TaskExecutor {
             return true
         }
         queued.signal()
-        if start { _ = startDetachedThread { [self] in serve() } }
+        // 2 MiB stacks: 1,024 calls in flight reserve 2 GiB of the child's
+        // 4 GiB address space. Without a thread, the work waits for one.
+        if start, !startDetachedThread(stackSize: 2 << 20, { [self] in serve() }) {
+            state.withLock { $0.threads -= 1 }
+        }
     }
 
     private func serve() {

@@ -49,8 +49,9 @@ final class FrameChannel: @unchecked Sendable {
         case sent
         /// The peer is gone (its end is closed: EPIPE, never SIGPIPE).
         case closed
-        /// The pipe stayed full until the deadline (part of the frame may
-        /// be in it: the caller must give up on the peer).
+        /// The pipe stayed full until the deadline. When part of the frame
+        /// was written, the output is closed: the peer reads the end of the
+        /// stream, never a torn frame followed by the next one.
         case timedOut
     }
 
@@ -65,7 +66,37 @@ final class FrameChannel: @unchecked Sendable {
         let frame = Self.frame(kind, sequence: sequence, fill: fill)
         return writing.withLock { _ in
             guard !outputClosed else { return .closed }
-            return frame.withUnsafeBytes { write($0, until: deadline) }
+            let (outcome, written) = frame.withUnsafeBytes { write($0, until: deadline) }
+            if outcome == .timedOut && written > 0 {
+                outputClosed = true
+                Glibc.close(output)
+            }
+            return outcome
+        }
+    }
+
+    /// Writes one frame once the pipe has room for all of it (waiting until
+    /// `deadline`), so a timeout leaves nothing of it in the pipe; a frame
+    /// larger than the pipe is written as ``send(_:sequence:until:fill:)`` does.
+    func sendWhole(_ kind: UInt8, sequence: UInt64, until deadline: ContinuousClock.Instant, fill: (inout [UInt8]) -> Void) -> SendOutcome {
+        let frame = Self.frame(kind, sequence: sequence, fill: fill)
+        return writing.withLock { _ in
+            while true {
+                guard !outputClosed else { return .closed }
+                let room = plugboard_pipe_room(output)
+                if room < 0 { return .closed }
+                if room >= frame.count || frame.count > 64 << 10 { break }
+                let remaining = deadline - .now
+                guard remaining > .zero else { return .timedOut }
+                var poller = pollfd(fd: output, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&poller, 1, Int32(clamping: Int64((remaining / .milliseconds(1)).rounded(.up))))
+            }
+            let (outcome, written) = frame.withUnsafeBytes { write($0, until: deadline) }
+            if outcome == .timedOut && written > 0 {
+                outputClosed = true
+                Glibc.close(output)
+            }
+            return outcome
         }
     }
 
@@ -76,7 +107,7 @@ final class FrameChannel: @unchecked Sendable {
         let frame = Self.frame(kind, sequence: sequence, fill: fill)
         return writing.withLockIfAvailable { _ in
             guard !outputClosed, plugboard_pipe_room(output) >= frame.count else { return false }
-            return frame.withUnsafeBytes { write($0, until: .now) } == .sent
+            return frame.withUnsafeBytes { write($0, until: .now) }.outcome == .sent
         } ?? false
     }
 
@@ -93,7 +124,7 @@ final class FrameChannel: @unchecked Sendable {
 
     /// Writes all of `bytes`, waiting while a non-blocking pipe is full until
     /// `deadline`. With SIGPIPE blocked: a reader that is gone is `.closed`.
-    private func write(_ bytes: UnsafeRawBufferPointer, until deadline: ContinuousClock.Instant?) -> SendOutcome {
+    private func write(_ bytes: UnsafeRawBufferPointer, until deadline: ContinuousClock.Instant?) -> (outcome: SendOutcome, written: Int) {
         var offset = 0
         while offset < bytes.count {
             let count = plugboard_write_no_sigpipe(output, bytes.baseAddress! + offset, bytes.count - offset)
@@ -102,17 +133,17 @@ final class FrameChannel: @unchecked Sendable {
                 continue
             }
             if count < 0 && errno == EINTR { continue }
-            guard count < 0, errno == EAGAIN else { return .closed }
+            guard count < 0, errno == EAGAIN else { return (.closed, offset) }
             var timeout: Int32 = -1
             if let deadline {
                 let remaining = deadline - .now
-                guard remaining > .zero else { return .timedOut }
+                guard remaining > .zero else { return (.timedOut, offset) }
                 timeout = Int32(clamping: Int64((remaining / .milliseconds(1)).rounded(.up)))
             }
             var poller = pollfd(fd: output, events: Int16(POLLOUT), revents: 0)
             _ = poll(&poller, 1, timeout)
         }
-        return .sent
+        return (.sent, offset)
     }
 
     /// The next frame, waiting until `deadline` (nil: for ever).

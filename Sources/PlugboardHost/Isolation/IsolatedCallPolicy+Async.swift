@@ -23,6 +23,8 @@ extension IsolatedCallPolicy {
                     return continuation.resume(throwing: CancellationError())
                 }
                 blockingCalls.run {
+                    // Cancelled before a thread took it: the caller was told; nothing runs.
+                    guard !call.isCancelled else { return }
                     let result = Swift.Result<any Sendable, any Error> {
                         try CallCancellation.$current.withValue(call) {
                             try $deadlineOverride.withValue(deadline) { try body() }

@@ -53,6 +53,9 @@ final class IsolatedChild: @unchecked Sendable {
     private let events = EventQueue(bound: IsolatedPlugin.eventQueue)
     /// Each call in flight is a task of its own, so the host can cancel it.
     private let calls = Mutex<[UInt64: Task<Void, Never>]>([:])
+    /// Cancels of calls not read yet (their frames cross on one pipe, in
+    /// the host's order of writing, which may put the cancel first).
+    private let earlyCancels = Mutex<Set<UInt64>>([])
     private var providers: [(crossing: PointCrossing, provider: any Sendable)] = []
 
     /// The host's answers to storage writes it makes for a sandboxed child.
@@ -115,13 +118,25 @@ final class IsolatedChild: @unchecked Sendable {
             case .call?:
                 let sequence = frame.sequence
                 calls.withLock { tasks in
-                    tasks[sequence] = Task(executorPreference: threads) {
+                    let task = Task(executorPreference: threads) {
                         await self.serve(frame)
                         _ = self.calls.withLock { $0.removeValue(forKey: sequence) }
                     }
+                    tasks[sequence] = task
+                    // Its cancel came first (the host cancels as it sends).
+                    if earlyCancels.withLock({ $0.remove(sequence) != nil }) { task.cancel() }
                 }
             case .cancel?:
-                calls.withLock { $0[frame.sequence] }?.cancel()
+                if let task = calls.withLock({ $0[frame.sequence] }) {
+                    task.cancel()
+                } else {
+                    // Not read yet (cancelled as it arrives), or answered
+                    // already: kept, a bounded number of them.
+                    earlyCancels.withLock { cancels in
+                        if cancels.count >= 4_096 { cancels.removeAll() }
+                        cancels.insert(frame.sequence)
+                    }
+                }
                 serving.subtract(1, ordering: .releasing)
             case .saveState?: sendState(frame.sequence)
             case .event?:
@@ -146,6 +161,8 @@ final class IsolatedChild: @unchecked Sendable {
         // The host closed the channel: the calls in flight are answered
         // before the plugin is deactivated.
         for call in calls.withLock({ Array($0.values) }) { await call.value }
+        // And the event handlers queued before it.
+        eventHandlers.sync {}
         plugin?.deactivate()
         _exit(0)
     }

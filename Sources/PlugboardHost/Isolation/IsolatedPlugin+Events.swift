@@ -94,7 +94,8 @@ extension IsolatedPlugin {
         deliveries.async {
             defer { queue.leave() }
             // A child that takes no event for a second is hung or flooded: its calls' deadlines deal with it.
-            guard child.channel.send(IsolationProtocol.Kind.event.rawValue, sequence: 0, until: .now + .seconds(1), fill: { event.encode(into: &$0) }) == .sent else {
+            // Whole or not at all: a torn event would corrupt the call after it.
+            guard child.channel.sendWhole(IsolationProtocol.Kind.event.rawValue, sequence: 0, until: .now + .seconds(1), fill: { event.encode(into: &$0) }) == .sent else {
                 report(HostDiagnostic(.error, code: "event-handler-failed",
                     message: "the event \(name) could not be written to its child within 1 s (it is down, hung or flooded); not delivered", plugin: pluginID))
                 return

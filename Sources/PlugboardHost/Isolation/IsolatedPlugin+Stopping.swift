@@ -54,8 +54,13 @@ extension IsolatedPlugin {
             }
         } else {
             // Calls still run (hung, maybe): kill the child; those calls
-            // see its channel close and clean up.
-            state.withLock { $0.child }?.kill()
+            // see its channel close. Reaped and closed here too, in case
+            // they finished meanwhile (the close waits for a reader).
+            if let child = state.withLock({ $0.child }) {
+                child.kill()
+                child.reap()
+                child.closeChannel()
+            }
         }
         if wasRunning { announce(.stopped, pid: nil, "its child process was stopped by the host") }
     }

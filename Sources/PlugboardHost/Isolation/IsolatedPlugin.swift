@@ -48,8 +48,15 @@ final class IsolatedPlugin: Sendable {
         var failedRestarts = 0
         /// What the running child's sandbox reached.
         var sandbox: SandboxReport?
-        /// The generation that replaced this one live (see ``replaced(by:)``).
+        /// The generation that replaced this one live (see ``replaced(by:)``),
+        /// and those this one replaced.
         var successor: IsolatedPlugin?
+        var predecessors: [Predecessor] = []
+        /// Restarts tried, and the last one's failure: callers that waited
+        /// for a restart that failed get its error rather than try again
+        /// (each failure counts against the budget).
+        var restartAttempts = 0
+        var lastRestartFailure: IsolatedCallError?
     }
 
     let pluginID: String
@@ -271,9 +278,24 @@ final class IsolatedPlugin: Sendable {
     }
 
     /// A later generation that replaced this one live: calls that reach this
-    /// one after its stop began, never sent to its child, go there.
+    /// one after its stop began, never sent to its child, go there. Earlier
+    /// generations go straight to it too, so each replaced one (its pipes)
+    /// is freed once no caller holds its providers, not kept by a chain.
     func replaced(by successor: IsolatedPlugin) {
-        state.withLock { $0.successor = successor }
+        let earlier = state.withLock { state in
+            state.successor = successor
+            defer { state.predecessors = [] }
+            return state.predecessors.compactMap(\.plugin)
+        }
+        for plugin in earlier { plugin.state.withLock { $0.successor = successor } }
+        successor.state.withLock { state in
+            state.predecessors = (earlier + [self]).map(Predecessor.init)
+        }
+    }
+
+    /// A generation this one replaced, while anything still holds it.
+    struct Predecessor {
+        weak var plugin: IsolatedPlugin?
     }
 
     private func answer(_ index: UInt32, interfaceID: String, method: String, arguments: some Encodable) throws(IsolatedCallError) -> Answer {
@@ -362,12 +384,15 @@ final class IsolatedPlugin: Sendable {
     /// or the generation that replaced this one.
     private func runningChild() throws(IsolatedCallError) -> Running {
         if let running = try current() { return running }
-        // One restart at a time: the others wait for it and use its child.
+        let attempts = state.withLock { $0.restartAttempts }
+        // One restart at a time: the others wait for it and use its child,
+        // or its failure.
         guard restarting.acquire(until: .now + launch.startTimeout) else {
             throw IsolatedCallError(.pluginTimeout, pluginID: pluginID, message: "its child did not restart within \(launch.startTimeout)")
         }
         defer { restarting.release() }
         if let running = try current() { return running }
+        if let failure = state.withLock({ $0.restartAttempts != attempts ? $0.lastRestartFailure : nil }) { throw failure }
         return .child(try restart())
     }
 
@@ -404,6 +429,7 @@ final class IsolatedPlugin: Sendable {
     /// provide what the first one did, in the same order, and the plugin
     /// must not have been stopped or quarantined meanwhile.
     private func restart() throws(IsolatedCallError) -> IsolatedChildProcess {
+        state.withLock { $0.restartAttempts += 1 }
         switch startChild(until: .now + launch.startTimeout, state: nil) {
         case let .success((child, reply)):
             let (restarts, phase, provided) = state.withLock { state -> (Int, Phase, [IsolationProtocol.StartReply.Provider]) in
@@ -431,7 +457,9 @@ final class IsolatedPlugin: Sendable {
             return child
         case let .failure(failure):
             state.withLock { $0.failedRestarts += 1 }
-            throw recordCrash(nil, failure.callError(for: pluginID))
+            let error = recordCrash(nil, failure.callError(for: pluginID))
+            state.withLock { $0.lastRestartFailure = error }
+            throw error
         }
     }
 
@@ -473,8 +501,12 @@ final class IsolatedPlugin: Sendable {
     /// Counts a crash against the budget: the plugin is down (restarted on
     /// the next call), or quarantined once over budget. Returns `error`.
     func recordCrash(_ child: IsolatedChildProcess?, _ error: IsolatedCallError) -> IsolatedCallError {
-        child?.reap()
-        child?.closeChannel()
+        // Claimed under the lock before the child is reaped: a call that sees
+        // the end this kill causes must not count it first, with its reason.
+        defer {
+            child?.reap()
+            child?.closeChannel()
+        }
         let now = ContinuousClock.now
         let (stopped, counted, quarantined, count) = state.withLock { state -> (Bool, Bool, Bool, Int) in
             guard state.phase != .stopped, state.phase != .quarantined else { return (true, false, false, 0) }

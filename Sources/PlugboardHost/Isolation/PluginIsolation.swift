@@ -11,7 +11,7 @@ public struct PluginIsolation: Sendable, Equatable {
         public var addressSpace: Int?
         /// Open file descriptors the child may hold.
         public var descriptors: Int?
-        /// Calls the child serves at once (1 to 4,096), each on a thread of
+        /// Calls the child serves at once (1 to 1,024), each on a thread of
         /// its own while it runs synchronous code. Further calls wait for a
         /// free one until their deadline, then fail with `plugin-timeout`
         /// (counted as shed in ``PluginHost/snapshot()``).
@@ -21,7 +21,7 @@ public struct PluginIsolation: Sendable, Equatable {
             self.cpuSeconds = cpuSeconds
             self.addressSpace = addressSpace
             self.descriptors = descriptors
-            self.callsInFlight = min(max(callsInFlight, 1), 4096)
+            self.callsInFlight = min(max(callsInFlight, 1), 1024)
         }
     }
 

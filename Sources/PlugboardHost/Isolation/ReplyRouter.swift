@@ -25,6 +25,8 @@ final class ReplyRouter: Sendable {
     private struct Waiting {
         let wake: DispatchSemaphore
         var frame: FrameChannel.Frame?
+        /// Waiting on `wake` now (not still sending, nor reading): the one to hand reading to.
+        var parked = false
     }
 
     private struct State {
@@ -90,7 +92,10 @@ final class ReplyRouter: Sendable {
                     state.waiting[sequence] = nil
                     return .failed(broken)
                 }
-                if state.reading { return .wait }
+                if state.reading {
+                    state.waiting[sequence]?.parked = true
+                    return .wait
+                }
                 state.reading = true
                 return .read
             }
@@ -99,17 +104,22 @@ final class ReplyRouter: Sendable {
             case let .failed(failure): throw failure
             case .read: return try read(for: sequence, until: deadline)
             case .wait:
-                let remaining = deadline - .now
-                let nanoseconds = max(0, remaining.components.seconds * 1_000_000_000 + remaining.components.attoseconds / 1_000_000_000)
-                if wake.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds))) == .timedOut {
-                    // Once more under the lock: the reply may have come with the deadline.
-                    let frame = state.withLock { state in
-                        defer { state.waiting[sequence] = nil }
-                        return state.waiting[sequence]?.frame
+                // Clamped: a deadline centuries away must not overflow.
+                let remaining = max(.zero, min(deadline - .now, .seconds(86_400 * 365)))
+                let timedOut = wake.wait(timeout: .now() + .nanoseconds(Int((remaining / .nanoseconds(1)).rounded(.up)))) == .timedOut
+                let frame = state.withLock { state -> FrameChannel.Frame? in
+                    state.waiting[sequence]?.parked = false
+                    guard timedOut else { return nil }
+                    // Once more under the lock: the reply may have come with
+                    // the deadline. Leaving, it hands on reading if it was given it.
+                    defer {
+                        state.waiting[sequence] = nil
+                        if !state.reading { Self.wakeNextReader(&state) }
                     }
-                    if let frame { return frame }
-                    throw .timedOut
+                    return state.waiting[sequence]?.frame
                 }
+                if let frame { return frame }
+                if timedOut { throw .timedOut }
             }
         }
     }
@@ -156,16 +166,25 @@ final class ReplyRouter: Sendable {
             if let failure, state.broken == nil { state.broken = failure }
             if state.broken != nil {
                 for waiting in state.waiting.values { waiting.wake.signal() }
-            } else if let next = state.waiting.values.first(where: { $0.frame == nil }) {
-                next.wake.signal()
+            } else {
+                Self.wakeNextReader(&state)
             }
             return state.closeWhenIdle
         }
         if close { channel.close() }
     }
 
+    /// Wakes one parked waiter without its reply to take over the reading
+    /// (one still sending would leave replies unread while it writes).
+    private static func wakeNextReader(_ state: inout State) {
+        state.waiting.values.first { $0.parked && $0.frame == nil }?.wake.signal()
+    }
+
     private func forget(_ sequence: UInt64) {
-        state.withLock { state in state.waiting[sequence] = nil }
+        state.withLock { state in
+            state.waiting[sequence] = nil
+            if !state.reading { Self.wakeNextReader(&state) }
+        }
     }
 
     /// Closes the channel: every waiter and later request fails with

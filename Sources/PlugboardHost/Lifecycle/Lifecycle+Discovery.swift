@@ -39,7 +39,11 @@ extension Lifecycle {
                     examined[index].record.code == PluginLoadError.Code.loadFailed.rawValue
                         ? candidates.first { $0.path == examined[index].record.path }.map { (index, $0) } : nil
                 }
-                for ((index, _), fresh) in zip(retry, catalog.examine(retry.map(\.1), rescan: false)) { examined[index] = fresh }
+                if !retry.isEmpty {
+                    let first = catalog.lastDiscovery
+                    for ((index, _), fresh) in zip(retry, catalog.examine(retry.map(\.1), rescan: false)) { examined[index] = fresh }
+                    catalog.facts.withLock { $0.lastDiscovery.add(first) }
+                }
             }
             catalog.facts.withLock { $0.lastDiscovery.interfaceLibraries = libraries.filter { $0.error == nil }.map(\.path) }
             // Settled on a copy (nothing is written while it settles), recorded in one change.

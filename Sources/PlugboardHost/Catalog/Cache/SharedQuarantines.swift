@@ -13,12 +13,16 @@ import Glibc
 ///
 /// `quarantined.json`, written whole and renamed into place under a lock
 /// (`quarantined.lock`), so hosts updating it at once lose nothing. An
-/// entry holds while its file's identity is unchanged; a rescan lifts it.
+/// entry holds while its file's identity is unchanged. A rescan replaces it
+/// with a mark that it was lifted, and only that mark lifts the quarantine
+/// in other hosts' caches: a record that could not be written or read
+/// lifts nothing.
 struct SharedQuarantines: Sendable {
     struct Entry: Codable, Sendable, Equatable {
         let path: String
         let identity: FileIdentity
-        let quarantine: Quarantine
+        /// nil: lifted (by a rescan).
+        let quarantine: Quarantine?
         /// What a scan had learned of the file, so the record still names it.
         let plugin: ScannedPlugin?
     }

@@ -13,4 +13,12 @@ public struct DiscoveryStatistics: Sendable, Equatable, Encodable {
     public internal(set) var interfaceLibraries: [String] = []
 
     init() {}
+
+    /// Adds what another pass of the same discovery did.
+    mutating func add(_ other: DiscoveryStatistics) {
+        cacheHits += other.cacheHits
+        filesRead += other.filesRead
+        filesScanned += other.filesScanned
+        scannerProcesses += other.scannerProcesses
+    }
 }
