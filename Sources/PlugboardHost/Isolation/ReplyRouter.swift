@@ -84,6 +84,7 @@ final class ReplyRouter: Sendable {
     private func reply(to sequence: UInt64, wake: DispatchSemaphore, until deadline: ContinuousClock.Instant) throws(Failure) -> FrameChannel.Frame {
         while true {
             let turn = state.withLock { state -> Turn in
+                state.waiting[sequence]?.parked = false
                 if let frame = state.waiting[sequence]?.frame {
                     state.waiting[sequence] = nil
                     return .answered(frame)
@@ -106,10 +107,8 @@ final class ReplyRouter: Sendable {
             case .wait:
                 // Clamped: a deadline centuries away must not overflow.
                 let remaining = max(.zero, min(deadline - .now, .seconds(86_400 * 365)))
-                let timedOut = wake.wait(timeout: .now() + .nanoseconds(Int((remaining / .nanoseconds(1)).rounded(.up)))) == .timedOut
+                guard wake.wait(timeout: .now() + .nanoseconds(Int((remaining / .nanoseconds(1)).rounded(.up)))) == .timedOut else { continue }
                 let frame = state.withLock { state -> FrameChannel.Frame? in
-                    state.waiting[sequence]?.parked = false
-                    guard timedOut else { return nil }
                     // Once more under the lock: the reply may have come with
                     // the deadline. Leaving, it hands on reading if it was given it.
                     defer {
@@ -119,7 +118,7 @@ final class ReplyRouter: Sendable {
                     return state.waiting[sequence]?.frame
                 }
                 if let frame { return frame }
-                if timedOut { throw .timedOut }
+                throw .timedOut
             }
         }
     }
