@@ -56,6 +56,8 @@ final class IsolatedChild: @unchecked Sendable {
     /// Cancels of calls not read yet (their frames cross on one pipe, in
     /// the host's order of writing, which may put the cancel first).
     private let earlyCancels = Mutex<Set<UInt64>>([])
+    /// Whether any cancel was kept (calls look in the set only then).
+    private let hasEarlyCancels = Atomic<Bool>(false)
     private var providers: [(crossing: PointCrossing, provider: any Sendable)] = []
 
     /// The host's answers to storage writes it makes for a sandboxed child.
@@ -124,7 +126,7 @@ final class IsolatedChild: @unchecked Sendable {
                     }
                     tasks[sequence] = task
                     // Its cancel came first (the host cancels as it sends).
-                    if earlyCancels.withLock({ $0.remove(sequence) != nil }) { task.cancel() }
+                    if hasEarlyCancels.load(ordering: .relaxed), earlyCancels.withLock({ $0.remove(sequence) != nil }) { task.cancel() }
                 }
             case .cancel?:
                 if let task = calls.withLock({ $0[frame.sequence] }) {
@@ -136,6 +138,7 @@ final class IsolatedChild: @unchecked Sendable {
                         if cancels.count >= 4_096 { cancels.removeAll() }
                         cancels.insert(frame.sequence)
                     }
+                    hasEarlyCancels.store(true, ordering: .relaxed)
                 }
                 serving.subtract(1, ordering: .releasing)
             case .saveState?: sendState(frame.sequence)

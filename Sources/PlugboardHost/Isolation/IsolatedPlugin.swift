@@ -265,7 +265,9 @@ final class IsolatedPlugin: Sendable {
         switch answer {
         case let .reply(bytes): return bytes
         case let .forward(successor, index):
-            // Outside this generation's slot: its stop need not wait for the new one.
+            // Outside this generation's slot: its stop need not wait for the
+            // new one. Counted there, not here.
+            counts.calls.subtract(1, ordering: .relaxed)
             return try successor.call(index, interfaceID: interfaceID, method: method, arguments: arguments)
         }
     }
