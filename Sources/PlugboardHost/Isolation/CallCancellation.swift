@@ -17,8 +17,6 @@ final class CallCancellation: Sendable {
     }
 
     private let state = Mutex(State())
-    /// Writes cancels to children.
-    private static let cancels = DispatchQueue(label: "plugboard.isolated-cancels")
 
     /// Sets what resumes the caller; false when it was cancelled already (then it was not set).
     func waiting(_ resume: @escaping @Sendable (Result<any Sendable, any Error>) -> Void) -> Bool {
@@ -50,7 +48,7 @@ final class CallCancellation: Sendable {
         // Written off this thread (the cancelling task's), whole, waiting
         // for the channel if a request is being written.
         for call in calls {
-            Self.cancels.async {
+            call.child.cancels.async {
                 _ = call.child.channel.sendWhole(IsolationProtocol.Kind.cancel.rawValue, sequence: call.sequence, until: .now + .seconds(1)) { _ in }
             }
         }

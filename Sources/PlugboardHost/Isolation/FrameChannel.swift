@@ -89,7 +89,9 @@ final class FrameChannel: @unchecked Sendable {
                 let remaining = deadline - .now
                 guard remaining > .zero else { return .timedOut }
                 var poller = pollfd(fd: output, events: Int16(POLLOUT), revents: 0)
-                _ = poll(&poller, 1, Int32(clamping: Int64((remaining / .milliseconds(1)).rounded(.up))))
+                // A pipe is writable once a page is free, which may be less
+                // than the frame: then wait a little before looking again.
+                if poll(&poller, 1, Int32(clamping: Int64((remaining / .milliseconds(1)).rounded(.up)))) > 0 { usleep(1_000) }
             }
             let (outcome, written) = frame.withUnsafeBytes { write($0, until: deadline) }
             if outcome == .timedOut && written > 0 {
@@ -107,7 +109,13 @@ final class FrameChannel: @unchecked Sendable {
         let frame = Self.frame(kind, sequence: sequence, fill: fill)
         return writing.withLockIfAvailable { _ in
             guard !outputClosed, plugboard_pipe_room(output) >= frame.count else { return false }
-            return frame.withUnsafeBytes { write($0, until: .now) }.outcome == .sent
+            // The room is counted by pages and may be less: a partial write closes the output.
+            let (outcome, written) = frame.withUnsafeBytes { write($0, until: .now) }
+            if outcome == .timedOut && written > 0 {
+                outputClosed = true
+                Glibc.close(output)
+            }
+            return outcome == .sent
         } ?? false
     }
 

@@ -1,4 +1,5 @@
 import CPlugboardHost
+import Dispatch
 import FoundationEssentials
 import Plugboard
 import Synchronization
@@ -16,6 +17,8 @@ final class IsolatedChildProcess: Sendable {
     let channel: FrameChannel
     /// Routes each reply to the call waiting for it.
     let replies: ReplyRouter
+    /// Writes cancels to this child, in order, off the cancelling thread.
+    let cancels = DispatchQueue(label: "plugboard.isolated-cancels")
     /// How it ended, once reaped (nil while it may run): after that its pid
     /// may be another process's and is never signalled again.
     private let ending = Mutex<Ending?>(nil)

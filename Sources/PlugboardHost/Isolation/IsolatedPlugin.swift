@@ -431,7 +431,6 @@ final class IsolatedPlugin: Sendable {
     /// provide what the first one did, in the same order, and the plugin
     /// must not have been stopped or quarantined meanwhile.
     private func restart() throws(IsolatedCallError) -> IsolatedChildProcess {
-        state.withLock { $0.restartAttempts += 1 }
         switch startChild(until: .now + launch.startTimeout, state: nil) {
         case let .success((child, reply)):
             let (restarts, phase, provided) = state.withLock { state -> (Int, Phase, [IsolationProtocol.StartReply.Provider]) in
@@ -440,6 +439,7 @@ final class IsolatedPlugin: Sendable {
                 state.phase = .running
                 state.restarts += 1
                 state.failedRestarts = 0
+                state.lastRestartFailure = nil
                 state.sandbox = reply.sandbox
                 return (state.restarts, .running, state.provided)
             }
@@ -460,7 +460,10 @@ final class IsolatedPlugin: Sendable {
         case let .failure(failure):
             state.withLock { $0.failedRestarts += 1 }
             let error = recordCrash(nil, failure.callError(for: pluginID))
-            state.withLock { $0.lastRestartFailure = error }
+            state.withLock { state in
+                state.restartAttempts += 1
+                state.lastRestartFailure = error
+            }
             throw error
         }
     }
@@ -505,10 +508,6 @@ final class IsolatedPlugin: Sendable {
     func recordCrash(_ child: IsolatedChildProcess?, _ error: IsolatedCallError) -> IsolatedCallError {
         // Claimed under the lock before the child is reaped: a call that sees
         // the end this kill causes must not count it first, with its reason.
-        defer {
-            child?.reap()
-            child?.closeChannel()
-        }
         let now = ContinuousClock.now
         let (stopped, counted, quarantined, count) = state.withLock { state -> (Bool, Bool, Bool, Int) in
             guard state.phase != .stopped, state.phase != .quarantined else { return (true, false, false, 0) }
@@ -522,6 +521,9 @@ final class IsolatedPlugin: Sendable {
             state.phase = state.crashes.count > launch.budget.crashes ? .quarantined : .down
             return (false, true, state.phase == .quarantined, state.crashes.count)
         }
+        // Now, before anyone hears of it (a quarantine may stop dependents for seconds).
+        child?.reap()
+        child?.closeChannel()
         // The host stopped it (a shutdown or a reload killed the child under
         // this call): not the plugin's crash.
         if stopped {

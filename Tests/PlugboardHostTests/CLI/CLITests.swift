@@ -198,6 +198,30 @@ import Testing
         #expect(try status(other.file("plugboard")) == "available", "the rescan lifted it for the copy too")
     }
 
+    /// A shared quarantine record that cannot be read lifts nothing: the
+    /// host that decided the quarantine keeps it in its own cache (only a
+    /// rescan's mark lifts it).
+    @Test func anUnreadableSharedQuarantineRecordLiftsNothing() throws {
+        let dir = try TemporaryDirectory(), work = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Alpha"), as: "a.so")
+        try dir.copy(Fixtures.library("CommandFatal"), as: "bad.so")
+        let options = ["--plugins", dir.path, "--cache", work.file("cache"), "--data", work.file("data")]
+        func status() throws -> String? {
+            let listed = try runProcess(try Fixtures.executable("plugboard"), ["list", "--json"] + options)
+            let json = try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any]
+            let bad = (json?["plugins"] as? [[String: Any]])?.first { ($0["path"] as? String)?.hasSuffix("bad.so") == true }
+            return (bad?["code"] as? String) ?? (bad?["status"] as? String)
+        }
+        let crashed = try runProcess(try Fixtures.executable("plugboard"), ["run", "boom"] + options, environment: ["SWIFT_BACKTRACE": "enable=no"])
+        #expect(crashed.status != 0)
+        #expect(try status() == "host-crashed")
+        // The record becomes something no host can read or replace.
+        let record = work.file("cache/quarantined.json")
+        try FileManager.default.removeItem(atPath: record)
+        try FileManager.default.createDirectory(atPath: record + "/in-the-way", withIntermediateDirectories: true)
+        #expect(try status() == "host-crashed")
+    }
+
     @Test func unreadableDirectoryExitsOne() throws {
         let cache = try TemporaryDirectory()
         let result = try plugboard("list", "--plugins", "/nonexistent/plugins", "--cache", cache.path)

@@ -282,4 +282,25 @@ import Glibc
         await #expect(throws: CancellationError.self) { try await early.value }
         #expect(try isolation.fault(host, "count") == "1", "the cancelled call never ran")
     }
+
+    /// Calls that waited for a restart that failed get its error: one
+    /// failure counts once against the budget, however many were waiting
+    /// (each trying again would quarantine the plugin after one incident).
+    @Test func aFailedRestartCountsOnceForTheCallsThatWaitedForIt() throws {
+        let dir = try TemporaryDirectory()
+        let marker = dir.file("crash-now")
+        // A crash and one failed restart fit the budget; a failed restart per caller would not.
+        let host = try isolation.host(dir, budget: RestartBudget(crashes: 2), environment: ["PLUGBOARD_FIXTURE_CRASH_INIT": marker])
+        defer { host.shutdown() }
+        let command = try #require(host.registry.handle(for: Commands.self).first)
+        #expect(try isolation.fault(host, "echo", "ok") == "ok")
+        _ = FileManager.default.createFile(atPath: marker, contents: Data())
+        #expect(isolation.code { try command.run(arguments: ["segv"]) } == "plugin-crashed")
+        // Released together: one restarts (and crashes in init), the others wait for it.
+        let codes = together(8) { _ in isolation.code { try command.run(arguments: ["echo", "x"]) } ?? "answered" }
+        #expect(codes == [String](repeating: "plugin-crashed", count: 8))
+        #expect(host.snapshot().first { $0.id == "fixture.isolation-faults" }?.status == "active", "not quarantined")
+        try FileManager.default.removeItem(atPath: marker)
+        #expect(try isolation.fault(host, "echo", "back") == "back")
+    }
 }
