@@ -12,13 +12,14 @@ extension IsolatedPlugin {
     /// The plugin's saved state, for a hot reload; a failure says why there
     /// is none (`plugin-threw`: it does not adopt ReloadableState, or saving threw).
     func savedState() -> Result<[UInt8], IsolatedCallError> {
-        let deadline = ContinuousClock.now + (launch.policies.values.map(\.deadline).max() ?? IsolatedCallPolicy.standard.deadline)
         // Calls in flight get the stop's grace to finish, not more: the
         // reload (which holds the host's lifecycle) goes on without the state.
         guard slots.acquire(slots.count, until: .now + Self.stopGrace) else {
             return .failure(IsolatedCallError(.pluginTimeout, pluginID: pluginID, message: "calls in flight kept its state from being asked for"))
         }
         defer { slots.release(slots.count) }
+        // The child's own time starts once it has the channel to itself.
+        let deadline = ContinuousClock.now + (launch.policies.values.map(\.deadline).max() ?? IsolatedCallPolicy.standard.deadline)
         guard let child = state.withLock({ $0.phase == .running ? $0.child : nil }) else {
             return .failure(IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "its child is not running"))
         }

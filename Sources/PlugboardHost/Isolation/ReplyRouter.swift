@@ -108,17 +108,18 @@ final class ReplyRouter: Sendable {
                 // Clamped: a deadline centuries away must not overflow.
                 let remaining = max(.zero, min(deadline - .now, .seconds(86_400 * 365)))
                 guard wake.wait(timeout: .now() + .nanoseconds(Int((remaining / .nanoseconds(1)).rounded(.up)))) == .timedOut else { continue }
-                let frame = state.withLock { state -> FrameChannel.Frame? in
+                let (frame, broken) = state.withLock { state -> (FrameChannel.Frame?, Failure?) in
                     // Once more under the lock: the reply may have come with
-                    // the deadline. Leaving, it hands on reading if it was given it.
+                    // the deadline, or the channel broken (which says more).
+                    // Leaving, it hands on reading if it was given it.
                     defer {
                         state.waiting[sequence] = nil
                         if !state.reading { Self.wakeNextReader(&state) }
                     }
-                    return state.waiting[sequence]?.frame
+                    return (state.waiting[sequence]?.frame, state.broken)
                 }
                 if let frame { return frame }
-                throw .timedOut
+                throw broken ?? .timedOut
             }
         }
     }
