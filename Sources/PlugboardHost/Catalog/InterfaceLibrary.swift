@@ -58,8 +58,12 @@ extension Catalog {
         guard !libraries.isEmpty else { return [] }
         return libraries.filter { library in
             let folder = OwnershipCheck.parent(of: library), name = library.dropFirst(folder.count + 1)
+            // Needed by a plugin (available, or failing to load for want of
+            // it): a refused file's needs make nothing an interface library.
+            let loadFailed = PluginLoadError.Code.loadFailed.rawValue
             return examined.contains { item in
-                item.record.path != library && OwnershipCheck.parent(of: item.record.path) == folder
+                item.record.path != library && (item.available != nil || item.record.code == loadFailed)
+                    && OwnershipCheck.parent(of: item.record.path) == folder
                     && item.record.file?.needed.contains { $0 == name } == true
             }
         }
