@@ -1,0 +1,67 @@
+@testable import PlugboardHost
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A frame reaches the child whole or not at all: an event that finds no
+/// room is not written, and a frame cut short by its deadline closes the
+/// output, so the child reads the end of the stream, never a torn frame
+/// followed by the next one. Real pipes of a few pages, nobody reading.
+@Suite struct FrameChannelTests {
+    /// A pipe of `pages` pages, its write end non-blocking (as the host's request pipe is).
+    func pipe(pages: Int) -> (read: Int32, write: Int32) {
+        var ends: [Int32] = [-1, -1]
+        #expect(Glibc.pipe(&ends) == 0)
+        // F_SETPIPE_SZ (Linux; the Glibc module does not export it).
+        #expect(fcntl(ends[1], 1031, Int32(pages * 4096)) == Int32(pages * 4096))
+        _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
+        return (ends[0], ends[1])
+    }
+
+    /// Everything in the pipe now, and whether its writer is gone (end of stream).
+    func drain(_ fd: Int32) -> (bytes: Int, ended: Bool) {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        var total = 0
+        var chunk = [UInt8](repeating: 0, count: 8192)
+        while true {
+            let count = read(fd, &chunk, chunk.count)
+            if count > 0 { total += count; continue }
+            return (total, count == 0)
+        }
+    }
+
+    /// A frame over `PIPE_BUF` (4 KiB; smaller writes are all or nothing
+    /// anyway) that finds less room than it needs.
+    @Test func aWholeFrameThatFindsNoRoomIsNotWrittenAtAll() {
+        let (input, output) = pipe(pages: 4)
+        defer { close(input) }
+        let channel = FrameChannel(input: -1, output: output)
+        var filler = [UInt8](repeating: 7, count: 12_000)
+        #expect(write(output, &filler, filler.count) == 12_000)
+        let outcome = channel.sendWhole(IsolationProtocol.Kind.event.rawValue, sequence: 0, until: .now + .milliseconds(50)) {
+            $0 += [UInt8](repeating: 1, count: 6_000)
+        }
+        #expect(outcome == .timedOut)
+        #expect(drain(input) == (12_000, false), "nothing of the frame, and the output still open")
+        // With room again it goes, whole: its 13-byte header and payload.
+        #expect(channel.sendWhole(IsolationProtocol.Kind.event.rawValue, sequence: 0, until: .now + .seconds(5)) {
+            $0 += [UInt8](repeating: 1, count: 6_000)
+        } == .sent)
+        #expect(drain(input) == (6_013, false))
+        channel.closeOutput()
+    }
+
+    @Test func aFrameCutShortByItsDeadlineClosesTheOutput() {
+        let (input, output) = pipe(pages: 1)
+        defer { close(input) }
+        let channel = FrameChannel(input: -1, output: output)
+        let outcome = channel.send(IsolationProtocol.Kind.call.rawValue, sequence: 1, until: .now + .milliseconds(50)) {
+            $0 += [UInt8](repeating: 1, count: 10_000)
+        }
+        #expect(outcome == .timedOut)
+        let drained = drain(input)
+        #expect(drained.bytes > 0 && drained.bytes < 10_013 && drained.ended, "part of it, then the end of the stream: \(drained)")
+        #expect(channel.send(IsolationProtocol.Kind.call.rawValue, sequence: 2, payload: [1]) == .closed)
+    }
+}
