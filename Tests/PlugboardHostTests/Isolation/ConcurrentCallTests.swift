@@ -1,6 +1,6 @@
 import Foundation
 import Plugboard
-import PlugboardHost
+@testable import PlugboardHost
 import Synchronization
 import Testing
 #if canImport(Glibc)
@@ -58,6 +58,7 @@ import Glibc
         let releasePath: String
         let announcementsPath: String
         private let released = Atomic<Bool>(false)
+        private let parkedLetGo = Atomic<Bool>(false)
 
         /// Both FIFOs in `folder` (the child's TMPDIR), held open both ways
         /// here so that neither side's open waits and no read sees an end early.
@@ -100,8 +101,14 @@ import Glibc
                 unlink(path)
                 close(open(path, O_WRONLY | O_CREAT, 0o600))
             }
-            close(release)
+            letParkedGo()
             close(announcements)
+        }
+
+        /// Lets the calls parked now return, the announcements still read.
+        func letParkedGo() {
+            guard !parkedLetGo.exchange(true, ordering: .acquiringAndReleasing) else { return }
+            close(release)
         }
     }
 
@@ -262,13 +269,21 @@ import Glibc
         defer { host.shutdown() }
         let command = try #require(host.registry.handle(for: Commands.self).first)
         let pid = try isolation.fault(host, "pid")
-        let call = Task { try await IsolatedCallPolicy.withoutBlocking { try command.run(arguments: ["cancellable"]) } }
+        let release = dir.file("tmp/release")
+        let call = Task { try await IsolatedCallPolicy.withoutBlocking { try command.run(arguments: ["cancellable", release]) } }
         let parked = await withCheckedContinuation { continuation in
             Thread { continuation.resume(returning: parking.lines(1)) }.start()
         }
         #expect(parked == ["parked \(pid)"])
         call.cancel()
         await #expect(throws: CancellationError.self) { try await call.value }
+        // The cancel is written (its child's queue drained), and a call
+        // written after it on the same pipe is answered: the child read the
+        // cancel first. Only then is the parked call let go.
+        let child = try #require(host.lifecycle.livePlugin("fixture.isolation-faults")?.isolated?.state.withLock { $0.child })
+        child.cancels.sync {}
+        #expect(try isolation.fault(host, "echo", "after the cancel") == "after the cancel")
+        parking.letParkedGo()
         let seen = await withCheckedContinuation { continuation in
             Thread { continuation.resume(returning: parking.lines(1)) }.start()
         }

@@ -97,7 +97,8 @@ final class IsolationFaults: Plugin, ReloadableState {
                 for index in 0..<count { plugin.events?.publish(Pong(text: "flood \(index)", pid: Int(getpid()))) }
                 return "flooded"
             case "sleep":
-                // `sleep MS`: a call that takes MS milliseconds, blocking its thread.
+                // `sleep MS`: a call that takes MS milliseconds, blocking its
+                // thread (the benchmark's slow call: the time is the point).
                 usleep(useconds_t(max(0, Int(arguments.dropFirst().first ?? "") ?? 0)) * 1_000)
                 return "slept"
             case "barrier":
@@ -116,12 +117,16 @@ final class IsolationFaults: Plugin, ReloadableState {
                 return gate.0.wait(timeout: .now() + 120) == .success
                     ? "met \(wanted)" : "not met: \(IsolationFaults.barriers.withLock { $0[tag]?.1 ?? 0 }) of \(wanted) came"
             case "cancellable":
-                // Says "parked" on the FIFO TMPDIR/plugboard-fixture-parked,
-                // runs until the task serving it is cancelled (the host's
-                // caller was; at most 120 s), then says "cancelled" there.
+                // `cancellable FIFO`: parks as `park` does, then says on the
+                // FIFO TMPDIR/plugboard-fixture-parked whether the task
+                // serving it was cancelled meanwhile (the host's caller was).
+                let fd = open(arguments.dropFirst().first ?? "/nonexistent", O_RDONLY)
+                guard fd >= 0 else { return "no FIFO to wait on" }
                 IsolationFaults.announce("parked \(getpid())")
-                for _ in 0..<120_000 where !Task.isCancelled { usleep(1_000) }
-                IsolationFaults.announce(Task.isCancelled ? "cancelled" : "never cancelled")
+                var byte: UInt8 = 0
+                while read(fd, &byte, 1) > 0 {}
+                close(fd)
+                IsolationFaults.announce(Task.isCancelled ? "cancelled" : "not cancelled")
                 return "returned"
             case "park":
                 // `park FIFO`: opens FIFO (the test holds its write end), says
