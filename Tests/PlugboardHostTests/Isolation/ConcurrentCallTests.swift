@@ -66,8 +66,9 @@ import Glibc
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             #expect(mkfifo(folder + "/plugboard-fixture-parked", 0o600) == 0)
             #expect(mkfifo(folder + "/release", 0o600) == 0)
-            announcements = open(folder + "/plugboard-fixture-parked", O_RDWR)
-            release = open(folder + "/release", O_RDWR)
+            // Close-on-exec: a process another test starts must not keep an end open.
+            announcements = open(folder + "/plugboard-fixture-parked", O_RDWR | O_CLOEXEC)
+            release = open(folder + "/release", O_RDWR | O_CLOEXEC)
             releasePath = folder + "/release"
             announcementsPath = folder + "/plugboard-fixture-parked"
         }

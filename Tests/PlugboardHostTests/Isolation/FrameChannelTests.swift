@@ -1,3 +1,4 @@
+import CPlugboardHost
 @testable import PlugboardHost
 import Testing
 #if canImport(Glibc)
@@ -12,7 +13,9 @@ import Glibc
     /// A pipe of `pages` pages, its write end non-blocking (as the host's request pipe is).
     func pipe(pages: Int) -> (read: Int32, write: Int32) {
         var ends: [Int32] = [-1, -1]
-        #expect(Glibc.pipe(&ends) == 0)
+        // Close-on-exec (as the host's own pipes): a process another test
+        // starts meanwhile must not hold the write end open.
+        #expect(plugboard_pipe(&ends, 0) == 0)
         // F_SETPIPE_SZ (Linux; the Glibc module does not export it).
         #expect(fcntl(ends[1], 1031, Int32(pages * 4096)) == Int32(pages * 4096))
         _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
