@@ -66,12 +66,7 @@ final class FrameChannel: @unchecked Sendable {
         let frame = Self.frame(kind, sequence: sequence, fill: fill)
         return writing.withLock { _ in
             guard !outputClosed else { return .closed }
-            let (outcome, written) = frame.withUnsafeBytes { write($0, until: deadline) }
-            if outcome == .timedOut && written > 0 {
-                outputClosed = true
-                Glibc.close(output)
-            }
-            return outcome
+            return writeFrame(frame, until: deadline)
         }
     }
 
@@ -93,12 +88,7 @@ final class FrameChannel: @unchecked Sendable {
                 // than the frame: then wait a little before looking again.
                 if poll(&poller, 1, Int32(clamping: Int64((remaining / .milliseconds(1)).rounded(.up)))) > 0 { usleep(1_000) }
             }
-            let (outcome, written) = frame.withUnsafeBytes { write($0, until: deadline) }
-            if outcome == .timedOut && written > 0 {
-                outputClosed = true
-                Glibc.close(output)
-            }
-            return outcome
+            return writeFrame(frame, until: deadline)
         }
     }
 
@@ -109,13 +99,8 @@ final class FrameChannel: @unchecked Sendable {
         let frame = Self.frame(kind, sequence: sequence, fill: fill)
         return writing.withLockIfAvailable { _ in
             guard !outputClosed, plugboard_pipe_room(output) >= frame.count else { return false }
-            // The room is counted by pages and may be less: a partial write closes the output.
-            let (outcome, written) = frame.withUnsafeBytes { write($0, until: .now) }
-            if outcome == .timedOut && written > 0 {
-                outputClosed = true
-                Glibc.close(output)
-            }
-            return outcome == .sent
+            // The room is counted by pages and may be less (see writeFrame).
+            return writeFrame(frame, until: .now) == .sent
         } ?? false
     }
 
@@ -128,6 +113,18 @@ final class FrameChannel: @unchecked Sendable {
         let length = UInt32(truncatingIfNeeded: frame.count - 4)
         for index in 0..<4 { frame[index] = UInt8(truncatingIfNeeded: length >> (8 * UInt32(index))) }
         return frame
+    }
+
+    /// Writes one whole frame (`writing` held); cut short by the deadline
+    /// after part of it went, it closes the output, so the peer reads the end
+    /// of the stream, never a torn frame followed by the next one.
+    private func writeFrame(_ frame: [UInt8], until deadline: ContinuousClock.Instant?) -> SendOutcome {
+        let (outcome, written) = frame.withUnsafeBytes { write($0, until: deadline) }
+        if outcome == .timedOut && written > 0 {
+            outputClosed = true
+            Glibc.close(output)
+        }
+        return outcome
     }
 
     /// Writes all of `bytes`, waiting while a non-blocking pipe is full until

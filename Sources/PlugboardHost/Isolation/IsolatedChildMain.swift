@@ -53,11 +53,6 @@ final class IsolatedChild: @unchecked Sendable {
     private let events = EventQueue(bound: IsolatedPlugin.eventQueue)
     /// Each call in flight is a task of its own, so the host can cancel it.
     private let calls = Mutex<[UInt64: Task<Void, Never>]>([:])
-    /// Cancels of calls not read yet (their frames cross on one pipe, in
-    /// the host's order of writing, which may put the cancel first).
-    private let earlyCancels = Mutex<Set<UInt64>>([])
-    /// Whether any cancel was kept (calls look in the set only then).
-    private let hasEarlyCancels = Atomic<Bool>(false)
     private var providers: [(crossing: PointCrossing, provider: any Sendable)] = []
 
     /// The host's answers to storage writes it makes for a sandboxed child.
@@ -108,6 +103,10 @@ final class IsolatedChild: @unchecked Sendable {
         }
         await begin(request, sequence: start.sequence)
         let threads = CallThreads(maximum: request.limits.callsInFlight)
+        // Cancels of calls not read yet (their frames cross on one pipe, in
+        // the host's order of writing, which may put the cancel first).
+        // This loop alone uses them.
+        var earlyCancels = Set<UInt64>()
         while true {
             let frame: FrameChannel.Frame
             do {
@@ -126,7 +125,7 @@ final class IsolatedChild: @unchecked Sendable {
                     }
                     tasks[sequence] = task
                     // Its cancel came first (the host cancels as it sends).
-                    if hasEarlyCancels.load(ordering: .relaxed), earlyCancels.withLock({ $0.remove(sequence) != nil }) { task.cancel() }
+                    if !earlyCancels.isEmpty, earlyCancels.remove(sequence) != nil { task.cancel() }
                 }
             case .cancel?:
                 if let task = calls.withLock({ $0[frame.sequence] }) {
@@ -134,11 +133,8 @@ final class IsolatedChild: @unchecked Sendable {
                 } else {
                     // Not read yet (cancelled as it arrives), or answered
                     // already: kept, a bounded number of them.
-                    earlyCancels.withLock { cancels in
-                        if cancels.count >= 4_096 { cancels.removeAll() }
-                        cancels.insert(frame.sequence)
-                    }
-                    hasEarlyCancels.store(true, ordering: .relaxed)
+                    if earlyCancels.count >= 4_096 { earlyCancels.removeAll() }
+                    earlyCancels.insert(frame.sequence)
                 }
                 serving.subtract(1, ordering: .releasing)
             case .saveState?: sendState(frame.sequence)
