@@ -16,8 +16,9 @@ enum ChildNotice {
     case publish(CrossingEvent)
     /// A diagnostic of the child's services (a configuration override, a quota).
     case diagnostic(IsolationProtocol.Diagnostic)
-    /// A sandboxed child's storage write, for the host to make (``StorageRelay``).
-    case storage(StorageRelay.Request)
+    /// A request for the host to make, and answer (``HostRelay``): a
+    /// sandboxed child's storage write, a route registration.
+    case relay(HostRelay.Request)
 
     /// Longer log messages are cut.
     static let maximumMessage = 3_000
@@ -36,7 +37,7 @@ enum ChildNotice {
             event.encode(into: &body)
         case let .diagnostic(diagnostic):
             body = [4] + ((try? CompactEncoder().encode(diagnostic)) ?? [])
-        case let .storage(request):
+        case let .relay(request):
             body = [6] + ((try? CompactEncoder().encode(request)) ?? [])
         }
         var frame: [UInt8] = []
@@ -67,8 +68,8 @@ enum ChildNotice {
                 guard let diagnostic = try? CompactDecoder().decode(IsolationProtocol.Diagnostic.self, from: payload) else { return false }
                 body(.diagnostic(diagnostic))
             case 6:
-                guard let request = try? CompactDecoder().decode(StorageRelay.Request.self, from: payload) else { return false }
-                body(.storage(request))
+                guard let request = try? CompactDecoder().decode(HostRelay.Request.self, from: payload) else { return false }
+                body(.relay(request))
             default: return false
             }
         }

@@ -19,8 +19,9 @@ public struct IsolatedCallError: Error, Sendable, CustomStringConvertible {
         /// The child sent a reply that breaks the protocol (malformed, too
         /// large, not the call's): it was killed.
         public static let pluginProtocol: Code = "plugin-protocol-violation"
-        /// The call's arguments are over the per-message limit (64 MiB): the
-        /// host's own doing, refused before the child sees it; not a crash.
+        /// The call's arguments (a route's request) are over the
+        /// per-message limit (64 MiB): refused before the child sees them.
+        /// Or its reply (a route's response) is: the child sends none. Not a crash.
         public static let callTooLarge: Code = "isolated-call-too-large"
         /// The plugin crashed more than its restart budget allows and is
         /// quarantined, or the host shut down: no more calls reach it.

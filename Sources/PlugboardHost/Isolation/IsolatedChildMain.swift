@@ -21,7 +21,7 @@ func plugboardIsolatedMain(_ requests: Int32, _ replies: Int32, _ log: Int32, _ 
         var noCore = rlimit(rlim_cur: 0, rlim_max: 0)
         setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &noCore)
     }
-    let child = IsolatedChild(channel: FrameChannel(input: requests, output: replies), log: log, storageAnswers: storage)
+    let child = IsolatedChild(channel: FrameChannel(input: requests, output: replies), log: log, relayAnswers: storage)
     child.watchHost(requests)
     Task.detached { await child.run() }
     // The child's work runs in that task, which ends the process. The main
@@ -55,13 +55,16 @@ final class IsolatedChild: @unchecked Sendable {
     private let calls = Mutex<[UInt64: Task<Void, Never>]>([:])
     private var providers: [(crossing: PointCrossing, provider: any Sendable)] = []
 
-    /// The host's answers to storage writes it makes for a sandboxed child.
-    let storageAnswers: FrameChannel
+    /// Asks the host to make what the child cannot (``HostRelay``).
+    let host: HostRelay.Asker
+    /// The plugin's routes: registered in the host, served here.
+    let router: RelayedRouter
 
-    init(channel: FrameChannel, log: Int32, storageAnswers: Int32) {
+    init(channel: FrameChannel, log: Int32, relayAnswers: Int32) {
         self.channel = channel
         notices = ChildNoticeWriter(fd: log)
-        self.storageAnswers = FrameChannel(input: storageAnswers, output: -1)
+        host = HostRelay.Asker(notices: notices, answers: FrameChannel(input: relayAnswers, output: -1))
+        router = RelayedRouter(host: host)
     }
 
     /// Ends the process when the host's end of the request pipe hangs up:
@@ -276,13 +279,14 @@ final class IsolatedChild: @unchecked Sendable {
                 error: diagnostic.severity == .error, code: diagnostic.code.rawValue, message: diagnostic.message, keyPath: diagnostic.keyPath)))
         }
         // Sandboxed, its folder is read-only to it: the host makes its writes.
-        let answers = storageAnswers
+        let host = self.host, router = self.router
         let relayed: (@Sendable (FileKeyValueStore) -> any KeyValueStore)? = request.sandbox == nil ? nil : { @Sendable local in
-            RelayedKeyValueStore(local: local, notices: notices, answers: answers)
+            RelayedKeyValueStore(local: local, host: host)
         }
         return HostServices(
             configuration: settings, dataDirectory: request.dataDirectory, logSink: sink, storageQuota: quota, diagnostics: diagnostics,
-            makeEventBus: { hub, owner in IsolatedEventBus(hub: hub, owner: owner, notices: notices) }, makeStore: relayed)
+            makeEventBus: { hub, owner in IsolatedEventBus(hub: hub, owner: owner, notices: notices) }, makeStore: relayed,
+            makeRouter: { _ in router })
     }
 
     private func applyLimits(_ limits: IsolationProtocol.StartRequest.Limits) {
@@ -300,28 +304,52 @@ final class IsolatedChild: @unchecked Sendable {
         let payload = frame.payload
         guard payload.count >= 6 else { return reportThrew(frame.sequence, "a call without its header") }
         let base = payload.startIndex
-        let index = Int(payload[base]) | Int(payload[base + 1]) << 8 | Int(payload[base + 2]) << 16 | Int(payload[base + 3]) << 24
+        let index = UInt32(payload[base]) | UInt32(payload[base + 1]) << 8 | UInt32(payload[base + 2]) << 16 | UInt32(payload[base + 3]) << 24
         let methodLength = Int(payload[base + 4]) | Int(payload[base + 5]) << 8
-        guard index < providers.count, payload.count >= 6 + methodLength else {
+        guard index == IsolationProtocol.routeIndex || index < providers.count, payload.count >= 6 + methodLength else {
             return reportThrew(frame.sequence, "a call for provider \(index), which this child does not have")
         }
         let method = String(decoding: payload[(base + 6)..<(base + 6 + methodLength)], as: UTF8.self)
         let call = ChildCall(method: method, arguments: payload[(base + 6 + methodLength)...])
-        let (crossing, provider) = providers[index]
         do {
-            try await crossing.serve(call, provider)
+            if index == IsolationProtocol.routeIndex {
+                try serveRoute(call)
+            } else {
+                let (crossing, provider) = providers[Int(index)]
+                try await crossing.serve(call, provider)
+            }
         } catch {
             return reportThrew(frame.sequence, String(describing: error))
         }
         if call.unknownMethod {
             answer(.unknownMethod, frame.sequence, Array(method.utf8))
         } else if let result = call.result, result.count + 64 > IsolationProtocol.maximumFrame {
-            reportThrew(frame.sequence, "its reply to '\(method)' takes \(result.count) bytes, over the limit of \(IsolationProtocol.maximumFrame) per message")
+            answer(.replyTooLarge, frame.sequence, Array("its reply to '\(method)' takes \(result.count) bytes, over the limit of \(IsolationProtocol.maximumFrame) per message".utf8))
         } else if let result = call.result {
             answer(.reply, frame.sequence, result)
         } else {
             reportThrew(frame.sequence, "the provider's serve(_:on:) for '\(method)' returned without replying")
         }
+    }
+
+    /// A call for the route whose pattern is the call's method: the
+    /// handler the plugin registered for it must lead to a ``RouteEndpoint``.
+    private func serveRoute(_ call: ChildCall) throws {
+        guard let (match, request) = RouteWire.request(from: call.argumentBytes, pattern: call.method) else {
+            throw RouteRefused(reason: "the host's request for route '\(call.method)' does not decode")
+        }
+        guard let handler = router.handler(for: call.method) else {
+            throw RouteRefused(reason: "route '\(call.method)' has no handler in this child: the plugin no longer registers it when it starts")
+        }
+        guard let endpoint = try handler(match) as? RouteEndpoint else {
+            throw RouteRefused(reason: "route '\(call.method)' leads to a destination that cannot leave the child; an isolated plugin's routes answer requests: register them with Router.serve(_:_:)")
+        }
+        call.result = RouteWire.response(try endpoint.respond(to: request))
+    }
+
+    private struct RouteRefused: Error, CustomStringConvertible {
+        let reason: String
+        var description: String { reason }
     }
 
     /// An event the host forwarded: delivered to the plugin's handlers here,

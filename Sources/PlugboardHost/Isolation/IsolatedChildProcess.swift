@@ -46,7 +46,7 @@ final class IsolatedChildProcess: Sendable {
     static func spawn(
         program: String, passing names: [String], adding extra: [String: String], pluginID: String,
         report: @escaping @Sendable (HostDiagnostic) -> Void, notice: @escaping @Sendable (ChildNotice) -> Void,
-        storage: @escaping @Sendable (StorageRelay.Request) -> StorageRelay.Answer
+        relay: @escaping @Sendable (HostRelay.Request) -> HostRelay.Answer
     ) -> Result<IsolatedChildProcess, IsolatedCallError> {
         var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(program), nil]
         var entries: [UnsafeMutablePointer<CChar>?] = StartedScanner.environment(passing: names, adding: extra, mode: PLUGBOARD_ISOLATED_PROTOCOL)
@@ -63,12 +63,12 @@ final class IsolatedChildProcess: Sendable {
                 message: "cannot start its child process \(program): \(String(cString: strerror(result)))"))
         }
         // Calls wait for room up to their deadline, events not at all (see
-        // FrameChannel.send); a storage answer the child does not read is
+        // FrameChannel.send); an answer to a relayed request the child does not read is
         // dropped, never waited for.
         _ = fcntl(requests, F_SETFL, fcntl(requests, F_GETFL) | O_NONBLOCK)
         _ = fcntl(answers, F_SETFL, fcntl(answers, F_GETFL) | O_NONBLOCK)
         let output = ChildOutput(
-            pluginID: pluginID, output: outputFD, notices: log, report: report, notice: notice, storageAnswers: answers, storage: storage)
+            pluginID: pluginID, output: outputFD, notices: log, report: report, notice: notice, relayAnswers: answers, relay: relay)
         output.startDraining()
         return .success(IsolatedChildProcess(pid: pid, channel: FrameChannel(input: replies, output: requests), output: output))
     }
@@ -152,9 +152,9 @@ private final class ChildOutput: Sendable {
     let noticesFD: Int32
     let report: @Sendable (HostDiagnostic) -> Void
     let notice: @Sendable (ChildNotice) -> Void
-    /// Where the answers to storage writes go, and who makes the writes.
-    let storageAnswers: FrameChannel
-    let storage: @Sendable (StorageRelay.Request) -> StorageRelay.Answer
+    /// Where the answers to relayed requests go (``HostRelay``), and who makes them.
+    let relayAnswers: FrameChannel
+    let relay: @Sendable (HostRelay.Request) -> HostRelay.Answer
     /// The last lines, and whether both pipes ended.
     private let state = Mutex<(lines: [String], partial: [UInt8], finished: Bool)>(([], [], false))
     /// Written once when draining ends, so a waiter can poll for it.
@@ -168,11 +168,11 @@ private final class ChildOutput: Sendable {
 
     init(
         pluginID: String, output: Int32, notices: Int32, report: @escaping @Sendable (HostDiagnostic) -> Void,
-        notice: @escaping @Sendable (ChildNotice) -> Void, storageAnswers: Int32,
-        storage: @escaping @Sendable (StorageRelay.Request) -> StorageRelay.Answer
+        notice: @escaping @Sendable (ChildNotice) -> Void, relayAnswers: Int32,
+        relay: @escaping @Sendable (HostRelay.Request) -> HostRelay.Answer
     ) {
-        self.storageAnswers = FrameChannel(input: -1, output: storageAnswers)
-        self.storage = storage
+        self.relayAnswers = FrameChannel(input: -1, output: relayAnswers)
+        self.relay = relay
         self.pluginID = pluginID
         self.outputFD = output
         self.noticesFD = notices
@@ -235,8 +235,8 @@ private final class ChildOutput: Sendable {
                     notices += chunk[0..<count]
                     let taken = ChildNotice.take(from: &notices) { notice in
                         // Answered on this thread, in order: the child waits for it.
-                        if case let .storage(request) = notice {
-                            StorageRelay.send(storage(request), to: request, on: storageAnswers)
+                        if case let .relay(request) = notice {
+                            HostRelay.send(relay(request), to: request, on: relayAnswers)
                         } else {
                             self.notice(notice)
                         }
@@ -252,7 +252,7 @@ private final class ChildOutput: Sendable {
             }
         }
         for index in 0..<2 where pollers[index].fd >= 0 { close(pollers[index].fd) }
-        storageAnswers.closeOutput()
+        relayAnswers.closeOutput()
         let last = state.withLock { state -> [String] in
             defer { state.finished = true }
             return state.partial.isEmpty ? [] : [finishLine(&state)]

@@ -34,17 +34,48 @@ extension IsolatedPlugin {
         case let .diagnostic(diagnostic):
             launch.report(HostDiagnostic(diagnostic.error ? .error : .warning, code: .init(diagnostic.code), message: diagnostic.message,
                                          file: diagnostic.keyPath == nil ? nil : launch.request.settingsFile, keyPath: diagnostic.keyPath, plugin: pluginID))
-        case .storage:
+        case .relay:
             // Answered by the thread that drains the child's notices (ChildOutput).
             break
         }
     }
 
+    /// A request the child relays (``HostRelay``), answered on the thread
+    /// draining its notices: nothing here runs plugin code.
+    func relay(_ request: HostRelay.Request) -> HostRelay.Answer {
+        switch request.operation {
+        case .set, .remove: store(request)
+        case .route: registerRoute(request.key)
+        }
+    }
+
+    /// A route the child registers: in the host's table, where calls for it
+    /// come to the child. A restarted child registers its routes again:
+    /// those of an earlier child of this generation stand.
+    private func registerRoute(_ pattern: String) -> HostRelay.Answer {
+        let fresh = state.withLock { state -> Bool? in
+            guard state.phase != .stopped, state.phase != .quarantined else { return nil }
+            return !state.routes.contains(pattern)
+        }
+        guard let fresh else { return HostRelay.Answer(ServiceError(.serviceUnavailable, "its host stopped it", path: pattern)) }
+        guard fresh else { return HostRelay.Answer(nil) }
+        do {
+            try launch.registerRoute(pattern) { [weak self] match in
+                guard let self else { throw IsolatedCallError(.pluginUnavailable, pluginID: "?", message: "its host stopped it") }
+                return RouteEndpoint(match: match) { request in try self.respond(to: request, pattern: pattern, match: match) }
+            }
+        } catch {
+            return HostRelay.Answer(error)
+        }
+        state.withLock { _ = $0.routes.insert(pattern) }
+        return HostRelay.Answer(nil)
+    }
+
     /// A sandboxed child's storage write, made here in its folder with the
     /// host's quota (a plain child writes its folder itself).
-    func store(_ request: StorageRelay.Request) -> StorageRelay.Answer {
+    private func store(_ request: HostRelay.Request) -> HostRelay.Answer {
         guard launch.request.sandbox != nil, let root = launch.request.dataDirectory else {
-            return StorageRelay.Answer(ServiceError(.storageNotWritable, "this plugin's storage writes are not made by the host"))
+            return HostRelay.Answer(ServiceError(.storageNotWritable, "this plugin's storage writes are not made by the host"))
         }
         let quota = launch.request.quota
         let report = launch.report, id = pluginID
@@ -52,7 +83,7 @@ extension IsolatedPlugin {
             root: root, folder: pluginID,
             quota: quota.count == 3 ? StorageQuota(maximumBytes: quota[0], maximumKeys: quota[1], maximumValueBytes: quota[2]) : StorageQuota()
         ) { error in report(HostDiagnostic(.warning, code: .init(error.code.rawValue), message: error.message, plugin: id)) }
-        return StorageRelay.perform(request, in: store)
+        return HostRelay.perform(request, in: store)
     }
 
     /// Forwards the host's `name` events to the child from now on (once per name).

@@ -29,6 +29,8 @@ final class IsolatedPlugin: Sendable {
         let events: (@Sendable (IsolationEvent) -> Void)?
         /// The host's event bus: the plugin's subscriptions are forwarded from it.
         let eventHub: EventHub
+        /// Registers a route of the plugin's in the host's table.
+        let registerRoute: @Sendable (String, @escaping @Sendable (RouteMatch) throws -> any Sendable) throws(ServiceError) -> Void
     }
 
     enum Phase: String {
@@ -57,6 +59,8 @@ final class IsolatedPlugin: Sendable {
         /// (each failure counts against the budget).
         var restartAttempts = 0
         var lastRestartFailure: IsolatedCallError?
+        /// The route patterns its children registered in the host.
+        var routes: Set<String> = []
     }
 
     let pluginID: String
@@ -164,8 +168,8 @@ final class IsolatedPlugin: Sendable {
         switch IsolatedChildProcess.spawn(
             program: launch.program, passing: launch.environmentNames, adding: launch.extraEnvironment, pluginID: pluginID,
             report: launch.report, notice: { [weak self] notice in self?.handle(notice) },
-            storage: { [weak self] request in
-                self?.store(request) ?? StorageRelay.Answer(ServiceError(.storageNotWritable, "its host stopped it"))
+            relay: { [weak self] request in
+                self?.relay(request) ?? HostRelay.Answer(ServiceError(.serviceUnavailable, "its host stopped it"))
             })
         {
         case let .success(started): child = started
@@ -254,10 +258,23 @@ final class IsolatedPlugin: Sendable {
     /// One call of requirement `method` of provider `index`; the reply's
     /// bytes. Counted (an atomic add each: nothing beside a process crossing).
     func call(_ index: UInt32, interfaceID: String, method: String, arguments: some Encodable) throws(IsolatedCallError) -> ArraySlice<UInt8> {
+        let encoded: [UInt8]
+        do {
+            encoded = try CompactEncoder().encode(arguments)
+        } catch {
+            counts.calls.add(1, ordering: .relaxed)
+            counts.failures.add(1, ordering: .relaxed)
+            throw IsolatedCallError(.pluginThrew, pluginID: pluginID, message: "the arguments of \(method) cannot be encoded: \(error)")
+        }
+        return try call(index, interfaceID: interfaceID, method: method, encoded: encoded)
+    }
+
+    /// The same with the arguments' bytes: a forwarded call reuses them.
+    func call(_ index: UInt32, interfaceID: String, method: String, encoded: [UInt8]) throws(IsolatedCallError) -> ArraySlice<UInt8> {
         counts.calls.add(1, ordering: .relaxed)
         let answer: Answer
         do {
-            answer = try self.answer(index, interfaceID: interfaceID, method: method, arguments: arguments)
+            answer = try self.answer(index, interfaceID: interfaceID, method: method, encoded: encoded)
         } catch {
             counts.failures.add(1, ordering: .relaxed)
             throw error
@@ -268,8 +285,18 @@ final class IsolatedPlugin: Sendable {
             // Outside this generation's slot: its stop need not wait for the
             // new one. Counted there, not here.
             counts.calls.subtract(1, ordering: .relaxed)
-            return try successor.call(index, interfaceID: interfaceID, method: method, arguments: arguments)
+            return try successor.call(index, interfaceID: interfaceID, method: method, encoded: encoded)
         }
+    }
+
+    /// Answers `request` by the route `pattern` the child registered.
+    func respond(to request: RouteRequest, pattern: String, match: RouteMatch) throws(IsolatedCallError) -> RouteResponse {
+        let bytes = try call(IsolationProtocol.routeIndex, interfaceID: Services.Router.id, method: pattern,
+                             encoded: RouteWire.request(request, match: match))
+        guard let response = RouteWire.response(from: bytes) else {
+            throw IsolatedCallError(.pluginProtocol, pluginID: pluginID, message: "the response of its route '\(pattern)' does not decode")
+        }
+        return response
     }
 
     private enum Answer {
@@ -300,16 +327,10 @@ final class IsolatedPlugin: Sendable {
         weak var plugin: IsolatedPlugin?
     }
 
-    private func answer(_ index: UInt32, interfaceID: String, method: String, arguments: some Encodable) throws(IsolatedCallError) -> Answer {
+    private func answer(_ index: UInt32, interfaceID: String, method: String, encoded: [UInt8]) throws(IsolatedCallError) -> Answer {
         let policy = launch.policies[interfaceID] ?? .standard
         let limit = IsolatedCallPolicy.deadlineOverride ?? policy.deadline
         let method = Array(method.utf8.prefix(Int(UInt16.max)))
-        let encoded: [UInt8]
-        do {
-            encoded = try CompactEncoder().encode(arguments)
-        } catch {
-            throw IsolatedCallError(.pluginThrew, pluginID: pluginID, message: "the arguments of \(String(decoding: method, as: UTF8.self)) cannot be encoded: \(error)")
-        }
         // The host's own mistake: refused before the child sees it, and not a crash.
         guard encoded.count + method.count + 64 <= IsolationProtocol.maximumFrame else {
             throw IsolatedCallError(.callTooLarge, pluginID: pluginID,
@@ -370,6 +391,9 @@ final class IsolatedPlugin: Sendable {
         case .reply?: return .reply(frame.payload)
         case .threw?:
             throw IsolatedCallError(.pluginThrew, pluginID: pluginID, message: "its provider threw: \(TerminalText.escaped(String(decoding: frame.payload, as: UTF8.self)))")
+        case .replyTooLarge?:
+            throw IsolatedCallError(.callTooLarge, pluginID: pluginID,
+                message: "\(TerminalText.escaped(String(decoding: frame.payload, as: UTF8.self))); nothing was sent, and the child goes on")
         case .unknownMethod?:
             throw IsolatedCallError(.pluginThrew, pluginID: pluginID, message: "its provider has no requirement '\(TerminalText.escaped(String(decoding: method, as: UTF8.self)))' (the child's interface is older than the host's)")
         default:
@@ -414,6 +438,8 @@ final class IsolatedPlugin: Sendable {
     /// This generation's provider at `index` of `previous`: the same
     /// interface, the same place among that interface's providers.
     func index(matching index: UInt32, of previous: IsolatedPlugin) throws(IsolatedCallError) -> UInt32 {
+        // A route's call names its route by pattern, in any generation.
+        if index == IsolationProtocol.routeIndex { return index }
         let old = previous.state.withLock { $0.provided }
         let new = state.withLock { $0.provided }
         guard Int(index) < old.count else { throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "its host stopped it") }

@@ -5,9 +5,11 @@
 /// a kind byte, an 8-byte sequence number and the payload. Structured
 /// payloads are ``CompactEncoder`` bytes; a call's are its provider index,
 /// method and argument bytes, so the child decodes no header it need not.
+/// A route's call has provider index ``routeIndex`` and the route's
+/// pattern for its method, its bytes ``RouteWire``'s.
 enum IsolationProtocol {
     /// Raised when either side's messages change shape.
-    static let version = 3
+    static let version = 4
     /// The largest frame either side accepts (a bigger one is a protocol
     /// violation: the child is killed). Above the 1 MiB calls the bench makes.
     static let maximumFrame = 64 << 20
@@ -19,9 +21,14 @@ enum IsolationProtocol {
         case cancel = 5
         // Child to host.
         case started = 10, startFailed = 11, reply = 12, threw = 13, unknownMethod = 14, state = 15
-        // Host to child, on the storage answers' pipe (``StorageRelay``).
-        case storageAnswer = 16
+        // Host to child, on the relay answers' pipe (``HostRelay``).
+        case relayAnswer = 16
+        /// Child to host: the reply is over ``maximumFrame``; not sent.
+        case replyTooLarge = 17
     }
+
+    /// The provider index of a call for one of the plugin's routes.
+    static let routeIndex = UInt32.max
 
     /// What the child must load and how, checked before any plugin code runs.
     struct StartRequest: Codable, Sendable {

@@ -10,7 +10,12 @@ extension Lifecycle {
     /// there with the host's overrides; storage opens the plugin's own folder
     /// with the host's quota, under the same lock and usage record; events
     /// cross both ways, asynchronously).
-    static let servicesThatCross: Set<String> = [Services.Logging.id, Services.Configuration.id, Services.Storage.id, Services.Events.id]
+    /// The router registers an isolated plugin's routes in the host's table
+    /// and serves them by calling the child (routes registered with
+    /// `Router.serve`, whose requests and responses are values).
+    static let servicesThatCross: Set<String> = [
+        Services.Logging.id, Services.Configuration.id, Services.Storage.id, Services.Events.id, Services.Router.id,
+    ]
 
     /// Whether plugin `id` runs in a child process, and with which limits.
     func isolation(of id: String) -> PluginIsolation? {
@@ -81,7 +86,11 @@ extension Lifecycle {
             program: scanner.program, environmentNames: scanner.environment, extraEnvironment: extraEnvironment,
             request: request, crossings: crossings, policies: policies, budget: configuration.isolation.restartBudget,
             startTimeout: configuration.isolation.startTimeout, logSink: services.logSink, report: services.report,
-            events: configuration.observability.isolationEvents, eventHub: services.events)
+            events: configuration.observability.isolationEvents, eventHub: services.events,
+            registerRoute: { [services] pattern, handler throws(ServiceError) in
+                try PluginRouter(table: services.routes, owner: ServiceOwner(pluginID: scan.id, generation: generation), report: services.report)
+                    .register(pattern, handler)
+            })
         let id = scan.id
         let slots: CallSlots, restarting: CallSlots
         switch (CallSlots.make(count: isolation.limits.callsInFlight), CallSlots.make()) {

@@ -68,7 +68,7 @@ extension SandboxPolicy {
     /// (the interface libraries are copied beside it; the host sends it its
     /// own settings, so not the settings file),
     /// its own storage folder, read-only (made here; the host makes its
-    /// writes, ``StorageRelay``), what `confinement` grants, and its limits.
+    /// writes, ``HostRelay``), what `confinement` grants, and its limits.
     static func child(
         _ confinement: PluginSandbox, copy: String, storage: FileKeyValueStore?,
         limits: PluginIsolation.Limits

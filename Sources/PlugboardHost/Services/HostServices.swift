@@ -22,6 +22,9 @@ final class HostServices: Sendable {
     /// The store a plugin gets around its folder's (nil: that one); a
     /// sandboxed child's sends its writes to the host.
     private let makeStore: (@Sendable (FileKeyValueStore) -> any KeyValueStore)?
+    /// The router a plugin gets (nil: the host's table); an isolated
+    /// plugin's child gives one that registers in the host's.
+    private let makeRouter: (@Sendable (ServiceOwner) -> any Router)?
     private var diagnostics: DiagnosticLog { diagnosticLog }
     /// Reaches the lifecycle for ``Services/Extensions`` (nil in an isolated child).
     private let activator: (any PluginActivating)?
@@ -30,8 +33,10 @@ final class HostServices: Sendable {
         configuration: HostSettings, dataDirectory: String?, logSink: LogSink, storageQuota: StorageQuota = StorageQuota(),
         diagnostics: DiagnosticLog = DiagnosticLog(), activator: (any PluginActivating)? = nil,
         makeEventBus: (@Sendable (EventHub, ServiceOwner) -> any EventBus)? = nil,
-        makeStore: (@Sendable (FileKeyValueStore) -> any KeyValueStore)? = nil
+        makeStore: (@Sendable (FileKeyValueStore) -> any KeyValueStore)? = nil,
+        makeRouter: (@Sendable (ServiceOwner) -> any Router)? = nil
     ) {
+        self.makeRouter = makeRouter
         self.makeEventBus = makeEventBus
         self.makeStore = makeStore
         self.activator = activator
@@ -100,7 +105,7 @@ final class HostServices: Sendable {
             case Services.Events.id:
                 granted[service] = Self.grant(Services.Events.self, makeEventBus?(events, owner) ?? PluginEventBus(hub: events, owner: owner).directEventBus())
             case Services.Router.id:
-                granted[service] = Self.grant(Services.Router.self, PluginRouter(table: routes, owner: owner, report: report))
+                granted[service] = Self.grant(Services.Router.self, makeRouter?(owner) ?? PluginRouter(table: routes, owner: owner, report: report))
             case Services.Extensions.id:
                 if let activator {
                     granted[service] = Self.grant(Services.Extensions.self, PluginExtensionLookup(activator: activator))

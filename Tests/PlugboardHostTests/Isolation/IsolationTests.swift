@@ -425,7 +425,7 @@ import Glibc
     @Test func pluginsWhosePointsOrServicesCannotCrossAreRefused() throws {
         let dir = try TemporaryDirectory()
         try dir.copy(Fixtures.library("CouponRival"), as: "rival.so")
-        try dir.copy(Fixtures.library("LazyRoute"), as: "route.so")
+        try dir.copy(Fixtures.library("ExtPublisher"), as: "publisher.so")
         var configuration = PluginHost.Configuration(pluginsDirectory: dir.path, cacheDirectory: dir.file("cache"))
         configuration.isolation.others = .isolated
         let host = PluginHost(configuration: configuration)
@@ -438,7 +438,7 @@ import Glibc
         #expect(codes.values.contains("isolation-unsupported-point"))
         #expect(codes.values.contains("isolation-unsupported-service"))
         let reason = host.records.first { $0.code == "isolation-unsupported-service" }?.reason ?? ""
-        #expect(reason.contains("plugboard.router"))
+        #expect(reason.contains("plugboard.extensions"))
     }
 }
 

@@ -137,6 +137,12 @@ public final class PluginHarness: Sendable {
         try services.router.navigate(to: path)
     }
 
+    /// Answers `request` by a route the plugin registered with
+    /// ``Router/serve(_:_:)``, as a host's server would. (SDK 2.3)
+    public func respond(to request: RouteRequest) throws -> RouteResponse {
+        try services.router.respond(to: request)
+    }
+
     /// The route patterns the plugin registered.
     public var routes: [String] { services.router.routes.withLock { $0.map(\.pattern) } }
 

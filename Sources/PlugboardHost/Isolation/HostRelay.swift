@@ -5,17 +5,22 @@ import Synchronization
 import Glibc
 #endif
 
-/// A sandboxed child's storage writes, made by the host: the child's
-/// storage folder is read-only to it, so a plain `write(2)` cannot pass the
-/// quota or fill the disk. The child reads its folder itself.
+/// What a child asks the host to do and waits for: a sandboxed child's
+/// storage writes (its folder is read-only to it, so a plain `write(2)`
+/// cannot pass the quota or fill the disk) and a route registration (the
+/// host's table decides conflicts, and serves the route by calling the child).
 ///
-/// A write goes to the host as a notice (the pipe a host thread reads all
+/// A request goes to the host as a notice (the pipe a host thread reads all
 /// the time, so it works during a call, an event handler or the plugin's
 /// own threads alike) and its answer comes back on a pipe of its own, as a
 /// ``FrameChannel`` frame whose sequence is the request's.
-enum StorageRelay {
+enum HostRelay {
     struct Request: Codable, Sendable {
-        enum Operation: String, Codable, Sendable { case set, remove }
+        enum Operation: String, Codable, Sendable {
+            case set, remove
+            /// Register the route whose pattern is `key`.
+            case route
+        }
         /// Its answer's frame sequence: a late answer to an earlier request
         /// (one that timed out) is never taken for this one's.
         var sequence: UInt64
@@ -39,15 +44,16 @@ enum StorageRelay {
         var error: ServiceError? { code.map { ServiceError(ServiceError.Code($0), message ?? "", path: path) } }
     }
 
-    /// How long a child waits for the host's answer before the write fails.
+    /// How long a child waits for the host's answer before the request fails.
     static let answerTimeout = Duration.seconds(30)
 
-    /// The host's side: makes `request` in `store`.
+    /// The host's side: makes storage `request` in `store`.
     static func perform(_ request: Request, in store: FileKeyValueStore) -> Answer {
         do {
             switch request.operation {
             case .set: try store.set(request.value, for: request.key)
             case .remove: try store.removeValue(for: request.key)
+            case .route: return Answer(ServiceError(.serviceUnavailable, "not a storage request"))
             }
             return Answer(nil)
         } catch {
@@ -60,23 +66,46 @@ enum StorageRelay {
     /// raises SIGPIPE).
     static func send(_ answer: Answer, to request: Request, on answers: FrameChannel) {
         let payload = (try? CompactEncoder().encode(answer)) ?? []
-        _ = answers.sendIfRoom(IsolationProtocol.Kind.storageAnswer.rawValue, sequence: request.sequence) { $0 += payload }
+        _ = answers.sendIfRoom(IsolationProtocol.Kind.relayAnswer.rawValue, sequence: request.sequence) { $0 += payload }
+    }
+
+    /// The child's side: one request at a time, each waiting for its answer.
+    final class Asker: Sendable {
+        let notices: ChildNoticeWriter
+        /// Read only under `asking`: one reader at a time, as FrameChannel asks.
+        private let answers: FrameChannel
+        /// One request in flight, and the last request's number.
+        private let asking = Mutex<UInt64>(0)
+
+        init(notices: ChildNoticeWriter, answers: FrameChannel) {
+            self.notices = notices
+            self.answers = answers
+        }
+
+        /// The host's answer; nil when it did not answer in time.
+        func ask(_ operation: Request.Operation, _ key: String, _ value: [UInt8] = []) -> Answer? {
+            asking.withLock { sequence -> Answer? in
+                sequence += 1
+                notices.send(.relay(Request(sequence: sequence, operation: operation, key: key, value: value)))
+                // Answers to earlier requests that timed out come first: skipped.
+                let deadline = ContinuousClock.now + HostRelay.answerTimeout
+                while let frame = try? answers.receive(until: deadline) {
+                    if frame.sequence == sequence { return try? CompactDecoder().decode(Answer.self, from: frame.payload) }
+                }
+                return nil
+            }
+        }
     }
 }
 
 /// The child's store when sandboxed: reads from its folder, writes through the host.
 final class RelayedKeyValueStore: KeyValueStore {
     let local: FileKeyValueStore
-    let notices: ChildNoticeWriter
-    /// Read only under `writing`: one reader at a time, as FrameChannel asks.
-    let answers: FrameChannel
-    /// One write in flight, and the last request's number.
-    private let writing = Mutex<UInt64>(0)
+    let host: HostRelay.Asker
 
-    init(local: FileKeyValueStore, notices: ChildNoticeWriter, answers: FrameChannel) {
+    init(local: FileKeyValueStore, host: HostRelay.Asker) {
         self.local = local
-        self.notices = notices
-        self.answers = answers
+        self.host = host
     }
 
     func value(for key: String) throws(ServiceError) -> [UInt8]? { try local.value(for: key) }
@@ -90,18 +119,8 @@ final class RelayedKeyValueStore: KeyValueStore {
         try relay(.remove, key, [])
     }
 
-    private func relay(_ operation: StorageRelay.Request.Operation, _ key: String, _ value: [UInt8]) throws(ServiceError) {
-        let answer = writing.withLock { sequence -> StorageRelay.Answer? in
-            sequence += 1
-            notices.send(.storage(StorageRelay.Request(sequence: sequence, operation: operation, key: key, value: value)))
-            // Answers to earlier requests that timed out come first: skipped.
-            let deadline = ContinuousClock.now + StorageRelay.answerTimeout
-            while let frame = try? answers.receive(until: deadline) {
-                if frame.sequence == sequence { return try? CompactDecoder().decode(StorageRelay.Answer.self, from: frame.payload) }
-            }
-            return nil
-        }
-        guard let answer else {
+    private func relay(_ operation: HostRelay.Request.Operation, _ key: String, _ value: [UInt8]) throws(ServiceError) {
+        guard let answer = host.ask(operation, key, value) else {
             throw ServiceError(.storageNotWritable, "the host did not answer this sandboxed plugin's storage write", path: local.directory)
         }
         if let error = answer.error { throw error }

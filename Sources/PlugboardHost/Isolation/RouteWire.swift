@@ -1,0 +1,65 @@
+@_spi(PlugboardHost) import Plugboard
+
+/// A route's request and response as they cross to and from a child: a
+/// 4-byte little-endian length, a compact-coded head (all but the body),
+/// then the body's bytes as they are, so a large body is copied once, not
+/// coded byte by byte.
+enum RouteWire {
+    /// The request without its body, with the host's match of the path.
+    private struct RequestHead: Codable {
+        var parameterNames: [String]
+        var parameterValues: [String]
+        var method: String
+        var path: String
+        var parameters: [String: String]
+        var headers: [RouteHeader]
+    }
+
+    private struct ResponseHead: Codable {
+        var status: Int
+        var headers: [RouteHeader]
+    }
+
+    static func request(_ request: RouteRequest, match: RouteMatch) -> [UInt8] {
+        frame(RequestHead(
+            parameterNames: match.parameterNames, parameterValues: match.parameterValues,
+            method: request.method, path: request.path, parameters: request.parameters, headers: request.headers), body: request.body)
+    }
+
+    /// The request, and the match it carries for `pattern`; nil when the bytes are not a request.
+    static func request(from bytes: ArraySlice<UInt8>, pattern: String) -> (RouteMatch, RouteRequest)? {
+        guard let (head, body) = split(bytes, as: RequestHead.self), head.parameterNames.count == head.parameterValues.count else { return nil }
+        let match = RouteMatch(path: head.path, pattern: pattern, parameterNames: head.parameterNames, parameterValues: head.parameterValues)
+        return (match, RouteRequest(method: head.method, path: head.path, parameters: head.parameters, headers: head.headers, body: Array(body)))
+    }
+
+    static func response(_ response: RouteResponse) -> [UInt8] {
+        frame(ResponseHead(status: response.status, headers: response.headers), body: response.body)
+    }
+
+    static func response(from bytes: ArraySlice<UInt8>) -> RouteResponse? {
+        guard let (head, body) = split(bytes, as: ResponseHead.self) else { return nil }
+        return RouteResponse(status: head.status, headers: head.headers, body: Array(body))
+    }
+
+    private static func frame(_ head: some Encodable, body: [UInt8]) -> [UInt8] {
+        // Strings and integers only: the compact encoder cannot fail on them.
+        let encoded = (try? CompactEncoder().encode(head)) ?? []
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(4 + encoded.count + body.count)
+        withUnsafeBytes(of: UInt32(encoded.count).littleEndian) { bytes += $0 }
+        bytes += encoded
+        bytes += body
+        return bytes
+    }
+
+    private static func split<Head: Decodable>(_ bytes: ArraySlice<UInt8>, as type: Head.Type) -> (Head, ArraySlice<UInt8>)? {
+        guard bytes.count >= 4 else { return nil }
+        let base = bytes.startIndex
+        let length = Int(bytes[base]) | Int(bytes[base + 1]) << 8 | Int(bytes[base + 2]) << 16 | Int(bytes[base + 3]) << 24
+        guard length <= bytes.count - 4, let head = try? CompactDecoder().decode(type, from: Array(bytes[(base + 4)..<(base + 4 + length)])) else {
+            return nil
+        }
+        return (head, bytes[(base + 4 + length)...])
+    }
+}
