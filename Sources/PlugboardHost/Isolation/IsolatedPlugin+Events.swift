@@ -104,7 +104,8 @@ extension IsolatedPlugin {
     /// room. Throws (a failed delivery, with a diagnostic) when the child is
     /// down or the queue is full.
     func deliver(_ payload: EventPayload) throws(IsolatedCallError) {
-        guard let child = state.withLock({ $0.phase == .running ? $0.child : nil }) else {
+        // One child of a pool takes it: the first running, so that events keep their order while it lives.
+        guard let child = state.withLock({ state in state.phase == .running ? state.children.lazy.compactMap { $0 }.first : nil }) else {
             throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "its child is not running; the event was not delivered")
         }
         let json: [UInt8]

@@ -12,6 +12,9 @@ extension IsolatedPlugin {
     /// The plugin's saved state, for a hot reload; a failure says why there
     /// is none (`plugin-threw`: it does not adopt ReloadableState, or saving threw).
     func savedState() -> Result<[UInt8], IsolatedCallError> {
+        guard !pooled else {
+            return .failure(IsolatedCallError(.pluginThrew, pluginID: pluginID, message: "a pool of children hands over no state (each child has its own)"))
+        }
         // Calls in flight get the stop's grace to finish, not more: the
         // reload (which holds the host's lifecycle) goes on without the state.
         guard slots.acquire(slots.count, until: .now + Self.stopGrace) else {
@@ -20,7 +23,7 @@ extension IsolatedPlugin {
         defer { slots.release(slots.count) }
         // The child's own time starts once it has the channel to itself.
         let deadline = ContinuousClock.now + (launch.policies.values.map(\.deadline).max() ?? IsolatedCallPolicy.standard.deadline)
-        guard let child = state.withLock({ $0.phase == .running ? $0.child : nil }) else {
+        guard let child = state.withLock({ $0.phase == .running ? $0.children[0] : nil }) else {
             return .failure(IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "its child is not running"))
         }
         do {
@@ -39,7 +42,7 @@ extension IsolatedPlugin {
         }
     }
 
-    /// Stops the child: end of its request stream (it deactivates the plugin
+    /// Stops the child (each of a pool): end of its request stream (it deactivates the plugin
     /// and exits) once the calls in flight are answered, killed after
     /// `grace`. A call still in flight then fails with `plugin-unavailable`
     /// or `plugin-crashed`, never silently.
@@ -50,14 +53,16 @@ extension IsolatedPlugin {
         }
         if slots.acquire(slots.count, until: .now + grace) {
             defer { slots.release(slots.count) }
-            if let child = state.withLock({ state in defer { state.child = nil }; return state.child }) {
-                child.stop(grace: grace)
+            let children = state.withLock { state in
+                defer { state.children = state.children.map { _ in nil } }
+                return state.children.compactMap { $0 }
             }
+            for child in children { child.stop(grace: grace) }
         } else {
             // Calls still run (hung, maybe): kill the child; those calls
             // see its channel close. Reaped and closed here too, in case
             // they finished meanwhile (the close waits for a reader).
-            if let child = state.withLock({ $0.child }) {
+            for child in state.withLock({ $0.children.compactMap { $0 } }) {
                 child.kill()
                 child.reap()
                 child.closeChannel()

@@ -34,11 +34,15 @@ final class IsolatedPlugin: Sendable {
     }
 
     enum Phase: String {
-        case notStarted = "not-started", running, down, quarantined, stopped
+        case notStarted = "not-started", running, quarantined, stopped
     }
 
     struct State {
-        var child: IsolatedChildProcess?
+        /// One per child of its pool (``PluginIsolation/children``); nil:
+        /// that child is down (it crashed; it restarts).
+        var children: [IsolatedChildProcess?]
+        /// Calls each child has in flight, for a pool: a call goes to the least loaded.
+        var load: [Int]
         var phase = Phase.notStarted
         var crashes: [ContinuousClock.Instant] = []
         var restarts = 0
@@ -67,11 +71,15 @@ final class IsolatedPlugin: Sendable {
     let path: String
     let generation: Int
     let launch: Launch
-    /// One per call in flight; a stop or a state save takes them all.
+    /// One per call in flight (the limit times the pool's children); a
+    /// stop or a state save takes them all.
     let slots: CallSlots
-    /// Held while a child starts: one start or restart at a time.
-    let restarting: CallSlots
-    let state = Mutex(State())
+    /// Held while a child starts, one per child of the pool: one start or
+    /// restart of each at a time.
+    let restarting: [CallSlots]
+    /// Whether it runs in more than one child.
+    var pooled: Bool { restarting.count > 1 }
+    let state: Mutex<State>
     /// Calls and failures, for ``PluginHost/snapshot()``.
     let counts = CallCounts()
     /// Events the child subscribed to (once each, across restarts).
@@ -91,11 +99,12 @@ final class IsolatedPlugin: Sendable {
     let onAvailability: @Sendable (Bool) -> Void
 
     init(
-        pluginID: String, path: String, generation: Int, launch: Launch, slots: CallSlots, restarting: CallSlots,
+        pluginID: String, path: String, generation: Int, launch: Launch, slots: CallSlots, restarting: [CallSlots],
         onQuarantine: @escaping @Sendable (Quarantine) -> Void, onAvailability: @escaping @Sendable (Bool) -> Void
     ) {
         self.slots = slots
         self.restarting = restarting
+        state = Mutex(State(children: Array(repeating: nil, count: restarting.count), load: Array(repeating: 0, count: restarting.count)))
         self.pluginID = pluginID
         self.path = path
         self.generation = generation
@@ -106,9 +115,12 @@ final class IsolatedPlugin: Sendable {
 
     var status: IsolationStatus {
         state.withLock { state in
+            let running = state.phase == .running ? state.children.compactMap { $0?.pid } : []
             var status = IsolationStatus(
-                mode: launch.request.sandbox == nil ? "isolated" : "sandboxed", state: state.phase.rawValue,
-                pid: state.phase == .running ? state.child?.pid : nil, restarts: state.restarts)
+                mode: launch.request.sandbox == nil ? "isolated" : "sandboxed",
+                state: state.phase == .running && running.isEmpty ? "down" : state.phase.rawValue,
+                pid: running.first, restarts: state.restarts)
+            if pooled { status.pool = running }
             if let needed = launch.request.sandbox?.needed, let report = state.sandbox {
                 status.sandbox = SandboxStatus(report, needed: needed)
             }
@@ -125,41 +137,58 @@ final class IsolatedPlugin: Sendable {
     /// providers to register (proxies), with the state note of a handover.
     func start(state handedOver: [UInt8]? = nil) -> Result<(providers: [RegisteredProvider], stateNote: String?), PluginLoadError> {
         let deadline = ContinuousClock.now + launch.startTimeout
-        guard restarting.acquire(until: deadline) else {
+        guard restarting[0].acquire(until: deadline) else {
             return .failure(.isolationFailed(path: path, code: .pluginTimeout, reason: "its child could not be started in time"))
         }
-        defer { restarting.release() }
-        switch startChild(until: deadline, state: handedOver) {
-        case let .success((child, reply)):
-            state.withLock { state in
-                state.child = child
-                state.phase = .running
-                state.provided = reply.providers
-                state.sandbox = reply.sandbox
-            }
-            announce(.started, pid: child.pid, "its child process \(child.pid) started")
-            var providers: [RegisteredProvider] = []
-            for (index, provided) in reply.providers.enumerated() {
-                guard let crossing = launch.crossings[provided.interfaceID] else { continue }
-                let remote = IsolatedProviderEnd(plugin: self, index: UInt32(index), interfaceID: provided.interfaceID)
-                do {
-                    providers.append(RegisteredProvider(
-                        pluginID: pluginID, generation: generation, interfaceID: provided.interfaceID,
-                        provider: try crossing.makeProxy(remote, provided.profile[...])))
-                } catch {
-                    // No call can reach it yet: stop the child directly.
-                    state.withLock { state in
-                        state.child = nil
-                        state.phase = .stopped
-                    }
-                    child.stop(grace: Self.stopGrace)
-                    return .failure(.isolationFailed(path: path, code: .pluginProtocol, reason: "the profile of its \(provided.interfaceID) provider does not decode: \(error)"))
+        defer { restarting[0].release() }
+        // Each child of a pool starts as the first did, fresh: a pool
+        // hands over no state (each child would have its own).
+        var children: [IsolatedChildProcess] = []
+        var first: IsolationProtocol.StartReply?
+        for member in restarting.indices {
+            switch startChild(until: deadline, state: pooled ? nil : handedOver) {
+            case let .success((child, reply)):
+                children.append(child)
+                if let first, reply.providers.map(\.interfaceID) != first.providers.map(\.interfaceID) || reply.providers.map(\.profile) != first.providers.map(\.profile) {
+                    children.forEach { $0.stop(grace: .zero) }
+                    return .failure(.isolationFailed(path: path, code: .pluginProtocol,
+                        reason: "child \(member + 1) of its pool provides \(reply.providers.map(\.interfaceID)) with other profiles or in another order than the first (\(first.providers.map(\.interfaceID))); its contributions() must be the same on every start"))
                 }
+                if first == nil { first = reply }
+            case let .failure(error):
+                children.forEach { $0.stop(grace: .zero) }
+                return .failure(error.loadError(path: path))
             }
-            return .success((providers, reply.stateNote))
-        case let .failure(error):
-            return .failure(error.loadError(path: path))
         }
+        guard let reply = first else { return .failure(.isolationFailed(path: path, code: .pluginCrashed, reason: "its pool has no child")) }
+        state.withLock { state in
+            state.children = children
+            state.phase = .running
+            state.provided = reply.providers
+            state.sandbox = reply.sandbox
+        }
+        let pids = children.map { String($0.pid) }.joined(separator: ", ")
+        announce(.started, pid: children[0].pid, pooled ? "its pool of \(children.count) child processes (\(pids)) started" : "its child process \(pids) started")
+        var providers: [RegisteredProvider] = []
+        for (index, provided) in reply.providers.enumerated() {
+            guard let crossing = launch.crossings[provided.interfaceID] else { continue }
+            let remote = IsolatedProviderEnd(plugin: self, index: UInt32(index), interfaceID: provided.interfaceID)
+            do {
+                providers.append(RegisteredProvider(
+                    pluginID: pluginID, generation: generation, interfaceID: provided.interfaceID,
+                    provider: try crossing.makeProxy(remote, provided.profile[...])))
+            } catch {
+                // No call can reach it yet: stop the children directly.
+                state.withLock { state in
+                    state.children = state.children.map { _ in nil }
+                    state.phase = .stopped
+                }
+                children.forEach { $0.stop(grace: Self.stopGrace) }
+                return .failure(.isolationFailed(path: path, code: .pluginProtocol, reason: "the profile of its \(provided.interfaceID) provider does not decode: \(error)"))
+            }
+        }
+        let note = pooled && handedOver != nil ? "a pool of children hands over no state: each child starts fresh" : reply.stateNote
+        return .success((providers, note))
     }
 
     /// Spawns a child and runs the handshake; the child is killed on failure.
@@ -351,10 +380,21 @@ final class IsolatedPlugin: Sendable {
         }
         let child: IsolatedChildProcess
         switch try runningChild() {
-        case let .child(running): child = running
+        case let .child(member, running):
+            child = running
+            if pooled {
+                state.withLock { $0.load[member] += 1 }
+                defer { state.withLock { $0.load[member] -= 1 } }
+                return try exchange(with: child, index: index, method: method, encoded: encoded, limit: limit)
+            }
         case let .replaced(successor):
             return .forward(successor, try successor.index(matching: index, of: self))
         }
+        return try exchange(with: child, index: index, method: method, encoded: encoded, limit: limit)
+    }
+
+    /// Sends one call to `child` and waits for its reply.
+    private func exchange(with child: IsolatedChildProcess, index: UInt32, method: [UInt8], encoded: [UInt8], limit: Duration) throws(IsolatedCallError) -> Answer {
         // The child's own time starts now: time spent waiting for a slot or
         // a restart never counts against a healthy child.
         let deadline = ContinuousClock.now + limit
@@ -402,37 +442,57 @@ final class IsolatedPlugin: Sendable {
     }
 
     private enum Running {
-        case child(IsolatedChildProcess)
+        /// The child of the pool's `member` (0 when there is no pool).
+        case child(member: Int, IsolatedChildProcess)
         case replaced(by: IsolatedPlugin)
     }
 
-    /// The running child, or a new one (a restart) when the last crashed;
-    /// or the generation that replaced this one.
+    /// The running child (in a pool, the least loaded), or a new one (a
+    /// restart) when all are down; or the generation that replaced this one.
     private func runningChild() throws(IsolatedCallError) -> Running {
-        if let running = try current() { return running }
+        let member: Int
+        switch try current() {
+        case let .running(running): return running
+        case let .down(down): member = down
+        }
         let attempts = state.withLock { $0.restartAttempts }
         // One restart at a time: the others wait for it and use its child,
         // or its failure.
-        guard restarting.acquire(until: .now + launch.startTimeout) else {
+        guard restarting[member].acquire(until: .now + launch.startTimeout) else {
             throw IsolatedCallError(.pluginTimeout, pluginID: pluginID, message: "its child did not restart within \(launch.startTimeout)")
         }
-        defer { restarting.release() }
-        if let running = try current() { return running }
+        defer { restarting[member].release() }
+        if case let .running(running) = try current() { return running }
         if let failure = state.withLock({ $0.restartAttempts != attempts ? $0.lastRestartFailure : nil }) { throw failure }
-        return .child(try restart())
+        return .child(member: member, try restart(member))
     }
 
-    /// The running child; nil when it is down (a restart may start one).
-    private func current() throws(IsolatedCallError) -> Running? {
-        let (phase, child, successor) = state.withLock { ($0.phase, $0.child, $0.successor) }
-        switch phase {
-        case .running: return child.map(Running.child)
-        case .down: return nil
-        case .stopped where successor != nil: return .replaced(by: successor!)
-        case .quarantined, .stopped, .notStarted:
-            throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID,
-                message: phase == .quarantined ? "it is quarantined: it crashed more often than its restart budget allows" : "its host stopped it")
+    private enum Current {
+        case running(Running)
+        /// Every child is down: this one restarts.
+        case down(member: Int)
+    }
+
+    private func current() throws(IsolatedCallError) -> Current {
+        let (phase, found) = state.withLock { state -> (Phase, Current?) in
+            switch state.phase {
+            case .running:
+                var best: Int?
+                for member in state.children.indices where state.children[member] != nil {
+                    if let chosen = best, state.load[chosen] <= state.load[member] { continue }
+                    best = member
+                }
+                guard let best, let child = state.children[best] else { return (.running, .down(member: 0)) }
+                return (.running, .running(.child(member: best, child)))
+            case .stopped:
+                return (.stopped, state.successor.map { .running(.replaced(by: $0)) })
+            case .quarantined, .notStarted:
+                return (state.phase, nil)
+            }
         }
+        if let found { return found }
+        throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID,
+            message: phase == .quarantined ? "it is quarantined: it crashed more often than its restart budget allows" : "its host stopped it")
     }
 
     /// This generation's provider at `index` of `previous`: the same
@@ -453,23 +513,24 @@ final class IsolatedPlugin: Sendable {
         return UInt32(matching[place])
     }
 
-    /// A new child after a crash (the caller holds ``restarting``). It must
-    /// provide what the first one did, in the same order, and the plugin
-    /// must not have been stopped or quarantined meanwhile.
-    private func restart() throws(IsolatedCallError) -> IsolatedChildProcess {
+    /// A new child for the pool's `member` after a crash (the caller holds
+    /// its ``restarting``). It must provide what the first one did, in the
+    /// same order, and the plugin must not have been stopped or quarantined
+    /// meanwhile.
+    private func restart(_ member: Int) throws(IsolatedCallError) -> IsolatedChildProcess {
         switch startChild(until: .now + launch.startTimeout, state: nil) {
         case let .success((child, reply)):
-            let (restarts, phase, provided) = state.withLock { state -> (Int, Phase, [IsolationProtocol.StartReply.Provider]) in
-                guard state.phase == .down else { return (0, state.phase, state.provided) }
-                state.child = child
-                state.phase = .running
+            let (restarts, taken, wasAllDown, provided) = state.withLock { state -> (Int, Bool, Bool, [IsolationProtocol.StartReply.Provider]) in
+                guard state.phase == .running, state.children[member] == nil else { return (0, false, false, state.provided) }
+                let wasAllDown = state.children.allSatisfy { $0 == nil }
+                state.children[member] = child
                 state.restarts += 1
                 state.failedRestarts = 0
                 state.lastRestartFailure = nil
                 state.sandbox = reply.sandbox
-                return (state.restarts, .running, state.provided)
+                return (state.restarts, true, wasAllDown, state.provided)
             }
-            guard phase == .running else {
+            guard taken else {
                 // Stopped or quarantined while it started: this child is nobody's.
                 child.stop(grace: .zero)
                 throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "its host stopped it while it restarted")
@@ -480,12 +541,12 @@ final class IsolatedPlugin: Sendable {
                 throw violation(child, "after a restart it provides \(reply.providers.map(\.interfaceID)) with other profiles or in another order than its first start (\(provided.map(\.interfaceID))); proxies address providers by position, so its contributions() must be the same on every start")
             }
             // Shown again before anyone hears of the restart.
-            if failsOpen { onAvailability(true) }
+            if failsOpen && wasAllDown { onAvailability(true) }
             announce(.restarted, pid: child.pid, "restarted as process \(child.pid) (restart \(restarts))")
             return child
         case let .failure(failure):
             state.withLock { $0.failedRestarts += 1 }
-            let error = recordCrash(nil, failure.callError(for: pluginID))
+            let error = recordCrash(nil, member: member, failure.callError(for: pluginID))
             state.withLock { state in
                 state.restartAttempts += 1
                 state.lastRestartFailure = error
@@ -494,16 +555,18 @@ final class IsolatedPlugin: Sendable {
         }
     }
 
-    /// Restarts a fail-open plugin's child in the background after a crash.
-    private func restartInBackground() {
+    /// Restarts the pool's `member` in the background after a crash: a
+    /// fail-open plugin's child, or any child of a pool (the others serve
+    /// meanwhile).
+    private func restartInBackground(_ member: Int) {
         let failed = state.withLock { $0.failedRestarts }
         startDetachedThread { [self] in
             // Backs off while restarts keep failing: 0.1 s, 0.2 s, ... up to 30 s.
             if failed > 0 { usleep(useconds_t(min(30_000_000, 100_000 << min(failed - 1, 9)))) }
-            guard restarting.acquire(until: .now + launch.startTimeout) else { return }
-            defer { restarting.release() }
-            guard state.withLock({ $0.phase }) == .down else { return }
-            _ = try? restart()
+            guard restarting[member].acquire(until: .now + launch.startTimeout) else { return }
+            defer { restarting[member].release() }
+            guard state.withLock({ $0.phase == .running && $0.children[member] == nil }) else { return }
+            _ = try? restart(member)
         }
     }
 
@@ -531,21 +594,24 @@ final class IsolatedPlugin: Sendable {
 
     /// Counts a crash against the budget: the plugin is down (restarted on
     /// the next call), or quarantined once over budget. Returns `error`.
-    func recordCrash(_ child: IsolatedChildProcess?, _ error: IsolatedCallError) -> IsolatedCallError {
+    func recordCrash(_ child: IsolatedChildProcess?, member: Int? = nil, _ error: IsolatedCallError) -> IsolatedCallError {
         // Claimed under the lock before the child is reaped: a call that sees
         // the end this kill causes must not count it first, with its reason.
         let now = ContinuousClock.now
-        let (stopped, counted, quarantined, count) = state.withLock { state -> (Bool, Bool, Bool, Int) in
-            guard state.phase != .stopped, state.phase != .quarantined else { return (true, false, false, 0) }
+        let (stopped, counted, quarantined, count, crashed, allDown) = state.withLock { state -> (Bool, Bool, Bool, Int, Int, Bool) in
+            guard state.phase != .stopped, state.phase != .quarantined else { return (true, false, false, 0, 0, false) }
             // Every call in flight on a child that died sees it die: the
             // first to tell counts the crash, once.
+            var crashed = member ?? 0
             if let child {
-                guard state.child === child else { return (false, false, false, 0) }
-                state.child = nil
+                guard let index = state.children.firstIndex(where: { $0 === child }) else { return (false, false, false, 0, 0, false) }
+                state.children[index] = nil
+                crashed = index
             }
+            // The budget is the plugin's, whichever child crashed.
             state.crashes = state.crashes.filter { now - $0 < launch.budget.window } + [now]
-            state.phase = state.crashes.count > launch.budget.crashes ? .quarantined : .down
-            return (false, true, state.phase == .quarantined, state.crashes.count)
+            if state.crashes.count > launch.budget.crashes { state.phase = .quarantined }
+            return (false, true, state.phase == .quarantined, state.crashes.count, crashed, state.children.allSatisfy { $0 == nil })
         }
         // Now, before anyone hears of it (a quarantine may stop dependents for seconds).
         child?.reap()
@@ -568,10 +634,8 @@ final class IsolatedPlugin: Sendable {
             return IsolatedCallError(error.code, pluginID: pluginID, message: "\(error.message); it crashed \(count) times in \(launch.budget.window) and is now quarantined",
                                      signal: error.signal, exitStatus: error.exitStatus, outputTail: error.outputTail)
         }
-        if failsOpen {
-            onAvailability(false)
-            restartInBackground()
-        }
+        if failsOpen && allDown { onAvailability(false) }
+        if failsOpen || pooled { restartInBackground(crashed) }
         return error
     }
 

@@ -5,8 +5,10 @@ public struct IsolationStatus: Sendable, Equatable, Codable {
     /// `not-started`, `running`, `down` (crashed; restarted on the next call),
     /// `quarantined` or `stopped`.
     public let state: String
-    /// The running child's pid.
+    /// The running child's pid (of a pool, the first running).
     public let pid: Int32?
+    /// A pool's running children's pids (nil: no pool).
+    public var pool: [Int32]?
     /// Children started after a crash.
     public let restarts: Int
     /// What the running child's sandbox reached (nil: not sandboxed, or no child yet).

@@ -32,6 +32,15 @@ public struct PluginIsolation: Sendable, Equatable {
     /// The child's sandbox (docs/sandbox.md); nil: a plain child, with the
     /// host's user and rights. A sandbox implies a child.
     public var sandbox: PluginSandbox?
+    /// How many children run the plugin (1 to 64), a pool when more than
+    /// one: each has its own instance and state (every one runs `init` and
+    /// `activate`), a call goes to the least loaded, an event to one of
+    /// them. Storage is shared, under its lock. The restart budget counts the
+    /// crashes of all; a crashed child restarts in the background while the
+    /// others serve. A pool hands over no state in a hot reload.
+    public var children: Int {
+        didSet { children = min(max(children, 1), 64) }
+    }
 
     /// In the host's process.
     public static let inProcess = PluginIsolation(isolated: false)
@@ -41,9 +50,10 @@ public struct PluginIsolation: Sendable, Equatable {
     /// layer required.
     public static let sandboxed = PluginIsolation(isolated: true, sandbox: PluginSandbox())
 
-    public init(isolated: Bool, limits: Limits = Limits(), sandbox: PluginSandbox? = nil) {
+    public init(isolated: Bool, limits: Limits = Limits(), sandbox: PluginSandbox? = nil, children: Int = 1) {
         self.isolated = isolated || sandbox != nil
         self.limits = limits
         self.sandbox = sandbox
+        self.children = min(max(children, 1), 64)
     }
 }

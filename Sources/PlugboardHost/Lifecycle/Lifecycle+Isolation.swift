@@ -92,11 +92,13 @@ extension Lifecycle {
                     .register(pattern, handler)
             })
         let id = scan.id
-        let slots: CallSlots, restarting: CallSlots
-        switch (CallSlots.make(count: isolation.limits.callsInFlight), CallSlots.make()) {
-        case let (.success(made), .success(one)): (slots, restarting) = (made, one)
-        case let (.failure(failure), _), let (_, .failure(failure)):
-            return .failure(.isolationFailed(path: path, code: .pluginCrashed, reason: "its child cannot be started: no pipe for its calls (\(failure.reason))"))
+        let slots: CallSlots
+        var restarting: [CallSlots] = []
+        do {
+            slots = try CallSlots.make(count: isolation.limits.callsInFlight * isolation.children).get()
+            for _ in 0..<isolation.children { restarting.append(try CallSlots.make().get()) }
+        } catch {
+            return .failure(.isolationFailed(path: path, code: .pluginCrashed, reason: "its child cannot be started: no pipe for its calls (\(error.reason))"))
         }
         let plugin = IsolatedPlugin(
             pluginID: id, path: path, generation: generation, launch: launch, slots: slots, restarting: restarting,

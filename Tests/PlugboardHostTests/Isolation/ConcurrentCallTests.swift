@@ -281,7 +281,7 @@ import Glibc
         // The cancel is written (its child's queue drained), and a call
         // written after it on the same pipe is answered: the child read the
         // cancel first. Only then is the parked call let go.
-        let child = try #require(host.lifecycle.livePlugin("fixture.isolation-faults")?.isolated?.state.withLock { $0.child })
+        let child = try #require(host.lifecycle.livePlugin("fixture.isolation-faults")?.isolated?.state.withLock { $0.children[0] })
         child.cancels.sync {}
         #expect(try isolation.fault(host, "echo", "after the cancel") == "after the cancel")
         parking.letParkedGo()

@@ -38,8 +38,9 @@ import Glibc
         }
     }
 
-    /// The same request gets the same response in process, isolated and sandboxed.
-    @Test(arguments: [PluginIsolation.inProcess, .isolated, .sandboxed])
+    /// The same request gets the same response in process, isolated,
+    /// sandboxed and in a pool of two children.
+    @Test(arguments: [PluginIsolation.inProcess, .isolated, .sandboxed, PluginIsolation(isolated: true, children: 2)])
     func routesAnswerTheSameInProcessAndIsolated(isolation: PluginIsolation) throws {
         let dir = try TemporaryDirectory()
         let host = try host(dir, isolation: isolation)
