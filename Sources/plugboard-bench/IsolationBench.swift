@@ -50,6 +50,7 @@ struct IsolationBench {
                    note: String(format: "%.2f ns per byte; memcpy of 1 MiB here: %.1f µs (%.3f ns per byte)",
                                 percentile(big, 0.5) * 1000 / Double(1 << 20), copy, copy * 1000 / Double(1 << 20)))
         concurrent(isolated, into: report)
+        pool(dir, into: report)
         startAndRestart(isolated, dir: dir, into: report)
         sandboxed(dir, into: report)
     }
@@ -159,7 +160,59 @@ struct IsolationBench {
             rates.many.append(many / 1_000 / Double(callers * perCaller))
         }
         report.add("isolated 1 B calls from 16 threads, µs per call (wall)", unit: "µs", samples: rates.many,
-                   baselineName: "the same calls from one thread", baseline: rates.one)
+                   baselineName: "the same calls from one thread", baseline: rates.one,
+                   note: String(format: "%.0f calls/s from 16 threads; go-plugin 1.0.1 net/rpc, measured on this machine for issue 36: 44,250",
+                                1_000_000 / Measure.median(rates.many)))
+        // Calls that wait 1 ms in the plugin (a blocking wait, on the child's
+        // call threads): sixteen callers overlap them.
+        let waits = 100
+        var waiting: (many: [Double], one: [Double]) = ([], [])
+        for _ in 0..<5 {
+            let one = timed { for _ in 0..<(waits * 4) { _ = try? command.run(arguments: ["sleep", "1"]) } }
+            let many = together { for _ in 0..<waits { _ = try? command.run(arguments: ["sleep", "1"]) } }
+            waiting.one.append(one / 1_000 / Double(waits * 4))
+            waiting.many.append(many / 1_000 / Double(callers * waits))
+        }
+        report.add("isolated calls that wait 1 ms, from 16 threads, µs per call (wall)", unit: "µs", samples: waiting.many,
+                   baselineName: "the same calls from one thread", baseline: waiting.one, goal: .fasterAtLeast(11),
+                   note: String(format: "%.0f calls/s from 16 threads; go-plugin net/rpc on this machine: 9,731", 1_000_000 / Measure.median(waiting.many)))
+    }
+
+    /// A CPU-bound call that one child runs one at a time (it holds the
+    /// plugin's own lock), from 16 threads: a pool of two children against
+    /// one, on this machine's cores.
+    private func pool(_ dir: String, into report: Report) {
+        var pooled = PluginIsolation.isolated
+        pooled.children = 2
+        guard let single = host(dir, isolation: .isolated, label: "pool-1"), let pair = host(dir, isolation: pooled, label: "pool-2"),
+              let one = command(single), let two = command(pair) else { return }
+        defer {
+            single.shutdown()
+            pair.shutdown()
+        }
+        func perCall(_ command: any Command) -> Double {
+            let callers = 16, calls = 10
+            let start = DispatchSemaphore(value: 0), done = DispatchGroup()
+            for _ in 0..<callers {
+                done.enter()
+                Thread {
+                    start.wait()
+                    for _ in 0..<calls { _ = try? command.run(arguments: ["serial-spin", "2"]) }
+                    done.leave()
+                }.start()
+            }
+            return timed {
+                for _ in 0..<callers { start.signal() }
+                done.wait()
+            } / 1_000 / Double(callers * calls)
+        }
+        var singles: [Double] = [], pairs: [Double] = []
+        for _ in 0..<5 {
+            singles.append(perCall(one))
+            pairs.append(perCall(two))
+        }
+        report.add("CPU-bound calls one child runs one at a time, 16 threads, pool of 2, µs per call (wall)", unit: "µs", samples: pairs,
+                   baselineName: "one child", baseline: singles, goal: .fasterAtLeast(ProcessInfo.processInfo.activeProcessorCount >= 2 ? 1.6 : 1))
     }
 
     private func timed(_ body: () -> Void) -> Double {

@@ -26,6 +26,9 @@ final class IsolationFaults: Plugin, ReloadableState {
         fclose(fifo)
     }
 
+    /// `fault serial-spin`'s lock, and its count of spins.
+    static let serial = Mutex(0)
+
     /// `fault barrier`'s gates, by tag: the semaphore and the calls that came.
     static let barriers = Mutex<[String: (DispatchSemaphore, Int)]>([:])
 
@@ -101,6 +104,16 @@ final class IsolationFaults: Plugin, ReloadableState {
                 // thread (the benchmark's slow call: the time is the point).
                 usleep(useconds_t(max(0, Int(arguments.dropFirst().first ?? "") ?? 0)) * 1_000)
                 return "slept"
+            case "serial-spin":
+                // `serial-spin MS`: busy for MS milliseconds of CPU under
+                // the plugin's own lock, so one child runs one at a time (a
+                // plugin that is not thread-safe): what a pool spreads.
+                let milliseconds = Double(Int(arguments.dropFirst().first ?? "") ?? 0)
+                return IsolationFaults.serial.withLock { spins in
+                    let start = DispatchTime.now().uptimeNanoseconds
+                    while Double(DispatchTime.now().uptimeNanoseconds - start) < milliseconds * 1_000_000 { spins &+= 1 }
+                    return "spun"
+                }
             case "barrier":
                 // `barrier N TAG`: returns once N calls with TAG are inside
                 // the plugin at once (each waits on this thread): proof that
