@@ -46,7 +46,8 @@ final class IsolatedChildProcess: Sendable {
     static func spawn(
         program: String, passing names: [String], adding extra: [String: String], pluginID: String,
         report: @escaping @Sendable (HostDiagnostic) -> Void, notice: @escaping @Sendable (ChildNotice) -> Void,
-        relay: @escaping @Sendable (HostRelay.Request) -> HostRelay.Answer
+        relay: @escaping @Sendable (HostRelay.Request) -> HostRelay.Answer,
+        ended: @escaping @Sendable (Int32) -> Void
     ) -> Result<IsolatedChildProcess, IsolatedCallError> {
         var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(program), nil]
         var entries: [UnsafeMutablePointer<CChar>?] = StartedScanner.environment(passing: names, adding: extra, mode: PLUGBOARD_ISOLATED_PROTOCOL)
@@ -68,7 +69,7 @@ final class IsolatedChildProcess: Sendable {
         _ = fcntl(requests, F_SETFL, fcntl(requests, F_GETFL) | O_NONBLOCK)
         _ = fcntl(answers, F_SETFL, fcntl(answers, F_GETFL) | O_NONBLOCK)
         let output = ChildOutput(
-            pluginID: pluginID, output: outputFD, notices: log, report: report, notice: notice, relayAnswers: answers, relay: relay)
+            pluginID: pluginID, output: outputFD, notices: log, report: report, notice: notice, relayAnswers: answers, relay: relay, ended: { [pid] in ended(pid) })
         output.startDraining()
         return .success(IsolatedChildProcess(pid: pid, channel: FrameChannel(input: replies, output: requests), output: output))
     }
@@ -155,6 +156,9 @@ private final class ChildOutput: Sendable {
     /// Where the answers to relayed requests go (``HostRelay``), and who makes them.
     let relayAnswers: FrameChannel
     let relay: @Sendable (HostRelay.Request) -> HostRelay.Answer
+    /// Told when both pipes ended on their own (the child died, or closed
+    /// them), not when the host stopped reading.
+    let ended: @Sendable () -> Void
     /// The last lines, and whether both pipes ended.
     private let state = Mutex<(lines: [String], partial: [UInt8], finished: Bool)>(([], [], false))
     /// Written once when draining ends, so a waiter can poll for it.
@@ -169,10 +173,11 @@ private final class ChildOutput: Sendable {
     init(
         pluginID: String, output: Int32, notices: Int32, report: @escaping @Sendable (HostDiagnostic) -> Void,
         notice: @escaping @Sendable (ChildNotice) -> Void, relayAnswers: Int32,
-        relay: @escaping @Sendable (HostRelay.Request) -> HostRelay.Answer
+        relay: @escaping @Sendable (HostRelay.Request) -> HostRelay.Answer, ended: @escaping @Sendable () -> Void
     ) {
         self.relayAnswers = FrameChannel(input: -1, output: relayAnswers)
         self.relay = relay
+        self.ended = ended
         self.pluginID = pluginID
         self.outputFD = output
         self.noticesFD = notices
@@ -259,6 +264,7 @@ private final class ChildOutput: Sendable {
         }
         last.forEach(reportLine)
         close(finished.write)
+        if !quitting { ended() }
     }
 
     private func takeOutput(_ bytes: ArraySlice<UInt8>) {

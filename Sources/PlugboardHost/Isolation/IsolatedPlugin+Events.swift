@@ -18,6 +18,8 @@ extension IsolatedPlugin {
             // after it stopped, nobody may subscribe in its name.
             if state.withLock({ $0.phase == .running }) { subscribe(name) }
         case let .publish(event):
+            // A generation stopped or quarantined publishes nothing more.
+            guard state.withLock({ $0.phase == .running || $0.phase == .notStarted }) else { return }
             // Not on this thread: subscribers run host code that may call
             // this plugin, and the child's pipes must keep being read. At
             // most `eventQueue` wait: a child publishing faster than the
@@ -41,33 +43,65 @@ extension IsolatedPlugin {
     }
 
     /// A request the child relays (``HostRelay``), answered on the thread
-    /// draining its notices: nothing here runs plugin code.
-    func relay(_ request: HostRelay.Request) -> HostRelay.Answer {
+    /// draining its notices: nothing here runs plugin code. `spawn` numbers
+    /// the child that asks.
+    func relay(_ request: HostRelay.Request, from spawn: Int) -> HostRelay.Answer {
+        guard state.withLock({ $0.phase == .running || $0.phase == .notStarted }) else {
+            return HostRelay.Answer(ServiceError(.serviceUnavailable, "its host stopped it"))
+        }
         switch request.operation {
-        case .set, .remove: store(request)
-        case .route: registerRoute(request.key)
+        case .set, .remove: return store(request)
+        case .route: return registerRoute(request.key, from: spawn)
         }
     }
 
+    /// Routes one plugin may register, and the longest pattern: a child is
+    /// not trusted, and every route costs the host's table.
+    static let routeLimit = 1_024, patternLimit = 2_048
+
     /// A route the child registers: in the host's table, where calls for it
-    /// come to the child. A restarted child registers its routes again:
-    /// those of an earlier child of this generation stand.
-    private func registerRoute(_ pattern: String) -> HostRelay.Answer {
-        let fresh = state.withLock { state -> Bool? in
-            guard state.phase != .stopped, state.phase != .quarantined else { return nil }
-            return !state.routes.contains(pattern)
+    /// come to a child. Another child of the pool, or a restarted one,
+    /// registers its routes again: those stand. The same child registering
+    /// a pattern twice is a conflict, as in process.
+    private func registerRoute(_ pattern: String, from spawn: Int) -> HostRelay.Answer {
+        guard let register = launch.registerRoute else {
+            return HostRelay.Answer(ServiceError(.serviceNotDeclared, "this plugin may not register routes: it did not list plugboard.router in services:, or the host denies it", path: nil))
         }
-        guard let fresh else { return HostRelay.Answer(ServiceError(.serviceUnavailable, "its host stopped it", path: pattern)) }
-        guard fresh else { return HostRelay.Answer(nil) }
+        guard pattern.utf8.count <= Self.patternLimit else {
+            return HostRelay.Answer(ServiceError(.routeInvalidPattern, "a route pattern of \(pattern.utf8.count) bytes, over the limit of \(Self.patternLimit)", path: String(pattern.prefix(80))))
+        }
+        enum Claim { case fresh, standing, again, full }
+        // Claimed under the lock before the table sees it: two children
+        // registering one pattern together register it once.
+        let claim = state.withLock { state -> Claim in
+            if var children = state.routes[pattern] {
+                defer { state.routes[pattern] = children }
+                return children.insert(spawn).inserted ? .standing : .again
+            }
+            guard state.routes.count < Self.routeLimit else { return .full }
+            state.routes[pattern] = [spawn]
+            return .fresh
+        }
+        switch claim {
+        case .standing: return HostRelay.Answer(nil)
+        case .again:
+            return HostRelay.Answer(ServiceError(.routeConflict, "route '\(pattern)' is already registered by \(pluginID); the first registration wins, so register another pattern", path: pattern))
+        case .full:
+            return HostRelay.Answer(ServiceError(.routeInvalidPattern, "a plugin may register at most \(Self.routeLimit) routes", path: pattern))
+        case .fresh: break
+        }
+        let pluginID = pluginID
         do {
-            try launch.registerRoute(pattern) { [weak self] match in
-                guard let self else { throw IsolatedCallError(.pluginUnavailable, pluginID: "?", message: "its host stopped it") }
+            try register(pattern) { [weak self] match in
+                guard let self else { throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "its host stopped it") }
                 return RouteEndpoint(match: match) { request in try self.respond(to: request, pattern: pattern, match: match) }
             }
         } catch {
+            _ = state.withLock { $0.routes.removeValue(forKey: pattern) }
             return HostRelay.Answer(error)
         }
-        state.withLock { _ = $0.routes.insert(pattern) }
+        // Stopped meanwhile: its routes may have been retired before this one came.
+        if state.withLock({ $0.phase == .stopped || $0.phase == .quarantined }) { launch.retireRoutes() }
         return HostRelay.Answer(nil)
     }
 

@@ -1,3 +1,4 @@
+import Dispatch
 import Plugboard
 import Synchronization
 #if canImport(Glibc)
@@ -57,7 +58,20 @@ extension IsolatedPlugin {
                 defer { state.children = state.children.map { _ in nil } }
                 return state.children.compactMap { $0 }
             }
-            for child in children { child.stop(grace: grace) }
+            // A pool's children stop side by side, in one grace.
+            if children.count == 1 {
+                children[0].stop(grace: grace)
+            } else {
+                let stopped = DispatchGroup()
+                for child in children {
+                    stopped.enter()
+                    startDetachedThread(stackSize: 128 << 10) {
+                        child.stop(grace: grace)
+                        stopped.leave()
+                    }
+                }
+                stopped.wait()
+            }
         } else {
             // Calls still run (hung, maybe): kill the child; those calls
             // see its channel close. Reaped and closed here too, in case
@@ -68,6 +82,8 @@ extension IsolatedPlugin {
                 child.closeChannel()
             }
         }
+        // A route a child registered as the stop began must not outlive it.
+        launch.retireRoutes()
         if wasRunning { announce(.stopped, pid: nil, "its child process was stopped by the host") }
     }
 }

@@ -29,8 +29,11 @@ final class IsolatedPlugin: Sendable {
         let events: (@Sendable (IsolationEvent) -> Void)?
         /// The host's event bus: the plugin's subscriptions are forwarded from it.
         let eventHub: EventHub
-        /// Registers a route of the plugin's in the host's table.
-        let registerRoute: @Sendable (String, @escaping @Sendable (RouteMatch) throws -> any Sendable) throws(ServiceError) -> Void
+        /// Registers a route of the plugin's in the host's table (nil: the
+        /// plugin did not declare the router service, or it is denied).
+        let registerRoute: (@Sendable (String, @escaping @Sendable (RouteMatch) throws -> any Sendable) throws(ServiceError) -> Void)?
+        /// Removes this generation's routes from the host's table.
+        let retireRoutes: @Sendable () -> Void
     }
 
     enum Phase: String {
@@ -43,6 +46,10 @@ final class IsolatedPlugin: Sendable {
         var children: [IsolatedChildProcess?]
         /// Calls each child has in flight, for a pool: a call goes to the least loaded.
         var load: [Int]
+        /// A background restart of that child is scheduled: one at a time.
+        var restartPending: [Bool]
+        /// Children spawned so far: each child's relayed requests carry its number.
+        var spawns = 0
         var phase = Phase.notStarted
         var crashes: [ContinuousClock.Instant] = []
         var restarts = 0
@@ -63,8 +70,9 @@ final class IsolatedPlugin: Sendable {
         /// (each failure counts against the budget).
         var restartAttempts = 0
         var lastRestartFailure: IsolatedCallError?
-        /// The route patterns its children registered in the host.
-        var routes: Set<String> = []
+        /// The route patterns its children registered in the host, with the
+        /// children (by spawn number) that registered each.
+        var routes: [String: Set<Int>] = [:]
     }
 
     let pluginID: String
@@ -97,6 +105,8 @@ final class IsolatedPlugin: Sendable {
     /// fail-open changes (the host shows or hides the providers).
     let onQuarantine: @Sendable (Quarantine) -> Void
     let onAvailability: @Sendable (Bool) -> Void
+    /// Whether a fail-open plugin's providers are shown now.
+    let shown = Mutex(true)
 
     init(
         pluginID: String, path: String, generation: Int, launch: Launch, slots: CallSlots, restarting: [CallSlots],
@@ -104,7 +114,9 @@ final class IsolatedPlugin: Sendable {
     ) {
         self.slots = slots
         self.restarting = restarting
-        state = Mutex(State(children: Array(repeating: nil, count: restarting.count), load: Array(repeating: 0, count: restarting.count)))
+        let count = restarting.count
+        state = Mutex(State(children: Array(repeating: nil, count: count), load: Array(repeating: 0, count: count),
+                            restartPending: Array(repeating: false, count: count)))
         self.pluginID = pluginID
         self.path = path
         self.generation = generation
@@ -136,8 +148,7 @@ final class IsolatedPlugin: Sendable {
     /// Starts the first child: the handshake, init and activate. Returns the
     /// providers to register (proxies), with the state note of a handover.
     func start(state handedOver: [UInt8]? = nil) -> Result<(providers: [RegisteredProvider], stateNote: String?), PluginLoadError> {
-        let deadline = ContinuousClock.now + launch.startTimeout
-        guard restarting[0].acquire(until: deadline) else {
+        guard restarting[0].acquire(until: .now + launch.startTimeout) else {
             return .failure(.isolationFailed(path: path, code: .pluginTimeout, reason: "its child could not be started in time"))
         }
         defer { restarting[0].release() }
@@ -146,7 +157,8 @@ final class IsolatedPlugin: Sendable {
         var children: [IsolatedChildProcess] = []
         var first: IsolationProtocol.StartReply?
         for member in restarting.indices {
-            switch startChild(until: deadline, state: pooled ? nil : handedOver) {
+            // Each child has the whole start timeout.
+            switch startChild(until: .now + launch.startTimeout, state: pooled ? nil : handedOver) {
             case let .success((child, reply)):
                 children.append(child)
                 if let first, reply.providers.map(\.interfaceID) != first.providers.map(\.interfaceID) || reply.providers.map(\.profile) != first.providers.map(\.profile) {
@@ -194,12 +206,17 @@ final class IsolatedPlugin: Sendable {
     /// Spawns a child and runs the handshake; the child is killed on failure.
     private func startChild(until deadline: ContinuousClock.Instant, state handedOver: [UInt8]?) -> Result<(IsolatedChildProcess, IsolationProtocol.StartReply), StartFailure> {
         let child: IsolatedChildProcess
+        let spawn = state.withLock { state in
+            state.spawns += 1
+            return state.spawns
+        }
         switch IsolatedChildProcess.spawn(
             program: launch.program, passing: launch.environmentNames, adding: launch.extraEnvironment, pluginID: pluginID,
             report: launch.report, notice: { [weak self] notice in self?.handle(notice) },
             relay: { [weak self] request in
-                self?.relay(request) ?? HostRelay.Answer(ServiceError(.serviceUnavailable, "its host stopped it"))
-            })
+                self?.relay(request, from: spawn) ?? HostRelay.Answer(ServiceError(.serviceUnavailable, "its host stopped it"))
+            },
+            ended: { [weak self] pid in self?.childEnded(pid) })
         {
         case let .success(started): child = started
         case let .failure(error): return .failure(.call(error))
@@ -325,6 +342,10 @@ final class IsolatedPlugin: Sendable {
         guard let response = RouteWire.response(from: bytes) else {
             throw IsolatedCallError(.pluginProtocol, pluginID: pluginID, message: "the response of its route '\(pattern)' does not decode")
         }
+        // The child is not trusted: what a server would pass on as HTTP must be HTTP.
+        if let problem = RouteWire.problem(with: response) {
+            throw IsolatedCallError(.pluginProtocol, pluginID: pluginID, message: "the response of its route '\(pattern)' is refused: \(problem)")
+        }
         return response
     }
 
@@ -383,7 +404,7 @@ final class IsolatedPlugin: Sendable {
         case let .child(member, running):
             child = running
             if pooled {
-                state.withLock { $0.load[member] += 1 }
+                // Counted by runningChild() as it chose this child.
                 defer { state.withLock { $0.load[member] -= 1 } }
                 return try exchange(with: child, index: index, method: method, encoded: encoded, limit: limit)
             }
@@ -464,7 +485,9 @@ final class IsolatedPlugin: Sendable {
         defer { restarting[member].release() }
         if case let .running(running) = try current() { return running }
         if let failure = state.withLock({ $0.restartAttempts != attempts ? $0.lastRestartFailure : nil }) { throw failure }
-        return .child(member: member, try restart(member))
+        let child = try restart(member)
+        if pooled { state.withLock { $0.load[member] += 1 } }
+        return .child(member: member, child)
     }
 
     private enum Current {
@@ -483,6 +506,8 @@ final class IsolatedPlugin: Sendable {
                     best = member
                 }
                 guard let best, let child = state.children[best] else { return (.running, .down(member: 0)) }
+                // Counted as it is chosen: calls arriving together spread.
+                if restarting.count > 1 { state.load[best] += 1 }
                 return (.running, .running(.child(member: best, child)))
             case .stopped:
                 return (.stopped, state.successor.map { .running(.replaced(by: $0)) })
@@ -520,15 +545,14 @@ final class IsolatedPlugin: Sendable {
     private func restart(_ member: Int) throws(IsolatedCallError) -> IsolatedChildProcess {
         switch startChild(until: .now + launch.startTimeout, state: nil) {
         case let .success((child, reply)):
-            let (restarts, taken, wasAllDown, provided) = state.withLock { state -> (Int, Bool, Bool, [IsolationProtocol.StartReply.Provider]) in
-                guard state.phase == .running, state.children[member] == nil else { return (0, false, false, state.provided) }
-                let wasAllDown = state.children.allSatisfy { $0 == nil }
+            let (restarts, taken, provided) = state.withLock { state -> (Int, Bool, [IsolationProtocol.StartReply.Provider]) in
+                guard state.phase == .running, state.children[member] == nil else { return (0, false, state.provided) }
                 state.children[member] = child
                 state.restarts += 1
                 state.failedRestarts = 0
                 state.lastRestartFailure = nil
                 state.sandbox = reply.sandbox
-                return (state.restarts, true, wasAllDown, state.provided)
+                return (state.restarts, true, state.provided)
             }
             guard taken else {
                 // Stopped or quarantined while it started: this child is nobody's.
@@ -541,7 +565,7 @@ final class IsolatedPlugin: Sendable {
                 throw violation(child, "after a restart it provides \(reply.providers.map(\.interfaceID)) with other profiles or in another order than its first start (\(provided.map(\.interfaceID))); proxies address providers by position, so its contributions() must be the same on every start")
             }
             // Shown again before anyone hears of the restart.
-            if failsOpen && wasAllDown { onAvailability(true) }
+            if failsOpen { updateAvailability() }
             announce(.restarted, pid: child.pid, "restarted as process \(child.pid) (restart \(restarts))")
             return child
         case let .failure(failure):
@@ -559,15 +583,53 @@ final class IsolatedPlugin: Sendable {
     /// fail-open plugin's child, or any child of a pool (the others serve
     /// meanwhile).
     private func restartInBackground(_ member: Int) {
-        let failed = state.withLock { $0.failedRestarts }
+        let failed = state.withLock { state -> Int? in
+            guard !state.restartPending[member] else { return nil }
+            state.restartPending[member] = true
+            return state.failedRestarts
+        }
+        guard let failed else { return }
         startDetachedThread { [self] in
             // Backs off while restarts keep failing: 0.1 s, 0.2 s, ... up to 30 s.
             if failed > 0 { usleep(useconds_t(min(30_000_000, 100_000 << min(failed - 1, 9)))) }
-            guard restarting[member].acquire(until: .now + launch.startTimeout) else { return }
+            let acquired = restarting[member].acquire(until: .now + launch.startTimeout)
+            let wanted = state.withLock { state -> Bool in
+                state.restartPending[member] = false
+                return state.phase == .running && state.children[member] == nil
+            }
+            guard acquired else {
+                // Another start held it all along: try again later.
+                if wanted { restartInBackground(member) }
+                return
+            }
             defer { restarting[member].release() }
-            guard state.withLock({ $0.phase == .running && $0.children[member] == nil }) else { return }
-            _ = try? restart(member)
+            // A failure schedules the next try (recordCrash).
+            if wanted { _ = try? restart(member) }
         }
+    }
+
+    /// Shows or hides a fail-open plugin's providers as its children come
+    /// and go: serialised, from the state at the time, so that a late
+    /// "down" never hides a plugin that a child serves again.
+    private func updateAvailability() {
+        shown.withLock { shown in
+            let serving = state.withLock { $0.children.contains { $0 != nil } }
+            guard serving != shown else { return }
+            shown = serving
+            onAvailability(serving)
+        }
+    }
+
+    /// A child's output and notices ended on their own: it died (or closed
+    /// them), maybe between calls. Counted now, so that calls and events
+    /// go to a living child and a pool restarts it.
+    /// With calls in flight, those calls tell (as they always did): the
+    /// crash is theirs, counted on their threads.
+    func childEnded(_ pid: Int32) {
+        guard let child = state.withLock({ state in
+            state.phase == .running ? state.children.lazy.compactMap { $0 }.first { $0.pid == pid } : nil
+        }), child.replies.idle else { return }
+        _ = recordCrash(child, ended(child, during: "its service (its output ended)"))
     }
 
     /// The child's channel closed: it died or exited.
@@ -598,20 +660,28 @@ final class IsolatedPlugin: Sendable {
         // Claimed under the lock before the child is reaped: a call that sees
         // the end this kill causes must not count it first, with its reason.
         let now = ContinuousClock.now
-        let (stopped, counted, quarantined, count, crashed, allDown) = state.withLock { state -> (Bool, Bool, Bool, Int, Int, Bool) in
-            guard state.phase != .stopped, state.phase != .quarantined else { return (true, false, false, 0, 0, false) }
+        let (stopped, counted, quarantined, count, crashed, others) = state.withLock { state -> (Bool, Bool, Bool, Int, Int, [IsolatedChildProcess]) in
+            guard state.phase != .stopped, state.phase != .quarantined else { return (true, false, false, 0, 0, []) }
             // Every call in flight on a child that died sees it die: the
             // first to tell counts the crash, once.
             var crashed = member ?? 0
             if let child {
-                guard let index = state.children.firstIndex(where: { $0 === child }) else { return (false, false, false, 0, 0, false) }
+                guard let index = state.children.firstIndex(where: { $0 === child }) else { return (false, false, false, 0, 0, []) }
                 state.children[index] = nil
                 crashed = index
             }
             // The budget is the plugin's, whichever child crashed.
             state.crashes = state.crashes.filter { now - $0 < launch.budget.window } + [now]
-            if state.crashes.count > launch.budget.crashes { state.phase = .quarantined }
-            return (false, true, state.phase == .quarantined, state.crashes.count, crashed, state.children.allSatisfy { $0 == nil })
+            guard state.crashes.count > launch.budget.crashes else { return (false, true, false, state.crashes.count, crashed, []) }
+            // Quarantined: the pool's other children go with it.
+            state.phase = .quarantined
+            defer { state.children = state.children.map { _ in nil } }
+            return (false, true, true, state.crashes.count, crashed, state.children.compactMap { $0 })
+        }
+        for other in others {
+            other.kill()
+            other.reap()
+            other.closeChannel()
         }
         // Now, before anyone hears of it (a quarantine may stop dependents for seconds).
         child?.reap()
@@ -634,7 +704,7 @@ final class IsolatedPlugin: Sendable {
             return IsolatedCallError(error.code, pluginID: pluginID, message: "\(error.message); it crashed \(count) times in \(launch.budget.window) and is now quarantined",
                                      signal: error.signal, exitStatus: error.exitStatus, outputTail: error.outputTail)
         }
-        if failsOpen && allDown { onAvailability(false) }
+        if failsOpen { updateAvailability() }
         if failsOpen || pooled { restartInBackground(crashed) }
         return error
     }

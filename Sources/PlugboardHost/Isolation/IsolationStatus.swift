@@ -2,8 +2,9 @@
 public struct IsolationStatus: Sendable, Equatable, Codable {
     /// `in-process`, `isolated` or `sandboxed`.
     public let mode: String
-    /// `not-started`, `running`, `down` (crashed; restarted on the next call),
-    /// `quarantined` or `stopped`.
+    /// `not-started`, `running`, `down` (its child crashed, a pool's every
+    /// child; restarted on the next call, or at once when fail-open or
+    /// pooled), `quarantined` or `stopped`.
     public let state: String
     /// The running child's pid (of a pool, the first running).
     public let pid: Int32?

@@ -49,6 +49,10 @@ final class ReplyRouter: Sendable {
     /// Requests waiting for their reply now.
     var inFlight: Int { state.withLock { $0.waiting.count } }
 
+    /// No request waits, and no reader saw the channel break: a child that
+    /// died now died between calls (a call that saw it die tells itself).
+    var idle: Bool { state.withLock { $0.waiting.isEmpty && $0.broken == nil } }
+
     /// Sends one request and waits for its reply until `deadline`.
     func exchange(
         _ kind: UInt8, sequence: UInt64, until deadline: ContinuousClock.Instant, fill: (inout [UInt8]) -> Void

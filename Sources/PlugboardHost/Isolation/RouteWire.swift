@@ -63,3 +63,28 @@ enum RouteWire {
         return (head, bytes[(base + 4 + length)...])
     }
 }
+
+extension RouteWire {
+    /// Why a child's response is no HTTP response a server may pass on
+    /// (nil: it is one): a status outside 100...599, a header name that is
+    /// not an HTTP token, a value with CR, LF or NUL (response splitting).
+    static func problem(with response: RouteResponse) -> String? {
+        guard (100...599).contains(response.status) else { return "status \(response.status) is not an HTTP status" }
+        for header in response.headers {
+            guard !header.name.isEmpty, header.name.utf8.allSatisfy(isTokenByte) else {
+                return "header name '\(header.name.prefix(40))' is not an HTTP token"
+            }
+            guard !header.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
+                return "the value of header \(header.name) holds CR, LF or NUL"
+            }
+        }
+        return nil
+    }
+
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+}

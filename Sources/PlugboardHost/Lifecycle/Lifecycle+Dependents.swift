@@ -144,6 +144,7 @@ extension Lifecycle {
     /// The state of a running generation, asked of its child when isolated.
     func savedState(of plugin: LivePlugin) -> SavedState {
         if let child = plugin.isolated {
+            if child.pooled { return SavedState(note: "a pool of children hands over no state: the new generation starts fresh") }
             switch child.savedState() {
             case let .success(state): return SavedState(bytes: state)
             // Thrown: it does not adopt ReloadableState.

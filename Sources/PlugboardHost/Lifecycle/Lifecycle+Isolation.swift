@@ -82,20 +82,23 @@ extension Lifecycle {
                           callsInFlight: isolation.limits.callsInFlight),
             state: nil, activePlugins: activePlugins.sorted())
         request.sandbox = sandbox
+        // Its children register routes in the host's table, if it may.
+        let owner = ServiceOwner(pluginID: scan.id, generation: generation)
+        let router = PluginRouter(table: services.routes, owner: owner, report: services.report)
+        let mayRoute = scan.services.contains(Services.Router.id) && !denied.contains(Services.Router.id)
         let launch = IsolatedPlugin.Launch(
             program: scanner.program, environmentNames: scanner.environment, extraEnvironment: extraEnvironment,
             request: request, crossings: crossings, policies: policies, budget: configuration.isolation.restartBudget,
             startTimeout: configuration.isolation.startTimeout, logSink: services.logSink, report: services.report,
             events: configuration.observability.isolationEvents, eventHub: services.events,
-            registerRoute: { [services] pattern, handler throws(ServiceError) in
-                try PluginRouter(table: services.routes, owner: ServiceOwner(pluginID: scan.id, generation: generation), report: services.report)
-                    .register(pattern, handler)
-            })
+            registerRoute: mayRoute ? router.register : nil,
+            retireRoutes: { [services] in services.routes.removeAll(owner: owner) })
         let id = scan.id
         let slots: CallSlots
         var restarting: [CallSlots] = []
         do {
-            slots = try CallSlots.make(count: isolation.limits.callsInFlight * isolation.children).get()
+            // At most 4,096 in flight for the whole pool.
+            slots = try CallSlots.make(count: min(isolation.limits.callsInFlight * isolation.children, 4_096)).get()
             for _ in 0..<isolation.children { restarting.append(try CallSlots.make().get()) }
         } catch {
             return .failure(.isolationFailed(path: path, code: .pluginCrashed, reason: "its child cannot be started: no pipe for its calls (\(error.reason))"))
@@ -117,6 +120,8 @@ extension Lifecycle {
                 version: scan.version, requires: scan.dependencies, image: image)
             return .success((live, note))
         case let .failure(error):
+            // What its children registered before the start failed goes too.
+            services.retire(id, generation: generation)
             return .failure(error)
         }
     }

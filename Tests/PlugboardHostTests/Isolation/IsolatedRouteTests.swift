@@ -57,6 +57,8 @@ import Glibc
         #expect((pid == String(getpid())) == !isolation.isolated, "served in \(isolation.isolated ? "a child" : "the host")")
         // The host's table decides conflicts, for a child's registration too.
         #expect(text(try host.router.respond(to: RouteRequest(path: "/registration"))) == "route-conflict")
+        // The same pattern twice from one plugin is a conflict, isolated too.
+        #expect(text(try host.router.respond(to: RouteRequest(path: "/registration-again"))) == "route-conflict")
         #expect(text(try host.router.respond(to: RouteRequest(path: "/taken"))) == "the host's")
         #expect(code { try host.router.respond(to: RouteRequest(path: "/nowhere")) } == "route-not-found")
     }
@@ -91,6 +93,9 @@ import Glibc
         #expect(code { try host.router.respond(to: RouteRequest(path: "/big/\(limit)")) } == "isolated-call-too-large")
         #expect(try host.router.respond(to: RouteRequest(path: "/big/1000")).body.count == 1000)
         #expect(code { try host.router.respond(to: RouteRequest(path: "/throws")) } == "plugin-threw")
+        // What a server would pass on as HTTP must be HTTP: a child is not trusted.
+        #expect(code { try host.router.respond(to: RouteRequest(path: "/bad-status")) } == "plugin-protocol-violation")
+        #expect(code { try host.router.respond(to: RouteRequest(path: "/bad-header")) } == "plugin-protocol-violation")
         // A plain destination cannot leave the child: refused, saying why.
         do {
             _ = try host.router.respond(to: RouteRequest(path: "/screen"))

@@ -63,27 +63,49 @@ import Glibc
         #expect(received.withLock { $0.count } == 20)
     }
 
-    /// A crash takes one child: the next call is answered by another (or
-    /// its replacement) and the crashed one restarts in the background;
-    /// the budget counts the crashes of every child.
+    /// A crash takes one child: calls go to the others while it restarts
+    /// in the background, with no call for it. The budget is the plugin's:
+    /// one crash in each of two children is over a budget of one, and the
+    /// quarantine ends the child that did not crash too.
     @Test func aCrashTakesOneChildAndTheBudgetIsThePlugins() throws {
         let dir = try TemporaryDirectory()
+        let parking = try ConcurrentCallTests.Parking(in: dir.file("tmp"))
+        defer { parking.releaseAll() }
+        #expect(mkfifo(dir.file("tmp/release-2"), 0o600) == 0)
+        let secondRelease = open(dir.file("tmp/release-2"), O_RDWR | O_CLOEXEC)
+        defer { close(secondRelease) }
         let restarted = try EventPipe()
-        let host = try isolation.host(dir, isolation: Self.pool, budget: RestartBudget(crashes: 1), events: { event in
+        let host = try isolation.host(dir, isolation: Self.pool, budget: RestartBudget(crashes: 1),
+                                      environment: ["TMPDIR": dir.file("tmp")], events: { event in
             if event.kind == .restarted { restarted.signal() }
         })
         defer { host.shutdown() }
-        let crashed = try isolation.fault(host, "pid")
-        let pool = Set(try #require(host.snapshot().first { $0.id == "fixture.isolation-faults" }?.isolation?.pool))
-        #expect(pool.count == 2 && pool.contains(Int32(crashed) ?? 0))
+        let command = try #require(host.registry.handle(for: Commands.self).first)
+        _ = try isolation.fault(host, "pid")
+        func park(_ release: String, _ returned: DispatchGroup) {
+            returned.enter()
+            Thread {
+                _ = IsolatedCallPolicy.withDeadline(.seconds(120)) { try? command.run(arguments: ["park", release]) }
+                returned.leave()
+            }.start()
+        }
+        let first = DispatchGroup(), second = DispatchGroup()
+        // A call parked in one child (x): the crash goes to the other.
+        park(dir.file("tmp/release"), first)
+        let x = try #require(parking.lines(1).first?.replacingOccurrences(of: "parked ", with: ""))
         #expect(isolation.code { try isolation.fault(host, "segv") } == "plugin-crashed")
-        let next = try isolation.fault(host, "pid")
-        #expect(next != crashed)
+        #expect(try isolation.fault(host, "pid") == x, "the child that did not crash serves")
         restarted.wait()
-        let after = try #require(host.snapshot().first { $0.id == "fixture.isolation-faults" })
-        #expect(after.isolation?.pool?.count == 2 && after.crashes == 1 && after.isolation?.restarts == 1)
-        // A second crash, in whichever child: over the plugin's budget of one.
+        // A call parked in the new child (z), x let go: the next crash is x's.
+        park(dir.file("tmp/release-2"), second)
+        let z = try #require(parking.lines(1).first?.replacingOccurrences(of: "parked ", with: ""))
+        #expect(z != x)
+        parking.letParkedGo()
+        first.wait()
         #expect(isolation.code { try isolation.fault(host, "segv") } == "plugin-crashed")
         #expect(host.records.first { $0.id == "fixture.isolation-faults" }?.code == "isolated-crash-loop")
+        // Quarantined: the child that did not crash is gone too (killed and reaped).
+        #expect(kill(pid_t(z) ?? 0, 0) == -1 && errno == ESRCH)
+        second.wait()
     }
 }

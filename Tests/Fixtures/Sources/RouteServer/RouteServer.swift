@@ -9,7 +9,9 @@ import Glibc
 /// - `/crash` dies, `/throws` throws;
 /// - `/big/{bytes}` answers a body of that many bytes;
 /// - `/screen` is a plain destination (`register`), which cannot cross;
-/// - `/registration` tells how the registration of `/taken` went.
+/// - `/registration` tells how the registration of `/taken` went, and
+///   `/registration-again` how a second one of `/pid` did;
+/// - `/bad-status` and `/bad-header` answer what no HTTP server may send.
 final class RouteServer: Plugin {
     let router: any Router
 
@@ -39,6 +41,15 @@ final class RouteServer: Plugin {
             outcome = error.code.rawValue
         }
         try router.serve("/registration") { [outcome] _ in RouteResponse(text: outcome) }
+        var again = "registered"
+        do {
+            try router.serve("/pid") { _ in RouteResponse(text: "a second handler") }
+        } catch {
+            again = error.code.rawValue
+        }
+        try router.serve("/registration-again") { [again] _ in RouteResponse(text: again) }
+        try router.serve("/bad-status") { _ in RouteResponse(status: 1_000) }
+        try router.serve("/bad-header") { _ in RouteResponse(headers: [RouteHeader("X-Split", "a\r\nSet-Cookie: b")]) }
     }
 
     func contributions() -> [Contribution] { [] }
