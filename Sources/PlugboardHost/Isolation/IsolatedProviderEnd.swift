@@ -1,7 +1,7 @@
 @_spi(PlugboardHost) import Plugboard
 
 /// The host's end of one isolated provider: what its proxy calls.
-struct IsolatedProviderEnd: IsolatedProvider {
+struct IsolatedProviderEnd: SuspendingIsolatedProvider {
     let plugin: IsolatedPlugin
     let index: UInt32
     let interfaceID: String
@@ -15,5 +15,13 @@ struct IsolatedProviderEnd: IsolatedProvider {
         } catch {
             throw IsolatedCallError(.pluginProtocol, pluginID: plugin.pluginID, message: "its reply to \(method) does not decode as \(Result.self): \(error)")
         }
+    }
+
+    /// Suspends the caller: the call runs on the host's own call threads
+    /// (``IsolatedCallPolicy/withoutBlocking(_:)``), cancelled with its task.
+    func suspendingCall<Arguments: Encodable & Sendable, Result: Decodable & Sendable>(
+        _ method: String, _ arguments: Arguments, returning: Result.Type
+    ) async throws -> Result {
+        try await IsolatedCallPolicy.withoutBlocking { try call(method, arguments, returning: returning) }
     }
 }

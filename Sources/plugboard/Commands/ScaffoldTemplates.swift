@@ -180,7 +180,8 @@ enum ScaffoldTemplates {
         /// sandboxed, docs/isolation.md). The host-side proxy answers `name`
         /// from the profile. A requirement you add that does work becomes a
         /// method: the proxy calls `isolated.call("method", arguments,
-        /// returning: Result.self)`, and `serve(_:on:)` answers it in the child
+        /// returning: Result.self)` (`try await isolated.suspendingCall(...)`
+        /// for an `async` requirement), and `serve(_:on:)` answers it in the child
         /// (`case "method": try call.reply(provider.method(call.arguments(...)))`).
         extension \(name): IsolatableExtensionPoint {
             public struct Profile: Codable, Sendable {

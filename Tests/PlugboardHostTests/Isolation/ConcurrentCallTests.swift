@@ -1,3 +1,4 @@
+import DemoInterfaces
 import Foundation
 import Plugboard
 @testable import PlugboardHost
@@ -257,6 +258,46 @@ import Glibc
             var replies: [String] = []
             for try await reply in group { replies.append(reply) }
             #expect(replies == [String](repeating: "released", count: 64))
+        }
+    }
+
+    /// A point's `async` requirement, its proxy calling `suspendingCall`:
+    /// 64 calls parked in the child hold none of Swift's pool threads (two
+    /// here), so a later task runs. With the blocking `call` in the proxy,
+    /// two would hold both threads and the rest never start.
+    @Test func anAsyncRequirementSuspendsItsCaller() async throws {
+        let dir = try TemporaryDirectory()
+        let parking = try Parking(in: dir.file("tmp"))
+        try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try dir.copy(Fixtures.library("AsyncQuoter"), as: "plugins/quoter.so")
+        var configuration = PluginHost.Configuration(
+            pluginsDirectory: dir.file("plugins"), cacheDirectory: dir.file("cache"),
+            scanner: ScannerSettings(extraEnvironment: ["TMPDIR": dir.file("tmp")]))
+        configuration.isolation.others = .isolated
+        let host = PluginHost(configuration: configuration)
+        host.declare(Quotes.self, isolatedCalls: IsolatedCallPolicy(deadline: .seconds(150)))
+        try host.start()
+        defer { host.shutdown() }
+        let quoter = try #require(host.registry.handle(for: Quotes.self).first)
+        #expect(try await quoter.quote("tea") == "quote for tea")
+        let release = dir.file("tmp/release")
+        try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<64 {
+                group.addTask { try await quoter.quote("park \(release)") }
+            }
+            let parked = await withCheckedContinuation { continuation in
+                Thread {
+                    let parked = parking.waitForParked(64)
+                    if parked < 64 { parking.releaseAll() }
+                    continuation.resume(returning: parked)
+                }.start()
+            }
+            #expect(parked == 64)
+            #expect(await Task.detached { "tick" }.value == "tick")
+            parking.releaseAll()
+            var replies: [String] = []
+            for try await reply in group { replies.append(reply) }
+            #expect(replies == [String](repeating: "quote after waiting", count: 64))
         }
     }
 

@@ -37,7 +37,7 @@
 /// struct GreeterProxy: Greeter {
 ///     let isolated: any IsolatedProvider
 ///     func greet(_ name: String) async throws -> String {
-///         try isolated.call("greet", name, returning: String.self)
+///         try await isolated.suspendingCall("greet", name, returning: String.self)
 ///     }
 /// }
 /// ```
@@ -66,9 +66,10 @@ public protocol IsolatableExtensionPoint: ExtensionPoint, SendableMetatype {
 
 /// The host's end of one isolated provider: what a proxy calls.
 ///
-/// A call blocks the calling thread until the child replies or the call's
-/// deadline passes (from async code too: a proxy's `async` requirement
-/// calls it without `await`). It throws the host's error for a crashed or hung child
+/// ``call(_:_:returning:)`` blocks the calling thread until the child
+/// replies or the call's deadline passes; an `async` requirement's proxy
+/// calls ``suspendingCall(_:_:returning:)`` instead, which suspends (SDK
+/// 2.3). Both throw the host's error for a crashed or hung child
 /// (`plugin-crashed`, `plugin-timeout`) or the error the provider threw.
 public protocol IsolatedProvider: Sendable {
     /// Calls requirement `method` of the provider in the child with `arguments`.
@@ -88,4 +89,33 @@ public protocol IsolatedCall {
     /// Replies that this provider has no requirement named ``method``
     /// (a host newer than the child's interface).
     func replyUnknownMethod() throws
+}
+
+extension IsolatedProvider {
+    /// The same call from async code: the caller's task suspends while the
+    /// host waits for the child on a thread of its own, so no thread of
+    /// Swift's pool is held; cancelling the task cancels the call (the
+    /// plugin's task serving it sees `Task.isCancelled`) and throws
+    /// `CancellationError`. For a proxy's `async` requirements. (SDK 2.3)
+    ///
+    /// A host built with an SDK before 2.3 blocks the caller's thread instead.
+    public func suspendingCall<Arguments: Encodable & Sendable, Result: Decodable & Sendable>(
+        _ method: String, _ arguments: Arguments, returning: Result.Type
+    ) async throws -> Result {
+        if let suspending = self as? any SuspendingIsolatedProvider {
+            return try await suspending.suspendingCall(method, arguments, returning: returning)
+        }
+        return try call(method, arguments, returning: returning)
+    }
+}
+
+/// The host's end of an isolated provider that suspends a caller (SDK 2.3):
+/// what ``IsolatedProvider/suspendingCall(_:_:returning:)`` uses. Adopted by
+/// the host library only; not a requirement of ``IsolatedProvider``, so a
+/// provider end of an older host still conforms.
+@_spi(PlugboardHost)
+public protocol SuspendingIsolatedProvider: IsolatedProvider {
+    func suspendingCall<Arguments: Encodable & Sendable, Result: Decodable & Sendable>(
+        _ method: String, _ arguments: Arguments, returning: Result.Type
+    ) async throws -> Result
 }
