@@ -53,7 +53,6 @@ final class IsolatedPlugin: Sendable {
         var phase = Phase.notStarted
         var crashes: [ContinuousClock.Instant] = []
         var restarts = 0
-        var sequence: UInt64 = 0
         /// What the first child provided (interface and profile, in order):
         /// proxies address providers by index, so every restart must match it.
         var provided: [IsolationProtocol.StartReply.Provider] = []
@@ -107,6 +106,8 @@ final class IsolatedPlugin: Sendable {
     let onAvailability: @Sendable (Bool) -> Void
     /// Whether a fail-open plugin's providers are shown now.
     let shown = Mutex(true)
+    /// The last request's number.
+    private let sequences = Atomic<UInt64>(0)
 
     init(
         pluginID: String, path: String, generation: Int, launch: Launch, slots: CallSlots, restarting: [CallSlots],
@@ -281,11 +282,10 @@ final class IsolatedPlugin: Sendable {
         }
     }
 
+    /// A number for the next request: an atomic, not the state's lock,
+    /// which every call in flight would contend for.
     func nextSequence() -> UInt64 {
-        state.withLock { state in
-            state.sequence &+= 1
-            return state.sequence
-        }
+        sequences.wrappingAdd(1, ordering: .relaxed).newValue
     }
 
     // MARK: - Calls
