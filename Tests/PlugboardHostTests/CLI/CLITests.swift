@@ -222,6 +222,22 @@ import Testing
         #expect(try status() == "host-crashed")
     }
 
+    /// A journal note's quarantine that cannot be written to the shared
+    /// record is kept in the reading host's own cache, with a warning
+    /// naming the record (`cache-unwritable`).
+    @Test func aQuarantineTheSharedRecordCannotTakeIsKeptAndReported() throws {
+        let dir = try TemporaryDirectory(), work = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("CommandFatal"), as: "bad.so")
+        let options = ["--plugins", dir.path, "--cache", work.file("cache"), "--data", work.file("data")]
+        let crashed = try runProcess(try Fixtures.executable("plugboard"), ["run", "boom"] + options, environment: ["SWIFT_BACKTRACE": "enable=no"])
+        #expect(crashed.status != 0)
+        let record = work.file("cache/quarantined.json")
+        try FileManager.default.createDirectory(atPath: record + "/in-the-way", withIntermediateDirectories: true)
+        let listed = try runProcess(try Fixtures.executable("plugboard"), ["list"] + options)
+        #expect(listed.stderr.contains("[cache-unwritable]") && listed.stderr.contains(record))
+        #expect(listed.stdout.contains("host-crashed"))
+    }
+
     @Test func unreadableDirectoryExitsOne() throws {
         let cache = try TemporaryDirectory()
         let result = try plugboard("list", "--plugins", "/nonexistent/plugins", "--cache", cache.path)

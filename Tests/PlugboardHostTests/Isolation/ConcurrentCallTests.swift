@@ -340,6 +340,50 @@ import Glibc
         #expect(try isolation.fault(host, "count") == "1", "the cancelled call never ran")
     }
 
+    /// Inside `withoutBlocking`, an isolated call made after the task was
+    /// cancelled is not sent: it throws `call-cancelled` (the caller itself
+    /// got `CancellationError` already), and the plugin never runs it.
+    @Test func aCallMadeAfterItsTaskWasCancelledIsCallCancelled() async throws {
+        let dir = try TemporaryDirectory()
+        let host = try isolation.host(dir)
+        defer { host.shutdown() }
+        let command = try #require(host.registry.handle(for: Commands.self).first)
+        _ = try isolation.fault(host, "pid")
+        let started = DispatchSemaphore(value: 0), goOn = DispatchSemaphore(value: 0), finished = DispatchSemaphore(value: 0)
+        let code = Mutex<String?>(nil)
+        let call = Task {
+            try await IsolatedCallPolicy.withoutBlocking {
+                // On the host's call thread: held until the task is cancelled.
+                started.signal()
+                goOn.wait()
+                defer { finished.signal() }
+                do {
+                    _ = try command.run(arguments: ["count"])
+                    code.withLock { $0 = "sent" }
+                } catch let error as IsolatedCallError {
+                    code.withLock { $0 = error.code.rawValue }
+                }
+            }
+        }
+        await withCheckedContinuation { continuation in
+            Thread {
+                started.wait()
+                continuation.resume()
+            }.start()
+        }
+        call.cancel()
+        await #expect(throws: CancellationError.self) { try await call.value }
+        goOn.signal()
+        await withCheckedContinuation { continuation in
+            Thread {
+                finished.wait()
+                continuation.resume()
+            }.start()
+        }
+        #expect(code.withLock { $0 } == "call-cancelled")
+        #expect(try isolation.fault(host, "count") == "1", "the cancelled call never ran")
+    }
+
     /// Calls that waited for a restart that failed get its error: one
     /// failure counts once against the budget, however many were waiting
     /// (each trying again would quarantine the plugin after one incident).
