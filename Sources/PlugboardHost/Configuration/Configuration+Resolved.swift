@@ -11,7 +11,7 @@ extension PluginHost.Configuration {
     }
 
     /// Where plugin `id`'s code runs: ``Isolation/plugins``, else the
-    /// settings file's `"isolated"` and `"sandboxed"` over
+    /// settings file's `"isolated"`, `"sandboxed"` and `"children"` over
     /// ``Isolation/unsigned`` (when the host did not sign it) or
     /// ``Isolation/others``. A sandbox implies a child; `"isolated": false`
     /// means in process, so no sandbox either.
@@ -28,6 +28,7 @@ extension PluginHost.Configuration {
             if !isolated { chosen.sandbox = nil }
         }
         if let grants = plugin?.grants, chosen.sandbox != nil { chosen.sandbox?.grants = grants }
+        if let children = plugin?.children { chosen.children = children }
         return chosen
     }
 }

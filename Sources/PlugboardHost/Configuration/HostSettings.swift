@@ -16,6 +16,7 @@ import Plugboard
 ///       "enabled": true,
 ///       "deniedServices": ["plugboard.storage"],
 ///       "isolated": true,
+///       "children": 2,
 ///       "sandboxed": true,
 ///       "grants": { "tcpConnect": [443], "readPaths": ["/etc/ssl/certs"] },
 ///       "config": { "currency": "EUR" }
@@ -41,6 +42,9 @@ public struct HostSettings: Sendable {
         /// What the plugin is granted when sandboxed (`"grants"`; nil: the
         /// host's configuration decides; see ``PluginSandbox/Grants``).
         public var grants: PluginSandbox.Grants?
+        /// How many children run it when isolated, 1 to 64 (`"children"`;
+        /// nil: the host decides; see ``PluginIsolation/children``).
+        public var children: Int?
 
         public init(
             enabled: Bool = true, deniedServices: Set<String> = [], overrides: [String: ConfigValue] = [:], isolated: Bool? = nil,
@@ -121,6 +125,8 @@ public struct HostSettings: Sendable {
                 settings.isolated = isolated
             case let ("sandboxed", .bool(sandboxed)):
                 settings.sandboxed = sandboxed
+            case let ("children", .int(children)) where (1...64).contains(children):
+                settings.children = children
             case let ("grants", .object(fields)):
                 settings.grants = grants(fields, at: "\(path).grants")
             case let ("deniedServices", .array(items)):
@@ -143,10 +149,12 @@ public struct HostSettings: Sendable {
                 report(.error, "config-invalid-type", "must be a boolean, found \(value.typeName)\(value.configValue.map { " \($0)" } ?? ""); the plugin stays enabled", keyPath: "\(path).enabled")
             case ("isolated", _), ("sandboxed", _):
                 report(.error, "config-invalid-type", "must be a boolean, found \(value.typeName)\(value.configValue.map { " \($0)" } ?? ""); the host's default applies", keyPath: "\(path).\(key)")
+            case ("children", _):
+                report(.error, "config-invalid-type", "must be a whole number from 1 to 64 (the children of its pool), found \(value.typeName)\(value.configValue.map { " \($0)" } ?? ""); the host's default applies", keyPath: "\(path).children")
             case ("deniedServices", _), ("config", _), ("grants", _):
                 report(.error, "config-invalid-type", "must be \(key == "deniedServices" ? "an array of service ids" : "an object"), found \(value.typeName)", keyPath: "\(path).\(key)")
             default:
-                report(.warning, "config-unknown-key", "unknown key '\(key)' (known: enabled, deniedServices, isolated, sandboxed, grants, config); ignored", keyPath: "\(path).\(key)")
+                report(.warning, "config-unknown-key", "unknown key '\(key)' (known: enabled, deniedServices, isolated, children, sandboxed, grants, config); ignored", keyPath: "\(path).\(key)")
             }
         }
         return settings

@@ -11,6 +11,18 @@ import Testing
         return (HostSettings.load(from: path), path)
     }
 
+    /// `"children"` sizes an isolated plugin's pool; a count outside 1...64
+    /// is an error naming the key, and the host's default applies.
+    @Test func childrenSizeAPoolAndABadCountIsAnError() throws {
+        let (config, _) = try load(#"{ "plugins": { "a.one": { "isolated": true, "children": 3 }, "a.two": { "isolated": true, "children": 0 } } }"#)
+        var configuration = PluginHost.Configuration(pluginsDirectory: "/nonexistent")
+        configuration.settings = config
+        #expect(configuration.isolation(of: "a.one").children == 3)
+        #expect(configuration.isolation(of: "a.two").children == 1)
+        let bad = try #require(config.diagnostics.first { $0.keyPath == "plugins.a.two.children" })
+        #expect(bad.code == "config-invalid-type" && bad.message.contains("from 1 to 64"))
+    }
+
     @Test func malformedJSONIsOneErrorNamingTheFileAndNothingApplies() throws {
         let (config, path) = try load(#"{ "plugins": { "a.b": { "enabled": false, } "#)
         #expect(config.plugins.isEmpty)
