@@ -71,3 +71,75 @@ void bench_unpin(void) {
     if (bench_pinned) sched_setaffinity(0, sizeof bench_saved_affinity, &bench_saved_affinity);
     bench_pinned = 0;
 }
+
+// A shared-memory transport's floor: two one-message mailboxes in memory
+// both processes map, each a sequence word (a futex) and the bytes. The
+// sender copies the message in and bumps the sequence (waking the receiver
+// if it sleeps); the receiver spins up to `spin_ns` for it, then sleeps on
+// the futex, and copies the message out (as a host must before it looks at
+// a hostile child's bytes).
+#include <linux/futex.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+struct bench_mailbox {
+    _Atomic uint32_t sequence;
+    _Atomic uint32_t sleeping;
+    char bytes[];
+};
+
+static uint64_t bench_now_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+static void mailbox_send(struct bench_mailbox *box, const char *message, size_t bytes, uint32_t sequence) {
+    memcpy(box->bytes, message, bytes);
+    atomic_store(&box->sequence, sequence);
+    if (atomic_load(&box->sleeping)) {
+        atomic_store(&box->sleeping, 0);
+        syscall(SYS_futex, &box->sequence, FUTEX_WAKE, 1, NULL, NULL, 0);
+    }
+}
+
+static void mailbox_receive(struct bench_mailbox *box, char *message, size_t bytes, uint32_t sequence, uint64_t spin_ns) {
+    uint64_t until = spin_ns ? bench_now_ns() + spin_ns : 0;
+    while (atomic_load(&box->sequence) != sequence) {
+        if (spin_ns && bench_now_ns() < until) continue;
+        atomic_store(&box->sleeping, 1);
+        uint32_t seen = atomic_load(&box->sequence);
+        if (seen == sequence) break;
+        syscall(SYS_futex, &box->sequence, FUTEX_WAIT, seen, NULL, NULL, 0);
+    }
+    memcpy(message, box->bytes, bytes);
+}
+
+int bench_shm_pingpong(int rounds, size_t bytes, uint64_t spin_ns, double *samples) {
+    size_t size = 2 * (sizeof(struct bench_mailbox) + bytes + 64);
+    char *region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (region == MAP_FAILED) return errno;
+    struct bench_mailbox *ping = (struct bench_mailbox *)region;
+    struct bench_mailbox *pong = (struct bench_mailbox *)(region + ((sizeof(struct bench_mailbox) + bytes + 63) & ~(size_t)63));
+    char *message = calloc(1, bytes ? bytes : 1);
+    pid_t pid = fork();
+    if (pid < 0) return errno;
+    if (pid == 0) {
+        for (uint32_t round = 1; round <= (uint32_t)rounds; round++) {
+            mailbox_receive(ping, message, bytes, round, spin_ns);
+            mailbox_send(pong, message, bytes, round);
+        }
+        _exit(0);
+    }
+    for (int round = 1; round <= rounds; round++) {
+        uint64_t start = bench_now_ns();
+        mailbox_send(ping, message, bytes, (uint32_t)round);
+        mailbox_receive(pong, message, bytes, (uint32_t)round, spin_ns);
+        samples[round - 1] = (double)(bench_now_ns() - start);
+    }
+    waitpid(pid, NULL, 0);
+    free(message);
+    munmap(region, size);
+    return 0;
+}

@@ -49,6 +49,7 @@ struct IsolationBench {
                    baselineName: "C pipe ping-pong, 1 MiB, p50", baseline: [percentile(floor1M, 0.5)],
                    note: String(format: "%.2f ns per byte; memcpy of 1 MiB here: %.1f µs (%.3f ns per byte)",
                                 percentile(big, 0.5) * 1000 / Double(1 << 20), copy, copy * 1000 / Double(1 << 20)))
+        transports(into: report)
         concurrent(isolated, into: report)
         pool(dir, into: report)
         startAndRestart(isolated, dir: dir, into: report)
@@ -176,6 +177,22 @@ struct IsolationBench {
         report.add("isolated calls that wait 1 ms, from 16 threads, µs per call (wall)", unit: "µs", samples: waiting.many,
                    baselineName: "the same calls from one thread", baseline: waiting.one, goal: .fasterAtLeast(11),
                    note: String(format: "%.0f calls/s from 16 threads; go-plugin net/rpc on this machine: 9,731", 1_000_000 / Measure.median(waiting.many)))
+    }
+
+    /// The shared-memory transport the issue asks to weigh, as C floors
+    /// against the pipe's in the same run: a message copied in and out of
+    /// shared memory with a futex wake, the receiver sleeping at once or
+    /// after a bounded spin, for each message size.
+    private func transports(into report: Report) {
+        for (label, bytes, rounds) in [("1 B", 1, Self.calls), ("4 KiB", 4096, Self.calls), ("1 MiB", 1 << 20, 200)] {
+            let pipe = floor(bytes: bytes, rounds: rounds)
+            for (kind, spin) in [("futex", UInt64(0)), ("50 µs spin, then futex", UInt64(50_000))] {
+                var samples = [Double](repeating: 0, count: rounds)
+                guard bench_shm_pingpong(Int32(rounds), bytes, spin, &samples) == 0 else { continue }
+                report.add("C shared-memory ping-pong (\(kind)), \(label), p50", unit: "µs", samples: [percentile(samples.map { $0 / 1_000 }, 0.5)],
+                           baselineName: "C pipe ping-pong, \(label), p50", baseline: [percentile(pipe, 0.5)])
+            }
+        }
     }
 
     /// A CPU-bound call that one child runs one at a time (it holds the
