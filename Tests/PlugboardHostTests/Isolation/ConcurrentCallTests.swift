@@ -237,10 +237,17 @@ import Glibc
         defer { host.shutdown() }
         let command = try #require(host.registry.handle(for: Commands.self).first)
         let release = dir.file("tmp/release")
+        try await parkSixtyFourThenTick(parking, answered: "released") {
+            try await IsolatedCallPolicy.withoutBlocking { try command.run(arguments: ["park", release]) }
+        }
+    }
+
+    /// Parks 64 calls of `call` in the plugin at once (each says so on the
+    /// parking FIFO), runs a later task on Swift's pool meanwhile, then
+    /// lets them go: each must answer `answered`.
+    func parkSixtyFourThenTick(_ parking: Parking, answered: String, _ call: @escaping @Sendable () async throws -> String) async throws {
         try await withThrowingTaskGroup(of: String.self) { group in
-            for _ in 0..<64 {
-                group.addTask { try await IsolatedCallPolicy.withoutBlocking { try command.run(arguments: ["park", release]) } }
-            }
+            for _ in 0..<64 { group.addTask { try await call() } }
             // Waited for on a thread of its own: this task keeps no pool
             // thread blocked. Short of 64, the parked calls are let go, so
             // that blocked pool threads cannot keep this test from failing.
@@ -252,12 +259,11 @@ import Glibc
                 }.start()
             }
             #expect(parked == 64)
-            let tick = await Task.detached { "tick" }.value
-            #expect(tick == "tick")
+            #expect(await Task.detached { "tick" }.value == "tick")
             parking.releaseAll()
             var replies: [String] = []
             for try await reply in group { replies.append(reply) }
-            #expect(replies == [String](repeating: "released", count: 64))
+            #expect(replies == [String](repeating: answered, count: 64))
         }
     }
 
@@ -281,24 +287,7 @@ import Glibc
         let quoter = try #require(host.registry.handle(for: Quotes.self).first)
         #expect(try await quoter.quote("tea") == "quote for tea")
         let release = dir.file("tmp/release")
-        try await withThrowingTaskGroup(of: String.self) { group in
-            for _ in 0..<64 {
-                group.addTask { try await quoter.quote("park \(release)") }
-            }
-            let parked = await withCheckedContinuation { continuation in
-                Thread {
-                    let parked = parking.waitForParked(64)
-                    if parked < 64 { parking.releaseAll() }
-                    continuation.resume(returning: parked)
-                }.start()
-            }
-            #expect(parked == 64)
-            #expect(await Task.detached { "tick" }.value == "tick")
-            parking.releaseAll()
-            var replies: [String] = []
-            for try await reply in group { replies.append(reply) }
-            #expect(replies == [String](repeating: "quote after waiting", count: 64))
-        }
+        try await parkSixtyFourThenTick(parking, answered: "quote after waiting") { try await quoter.quote("park \(release)") }
     }
 
     /// Cancelling the task of an async call throws `CancellationError` at

@@ -102,20 +102,14 @@ import Glibc
         let dir = try TemporaryDirectory()
         let host = try host(dir, isolation: isolation)
         defer { host.shutdown() }
-        let pongs = try EventPipe()
-        let received = Mutex<[String]>([])
-        let subscription = host.events.subscribe(to: "fixture.pong") { payload in
-            let text = String(decoding: try payload.json(), as: UTF8.self)
-            received.withLock { $0.append(text) }
-            pongs.signal()
-        }
-        defer { subscription.cancel() }
+        let pongs = try Pongs(host)
+        defer { pongs.subscription.cancel() }
         let pid = try fault(host, "pid")
         host.events.publish(EventPayload(name: "fixture.ping", json: Array(#"{"text":"ping 1"}"#.utf8)))
-        pongs.wait()
+        pongs.arrived.wait()
         #expect(try fault(host, "publish", "from a call") == "published")
-        pongs.wait()
-        let texts = received.withLock { $0 }
+        pongs.arrived.wait()
+        let texts = pongs.texts
         #expect(texts.count == 2)
         #expect(texts.first?.contains(#""text":"ping 1""#) == true)
         #expect(texts.first?.contains(#""pid":\#(pid)"#) == true)
@@ -490,4 +484,24 @@ func readAll(_ fd: Int32) -> String {
         bytes += chunk[0..<count]
     }
     return String(decoding: bytes, as: UTF8.self)
+}
+
+/// The fixture's `fixture.pong` events a host receives, as JSON text, each
+/// signalled as it arrives.
+final class Pongs: Sendable {
+    let arrived: EventPipe
+    private let received = LogLines()
+    let subscription: EventSubscription
+
+    init(_ host: PluginHost) throws {
+        let arrived = try EventPipe(), received = received
+        self.arrived = arrived
+        subscription = host.events.subscribe(to: "fixture.pong") { payload in
+            let text = String(decoding: try payload.json(), as: UTF8.self)
+            received.lines.withLock { $0.append(text) }
+            arrived.signal()
+        }
+    }
+
+    var texts: [String] { received.lines.withLock { $0 } }
 }

@@ -45,22 +45,16 @@ import Glibc
         let dir = try TemporaryDirectory()
         let host = try isolation.host(dir, isolation: Self.pool)
         defer { host.shutdown() }
-        let pongs = try EventPipe()
-        let received = Mutex<[String]>([])
-        let subscription = host.events.subscribe(to: "fixture.pong") { payload in
-            let text = String(decoding: try payload.json(), as: UTF8.self)
-            received.withLock { $0.append(text) }
-            pongs.signal()
-        }
-        defer { subscription.cancel() }
+        let pongs = try Pongs(host)
+        defer { pongs.subscription.cancel() }
         _ = try isolation.fault(host, "pid")  // activates it
         for index in 0..<20 {
             host.events.publish(EventPayload(name: "fixture.ping", json: Array(#"{"text":"ping \#(index)"}"#.utf8)))
         }
-        for _ in 0..<20 { pongs.wait() }
-        let pids = Set(received.withLock { $0 }.compactMap { $0.split(separator: "\"pid\":").last?.prefix { $0.isNumber } })
+        for _ in 0..<20 { pongs.arrived.wait() }
+        let pids = Set(pongs.texts.compactMap { $0.split(separator: "\"pid\":").last?.prefix { $0.isNumber } })
         #expect(pids.count == 1, "answered by \(pids)")
-        #expect(received.withLock { $0.count } == 20)
+        #expect(pongs.texts.count == 20)
     }
 
     /// A crash takes one child: calls go to the others while it restarts
