@@ -20,6 +20,7 @@ package enum ParserFuzzing {
         ("host-settings", hostSettings),
         ("route-patterns", routePatterns),
         ("cache", cache),
+        ("route-wire", routeWire),
     ]
     // "storage-keys" (`storageKeys(_:composed:decomposed:)`) is added by the
     // fuzzer, which brings Foundation's normalization to check the store's
@@ -41,6 +42,20 @@ package enum ParserFuzzing {
             guard case let .success(descriptor) = Descriptor.read(raw, path: "fuzz.so", environment: .current) else { return }
             precondition(Descriptor.isValidID(descriptor.id), "an invalid id was accepted")
             precondition(descriptor.provides.count <= Descriptor.maxInterfaces)
+        }
+    }
+
+    /// A route's response or request as an isolated child sends it (its
+    /// bytes are the child's, so hostile): a response that decodes
+    /// encodes back to itself, and a request's captures pair up.
+    static func routeWire(_ bytes: UnsafeRawBufferPointer) {
+        let wire = ArraySlice(bytes)
+        if let response = RouteWire.response(from: wire) {
+            _ = RouteWire.problem(with: response)
+            precondition(RouteWire.response(from: RouteWire.response(response)[...]) == response, "a response did not survive its round trip")
+        }
+        if let (match, _) = RouteWire.request(from: wire, pattern: "/fuzz/{id}") {
+            precondition(match.parameterNames.count == match.parameterValues.count, "a request's captures do not pair up")
         }
     }
 

@@ -4,7 +4,7 @@
 /// 4-byte little-endian length, a compact-coded head (all but the body),
 /// then the body's bytes as they are, so a large body is copied once, not
 /// coded byte by byte.
-enum RouteWire {
+package enum RouteWire {
     /// The request without its body, with the host's match of the path.
     private struct RequestHead: Codable {
         var parameterNames: [String]
@@ -20,24 +20,24 @@ enum RouteWire {
         var headers: [RouteHeader]
     }
 
-    static func request(_ request: RouteRequest, match: RouteMatch) -> [UInt8] {
+    package static func request(_ request: RouteRequest, match: RouteMatch) -> [UInt8] {
         frame(RequestHead(
             parameterNames: match.parameterNames, parameterValues: match.parameterValues,
             method: request.method, path: request.path, parameters: request.parameters, headers: request.headers), body: request.body)
     }
 
     /// The request, and the match it carries for `pattern`; nil when the bytes are not a request.
-    static func request(from bytes: ArraySlice<UInt8>, pattern: String) -> (RouteMatch, RouteRequest)? {
+    package static func request(from bytes: ArraySlice<UInt8>, pattern: String) -> (RouteMatch, RouteRequest)? {
         guard let (head, body) = split(bytes, as: RequestHead.self), head.parameterNames.count == head.parameterValues.count else { return nil }
         let match = RouteMatch(path: head.path, pattern: pattern, parameterNames: head.parameterNames, parameterValues: head.parameterValues)
         return (match, RouteRequest(method: head.method, path: head.path, parameters: head.parameters, headers: head.headers, body: Array(body)))
     }
 
-    static func response(_ response: RouteResponse) -> [UInt8] {
+    package static func response(_ response: RouteResponse) -> [UInt8] {
         frame(ResponseHead(status: response.status, headers: response.headers), body: response.body)
     }
 
-    static func response(from bytes: ArraySlice<UInt8>) -> RouteResponse? {
+    package static func response(from bytes: ArraySlice<UInt8>) -> RouteResponse? {
         guard let (head, body) = split(bytes, as: ResponseHead.self) else { return nil }
         return RouteResponse(status: head.status, headers: head.headers, body: Array(body))
     }
@@ -68,7 +68,7 @@ extension RouteWire {
     /// Why a child's response is no HTTP response a server may pass on
     /// (nil: it is one): a status outside 100...599, a header name that is
     /// not an HTTP token, a value with CR, LF or NUL (response splitting).
-    static func problem(with response: RouteResponse) -> String? {
+    package static func problem(with response: RouteResponse) -> String? {
         guard (100...599).contains(response.status) else { return "status \(response.status) is not an HTTP status" }
         for header in response.headers {
             guard !header.name.isEmpty, header.name.utf8.allSatisfy(isTokenByte) else {
