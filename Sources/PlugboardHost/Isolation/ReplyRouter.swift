@@ -22,11 +22,25 @@ final class ReplyRouter: Sendable {
         case malformed(String)
     }
 
-    private struct Waiting {
-        let wake: DispatchSemaphore
-        var frame: FrameChannel.Frame?
+    /// One request waiting for its reply. Its ``outcome`` is written under
+    /// the router's lock, before ``wake`` is signalled: the woken caller
+    /// reads it without taking the lock again (the semaphore orders the two),
+    /// so a reply costs its caller no second turn at a lock every caller shares.
+    private final class Waiting: @unchecked Sendable {
+        // @unchecked: `outcome` and `parked` are written under the router's
+        // `state` lock; the caller reads `outcome` under it too, or after
+        // its `wake.wait()` returned (the signal follows the write).
+        let wake = DispatchSemaphore(value: 0)
+        var outcome: Outcome?
         /// Waiting on `wake` now (not still sending, nor reading): the one to hand reading to.
         var parked = false
+    }
+
+    private enum Outcome {
+        case frame(FrameChannel.Frame)
+        /// Given the reading (``State/reading`` set for it).
+        case read
+        case failed(Failure)
     }
 
     private struct State {
@@ -57,11 +71,11 @@ final class ReplyRouter: Sendable {
     func exchange(
         _ kind: UInt8, sequence: UInt64, until deadline: ContinuousClock.Instant, fill: (inout [UInt8]) -> Void
     ) throws(Failure) -> FrameChannel.Frame {
-        let wake = DispatchSemaphore(value: 0)
+        let waiting = Waiting()
         // Registered before it is sent: the reply may come at once.
         if let broken = state.withLock({ state -> Failure? in
             if let broken = state.broken { return broken }
-            state.waiting[sequence] = Waiting(wake: wake)
+            state.waiting[sequence] = waiting
             return nil
         }) {
             throw broken
@@ -75,56 +89,62 @@ final class ReplyRouter: Sendable {
             forget(sequence)
             throw .sendTimedOut
         }
-        return try reply(to: sequence, wake: wake, until: deadline)
+        return try reply(to: sequence, waiting, until: deadline)
     }
 
     private enum Turn {
-        case answered(FrameChannel.Frame)
-        case failed(Failure)
+        case outcome(Outcome)
         case read
         case wait
     }
 
-    private func reply(to sequence: UInt64, wake: DispatchSemaphore, until deadline: ContinuousClock.Instant) throws(Failure) -> FrameChannel.Frame {
-        while true {
-            let turn = state.withLock { state -> Turn in
-                state.waiting[sequence]?.parked = false
-                if let frame = state.waiting[sequence]?.frame {
-                    state.waiting[sequence] = nil
-                    return .answered(frame)
-                }
-                if let broken = state.broken {
-                    state.waiting[sequence] = nil
-                    return .failed(broken)
-                }
-                if state.reading {
-                    state.waiting[sequence]?.parked = true
-                    return .wait
-                }
-                state.reading = true
-                return .read
+    private func reply(to sequence: UInt64, _ waiting: Waiting, until deadline: ContinuousClock.Instant) throws(Failure) -> FrameChannel.Frame {
+        let turn = state.withLock { state -> Turn in
+            if let outcome = waiting.outcome { return .outcome(outcome) }
+            if let broken = state.broken {
+                state.waiting[sequence] = nil
+                return .outcome(.failed(broken))
             }
-            switch turn {
-            case let .answered(frame): return frame
-            case let .failed(failure): throw failure
-            case .read: return try read(for: sequence, until: deadline)
-            case .wait:
-                // Clamped: a deadline centuries away must not overflow.
-                let remaining = max(.zero, min(deadline - .now, .seconds(86_400 * 365)))
-                guard wake.wait(timeout: .now() + .nanoseconds(Int((remaining / .nanoseconds(1)).rounded(.up)))) == .timedOut else { continue }
-                let (frame, broken) = state.withLock { state -> (FrameChannel.Frame?, Failure?) in
-                    // Once more under the lock: the reply may have come with
-                    // the deadline, or the channel broken (which says more).
-                    // Leaving, it hands on reading if it was given it.
-                    defer {
-                        state.waiting[sequence] = nil
-                        if !state.reading { Self.wakeNextReader(&state) }
-                    }
-                    return (state.waiting[sequence]?.frame, state.broken)
-                }
-                if let frame { return frame }
-                throw broken ?? .timedOut
+            if state.reading {
+                waiting.parked = true
+                return .wait
             }
+            state.reading = true
+            return .read
+        }
+        switch turn {
+        case let .outcome(outcome): return try take(outcome, for: sequence, until: deadline)
+        case .read: return try read(for: sequence, until: deadline)
+        case .wait:
+            // Clamped: a deadline centuries away must not overflow.
+            let remaining = max(.zero, min(deadline - .now, .seconds(86_400 * 365)))
+            if waiting.wake.wait(timeout: .now() + .nanoseconds(Int((remaining / .nanoseconds(1)).rounded(.up)))) == .success,
+               let outcome = waiting.outcome {
+                return try take(outcome, for: sequence, until: deadline)
+            }
+            // Its deadline: once more under the lock, as an outcome may
+            // have come with it (a reply; or the reading, handed on as it leaves).
+            let outcome = state.withLock { state -> Outcome in
+                state.waiting[sequence] = nil
+                waiting.parked = false
+                switch waiting.outcome {
+                case let .frame(frame)?: return .frame(frame)
+                case .read?:
+                    state.reading = false
+                    Self.wakeNextReader(&state)
+                case .failed?, nil: break
+                }
+                return .failed(state.broken ?? .timedOut)
+            }
+            return try take(outcome, for: sequence, until: deadline)
+        }
+    }
+
+    private func take(_ outcome: Outcome, for sequence: UInt64, until deadline: ContinuousClock.Instant) throws(Failure) -> FrameChannel.Frame {
+        switch outcome {
+        case let .frame(frame): return frame
+        case let .failed(failure): throw failure
+        case .read: return try read(for: sequence, until: deadline)
         }
     }
 
@@ -143,33 +163,31 @@ final class ReplyRouter: Sendable {
                 }
                 throw error.routerFailure
             }
-            let mine = state.withLock { state -> Bool in
-                if frame.sequence == sequence { return true }
+            if frame.sequence == sequence {
+                stopReading(for: sequence, breaking: nil)
+                return frame
+            }
+            state.withLock { state in
                 // A reply no call waits for is dropped: its call gave up at
                 // its deadline (the child is being killed for it), or the
                 // child made it up.
-                if state.waiting[frame.sequence]?.frame == nil, let waiting = state.waiting[frame.sequence] {
-                    state.waiting[frame.sequence]?.frame = frame
-                    waiting.wake.signal()
-                }
-                return false
-            }
-            if mine {
-                stopReading(for: sequence, breaking: nil)
-                return frame
+                guard let waiting = state.waiting.removeValue(forKey: frame.sequence) else { return }
+                waiting.parked = false
+                waiting.outcome = .frame(frame)
+                waiting.wake.signal()
             }
         }
     }
 
     /// This caller leaves: it stops reading, hands the reading to another
-    /// waiter (or wakes them all when the channel broke).
+    /// waiter (or fails them all when the channel broke).
     private func stopReading(for sequence: UInt64, breaking failure: Failure?) {
         let close = state.withLock { state -> Bool in
             state.reading = false
             state.waiting[sequence] = nil
             if let failure, state.broken == nil { state.broken = failure }
-            if state.broken != nil {
-                for waiting in state.waiting.values { waiting.wake.signal() }
+            if let broken = state.broken {
+                Self.fail(&state, with: broken)
             } else {
                 Self.wakeNextReader(&state)
             }
@@ -178,10 +196,23 @@ final class ReplyRouter: Sendable {
         if close { channel.close() }
     }
 
-    /// Wakes one parked waiter without its reply to take over the reading
-    /// (one still sending would leave replies unread while it writes).
+    /// Gives the reading to one parked waiter without its reply (one still
+    /// sending would leave replies unread while it writes).
     private static func wakeNextReader(_ state: inout State) {
-        state.waiting.values.first { $0.parked && $0.frame == nil }?.wake.signal()
+        guard let next = state.waiting.values.first(where: { $0.parked && $0.outcome == nil }) else { return }
+        state.reading = true
+        next.parked = false
+        next.outcome = .read
+        next.wake.signal()
+    }
+
+    /// Every waiter fails with `failure`.
+    private static func fail(_ state: inout State, with failure: Failure) {
+        for waiting in state.waiting.values where waiting.outcome == nil {
+            waiting.outcome = .failed(failure)
+            waiting.wake.signal()
+        }
+        state.waiting = [:]
     }
 
     private func forget(_ sequence: UInt64) {
@@ -197,7 +228,7 @@ final class ReplyRouter: Sendable {
     func close() {
         let now = state.withLock { state -> Bool in
             if state.broken == nil { state.broken = .closed }
-            for waiting in state.waiting.values { waiting.wake.signal() }
+            Self.fail(&state, with: state.broken ?? .closed)
             guard state.reading else { return true }
             state.closeWhenIdle = true
             return false
