@@ -51,8 +51,16 @@ final class IsolatedChild: @unchecked Sendable {
     private let eventHandlers = DispatchQueue(label: "plugboard.child-events")
     /// Events waiting for their handlers, bounded.
     private let events = EventQueue(bound: IsolatedPlugin.eventQueue)
-    /// Each call in flight is a task of its own, so the host can cancel it.
-    private let calls = Mutex<[UInt64: Task<Void, Never>]>([:])
+    /// Each call in flight is a task of its own, so the host can cancel it:
+    /// kept in 16 shards by sequence, as every call thread removes its own
+    /// (one lock for all was among the most contended of a busy child).
+    private let calls = (0..<16).map { _ in CallShard() }
+
+    final class CallShard: Sendable {
+        let tasks = Mutex<[UInt64: Task<Void, Never>]>([:])
+    }
+
+    private func shard(_ sequence: UInt64) -> CallShard { calls[Int(sequence & 15)] }
     private var providers: [(crossing: PointCrossing, provider: any Sendable)] = []
 
     /// Asks the host to make what the child cannot (``HostRelay``).
@@ -121,17 +129,17 @@ final class IsolatedChild: @unchecked Sendable {
             switch IsolationProtocol.Kind(rawValue: frame.kind) {
             case .call?:
                 let sequence = frame.sequence
-                calls.withLock { tasks in
+                shard(sequence).tasks.withLock { tasks in
                     let task = Task(executorPreference: threads) {
                         await self.serve(frame)
-                        _ = self.calls.withLock { $0.removeValue(forKey: sequence) }
+                        _ = self.shard(sequence).tasks.withLock { $0.removeValue(forKey: sequence) }
                     }
                     tasks[sequence] = task
                     // Its cancel came first (the host cancels as it sends).
                     if !earlyCancels.isEmpty, earlyCancels.remove(sequence) != nil { task.cancel() }
                 }
             case .cancel?:
-                if let task = calls.withLock({ $0[frame.sequence] }) {
+                if let task = shard(frame.sequence).tasks.withLock({ $0[frame.sequence] }) {
                     task.cancel()
                 } else {
                     // Not read yet (cancelled as it arrives), or answered
@@ -162,7 +170,7 @@ final class IsolatedChild: @unchecked Sendable {
         }
         // The host closed the channel: the calls in flight are answered
         // before the plugin is deactivated.
-        for call in calls.withLock({ Array($0.values) }) { await call.value }
+        for call in calls.flatMap({ $0.tasks.withLock { Array($0.values) } }) { await call.value }
         // And the event handlers queued before it.
         eventHandlers.sync {}
         plugin?.deactivate()
