@@ -98,10 +98,10 @@ static uint64_t bench_now_ns(void) {
 static void mailbox_send(struct bench_mailbox *box, const char *message, size_t bytes, uint32_t sequence) {
     memcpy(box->bytes, message, bytes);
     atomic_store(&box->sequence, sequence);
-    if (atomic_load(&box->sleeping)) {
-        atomic_store(&box->sleeping, 0);
-        syscall(SYS_futex, &box->sequence, FUTEX_WAKE, 1, NULL, NULL, 0);
-    }
+    // Only the receiver clears `sleeping` (a store here could wipe out its
+    // flag for the next round, and lose that wake-up): a flag left set
+    // costs one spare wake, never a lost one.
+    if (atomic_load(&box->sleeping)) syscall(SYS_futex, &box->sequence, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
 static void mailbox_receive(struct bench_mailbox *box, char *message, size_t bytes, uint32_t sequence, uint64_t spin_ns) {
@@ -111,8 +111,11 @@ static void mailbox_receive(struct bench_mailbox *box, char *message, size_t byt
         atomic_store(&box->sleeping, 1);
         uint32_t seen = atomic_load(&box->sequence);
         if (seen == sequence) break;
-        syscall(SYS_futex, &box->sequence, FUTEX_WAIT, seen, NULL, NULL, 0);
+        // Bounded: a peer that died must not hang the bench.
+        struct timespec second = {1, 0};
+        syscall(SYS_futex, &box->sequence, FUTEX_WAIT, seen, &second, NULL, 0);
     }
+    atomic_store(&box->sleeping, 0);
     memcpy(message, box->bytes, bytes);
 }
 
@@ -124,7 +127,12 @@ int bench_shm_pingpong(int rounds, size_t bytes, uint64_t spin_ns, double *sampl
     struct bench_mailbox *pong = (struct bench_mailbox *)(region + ((sizeof(struct bench_mailbox) + bytes + 63) & ~(size_t)63));
     char *message = calloc(1, bytes ? bytes : 1);
     pid_t pid = fork();
-    if (pid < 0) return errno;
+    if (pid < 0) {
+        int failure = errno;
+        free(message);
+        munmap(region, size);
+        return failure;
+    }
     if (pid == 0) {
         for (uint32_t round = 1; round <= (uint32_t)rounds; round++) {
             mailbox_receive(ping, message, bytes, round, spin_ns);

@@ -19,7 +19,7 @@ struct IsolatedProviderEnd: SuspendingIsolatedProvider {
 
     /// Suspends the caller: the call runs on the host's own call threads
     /// (``IsolatedCallPolicy/withoutBlocking(_:)``), cancelled with its task.
-    func suspendingCall<Arguments: Encodable & Sendable, Result: Decodable & Sendable>(
+    func callSuspending<Arguments: Encodable & Sendable, Result: Decodable & Sendable>(
         _ method: String, _ arguments: Arguments, returning: Result.Type
     ) async throws -> Result {
         try await IsolatedCallPolicy.withoutBlocking { try call(method, arguments, returning: returning) }

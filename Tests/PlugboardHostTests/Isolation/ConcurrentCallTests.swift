@@ -226,51 +226,60 @@ import Glibc
         #expect(answer != old, "the provider taken before the reloads reaches the newest child")
     }
 
-    /// 64 async calls parked inside the plugin hold none of Swift's pool
-    /// threads (two here): a task started after them still runs, and all 64
-    /// return once released. Called directly from the tasks instead, two
-    /// calls would take both pool threads and the rest would never start.
+    /// Async calls parked inside the plugin, more than Swift's pool has
+    /// threads, hold none of them: a task started after them still runs,
+    /// and all return once released. Called directly from the tasks
+    /// instead, as many calls as threads would take the pool (two here) and
+    /// the rest would never start.
     @Test func asyncCallsWaitWithoutHoldingPoolThreads() async throws {
         let dir = try TemporaryDirectory()
         let parking = try Parking(in: dir.file("tmp"))
-        let host = try isolation.host(dir, environment: ["TMPDIR": dir.file("tmp")], policy: IsolatedCallPolicy(deadline: .seconds(150)))
+        let host = try isolation.host(
+            dir, isolation: Self.roomy, environment: ["TMPDIR": dir.file("tmp")], policy: IsolatedCallPolicy(deadline: .seconds(150)))
         defer { host.shutdown() }
         let command = try #require(host.registry.handle(for: Commands.self).first)
         let release = dir.file("tmp/release")
-        try await parkSixtyFourThenTick(parking, answered: "released") {
+        try await parkThenTick(parking, answered: "released") {
             try await IsolatedCallPolicy.withoutBlocking { try command.run(arguments: ["park", release]) }
         }
     }
 
-    /// Parks 64 calls of `call` in the plugin at once (each says so on the
-    /// parking FIFO), runs a later task on Swift's pool meanwhile, then
-    /// lets them go: each must answer `answered`.
-    func parkSixtyFourThenTick(_ parking: Parking, answered: String, _ call: @escaping @Sendable () async throws -> String) async throws {
+    /// More calls than Swift's pool has threads (one per core): blocking
+    /// ones could never all be parked at once.
+    static let parkedCalls = 64 + ProcessInfo.processInfo.activeProcessorCount
+    /// An isolated child that takes them all at once.
+    static let roomy = PluginIsolation(isolated: true, limits: .init(callsInFlight: 1_024))
+
+    /// Parks ``parkedCalls`` calls of `call` in the plugin at once (each
+    /// says so on the parking FIFO), runs a later task on Swift's pool
+    /// meanwhile, then lets them go: each must answer `answered`.
+    func parkThenTick(_ parking: Parking, answered: String, _ call: @escaping @Sendable () async throws -> String) async throws {
         try await withThrowingTaskGroup(of: String.self) { group in
-            for _ in 0..<64 { group.addTask { try await call() } }
+            let count = Self.parkedCalls
+            for _ in 0..<count { group.addTask { try await call() } }
             // Waited for on a thread of its own: this task keeps no pool
             // thread blocked. Short of 64, the parked calls are let go, so
             // that blocked pool threads cannot keep this test from failing.
             let parked = await withCheckedContinuation { continuation in
                 Thread {
-                    let parked = parking.waitForParked(64)
-                    if parked < 64 { parking.releaseAll() }
+                    let parked = parking.waitForParked(count)
+                    if parked < count { parking.releaseAll() }
                     continuation.resume(returning: parked)
                 }.start()
             }
-            #expect(parked == 64)
+            #expect(parked == count)
             #expect(await Task.detached { "tick" }.value == "tick")
             parking.releaseAll()
             var replies: [String] = []
             for try await reply in group { replies.append(reply) }
-            #expect(replies == [String](repeating: answered, count: 64))
+            #expect(replies == [String](repeating: answered, count: count))
         }
     }
 
     /// A point's `async` requirement, its proxy calling `suspendingCall`:
-    /// 64 calls parked in the child hold none of Swift's pool threads (two
-    /// here), so a later task runs. With the blocking `call` in the proxy,
-    /// two would hold both threads and the rest never start.
+    /// calls parked in the child, more than Swift's pool has threads, hold
+    /// none of them, so a later task runs. With the blocking `call` in the
+    /// proxy, two would hold both threads (here) and the rest never start.
     @Test func anAsyncRequirementSuspendsItsCaller() async throws {
         let dir = try TemporaryDirectory()
         let parking = try Parking(in: dir.file("tmp"))
@@ -279,7 +288,7 @@ import Glibc
         var configuration = PluginHost.Configuration(
             pluginsDirectory: dir.file("plugins"), cacheDirectory: dir.file("cache"),
             scanner: ScannerSettings(extraEnvironment: ["TMPDIR": dir.file("tmp")]))
-        configuration.isolation.others = .isolated
+        configuration.isolation.others = Self.roomy
         let host = PluginHost(configuration: configuration)
         host.declare(Quotes.self, isolatedCalls: IsolatedCallPolicy(deadline: .seconds(150)))
         try host.start()
@@ -287,7 +296,7 @@ import Glibc
         let quoter = try #require(host.registry.handle(for: Quotes.self).first)
         #expect(try await quoter.quote("tea") == "quote for tea")
         let release = dir.file("tmp/release")
-        try await parkSixtyFourThenTick(parking, answered: "quote after waiting") { try await quoter.quote("park \(release)") }
+        try await parkThenTick(parking, answered: "quote after waiting") { try await quoter.quote("park \(release)") }
     }
 
     /// Cancelling the task of an async call throws `CancellationError` at

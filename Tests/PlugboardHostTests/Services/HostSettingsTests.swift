@@ -17,8 +17,9 @@ import Testing
         let (config, _) = try load(#"{ "plugins": { "a.one": { "isolated": true, "children": 3 }, "a.two": { "isolated": true, "children": 0 } } }"#)
         var configuration = PluginHost.Configuration(pluginsDirectory: "/nonexistent")
         configuration.settings = config
+        configuration.isolation.others = PluginIsolation(isolated: true, children: 2)
         #expect(configuration.isolation(of: "a.one").children == 3)
-        #expect(configuration.isolation(of: "a.two").children == 1)
+        #expect(configuration.isolation(of: "a.two").children == 2, "the host's default, not a count clamped from 0")
         let bad = try #require(config.diagnostics.first { $0.keyPath == "plugins.a.two.children" })
         #expect(bad.code == "config-invalid-type" && bad.message.contains("from 1 to 64"))
     }

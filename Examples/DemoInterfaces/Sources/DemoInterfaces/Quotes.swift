@@ -2,7 +2,8 @@ import Plugboard
 
 /// Quotes a price in the supplier's own time: the point whose requirement
 /// is `async`. Run isolated, its caller suspends while the child works
-/// (``IsolatedProvider/suspendingCall(_:_:returning:)``), holding no thread.
+/// (``IsolatedProvider/suspendingCall(_:_:returning:)``), holding no thread
+/// of Swift's pool.
 public protocol Quoting: Sendable {
     /// The quote for `item`.
     func quote(_ item: String) async throws -> String

@@ -93,17 +93,17 @@ public protocol IsolatedCall {
 
 extension IsolatedProvider {
     /// The same call from async code: the caller's task suspends while the
-    /// host waits for the child on a thread of its own, so no thread of
-    /// Swift's pool is held; cancelling the task cancels the call (the
+    /// host waits for the child on a thread of its own (at most 512 across
+    /// the host), so no thread of Swift's pool is held; cancelling the task cancels the call (the
     /// plugin's task serving it sees `Task.isCancelled`) and throws
     /// `CancellationError`. For a proxy's `async` requirements. (SDK 2.3)
     ///
-    /// A host built with an SDK before 2.3 blocks the caller's thread instead.
+    /// An end that is not the host library's (a test's) blocks the caller's thread instead.
     public func suspendingCall<Arguments: Encodable & Sendable, Result: Decodable & Sendable>(
         _ method: String, _ arguments: Arguments, returning: Result.Type
     ) async throws -> Result {
         if let suspending = self as? any SuspendingIsolatedProvider {
-            return try await suspending.suspendingCall(method, arguments, returning: returning)
+            return try await suspending.callSuspending(method, arguments, returning: returning)
         }
         return try call(method, arguments, returning: returning)
     }
@@ -115,7 +115,9 @@ extension IsolatedProvider {
 /// provider end of an older host still conforms.
 @_spi(PlugboardHost)
 public protocol SuspendingIsolatedProvider: IsolatedProvider {
-    func suspendingCall<Arguments: Encodable & Sendable, Result: Decodable & Sendable>(
+    /// Named apart from ``IsolatedProvider/suspendingCall(_:_:returning:)``,
+    /// so that a call can only mean the requirement.
+    func callSuspending<Arguments: Encodable & Sendable, Result: Decodable & Sendable>(
         _ method: String, _ arguments: Arguments, returning: Result.Type
     ) async throws -> Result
 }
