@@ -19,6 +19,22 @@ extension PluginHost {
     /// The interface libraries admitted or refused so far (`plugboard lock` records them).
     package var interfaceLibraries: [InterfaceLibrary] { catalog.interfaceLibraries }
 
+    /// Makes isolated plugin `id`'s spare child now if it has none (the
+    /// benchmark times restarts from it); its pid, nil when it is not isolated.
+    package func keepSpareChild(of id: String) -> Int32? {
+        guard let plugin = lifecycle.livePlugin(id)?.isolated else { return nil }
+        plugin.keepSpare(waiting: true)
+        return plugin.spare.withLock { $0?.pid }
+    }
+
+    /// Whether isolated plugin `id` keeps a spare child after a crash (the
+    /// benchmark times restarts without one too); the spare it has goes.
+    package func keepsSpareChildren(_ keeps: Bool, of id: String) {
+        guard let plugin = lifecycle.livePlugin(id)?.isolated else { return }
+        plugin.sparesAllowed.store(keeps, ordering: .releasing)
+        if !keeps { plugin.discardSpare() }
+    }
+
     /// Admits `directory`'s `lib/` interface libraries, so a file checked
     /// before it is put there (`plugboard install`) finds the libraries it
     /// will find once installed.

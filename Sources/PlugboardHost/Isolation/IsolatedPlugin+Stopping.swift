@@ -84,6 +84,7 @@ extension IsolatedPlugin {
         }
         // A route a child registered as the stop began must not outlive it.
         launch.retireRoutes()
+        discardSpare()
         if wasRunning { announce(.stopped, pid: nil, "its child process was stopped by the host") }
     }
 }

@@ -108,6 +108,12 @@ final class IsolatedPlugin: Sendable {
     let shown = Mutex(true)
     /// The last request's number.
     private let sequences = Atomic<UInt64>(0)
+    /// A child spawned ahead, waiting for its start request, once the
+    /// plugin has crashed: the next restart skips the spawn, most of its
+    /// cost. Plugins that never crash pay nothing for it.
+    let spare = Mutex<IsolatedChildProcess?>(nil)
+    /// Off only for the benchmark's restarts without a spare.
+    let sparesAllowed = Atomic<Bool>(true)
 
     init(
         pluginID: String, path: String, generation: Int, launch: Launch, slots: CallSlots, restarting: [CallSlots],
@@ -205,22 +211,18 @@ final class IsolatedPlugin: Sendable {
     }
 
     /// Spawns a child and runs the handshake; the child is killed on failure.
-    private func startChild(until deadline: ContinuousClock.Instant, state handedOver: [UInt8]?) -> Result<(IsolatedChildProcess, IsolationProtocol.StartReply), StartFailure> {
+    private func startChild(
+        until deadline: ContinuousClock.Instant, state handedOver: [UInt8]?, fromSpare: Bool = true
+    ) -> Result<(IsolatedChildProcess, IsolationProtocol.StartReply), StartFailure> {
         let child: IsolatedChildProcess
-        let spawn = state.withLock { state in
-            state.spawns += 1
-            return state.spawns
-        }
-        switch IsolatedChildProcess.spawn(
-            program: launch.program, passing: launch.environmentNames, adding: launch.extraEnvironment, pluginID: pluginID,
-            report: launch.report, notice: { [weak self] notice in self?.handle(notice) },
-            relay: { [weak self] request in
-                self?.relay(request, from: spawn) ?? HostRelay.Answer(ServiceError(.serviceUnavailable, "its host stopped it"))
-            },
-            ended: { [weak self] pid in self?.childEnded(pid) })
-        {
-        case let .success(started): child = started
-        case let .failure(error): return .failure(.call(error))
+        let spared = fromSpare ? spare.withLock { spare in defer { spare = nil }; return spare } : nil
+        if let spared {
+            child = spared
+        } else {
+            switch spawnChild() {
+            case let .success(started): child = started
+            case let .failure(error): return .failure(.call(error))
+            }
         }
         var request = launch.request
         request.state = handedOver
@@ -239,6 +241,12 @@ final class IsolatedPlugin: Sendable {
             return .failure(.call(IsolatedCallError(.pluginTimeout, pluginID: pluginID,
                 message: "its child did not finish init and activate within \(launch.startTimeout) and was killed", outputTail: child.outputTail())))
         } catch {
+            // A spare that died while it waited is nobody's fault: a fresh child starts instead.
+            if spared != nil {
+                child.reap()
+                child.closeChannel()
+                return startChild(until: deadline, state: handedOver, fromSpare: false)
+            }
             return .failure(.call(ended(child, during: "its start")))
         }
         switch IsolationProtocol.Kind(rawValue: frame.kind) {
@@ -260,6 +268,49 @@ final class IsolatedPlugin: Sendable {
         child.reap()
         child.closeChannel()
         return .failure(.call(IsolatedCallError(.pluginProtocol, pluginID: pluginID, message: "its child answered the start request with a message that breaks the protocol and was killed")))
+    }
+
+    /// Spawns a child of this plugin's program, waiting for its start request.
+    private func spawnChild() -> Result<IsolatedChildProcess, IsolatedCallError> {
+        let spawn = state.withLock { state in
+            state.spawns += 1
+            return state.spawns
+        }
+        return IsolatedChildProcess.spawn(
+            program: launch.program, passing: launch.environmentNames, adding: launch.extraEnvironment, pluginID: pluginID,
+            report: launch.report, notice: { [weak self] notice in self?.handle(notice) },
+            relay: { [weak self] request in
+                self?.relay(request, from: spawn) ?? HostRelay.Answer(ServiceError(.serviceUnavailable, "its host stopped it"))
+            },
+            ended: { [weak self] pid in self?.childEnded(pid) })
+    }
+
+    /// Spawns a spare in the background (`waiting`: on this thread), unless
+    /// there is one or the plugin is no longer running: called once it has crashed.
+    func keepSpare(waiting: Bool = false) {
+        guard sparesAllowed.load(ordering: .acquiring), spare.withLock({ $0 == nil }), state.withLock({ $0.phase == .running }) else { return }
+        let work: @Sendable () -> Void = { [weak self] in
+            guard let self, case let .success(child) = self.spawnChild() else { return }
+            let extra = self.spare.withLock { spare -> IsolatedChildProcess? in
+                guard spare == nil, self.state.withLock({ $0.phase == .running }) else { return child }
+                spare = child
+                return nil
+            }
+            extra?.stop(grace: .zero)
+        }
+        if waiting { work() } else {
+            // A little later: not beside the restart a crash is about to
+            // cause, nor the restarted child's first calls (both want the CPU).
+            _ = startDetachedThread(stackSize: 256 << 10) {
+                usleep(100_000)
+                work()
+            }
+        }
+    }
+
+    /// Ends the spare (a stop, a quarantine).
+    func discardSpare() {
+        spare.withLock { spare in defer { spare = nil }; return spare }?.stop(grace: .zero)
     }
 
     enum StartFailure: Error {
@@ -566,6 +617,7 @@ final class IsolatedPlugin: Sendable {
             }
             // Shown again before anyone hears of the restart.
             if failsOpen { updateAvailability() }
+            keepSpare()
             announce(.restarted, pid: child.pid, "restarted as process \(child.pid) (restart \(restarts))")
             return child
         case let .failure(failure):
@@ -683,6 +735,7 @@ final class IsolatedPlugin: Sendable {
             other.reap()
             other.closeChannel()
         }
+        if quarantined { discardSpare() }
         // Now, before anyone hears of it (a quarantine may stop dependents for seconds).
         child?.reap()
         child?.closeChannel()
@@ -704,6 +757,7 @@ final class IsolatedPlugin: Sendable {
             return IsolatedCallError(error.code, pluginID: pluginID, message: "\(error.message); it crashed \(count) times in \(launch.budget.window) and is now quarantined",
                                      signal: error.signal, exitStatus: error.exitStatus, outputTail: error.outputTail)
         }
+        keepSpare()
         if failsOpen { updateAvailability() }
         if failsOpen || pooled { restartInBackground(crashed) }
         return error

@@ -382,6 +382,27 @@ import Glibc
         #expect(try isolation.fault(host, "count") == "1", "the cancelled call never ran")
     }
 
+    /// A plugin that never crashed has no spare child; after a crash one
+    /// waits, and the next restart starts in it (no spawn); a stop ends it.
+    @Test func afterACrashASpareChildTakesTheNextRestart() throws {
+        let dir = try TemporaryDirectory()
+        let host = try isolation.host(dir)
+        let first = try isolation.fault(host, "pid")
+        let plugin = try #require(host.lifecycle.livePlugin("fixture.isolation-faults")?.isolated)
+        #expect(plugin.spare.withLock { $0 } == nil, "nothing spare before a crash")
+        #expect(isolation.code { try isolation.fault(host, "segv") } == "plugin-crashed")
+        // Made on this thread for the test (a crash makes one in the background).
+        plugin.keepSpare(waiting: true)
+        let spare = try #require(plugin.spare.withLock { $0?.pid })
+        let restarted = try isolation.fault(host, "pid")
+        #expect(restarted == String(spare) && restarted != first, "the restart started in the spare")
+        plugin.keepSpare(waiting: true)
+        let next = try #require(plugin.spare.withLock { $0?.pid })
+        host.shutdown()
+        #expect(plugin.spare.withLock { $0 } == nil)
+        #expect(kill(next, 0) == -1, "the stop ended the spare")
+    }
+
     /// Calls that waited for a restart that failed get its error: one
     /// failure counts once against the budget, however many were waiting
     /// (each trying again would quarantine the plugin after one incident).
