@@ -190,38 +190,16 @@ import Glibc
         let taken = try #require(handle.first)
         let old = try taken.run(arguments: ["pid"])
 
-        let stop = Atomic<Bool>(false), calls = Atomic<Int>(0)
-        let failures = Mutex<[String]>([])
-        let started = DispatchGroup(), finished = DispatchGroup()
-        for index in 0..<4 {
-            started.enter()
-            finished.enter()
-            Thread {
-                var first = true
-                while !stop.load(ordering: .acquiring) {
-                    do {
-                        let reply = try handle.first?.run(arguments: ["echo", "t\(index)"])
-                        if reply != "t\(index)" { failures.withLock { $0.append("got \(reply ?? "no provider")") } }
-                    } catch {
-                        failures.withLock { $0.append("\(error)") }
-                    }
-                    calls.add(1, ordering: .relaxed)
-                    if first {
-                        first = false
-                        started.leave()
-                    }
-                }
-                finished.leave()
-            }.start()
+        let (failures, calls) = callsLooping(during: {
+            for _ in 0..<3 {
+                let outcome = host.reload("fixture.isolation-faults", from: dir.file("plugins/plugin.so"))
+                #expect(outcome.error == nil, "\(outcome)")
+            }
+        }) { index in
+            let reply = try handle.first?.run(arguments: ["echo", "t\(index)"])
+            return reply == "t\(index)" ? nil : "got \(reply ?? "no provider")"
         }
-        started.wait()
-        for _ in 0..<3 {
-            let outcome = host.reload("fixture.isolation-faults", from: dir.file("plugins/plugin.so"))
-            #expect(outcome.error == nil, "\(outcome)")
-        }
-        stop.store(true, ordering: .releasing)
-        finished.wait()
-        #expect(failures.withLock { $0 } == [], "of \(calls.load(ordering: .relaxed)) calls")
+        #expect(failures == [], "of \(calls) calls")
         let answer = try taken.run(arguments: ["pid"])
         #expect(answer != old, "the provider taken before the reloads reaches the newest child")
     }

@@ -1,7 +1,6 @@
 import Foundation
 import Plugboard
 @testable import PlugboardHost
-import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -116,38 +115,16 @@ import Glibc
         defer { host.shutdown() }
         let taken = try host.router.navigate(to: "/pid", as: RouteEndpoint.self)
         let old = text(try taken.respond(to: RouteRequest(path: "/pid")))
-        let stop = Atomic<Bool>(false), requests = Atomic<Int>(0)
-        let failures = Mutex<[String]>([])
-        let started = DispatchGroup(), finished = DispatchGroup()
-        for index in 0..<4 {
-            started.enter()
-            finished.enter()
-            Thread {
-                var first = true
-                while !stop.load(ordering: .acquiring) {
-                    do {
-                        let answer = try host.router.respond(to: RouteRequest(path: "/orders/\(index)"))
-                        if !text(answer).hasPrefix("order \(index)") { failures.withLock { $0.append(text(answer)) } }
-                    } catch {
-                        failures.withLock { $0.append("\(error)") }
-                    }
-                    requests.add(1, ordering: .relaxed)
-                    if first {
-                        first = false
-                        started.leave()
-                    }
-                }
-                finished.leave()
-            }.start()
+        let (failures, requests) = callsLooping(during: {
+            for _ in 0..<3 {
+                let outcome = host.reload("fixture.route-server", from: dir.file("plugins/routes.so"))
+                #expect(outcome.error == nil, "\(outcome)")
+            }
+        }) { index in
+            let answer = text(try host.router.respond(to: RouteRequest(path: "/orders/\(index)")))
+            return answer.hasPrefix("order \(index)") ? nil : answer
         }
-        started.wait()
-        for _ in 0..<3 {
-            let outcome = host.reload("fixture.route-server", from: dir.file("plugins/routes.so"))
-            #expect(outcome.error == nil, "\(outcome)")
-        }
-        stop.store(true, ordering: .releasing)
-        finished.wait()
-        #expect(failures.withLock { $0 } == [], "of \(requests.load(ordering: .relaxed)) requests")
+        #expect(failures == [], "of \(requests) requests")
         let newest = text(try taken.respond(to: RouteRequest(path: "/pid")))
         let current = text(try host.router.respond(to: RouteRequest(path: "/pid")))
         #expect(newest != old && newest == current, "the endpoint taken first reaches the newest child")

@@ -505,3 +505,37 @@ final class Pongs: Sendable {
 
     var texts: [String] { received.lines.withLock { $0 } }
 }
+
+/// Calls `body(index)` in a loop on four threads, all started, while
+/// `during` runs; what failed (a non-nil answer of `body`, or its error)
+/// and how many calls ran.
+func callsLooping(during: () -> Void, _ body: @escaping @Sendable (Int) throws -> String?) -> (failures: [String], calls: Int) {
+    let stop = Atomic<Bool>(false), calls = Atomic<Int>(0)
+    let failures = LogLines()
+    let started = DispatchGroup(), finished = DispatchGroup()
+    for index in 0..<4 {
+        started.enter()
+        finished.enter()
+        Thread {
+            var first = true
+            while !stop.load(ordering: .acquiring) {
+                do {
+                    if let failure = try body(index) { failures.lines.withLock { $0.append(failure) } }
+                } catch {
+                    failures.lines.withLock { $0.append("\(error)") }
+                }
+                calls.add(1, ordering: .relaxed)
+                if first {
+                    first = false
+                    started.leave()
+                }
+            }
+            finished.leave()
+        }.start()
+    }
+    started.wait()
+    during()
+    stop.store(true, ordering: .releasing)
+    finished.wait()
+    return (failures.lines.withLock { $0 }, calls.load(ordering: .relaxed))
+}
