@@ -46,6 +46,10 @@ static _Atomic int installed;
 // One fault is attributed per process: a second thread faulting meanwhile
 // goes straight on to the previous handler.
 static _Atomic int attributing;
+// The attributed fault, for journals registered after the handler passed
+// them: its signal (0: none under way) and the blamed slot (-1: no plugin frame).
+static _Atomic int attributed_signal;
+static _Atomic int attributed_slot = -1;
 
 struct range_search {
     uintptr_t base;
@@ -195,6 +199,16 @@ static void forget_fault(void) {
     }
 }
 
+void fault_note_late_journal(struct journal_slot *entry) {
+    int signo = atomic_load(&attributed_signal);
+    if (signo == 0) return;
+    if (atomic_load(&attributed_slot) >= 0) {
+        note_fault(entry, signo, "elsewhere", strlen("elsewhere"));
+    } else {
+        note_fault(entry, signo, NULL, 0);
+    }
+}
+
 static void on_fatal_signal(int signo, siginfo_t *info, void *context) {
     int saved_errno = errno;
     // A signal another process sent (kill -SEGV) is no fault of the code the
@@ -214,6 +228,11 @@ static void on_fatal_signal(int signo, siginfo_t *info, void *context) {
                 journal_slot_leave(entry);
             }
         }
+        // Published before the journals are visited: one registered while
+        // they are (another host starting) notes it itself (a
+        // sequentially consistent pair with the registration's).
+        atomic_store(&attributed_slot, blamed_slot);
+        atomic_store(&attributed_signal, signo);
         // Every other journal: with a plugin frame found, its running calls
         // are innocent ("elsewhere"); without one, each keeps its running
         // call's note (evidence "call"), with the signal that ended the process.
@@ -233,6 +252,7 @@ static void on_fatal_signal(int signo, siginfo_t *info, void *context) {
     chain(signo, info, context);
     // Still here: the handler before ours recovered.
     if (noting) {
+        atomic_store(&attributed_signal, 0);
         forget_fault();
         atomic_store(&attributing, 0);
     }

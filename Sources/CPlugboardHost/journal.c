@@ -86,6 +86,9 @@ int plugboard_journal_register(int fd, const char *fault_path, int64_t hang_thre
         atomic_store(&slots[i].faulted, 0);
         // Last: readers see the slot only once every field is set.
         atomic_store(&slots[i].state, SLOT_LIVE);
+        // A host starting while the process dies of another host's fault:
+        // its calls are innocent, whether or not the handler saw this slot.
+        fault_note_late_journal(&slots[i]);
         return i;
     }
     return -1;

@@ -41,6 +41,9 @@ struct journal_slot {
 /// (not LIVE, out of range, or `generation` is not 0 and not the slot's).
 struct journal_slot *journal_slot_enter(int slot, uint64_t generation);
 void journal_slot_leave(struct journal_slot *entry);
+/// For a journal registered while the process is dying of a fault the
+/// handler already attributed: notes it as the handler would have.
+void fault_note_late_journal(struct journal_slot *entry);
 /// Writes `value` (negative: 0) in decimal at `out` (room for 20 digits),
 /// without a terminator; returns the count. Async-signal-safe.
 size_t plugboard_format_decimal(char *out, int64_t value);
