@@ -144,6 +144,13 @@ final class IsolatedChildProcess: Sendable {
     func closeChannel() {
         replies.close()
     }
+
+    /// Ends the child now: killed (with what it started), reaped, its channel closed.
+    func end() {
+        kill()
+        reap()
+        closeChannel()
+    }
 }
 
 /// The child's stdout and stderr, and its notice pipe, read by one thread until both end.

@@ -19,7 +19,7 @@ extension IsolatedPlugin {
             if state.withLock({ $0.phase == .running }) { subscribe(name) }
         case let .publish(event):
             // A generation stopped or quarantined publishes nothing more.
-            guard state.withLock({ $0.phase == .running || $0.phase == .notStarted }) else { return }
+            guard isServing else { return }
             // Not on this thread: subscribers run host code that may call
             // this plugin, and the child's pipes must keep being read. At
             // most `eventQueue` wait: a child publishing faster than the
@@ -42,11 +42,15 @@ extension IsolatedPlugin {
         }
     }
 
+    /// Not stopped nor quarantined: what its children publish or ask for
+    /// still counts.
+    var isServing: Bool { state.withLock { $0.phase == .running || $0.phase == .notStarted } }
+
     /// A request the child relays (``HostRelay``), answered on the thread
     /// draining its notices: nothing here runs plugin code. `spawn` numbers
     /// the child that asks.
     func relay(_ request: HostRelay.Request, from spawn: Int) -> HostRelay.Answer {
-        guard state.withLock({ $0.phase == .running || $0.phase == .notStarted }) else {
+        guard isServing else {
             return HostRelay.Answer(ServiceError(.serviceUnavailable, "its host stopped it"))
         }
         switch request.operation {
@@ -101,7 +105,7 @@ extension IsolatedPlugin {
             return HostRelay.Answer(error)
         }
         // Stopped meanwhile: its routes may have been retired before this one came.
-        if state.withLock({ $0.phase == .stopped || $0.phase == .quarantined }) { launch.retireRoutes() }
+        if !isServing { launch.retireRoutes() }
         return HostRelay.Answer(nil)
     }
 

@@ -76,11 +76,7 @@ extension IsolatedPlugin {
             // Calls still run (hung, maybe): kill the child; those calls
             // see its channel close. Reaped and closed here too, in case
             // they finished meanwhile (the close waits for a reader).
-            for child in state.withLock({ $0.children.compactMap { $0 } }) {
-                child.kill()
-                child.reap()
-                child.closeChannel()
-            }
+            for child in state.withLock({ $0.children.compactMap { $0 } }) { child.end() }
         }
         // A route a child registered as the stop began must not outlive it.
         launch.retireRoutes()

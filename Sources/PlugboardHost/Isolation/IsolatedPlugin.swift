@@ -168,7 +168,7 @@ final class IsolatedPlugin: Sendable {
             switch startChild(until: .now + launch.startTimeout, state: pooled ? nil : handedOver) {
             case let .success((child, reply)):
                 children.append(child)
-                if let first, reply.providers.map(\.interfaceID) != first.providers.map(\.interfaceID) || reply.providers.map(\.profile) != first.providers.map(\.profile) {
+                if let first, !Self.sameProviders(reply.providers, first.providers) {
                     children.forEach { $0.stop(grace: .zero) }
                     return .failure(.isolationFailed(path: path, code: .pluginProtocol,
                         reason: "child \(member + 1) of its pool provides \(reply.providers.map(\.interfaceID)) with other profiles or in another order than the first (\(first.providers.map(\.interfaceID))); its contributions() must be the same on every start"))
@@ -215,7 +215,7 @@ final class IsolatedPlugin: Sendable {
         until deadline: ContinuousClock.Instant, state handedOver: [UInt8]?, fromSpare: Bool = true
     ) -> Result<(IsolatedChildProcess, IsolationProtocol.StartReply), StartFailure> {
         let child: IsolatedChildProcess
-        let spared = fromSpare ? spare.withLock { spare in defer { spare = nil }; return spare } : nil
+        let spared = fromSpare ? takeSpare() : nil
         if let spared {
             child = spared
         } else {
@@ -235,9 +235,7 @@ final class IsolatedPlugin: Sendable {
         do {
             frame = try child.replies.exchange(IsolationProtocol.Kind.start.rawValue, sequence: sequence, until: deadline) { $0 += payload }
         } catch .timedOut {
-            child.kill()
-            child.reap()
-            child.closeChannel()
+            child.end()
             return .failure(.call(IsolatedCallError(.pluginTimeout, pluginID: pluginID,
                 message: "its child did not finish init and activate within \(launch.startTimeout) and was killed", outputTail: child.outputTail())))
         } catch {
@@ -268,6 +266,12 @@ final class IsolatedPlugin: Sendable {
         child.reap()
         child.closeChannel()
         return .failure(.call(IsolatedCallError(.pluginProtocol, pluginID: pluginID, message: "its child answered the start request with a message that breaks the protocol and was killed")))
+    }
+
+    /// Whether two children provide the same, in the same order: proxies
+    /// address providers by position.
+    private static func sameProviders(_ one: [IsolationProtocol.StartReply.Provider], _ other: [IsolationProtocol.StartReply.Provider]) -> Bool {
+        one.map(\.interfaceID) == other.map(\.interfaceID) && one.map(\.profile) == other.map(\.profile)
     }
 
     /// Spawns a child of this plugin's program, waiting for its start request.
@@ -310,7 +314,11 @@ final class IsolatedPlugin: Sendable {
 
     /// Ends the spare (a stop, a quarantine).
     func discardSpare() {
-        spare.withLock { spare in defer { spare = nil }; return spare }?.stop(grace: .zero)
+        takeSpare()?.stop(grace: .zero)
+    }
+
+    private func takeSpare() -> IsolatedChildProcess? {
+        spare.withLock { spare in defer { spare = nil }; return spare }
     }
 
     enum StartFailure: Error {
@@ -450,19 +458,14 @@ final class IsolatedPlugin: Sendable {
             counts.inFlight.subtract(1, ordering: .relaxed)
             slots.release()
         }
-        let child: IsolatedChildProcess
         switch try runningChild() {
-        case let .child(member, running):
-            child = running
-            if pooled {
-                // Counted by runningChild() as it chose this child.
-                defer { state.withLock { $0.load[member] -= 1 } }
-                return try exchange(with: child, index: index, method: method, encoded: encoded, limit: limit)
-            }
+        case let .child(member, child):
+            // A pool's: counted by runningChild() as it chose this child.
+            defer { if pooled { state.withLock { $0.load[member] -= 1 } } }
+            return try exchange(with: child, index: index, method: method, encoded: encoded, limit: limit)
         case let .replaced(successor):
             return .forward(successor, try successor.index(matching: index, of: self))
         }
-        return try exchange(with: child, index: index, method: method, encoded: encoded, limit: limit)
     }
 
     /// Sends one call to `child` and waits for its reply.
@@ -558,7 +561,7 @@ final class IsolatedPlugin: Sendable {
                 }
                 guard let best, let child = state.children[best] else { return (.running, .down(member: 0)) }
                 // Counted as it is chosen: calls arriving together spread.
-                if restarting.count > 1 { state.load[best] += 1 }
+                if pooled { state.load[best] += 1 }
                 return (.running, .running(.child(member: best, child)))
             case .stopped:
                 return (.stopped, state.successor.map { .running(.replaced(by: $0)) })
@@ -610,9 +613,7 @@ final class IsolatedPlugin: Sendable {
                 child.stop(grace: .zero)
                 throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "its host stopped it while it restarted")
             }
-            guard reply.providers.map(\.interfaceID) == provided.map(\.interfaceID),
-                  reply.providers.map(\.profile) == provided.map(\.profile)
-            else {
+            guard Self.sameProviders(reply.providers, provided) else {
                 throw violation(child, "after a restart it provides \(reply.providers.map(\.interfaceID)) with other profiles or in another order than its first start (\(provided.map(\.interfaceID))); proxies address providers by position, so its contributions() must be the same on every start")
             }
             // Shown again before anyone hears of the restart.
@@ -730,11 +731,7 @@ final class IsolatedPlugin: Sendable {
             defer { state.children = state.children.map { _ in nil } }
             return (false, true, true, state.crashes.count, crashed, state.children.compactMap { $0 })
         }
-        for other in others {
-            other.kill()
-            other.reap()
-            other.closeChannel()
-        }
+        for other in others { other.end() }
         if quarantined { discardSpare() }
         // Now, before anyone hears of it (a quarantine may stop dependents for seconds).
         child?.reap()
