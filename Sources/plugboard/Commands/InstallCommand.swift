@@ -40,6 +40,14 @@ enum InstallCommand: CLICommand {
         guard name.hasSuffix(".so"), !name.contains("/"), !name.hasPrefix(".") else {
             throw UsageError(message: "'--as' takes a file name ending in .so, without '/', got '\(name)'", command: spec.name)
         }
+        // Said before anything else: the file would otherwise be refused
+        // naming a temporary file in it.
+        var info = stat()
+        guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            Terminal.error("\(Terminal.safe(directory)): cannot open plugins directory (no such directory); create it "
+                + "(mkdir -p \(Terminal.safe(directory))) or pass the one your host reads with --plugins; nothing was installed")
+            return ExitStatus.failure
+        }
         // A signed lock file is the publisher's: changing it would void its signature.
         let lockPath = LockFile.defaultPath(for: directory)
         if FileManager.default.fileExists(atPath: lockPath + ".minisig") {

@@ -49,6 +49,17 @@ import Testing
 /// A host running under a lock file sees the entry `plugboard install`
 /// adds: the lock is read again when it changed.
 @Suite struct LockedLiveInstallTests {
+    /// Into a plugins directory that does not exist: refused naming it and
+    /// how to make it, not a temporary file inside it.
+    @Test func installingIntoAMissingDirectorySaysSo() throws {
+        let dir = try TemporaryDirectory()
+        let missing = dir.file("no-such-plugins")
+        let refused = try runProcess(Fixtures.executable("plugboard"), ["install", Fixtures.library("Gamma").path, "--plugins", missing, "--cache", dir.file("cache")])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("\(missing): cannot open plugins directory") && refused.stderr.contains("mkdir -p"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: missing))
+    }
+
     @Test func aLockedRunningHostAdmitsAnInstalledFileAfterItsLockEntry() throws {
         let dir = try TemporaryDirectory()
         let plugins = dir.file("plugins")
