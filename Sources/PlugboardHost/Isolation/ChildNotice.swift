@@ -19,6 +19,8 @@ enum ChildNotice {
     /// A request for the host to make, and answer (``HostRelay``): a
     /// sandboxed child's storage write, a route registration.
     case relay(HostRelay.Request)
+    /// Events from the host the child dropped (its queue was full), since it last told.
+    case eventsDropped(Int)
 
     /// Longer log messages are cut.
     static let maximumMessage = 3_000
@@ -39,6 +41,9 @@ enum ChildNotice {
             body = [4] + ((try? CompactEncoder().encode(diagnostic)) ?? [])
         case let .relay(request):
             body = [6] + ((try? CompactEncoder().encode(request)) ?? [])
+        case let .eventsDropped(count):
+            body = [7]
+            withUnsafeBytes(of: UInt32(clamping: count).littleEndian) { body += $0 }
         }
         var frame: [UInt8] = []
         withUnsafeBytes(of: UInt32(body.count).littleEndian) { frame += $0 }
@@ -70,6 +75,9 @@ enum ChildNotice {
             case 6:
                 guard let request = try? CompactDecoder().decode(HostRelay.Request.self, from: payload) else { return false }
                 body(.relay(request))
+            case 7 where payload.count == 4:
+                let bytes = Array(payload)
+                body(.eventsDropped(Int(bytes[0]) | Int(bytes[1]) << 8 | Int(bytes[2]) << 16 | Int(bytes[3]) << 24))
             default: return false
             }
         }

@@ -9,6 +9,8 @@ final class EventQueue: Sendable {
     private let waiting = Atomic<Int>(0)
     /// Events dropped so far.
     let dropped = Atomic<Int>(0)
+    /// Dropped and not yet told to the host (a child's queue).
+    private let untold = Atomic<Int>(0)
     /// Dropping since the queue was last half empty (reported once per episode).
     private let dropping = Atomic<Bool>(false)
 
@@ -30,9 +32,15 @@ final class EventQueue: Sendable {
         }
     }
 
+    /// The drops not told yet, now told (each drop is told once).
+    func takeUntold() -> Int {
+        untold.load(ordering: .relaxed) == 0 ? 0 : untold.exchange(0, ordering: .acquiringAndReleasing)
+    }
+
     /// Counts a dropped event; true for the first of an episode (to report).
     func drop() -> Bool {
         dropped.add(1, ordering: .relaxed)
+        untold.add(1, ordering: .acquiringAndReleasing)
         return !dropping.exchange(true, ordering: .relaxed)
     }
 

@@ -154,9 +154,16 @@ final class IsolatedChild: @unchecked Sendable {
                 // events (at most `eventQueue` wait), never a call.
                 let payload = frame.payload
                 if events.enter() {
+                    // The host counts the events dropped here: told before
+                    // the next one is handled, or once the queue is half empty.
+                    let dropped = events.takeUntold()
                     eventHandlers.async {
+                        if dropped > 0 { self.notices.send(.eventsDropped(dropped)) }
                         self.deliver(payload)
                         self.events.leave()
+                        if self.events.count <= self.events.bound / 2, case let late = self.events.takeUntold(), late > 0 {
+                            self.notices.send(.eventsDropped(late))
+                        }
                     }
                 } else if events.drop() {
                     notices.send(.diagnostic(IsolationProtocol.Diagnostic(

@@ -36,6 +36,9 @@ extension IsolatedPlugin {
         case let .diagnostic(diagnostic):
             launch.report(HostDiagnostic(diagnostic.error ? .error : .warning, code: .init(diagnostic.code), message: diagnostic.message,
                                          file: diagnostic.keyPath == nil ? nil : launch.request.settingsFile, keyPath: diagnostic.keyPath, plugin: pluginID))
+        case let .eventsDropped(count):
+            // Its own diagnostic said so once; the count is the host's.
+            eventQueues.delivered.dropped.add(count, ordering: .relaxed)
         case .relay:
             // Answered by the thread that drains the child's notices (ChildOutput).
             break
@@ -139,9 +142,9 @@ extension IsolatedPlugin {
     /// Sends an event to the child without waiting (its handlers run there,
     /// in order, beside the calls): queued here, at most `eventQueue` of
     /// them, and written by the plugin's own queue as its request pipe has
-    /// room. Throws (a failed delivery, with a diagnostic) when the child is
-    /// down or the queue is full.
-    func deliver(_ payload: EventPayload) throws(IsolatedCallError) {
+    /// room. Throws (a failed delivery) when the child is down (a diagnostic
+    /// each time) or the queue is full (counted, one diagnostic per episode).
+    func deliver(_ payload: EventPayload) throws {
         // One child of a pool takes it: the first running, so that events keep their order while it lives.
         guard let child = state.withLock({ state in state.phase == .running ? state.children.lazy.compactMap { $0 }.first : nil }) else {
             throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "its child is not running; the event was not delivered")
@@ -156,9 +159,13 @@ extension IsolatedPlugin {
         let event = CrossingEvent(name: payload.name, chain: EventHub.currentChain, json: json)
         let queue = eventQueues.delivered
         guard queue.enter() else {
-            _ = queue.drop()
-            throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID,
-                message: "\(queue.bound) events wait for its child already (it takes them slower than they come); the event was not delivered")
+            // Reported once per episode here, not once per event by the hub.
+            if queue.drop() {
+                launch.report(HostDiagnostic(.warning, code: "event-dropped",
+                    message: "its child takes events slower than they come: past \(queue.bound) waiting, events to it are dropped (counted in the snapshot) until the queue drains",
+                    plugin: pluginID))
+            }
+            throw EventNotQueued(description: "\(pluginID): \(queue.bound) events wait for its child already; the event was not delivered")
         }
         let report = launch.report, pluginID = pluginID, name = payload.name
         deliveries.async {
@@ -166,6 +173,7 @@ extension IsolatedPlugin {
             // A child that takes no event for a second is hung or flooded: its calls' deadlines deal with it.
             // Whole or not at all: a torn event would corrupt the call after it.
             guard child.channel.sendWhole(IsolationProtocol.Kind.event.rawValue, sequence: 0, until: .now + .seconds(1), fill: { event.encode(into: &$0) }) == .sent else {
+                queue.dropped.add(1, ordering: .relaxed)
                 report(HostDiagnostic(.error, code: "event-handler-failed",
                     message: "the event \(name) could not be written to its child within 1 s (it is down, hung or flooded); not delivered", plugin: pluginID))
                 return

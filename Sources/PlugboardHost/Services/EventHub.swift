@@ -207,6 +207,8 @@ final class EventHub: Sendable {
             do {
                 try call()
                 delivered += 1
+            } catch let error as EventNotQueued {
+                failures.append(error.description)
             } catch {
                 let owner = targets.owners[index]
                 let message = "\(owner.pluginID) failed to handle \(event): \(error)"
@@ -239,6 +241,13 @@ final class EventHub: Sendable {
         }
         return EventDelivery(event: event, delivered: delivered, failures: failures, cycle: nil)
     }
+}
+
+/// A subscriber's queue was full: the event was not delivered. The queue's
+/// owner counts it and reports once per episode, so a flood costs one
+/// diagnostic, not one per event.
+struct EventNotQueued: Error, CustomStringConvertible {
+    let description: String
 }
 
 /// The events being delivered on one thread, outermost first. Delivery is

@@ -55,6 +55,54 @@ import Glibc
         #expect(host.snapshot().first { $0.id == "fixture.isolation-faults" }?.eventsDropped == dropped)
     }
 
+    /// A burst of 100,000 events to a child whose event handler is stuck:
+    /// each is handled, in order, or dropped and counted (in the host's
+    /// queue or the child's, whose count comes back to the host), exactly;
+    /// each queue reports `event-dropped` once per episode, not per event.
+    @Test func aBurstToABusyChildIsHandledInOrderOrCountedExactly() throws {
+        let dir = try TemporaryDirectory()
+        let parking = try ConcurrentCallTests.Parking(in: dir.file("tmp"))
+        defer { parking.releaseAll() }
+        let host = try isolation.host(dir, environment: ["TMPDIR": dir.file("tmp")])
+        defer { host.shutdown() }
+        let lastMarker = Atomic<Int>(0), answered = try EventPipe()
+        let subscription = host.events.subscribe(to: "fixture.pong") { payload in
+            let text = String(decoding: try payload.json(), as: UTF8.self)
+            if text.contains("\"marker \(lastMarker.load(ordering: .acquiring))\"") { answered.signal() }
+        }
+        defer { subscription.cancel() }
+        func burst(_ number: Int) {
+            host.events.publish(EventPayload(name: "fixture.burst", json: Array("{\"number\":\(number)}".utf8)))
+        }
+        _ = try isolation.fault(host, "pid")  // started: its subscriptions stand
+        host.events.publish(EventPayload(name: "fixture.stuck", json: Array("{}".utf8)))
+        #expect(parking.lines(1) == ["stuck"])
+        let count = 100_000
+        for number in 0..<count { burst(number) }
+        let plugin = try #require(host.lifecycle.livePlugin("fixture.isolation-faults")?.isolated)
+        #expect(plugin.eventQueues.delivered.count <= IsolatedPlugin.eventQueue)
+        parking.releaseAll()
+        // A marker handled means every event before it was handled or
+        // dropped, and told. One that found a queue full is dropped: sent again.
+        var markers = 0
+        repeat {
+            markers += 1
+            lastMarker.store(markers, ordering: .releasing)
+            burst(-markers)
+        } while !answered.wait(seconds: 5) && markers < 20
+        let parts = try isolation.fault(host, "burst").split(separator: " ")
+        let handled = try #require(Int(parts[0])), markersHandled = try #require(Int(parts[2]))
+        let dropped = plugin.eventQueues.delivered.dropped.load(ordering: .relaxed)
+        #expect(parts[1] == "in-order")
+        #expect(handled > 0 && dropped > 0)
+        #expect(handled + markersHandled + dropped == count + markers, "handled \(handled), dropped \(dropped), markers \(markersHandled) of \(markers)")
+        #expect(host.snapshot().first { $0.id == "fixture.isolation-faults" }?.eventsDropped == dropped)
+        #expect(host.diagnostics.filter { $0.code == "event-handler-failed" }.count == 0, "a failure per dropped event")
+        // Once per episode: a queue must drain to half (512 events) before it drops again.
+        let reports = host.diagnostics.filter { $0.code == "event-dropped" }.count
+        #expect(reports >= 1 && reports <= 2 * (1 + count / (IsolatedPlugin.eventQueue / 2)), "\(reports) reports")
+    }
+
     /// An event handler stuck in the child holds up no call: the child reads
     /// its requests beside the handler, and the call is answered.
     @Test func aStuckEventHandlerHoldsUpNoCall() throws {

@@ -29,6 +29,9 @@ final class IsolationFaults: Plugin, ReloadableState {
     /// `fault serial-spin`'s lock, and its count of spins.
     static let serial = Mutex(0)
 
+    /// The burst events that came: how many, whether in order, and markers.
+    static let burst = Mutex((count: 0, last: -1, inOrder: true, markers: 0))
+
     /// `fault barrier`'s gates, by tag: the semaphore and the calls that came.
     static let barriers = Mutex<[String: (DispatchSemaphore, Int)]>([:])
 
@@ -60,6 +63,21 @@ final class IsolationFaults: Plugin, ReloadableState {
             while fd >= 0 && read(fd, &byte, 1) > 0 {}
             if fd >= 0 { close(fd) }
         }
+        // A burst's events carry their numbers (0, 1, ...), counted here
+        // and checked for order; a negative number is a marker, answered
+        // with a pong "marker N". `fault burst` tells what came.
+        events?.subscribe(Burst.self) { burst in
+            guard burst.number >= 0 else {
+                IsolationFaults.burst.withLock { $0.markers += 1 }
+                events?.publish(Pong(text: "marker \(-burst.number)", pid: Int(getpid())))
+                return
+            }
+            IsolationFaults.burst.withLock { state in
+                if burst.number <= state.last { state.inOrder = false }
+                state.last = burst.number
+                state.count += 1
+            }
+        }
         // A cycle through the child: each echo publishes the same event.
         events?.subscribe(to: "fixture.echo") { payload in
             events?.publish(payload)
@@ -89,6 +107,9 @@ final class IsolationFaults: Plugin, ReloadableState {
             switch arguments.first ?? "" {
             case "echo": return arguments.dropFirst().joined(separator: " ")
             case "pid": return String(getpid())
+            case "burst":
+                let state = IsolationFaults.burst.withLock { $0 }
+                return "\(state.count) \(state.inOrder ? "in-order" : "out-of-order") \(state.markers)"
             case "count": return String(plugin.counter.withLock { count in
                 count += 1
                 return count
@@ -240,6 +261,11 @@ final class IsolationFaults: Plugin, ReloadableState {
     struct Ping: PluginEvent {
         static let name = "fixture.ping"
         let text: String
+    }
+
+    struct Burst: PluginEvent {
+        static let name = "fixture.burst"
+        let number: Int
     }
 
     struct Pong: PluginEvent {
