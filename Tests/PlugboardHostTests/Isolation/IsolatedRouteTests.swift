@@ -129,4 +129,20 @@ import Glibc
         let current = text(try host.router.respond(to: RouteRequest(path: "/pid")))
         #expect(newest != old && newest == current, "the endpoint taken first reaches the newest child")
     }
+
+    /// A child is not trusted: a route registration relayed for a plugin
+    /// that did not declare the router (what only a hostile child sends;
+    /// the SDK refuses it in the child) is refused by the host, and the
+    /// host's table gets no route.
+    @Test func aRouteRelayedForAPluginWithoutTheRouterIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        let host = try IsolationTests().host(dir)
+        defer { host.shutdown() }
+        _ = try IsolationTests().fault(host, "pid")
+        let plugin = try #require(host.lifecycle.livePlugin("fixture.isolation-faults")?.isolated)
+        let answer = plugin.relay(HostRelay.Request(sequence: 1, operation: .route, key: "/stolen", value: []), from: 0)
+        #expect(answer.code == "service-not-declared")
+        #expect(!host.routes.contains { $0.pattern == "/stolen" })
+        #expect(code { try host.router.respond(to: RouteRequest(path: "/stolen")) } == "route-not-found")
+    }
 }
