@@ -30,8 +30,8 @@ __attribute__((constructor)) static void plugboard_scanner_hook(void) {
         // the child ends, and an isolated plugin is restarted from whichever
         // thread calls it. The child watches its request pipe instead (it
         // hangs up when the host dies, however it dies).
-        closefrom(PLUGBOARD_ISOLATED_STORAGE_FD + 1);
-        for (int fd = PLUGBOARD_ISOLATED_REQUESTS_FD; fd <= PLUGBOARD_ISOLATED_STORAGE_FD; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
+        closefrom(PLUGBOARD_ISOLATED_RINGS_FD + 2);
+        for (int fd = PLUGBOARD_ISOLATED_REQUESTS_FD; fd <= PLUGBOARD_ISOLATED_RINGS_FD + 1; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
         // Before any Swift code of the child and before its plugin is
         // loaded; the child checks the report against what the host requires.
         plugboard_sandbox_apply(2);
@@ -105,7 +105,7 @@ int plugboard_spawn_scanner(const char *path, char *const argv[], char *const en
 }
 
 int plugboard_spawn_isolated(const char *path, char *const argv[], char *const envp[], int *requests, int *replies,
-                             int *output, int *log, int *storage, pid_t *pid) {
+                             int *output, int *log, int *storage, const int rings[2], pid_t *pid) {
     // [0]: read end, [1]: write end. The host keeps requests[1], replies[0],
     // output[0], log[0] and storage[1]; the child gets the other ends as
     // fds 3, 4, 1+2, 5 and 6.
@@ -131,7 +131,10 @@ int plugboard_spawn_isolated(const char *path, char *const argv[], char *const e
     posix_spawn_file_actions_adddup2(&actions, pipes[1][1], PLUGBOARD_ISOLATED_REQUESTS_FD + 1);
     posix_spawn_file_actions_adddup2(&actions, pipes[3][1], PLUGBOARD_ISOLATED_LOG_FD);
     posix_spawn_file_actions_adddup2(&actions, pipes[4][0], PLUGBOARD_ISOLATED_STORAGE_FD);
-    int result = plugboard_spawn_child(path, argv, envp, &actions, PLUGBOARD_ISOLATED_STORAGE_FD + 1, pid);
+    for (int i = 0; i < 2; i++) {
+        if (rings[i] >= 0) posix_spawn_file_actions_adddup2(&actions, rings[i], PLUGBOARD_ISOLATED_RINGS_FD + i);
+    }
+    int result = plugboard_spawn_child(path, argv, envp, &actions, PLUGBOARD_ISOLATED_RINGS_FD + 2, pid);
     for (int i = 0; i < 5; i++) close(pipes[i][child_end[i]]);
     if (result != 0) {
         for (int i = 0; i < 5; i++) close(pipes[i][1 - child_end[i]]);

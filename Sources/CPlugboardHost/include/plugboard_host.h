@@ -64,15 +64,41 @@ const char *_Nullable plugboard_sandbox_report(void);
 /// makes: the child's storage folder is read-only to it).
 #define PLUGBOARD_ISOLATED_STORAGE_FD 6
 
+/// The child's shared-memory rings: fd 7 carries the host's large
+/// frames to the child, fd 8 the child's to the host (``SharedRing``).
+#define PLUGBOARD_ISOLATED_RINGS_FD 7
+/// A ring's first page holds its reader's release mark; its frames follow.
+#define PLUGBOARD_RING_HEADER 4096
+#define PLUGBOARD_RING_DATA (16 << 20)
+
 /// Starts `path` as an isolated plugin's child in its own process group,
 /// with default signal dispositions and an empty signal mask: fd 0 is
 /// /dev/null, fds 1 and 2 write to `*output`, fd 3 reads `*requests`, fd 4
 /// writes `*replies`, fd 5 writes `*log`, fd 6 reads `*storage` (all
-/// pipes; the host's ends are close-on-exec). Returns 0 and sets `*pid`, or
+/// pipes; the host's ends are close-on-exec), fds 7 and 8 are `rings`
+/// (skipped when -1: a kernel without memfd). Returns 0 and sets `*pid`, or
 /// an errno value.
 int plugboard_spawn_isolated(const char *_Nonnull path, char *_Nullable const *_Nonnull argv,
                              char *_Nullable const *_Nonnull envp, int *_Nonnull requests, int *_Nonnull replies,
-                             int *_Nonnull output, int *_Nonnull log, int *_Nonnull storage, pid_t *_Nonnull pid);
+                             int *_Nonnull output, int *_Nonnull log, int *_Nonnull storage, const int rings[_Nonnull 2],
+                             pid_t *_Nonnull pid);
+
+/// A ring's memory: a close-on-exec memfd of PLUGBOARD_RING_HEADER +
+/// PLUGBOARD_RING_DATA bytes, sealed at that size (a peer that shrank it
+/// would make the other side's next read a SIGBUS); -1 when it cannot be made.
+int plugboard_ring_create(void);
+
+/// Maps the ring `fd` shared, read and write, after checking its size and
+/// seals (a descriptor that is not such a ring is refused); NULL if not.
+void *_Nullable plugboard_ring_map(int fd);
+
+/// Unmaps a ring plugboard_ring_map mapped.
+void plugboard_ring_unmap(void *_Nonnull ring);
+
+/// The reader's release mark (acquire), and setting it (release): where
+/// the next unread frame may start; the writer may reuse what lies before.
+uint64_t plugboard_ring_released(const void *_Nonnull ring);
+void plugboard_ring_release(void *_Nonnull ring, uint64_t position);
 
 /// pipe2 with O_CLOEXEC (and O_NONBLOCK on both ends when `nonblocking`):
 /// 0, or an errno value.

@@ -35,12 +35,30 @@ final class FrameChannel: @unchecked Sendable {
     private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 8)
     private static let header = 4 + 1 + 8
 
-    init(input: Int32, output: Int32) {
+    /// Large frames each way (``SharedRing``): the peer's are read from
+    /// `incoming` whenever it sends them; this side writes to `outgoing`
+    /// once ``useRings()`` says the peer reads it.
+    private let incoming: SharedRing?
+    private let outgoing: SharedRing?
+    private let ringsInUse = Atomic<Bool>(false)
+
+    init(input: Int32, output: Int32, incoming: SharedRing? = nil, outgoing: SharedRing? = nil) {
         self.input = input
         self.output = output
+        self.incoming = incoming
+        self.outgoing = outgoing
     }
 
+    // Unmapped only here: no thread reads or writes a channel nobody holds.
     deinit { scratch.deallocate() }
+
+    /// Both rings are mapped on this side.
+    var hasRings: Bool { incoming != nil && outgoing != nil }
+
+    /// The peer reads this side's ring: large frames go there from now on.
+    func useRings() {
+        if outgoing != nil { ringsInUse.store(true, ordering: .releasing) }
+    }
 
     private let writing = Mutex(())
 
@@ -119,6 +137,15 @@ final class FrameChannel: @unchecked Sendable {
     /// after part of it went, it closes the output, so the peer reads the end
     /// of the stream, never a torn frame followed by the next one.
     private func writeFrame(_ frame: [UInt8], until deadline: ContinuousClock.Instant?) -> SendOutcome {
+        // In the ring, the pipe carries a note of where (a ring out of room
+        // now takes the pipe: the order stays the pipe's).
+        if frame.count >= SharedRing.threshold, let outgoing, ringsInUse.load(ordering: .acquiring),
+           let position = frame.withUnsafeBytes({ outgoing.place($0) }) {
+            let note = Self.frame(IsolationProtocol.Kind.shared.rawValue, sequence: position) { note in
+                withUnsafeBytes(of: UInt64(frame.count).littleEndian) { note += $0 }
+            }
+            return note.withUnsafeBytes { write($0, until: deadline) }.outcome
+        }
         let (outcome, written) = frame.withUnsafeBytes { write($0, until: deadline) }
         if outcome == .timedOut && written > 0 {
             outputClosed = true
@@ -178,7 +205,27 @@ final class FrameChannel: @unchecked Sendable {
             buffer = []
             start = 0
         }
-        return frame
+        return frame.kind == IsolationProtocol.Kind.shared.rawValue ? try fromRing(frame) : frame
+    }
+
+    /// The frame a ring note points to, copied out of the ring (and
+    /// released there) before anything reads it.
+    private func fromRing(_ note: Frame) throws(Failure) -> Frame {
+        guard let incoming, note.payload.count == 8 else { throw .malformed("a shared-memory note without a ring, or of \(note.payload.count) bytes") }
+        var length = 0
+        for (index, byte) in note.payload.enumerated() { length |= Int(byte) << (8 * index) }
+        guard length >= Self.header, length - 4 <= IsolationProtocol.maximumFrame,
+              let bytes = incoming.take(at: note.sequence, length: length) else {
+            throw .malformed("a shared-memory note of \(length) bytes at \(note.sequence), outside the ring")
+        }
+        var inner = 0
+        for index in 0..<4 { inner |= Int(bytes[index]) << (8 * index) }
+        guard inner == length - 4, bytes[4] != IsolationProtocol.Kind.shared.rawValue else {
+            throw .malformed("a frame in the shared ring whose header does not match its note")
+        }
+        var sequence: UInt64 = 0
+        for index in 0..<8 { sequence |= UInt64(bytes[5 + index]) << (8 * UInt64(index)) }
+        return Frame(kind: bytes[4], sequence: sequence, payload: bytes[Self.header...])
     }
 
     private func fill(until deadline: ContinuousClock.Instant?) throws(Failure) {

@@ -21,7 +21,9 @@ func plugboardIsolatedMain(_ requests: Int32, _ replies: Int32, _ log: Int32, _ 
         var noCore = rlimit(rlim_cur: 0, rlim_max: 0)
         setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &noCore)
     }
-    let child = IsolatedChild(channel: FrameChannel(input: requests, output: replies), log: log, relayAnswers: storage)
+    let rings = (incoming: SharedRing(fd: PLUGBOARD_ISOLATED_RINGS_FD), outgoing: SharedRing(fd: PLUGBOARD_ISOLATED_RINGS_FD + 1))
+    let channel = FrameChannel(input: requests, output: replies, incoming: rings.incoming, outgoing: rings.outgoing)
+    let child = IsolatedChild(channel: channel, log: log, relayAnswers: storage)
     child.watchHost(requests)
     Task.detached { await child.run() }
     // The child's work runs in that task, which ends the process. The main
@@ -253,6 +255,11 @@ final class IsolatedChild: @unchecked Sendable {
         }
         plugin = instance
         var reply = IsolationProtocol.StartReply(providers: [], subscriptions: [], stateNote: stateNote, sandbox: sandbox)
+        // Each side writes to its ring once the other reads it.
+        if request.rings == true && channel.hasRings {
+            channel.useRings()
+            reply.rings = true
+        }
         let contributions = instance.contributions()
         for crossing in crossings {
             guard contributions.contains(where: { $0.interfaceID == crossing.interfaceID }) else {

@@ -58,7 +58,15 @@ final class IsolatedChildProcess: Sendable {
         }
         var requests: Int32 = -1, replies: Int32 = -1, outputFD: Int32 = -1, log: Int32 = -1, answers: Int32 = -1
         var pid: pid_t = 0
-        let result = plugboard_spawn_isolated(program, &arguments, &entries, &requests, &replies, &outputFD, &log, &answers, &pid)
+        // Both rings or none; mapped here before the child can touch them.
+        var rings = [plugboard_ring_create(), plugboard_ring_create()]
+        let toChild = SharedRing(fd: rings[0]), fromChild = SharedRing(fd: rings[1])
+        if toChild == nil || fromChild == nil {
+            rings.filter { $0 >= 0 }.forEach { close($0) }
+            rings = [-1, -1]
+        }
+        let result = plugboard_spawn_isolated(program, &arguments, &entries, &requests, &replies, &outputFD, &log, &answers, rings, &pid)
+        rings.filter { $0 >= 0 }.forEach { close($0) }
         guard result == 0 else {
             return .failure(IsolatedCallError(.pluginCrashed, pluginID: pluginID,
                 message: "cannot start its child process \(program): \(String(cString: strerror(result)))"))
@@ -71,7 +79,9 @@ final class IsolatedChildProcess: Sendable {
         let output = ChildOutput(
             pluginID: pluginID, output: outputFD, notices: log, report: report, notice: notice, relayAnswers: answers, relay: relay, ended: { [pid] in ended(pid) })
         output.startDraining()
-        return .success(IsolatedChildProcess(pid: pid, channel: FrameChannel(input: replies, output: requests), output: output))
+        let channel = rings[0] < 0 ? FrameChannel(input: replies, output: requests)
+            : FrameChannel(input: replies, output: requests, incoming: fromChild, outgoing: toChild)
+        return .success(IsolatedChildProcess(pid: pid, channel: channel, output: output))
     }
 
     /// Kills the child and everything it started (its process group),

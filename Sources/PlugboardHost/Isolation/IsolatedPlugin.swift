@@ -226,6 +226,7 @@ final class IsolatedPlugin: Sendable {
         }
         var request = launch.request
         request.state = handedOver
+        request.rings = child.channel.hasRings
         let sequence = nextSequence()
         guard let payload = try? CompactEncoder().encode(request) else {
             child.stop(grace: .zero)
@@ -253,6 +254,7 @@ final class IsolatedPlugin: Sendable {
                 // Subscribed before the plugin counts as started: an event
                 // that activated it reaches it.
                 for name in reply.subscriptions { subscribe(name) }
+                if reply.rings == true { child.channel.useRings() }
                 return .success((child, reply))
             }
         case .startFailed?:

@@ -9,7 +9,7 @@
 /// pattern for its method, its bytes ``RouteWire``'s.
 enum IsolationProtocol {
     /// Raised when either side's messages change shape.
-    static let version = 4
+    static let version = 5
     /// The largest frame either side accepts (a bigger one is a protocol
     /// violation: the child is killed). Above the 1 MiB calls the bench makes.
     static let maximumFrame = 64 << 20
@@ -25,6 +25,9 @@ enum IsolationProtocol {
         case relayAnswer = 16
         /// Child to host: the reply is over ``maximumFrame``; not sent.
         case replyTooLarge = 17
+        /// Either way: the frame is in the sender's ``SharedRing``; the
+        /// sequence is its position there, the payload its length.
+        case shared = 18
     }
 
     /// The provider index of a call for one of the plugin's routes.
@@ -53,6 +56,8 @@ enum IsolationProtocol {
         var activePlugins: [String]
         /// What the child's sandbox must reach (nil: not sandboxed).
         var sandbox: Sandbox?
+        /// The host mapped both rings: the child may send large frames in its own.
+        var rings: Bool?
 
         struct Sandbox: Codable, Sendable {
             /// The layers the guarantees need.
@@ -87,6 +92,8 @@ enum IsolationProtocol {
         var stateNote: String?
         /// What the child's sandbox reached (nil: none was asked for).
         var sandbox: SandboxReport?
+        /// The child mapped both rings: the host may send large frames in its own.
+        var rings: Bool?
 
         struct Provider: Codable {
             var interfaceID: String

@@ -67,4 +67,49 @@ import Glibc
         #expect(drained.bytes > 0 && drained.bytes < 10_013 && drained.ended, "part of it, then the end of the stream: \(drained)")
         #expect(channel.send(IsolationProtocol.Kind.call.rawValue, sequence: 2, payload: [1]) == .closed)
     }
+
+    /// A large frame crosses in the shared ring: the pipe carries a 21-byte
+    /// note in the frame's place, so the order stays the pipe's.
+    @Test func aLargeFrameCrossesInTheRingInItsPlace() throws {
+        let fd = plugboard_ring_create()
+        #expect(fd >= 0)
+        defer { close(fd) }
+        let writerRing = try #require(SharedRing(fd: fd)), readerRing = try #require(SharedRing(fd: fd))
+        let (input, output) = pipe(pages: 16)
+        defer { close(input) }
+        let writer = FrameChannel(input: -1, output: output, outgoing: writerRing)
+        let reader = FrameChannel(input: input, output: -1, incoming: readerRing)
+        writer.useRings()
+        let call = IsolationProtocol.Kind.call.rawValue, large = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        #expect(writer.send(call, sequence: 1, payload: [1]) == .sent)
+        #expect(writer.send(call, sequence: 2, payload: large) == .sent)
+        #expect(writer.send(call, sequence: 3, payload: [3]) == .sent)
+        #expect(plugboard_pipe_room(output) == 16 * 4096 - (14 + 21 + 14), "two frames and a note in the pipe")
+        let frames = try (0..<3).map { _ in try reader.receive(until: .now + .seconds(5)) }
+        #expect(frames.map(\.sequence) == [1, 2, 3] && frames.allSatisfy { $0.kind == call })
+        #expect(Array(frames[1].payload) == large && Array(frames[2].payload) == [3])
+        writer.closeOutput()
+    }
+
+    /// The writer takes the pipe when the ring has no room, and for good
+    /// once the reader forged its release mark (past what was written).
+    @Test func aFullOrForgedRingLeavesFramesToThePipe() throws {
+        let fd = plugboard_ring_create()
+        #expect(fd >= 0)
+        defer { close(fd) }
+        let writer = try #require(SharedRing(fd: fd)), reader = try #require(SharedRing(fd: fd))
+        let frame = [UInt8](repeating: 5, count: 6 << 20)
+        func place() -> UInt64? { frame.withUnsafeBytes { writer.place($0) } }
+        #expect(place() == 0 && place() == 6 << 20)
+        #expect(place() == nil, "16 MiB hold two frames of 6")
+        #expect(reader.take(at: 0, length: frame.count) == frame)
+        #expect(place() == 16 << 20, "a frame never wraps: it starts at the beginning again")
+        #expect(reader.take(at: (16 << 20) - 8, length: 16) == nil, "a place past the end is refused")
+        let raw = try #require(plugboard_ring_map(fd))
+        defer { plugboard_ring_unmap(raw) }
+        plugboard_ring_release(raw, 1 << 40)
+        #expect(place() == nil)
+        plugboard_ring_release(raw, 22 << 20)
+        #expect(place() == nil, "a forged mark breaks the ring for good")
+    }
 }

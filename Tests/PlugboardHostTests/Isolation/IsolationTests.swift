@@ -171,6 +171,7 @@ import Glibc
     @Test(arguments: [
         ("segv", "plugin-crashed"), ("fatal", "plugin-crashed"), ("exit0", "plugin-crashed"), ("thread", "plugin-crashed"),
         ("close-channel", "plugin-crashed"), ("oversized", "plugin-protocol-violation"), ("malformed", "plugin-protocol-violation"),
+        ("ring-outside", "plugin-protocol-violation"),
         ("alloc", "plugin-crashed"), ("hang", "plugin-timeout"), ("nonsense", "plugin-threw"),
     ])
     func aFaultCostsOneCallAndTheNextCallRestarts(mode: String, expected: String) throws {
@@ -192,6 +193,26 @@ import Glibc
             #expect(host.diagnostics.contains { $0.code == "isolated-crashed" })
             #expect(host.diagnostics.contains { $0.code == "isolated-restarted" })
         }
+    }
+
+    /// Large arguments and answers cross in the shared rings, and the child
+    /// cannot turn them against the host: it cannot shrink either ring (a
+    /// SIGBUS in the host's next read), and a release mark it forges in
+    /// the host's ring sends the host's large frames back to the pipe.
+    @Test func theSharedRingsHoldAgainstTheChild() throws {
+        let dir = try TemporaryDirectory()
+        let host = try host(dir)
+        defer { host.shutdown() }
+        let big = String(repeating: "r", count: 3 << 20)
+        let pid = try fault(host, "pid")
+        #expect(try fault(host, "echo", big) == big)
+        // Each reader moved its release mark past the 3 MiB frame it took from the ring.
+        let marks = try fault(host, "ring-marks").split(separator: " ").compactMap { Int($0) }
+        #expect(marks.count == 2 && marks.allSatisfy { $0 >= 3 << 20 }, "release marks \(marks)")
+        #expect(try fault(host, "ring-shrink") == "refused")
+        #expect(try fault(host, "ring-mark") == "marked")
+        for _ in 0..<3 { #expect(try fault(host, "echo", big) == big) }
+        #expect(try fault(host, "pid") == pid, "the same child throughout")
     }
 
     /// A plugin that exhausts its descriptors hits its own limit (256 by

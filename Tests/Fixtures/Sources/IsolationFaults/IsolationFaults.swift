@@ -239,6 +239,34 @@ final class IsolationFaults: Plugin, ReloadableState {
                 _ = write(4, &frame, frame.count)
                 pause()
                 return "unreachable"
+            case "ring-outside":
+                // A note that its frame is in the child's shared ring (fd 8),
+                // running past the ring's end: 64 MiB (the largest frame)
+                // from 8 bytes before it, well into memory the host never mapped.
+                var frame: [UInt8] = [17, 0, 0, 0, 18]
+                withUnsafeBytes(of: (UInt64(16 << 20) - 8).littleEndian) { frame += $0 }
+                withUnsafeBytes(of: UInt64(64 << 20).littleEndian) { frame += $0 }
+                _ = write(4, &frame, frame.count)
+                pause()
+                return "unreachable"
+            case "ring-shrink":
+                // Shrinking either ring would make the host's next read of it a SIGBUS.
+                let refused = [7, 8].allSatisfy { ftruncate($0, 0) != 0 && errno == EPERM }
+                return refused ? "refused" : "shrunk"
+            case "ring-marks":
+                // Both rings' release marks: the child's own (fd 7, host to
+                // child) and the host's (fd 8); 0 for a ring never read.
+                return [7, 8].map { fd -> String in
+                    guard let ring = mmap(nil, 4096, PROT_READ, MAP_SHARED, Int32(fd), 0), ring != MAP_FAILED else { return "none" }
+                    defer { munmap(ring, 4096) }
+                    return String(ring.load(as: UInt64.self))
+                }.joined(separator: " ")
+            case "ring-mark":
+                // A release mark far past anything the host wrote, in the host's ring (fd 7).
+                guard let ring = mmap(nil, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, 7, 0), ring != MAP_FAILED else { return "no ring" }
+                ring.storeBytes(of: UInt64(1) << 40, as: UInt64.self)
+                munmap(ring, 4096)
+                return "marked"
             case "main":
                 // Work queued on the main queue: run only where the main
                 // thread serves it (an isolated child does).
