@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "PlugboardDev", dependencies: ["PlugboardHost", "CPlugboardHost"], swiftSettings: strict),
         // Hooks the benchmark and the fuzzer need into the host's internals
         // (package access): not a product, never linked by a production host.
-        .target(name: "PlugboardHostTesting", dependencies: ["PlugboardHost", sdk], swiftSettings: strict),
+        .target(name: "PlugboardHostTesting", dependencies: ["PlugboardHost", "CPlugboardHost", sdk], swiftSettings: strict),
         .target(name: "PlugboardDemo", dependencies: ["PlugboardHost", sdk, demoInterfaces], swiftSettings: strict),
         .executableTarget(name: "plugboard", dependencies: ["PlugboardHost", "PlugboardDev", "PlugboardDemo", sdk, demoInterfaces], swiftSettings: strict),
         // `make bench`: benchmarks against baselines measured in the same run.

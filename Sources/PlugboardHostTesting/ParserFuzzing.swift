@@ -1,4 +1,5 @@
 import PlugboardHost
+import CPlugboardHost
 import CPlugboard
 import FoundationEssentials
 #if canImport(Glibc)
@@ -21,6 +22,7 @@ package enum ParserFuzzing {
         ("route-patterns", routePatterns),
         ("cache", cache),
         ("route-wire", routeWire),
+        ("frames", frames),
     ]
     // "storage-keys" (`storageKeys(_:composed:decomposed:)`) is added by the
     // fuzzer, which brings Foundation's normalization to check the store's
@@ -56,6 +58,29 @@ package enum ParserFuzzing {
         }
         if let (match, _) = RouteWire.request(from: wire, pattern: "/fuzz/{id}") {
             precondition(match.parameterNames.count == match.parameterValues.count, "a request's captures do not pair up")
+        }
+    }
+
+    /// What an isolated child sends the host: frames on its reply pipe,
+    /// some of them notes of frames in its shared ring, whose bytes are the
+    /// child's too. The first two bytes say how many of the rest fill the
+    /// ring; the others are the pipe's. The reader must take a frame only
+    /// from inside the ring, hand out no note, and trap on nothing.
+    static func frames(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count >= 2, let ring = FuzzRing.shared else { return }
+        let split = min(bytes.count - 2, Int(bytes[0]) | Int(bytes[1]) << 8)
+        ring.fill(UnsafeRawBufferPointer(rebasing: bytes[2..<(2 + split)]))
+        let stream = UnsafeRawBufferPointer(rebasing: bytes[(2 + split)...])
+        var ends: [Int32] = [-1, -1]
+        // A pipe holds 64 KiB: a longer stream would wait for a reader.
+        guard stream.count <= 60_000, plugboard_pipe(&ends, 0) == 0 else { return }
+        if let base = stream.baseAddress { _ = write(ends[1], base, stream.count) }
+        close(ends[1])
+        let channel = FrameChannel(input: ends[0], output: -1, incoming: ring.reader)
+        defer { channel.close() }
+        while let frame = try? channel.receive(until: nil) {
+            precondition(frame.kind != IsolationProtocol.Kind.shared.rawValue, "a ring note was handed out as a frame")
+            precondition(frame.payload.count <= IsolationProtocol.maximumFrame)
         }
     }
 
@@ -201,5 +226,26 @@ struct DescriptorInput {
         triggers.deallocate()
         for string in strings { string.deallocate() }
         strings.removeAll()
+    }
+}
+
+/// One shared ring for the `frames` target: the child's side fills its
+/// bytes, the host's side reads them as the host would.
+private final class FuzzRing: Sendable {
+    let reader: SharedRing
+    private let fd: Int32
+    static let shared = FuzzRing()
+
+    private init?() {
+        fd = plugboard_ring_create()
+        guard let reader = SharedRing(fd: fd) else { return nil }
+        self.reader = reader
+    }
+
+    /// The child writes `bytes` at the start of its ring.
+    func fill(_ bytes: UnsafeRawBufferPointer) {
+        guard let ring = plugboard_ring_map(fd) else { return }
+        defer { plugboard_ring_unmap(ring) }
+        if let base = bytes.baseAddress { (ring + Int(PLUGBOARD_RING_HEADER)).copyMemory(from: base, byteCount: min(bytes.count, Int(PLUGBOARD_RING_DATA))) }
     }
 }

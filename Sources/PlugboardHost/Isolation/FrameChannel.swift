@@ -6,19 +6,19 @@ import Glibc
 
 /// One side of an isolation channel: frames written to one pipe, read from
 /// another (see ``IsolationProtocol``).
-final class FrameChannel: @unchecked Sendable {
+package final class FrameChannel: @unchecked Sendable {
     // @unchecked: reading (`buffer`, `start`) is done by one thread at a
     // time: in the host the caller ``ReplyRouter`` lets read (or a stop
     // holding every call slot), in the child its one loop. Writing and
     // closing take `writing`, so frames from several threads never
     // interleave, nor is a closed number written to.
-    struct Frame {
-        let kind: UInt8
-        let sequence: UInt64
-        let payload: ArraySlice<UInt8>
+    package struct Frame {
+        package let kind: UInt8
+        package let sequence: UInt64
+        package let payload: ArraySlice<UInt8>
     }
 
-    enum Failure: Error {
+    package enum Failure: Error {
         /// The peer closed its end (or the read failed).
         case closed
         /// The deadline passed first.
@@ -42,7 +42,7 @@ final class FrameChannel: @unchecked Sendable {
     private let outgoing: SharedRing?
     private let ringsInUse = Atomic<Bool>(false)
 
-    init(input: Int32, output: Int32, incoming: SharedRing? = nil, outgoing: SharedRing? = nil) {
+    package init(input: Int32, output: Int32, incoming: SharedRing? = nil, outgoing: SharedRing? = nil) {
         self.input = input
         self.output = output
         self.incoming = incoming
@@ -179,7 +179,7 @@ final class FrameChannel: @unchecked Sendable {
     }
 
     /// The next frame, waiting until `deadline` (nil: for ever).
-    func receive(until deadline: ContinuousClock.Instant?) throws(Failure) -> Frame {
+    package func receive(until deadline: ContinuousClock.Instant?) throws(Failure) -> Frame {
         while true {
             if let frame = try bufferedFrame() { return frame }
             try fill(until: deadline)
@@ -256,7 +256,7 @@ final class FrameChannel: @unchecked Sendable {
 
     /// Closes both pipes, once (a descriptor number closed twice could be
     /// another file's by then).
-    func close() {
+    package func close() {
         writing.withLock { _ in
             guard !closed else { return }
             closed = true

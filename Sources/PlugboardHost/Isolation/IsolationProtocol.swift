@@ -7,14 +7,14 @@
 /// method and argument bytes, so the child decodes no header it need not.
 /// A route's call has provider index ``routeIndex`` and the route's
 /// pattern for its method, its bytes ``RouteWire``'s.
-enum IsolationProtocol {
+package enum IsolationProtocol {
     /// Raised when either side's messages change shape.
     static let version = 5
     /// The largest frame either side accepts (a bigger one is a protocol
     /// violation: the child is killed). Above the 1 MiB calls the bench makes.
-    static let maximumFrame = 64 << 20
+    package static let maximumFrame = 64 << 20
 
-    enum Kind: UInt8 {
+    package enum Kind: UInt8 {
         // Host to child.
         case start = 1, call = 2, saveState = 3, event = 4
         /// Cancel the task serving the call with this sequence (its reply may still come).

@@ -15,7 +15,7 @@ import Glibc
 /// writer takes a release mark outside what it wrote for a broken ring and
 /// writes no more to it. The memory is sealed at its size (see
 /// `plugboard_ring_create`), so neither side can make the other's access fault.
-final class SharedRing: @unchecked Sendable {
+package final class SharedRing: @unchecked Sendable {
     // @unchecked: a ring has one writer and one reader, each serialised by
     // the channel that owns it (its write lock, its one reading thread);
     // the writer's fields are only touched by the writer.
@@ -31,7 +31,7 @@ final class SharedRing: @unchecked Sendable {
     private var broken = false
 
     /// Maps the ring `fd` (not closed); nil when it is not one.
-    init?(fd: Int32) {
+    package init?(fd: Int32) {
         guard fd >= 0, let base = plugboard_ring_map(fd) else { return nil }
         self.base = base
     }
