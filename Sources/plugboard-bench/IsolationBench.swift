@@ -250,8 +250,22 @@ struct IsolationBench {
         configuration.isolation.restartBudget = RestartBudget(crashes: 1_000)
         let host = PluginHost(configuration: configuration)
         host.declare(Commands.self)
-        guard (try? host.start()) != nil, (try? command(host)?.run(arguments: ["echo", "x"])) == "x" else { return nil }
+        // A row left out says why: a bench that skips silently hides a regression.
+        do {
+            try host.start()
+            guard let command = command(host) else { throw BenchHostMissing(diagnostics: host.diagnostics.map(\.description)) }
+            guard try command.run(arguments: ["echo", "x"]) == "x" else { throw BenchHostMissing(diagnostics: ["echo answered wrong"]) }
+        } catch {
+            print("  isolation bench: the \(name) host did not serve: \(error)")
+            host.shutdown()
+            return nil
+        }
         return host
+    }
+
+    private struct BenchHostMissing: Error, CustomStringConvertible {
+        let diagnostics: [String]
+        var description: String { "no fault command; diagnostics: \(diagnostics.joined(separator: "; "))" }
     }
 
     private func command(_ host: PluginHost) -> (any Command)? {
