@@ -9,9 +9,13 @@ import Glibc
 package final class FrameChannel: @unchecked Sendable {
     // @unchecked: reading (`buffer`, `start`) is done by one thread at a
     // time: in the host the caller ``ReplyRouter`` lets read (or a stop
-    // holding every call slot), in the child its one loop. Writing and
-    // closing take `writing`, so frames from several threads never
-    // interleave, nor is a closed number written to.
+    // holding every call slot), in the child its one loop. A small frame is
+    // one write(2) of at most PIPE_BUF bytes, which the kernel never
+    // interleaves with another, so it needs no lock: its writer is counted
+    // in `writers`. Every other write and closing take `writing` and the
+    // `exclusive` bit, and wait for the counted writers to finish first, so
+    // frames from several threads never interleave, nor is a closed number
+    // written to (the bit stays set once the output is closed).
     package struct Frame {
         package let kind: UInt8
         package let sequence: UInt64
@@ -61,6 +65,50 @@ package final class FrameChannel: @unchecked Sendable {
     }
 
     private let writing = Mutex(())
+    /// Lock-free writers of small frames now, and the `exclusive` bit.
+    private let writers = Atomic<UInt64>(0)
+    private static let exclusive: UInt64 = 1 << 62
+    /// The longest frame one write(2) to a pipe takes whole or not at all.
+    private static let atomicWrite = 4_096
+
+    /// Runs `body` with `writing` held and no lock-free writer in the middle of a write.
+    private func exclusively<T>(_ body: () -> T) -> T {
+        writing.withLock { _ in
+            begin()
+            defer { end() }
+            return body()
+        }
+    }
+
+    private func begin() {
+        writers.bitwiseOr(Self.exclusive, ordering: .sequentiallyConsistent)
+        // Each counted writer is inside one write(2): a short wait, unless
+        // a blocking pipe is full (the child's replies): then not a busy one.
+        var spins = 0
+        while writers.load(ordering: .sequentiallyConsistent) & ~Self.exclusive != 0 {
+            spins += 1
+            if spins < 100 { sched_yield() } else { usleep(100) }
+        }
+    }
+
+    private func end() {
+        if !outputClosed { writers.bitwiseAnd(~Self.exclusive, ordering: .sequentiallyConsistent) }
+    }
+
+    /// A small frame in one write(2), without the lock; nil when it must
+    /// take the lock (too long, the pipe full, or an exclusive writer or a
+    /// close under way).
+    private func writeAlone(_ frame: [UInt8]) -> SendOutcome? {
+        guard frame.count <= Self.atomicWrite, frame.count < SharedRing.threshold else { return nil }
+        let before = writers.wrappingAdd(1, ordering: .sequentiallyConsistent).oldValue
+        defer { writers.wrappingSubtract(1, ordering: .sequentiallyConsistent) }
+        guard before & Self.exclusive == 0 else { return nil }
+        let count = frame.withUnsafeBytes { plugboard_write_no_sigpipe(output, $0.baseAddress!, $0.count) }
+        if count == frame.count { return .sent }
+        if count < 0 && errno == EPIPE { return .closed }
+        // EAGAIN (nothing written: no room) or EINTR: the locked path waits for room.
+        return nil
+    }
 
     /// How a send ended.
     enum SendOutcome {
@@ -82,7 +130,8 @@ package final class FrameChannel: @unchecked Sendable {
     /// Writes a frame whose payload `fill` appends (saves a copy of large arguments).
     func send(_ kind: UInt8, sequence: UInt64, until deadline: ContinuousClock.Instant? = nil, fill: (inout [UInt8]) -> Void) -> SendOutcome {
         let frame = Self.frame(kind, sequence: sequence, fill: fill)
-        return writing.withLock { _ in
+        if let outcome = writeAlone(frame) { return outcome }
+        return exclusively {
             guard !outputClosed else { return .closed }
             return writeFrame(frame, until: deadline)
         }
@@ -93,7 +142,7 @@ package final class FrameChannel: @unchecked Sendable {
     /// larger than the pipe is written as ``send(_:sequence:until:fill:)`` does.
     func sendWhole(_ kind: UInt8, sequence: UInt64, until deadline: ContinuousClock.Instant, fill: (inout [UInt8]) -> Void) -> SendOutcome {
         let frame = Self.frame(kind, sequence: sequence, fill: fill)
-        return writing.withLock { _ in
+        return exclusively {
             while true {
                 guard !outputClosed else { return .closed }
                 let room = plugboard_pipe_room(output)
@@ -116,6 +165,8 @@ package final class FrameChannel: @unchecked Sendable {
     func sendIfRoom(_ kind: UInt8, sequence: UInt64, fill: (inout [UInt8]) -> Void) -> Bool {
         let frame = Self.frame(kind, sequence: sequence, fill: fill)
         return writing.withLockIfAvailable { _ in
+            begin()
+            defer { end() }
             guard !outputClosed, plugboard_pipe_room(output) >= frame.count else { return false }
             // The room is counted by pages and may be less (see writeFrame).
             return writeFrame(frame, until: .now) == .sent
@@ -257,7 +308,7 @@ package final class FrameChannel: @unchecked Sendable {
     /// Closes both pipes, once (a descriptor number closed twice could be
     /// another file's by then).
     package func close() {
-        writing.withLock { _ in
+        exclusively {
             guard !closed else { return }
             closed = true
             Glibc.close(input)
@@ -268,7 +319,7 @@ package final class FrameChannel: @unchecked Sendable {
 
     /// Closes the writing pipe only: the peer reads the end of the stream.
     func closeOutput() {
-        writing.withLock { _ in
+        exclusively {
             guard !outputClosed else { return }
             outputClosed = true
             Glibc.close(output)

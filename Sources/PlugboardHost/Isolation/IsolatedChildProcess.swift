@@ -35,16 +35,16 @@ final class IsolatedChildProcess: Sendable {
         }
     }
 
-    private init(pid: pid_t, channel: FrameChannel, output: ChildOutput) {
+    private init(pid: pid_t, channel: FrameChannel, output: ChildOutput, callsInFlight: Int) {
         self.pid = pid
         self.channel = channel
-        replies = ReplyRouter(channel: channel)
+        replies = ReplyRouter(channel: channel, capacity: callsInFlight)
         self.output = output
     }
 
     /// Starts `program` in isolation mode with the scanner's environment.
     static func spawn(
-        program: String, passing names: [String], adding extra: [String: String], pluginID: String,
+        program: String, passing names: [String], adding extra: [String: String], pluginID: String, callsInFlight: Int,
         report: @escaping @Sendable (HostDiagnostic) -> Void, notice: @escaping @Sendable (ChildNotice) -> Void,
         relay: @escaping @Sendable (HostRelay.Request) -> HostRelay.Answer,
         ended: @escaping @Sendable (Int32) -> Void
@@ -81,7 +81,7 @@ final class IsolatedChildProcess: Sendable {
         output.startDraining()
         let channel = rings[0] < 0 ? FrameChannel(input: replies, output: requests)
             : FrameChannel(input: replies, output: requests, incoming: fromChild, outgoing: toChild)
-        return .success(IsolatedChildProcess(pid: pid, channel: channel, output: output))
+        return .success(IsolatedChildProcess(pid: pid, channel: channel, output: output, callsInFlight: callsInFlight))
     }
 
     /// Kills the child and everything it started (its process group),

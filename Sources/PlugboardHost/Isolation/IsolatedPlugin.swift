@@ -284,6 +284,7 @@ final class IsolatedPlugin: Sendable {
         }
         return IsolatedChildProcess.spawn(
             program: launch.program, passing: launch.environmentNames, adding: launch.extraEnvironment, pluginID: pluginID,
+            callsInFlight: launch.request.limits.callsInFlight,
             report: launch.report, notice: { [weak self] notice in self?.handle(notice) },
             relay: { [weak self] request in
                 self?.relay(request, from: spawn) ?? HostRelay.Answer(ServiceError(.serviceUnavailable, "its host stopped it"))

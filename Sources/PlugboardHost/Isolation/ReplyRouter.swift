@@ -1,5 +1,8 @@
 import Dispatch
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The host's side of one child's channel with many calls in flight: each
 /// request goes out with its own sequence number, and each reply is handed
@@ -8,8 +11,15 @@ import Synchronization
 /// No thread of its own: a waiting caller that finds nobody reading reads
 /// for everyone (a leader/follower scheme). A lone call reads its own reply
 /// straight from the pipe, as a one-call-at-a-time channel would; a reply
-/// for another caller is stored and that caller woken, and a reader whose
-/// own reply came hands the reading on to a caller still waiting.
+/// for another caller is put in that caller's slot and the caller woken,
+/// and a reader whose own reply came hands the reading on to a caller
+/// still waiting.
+///
+/// Lock-free: with 16 threads calling one plugin, one lock for the waiting
+/// callers took 40% of the host's CPU spinning in `Mutex`'s slow path.
+/// Each request owns a ``Slot`` found from its sequence; a slot moves
+/// between states by compare-and-exchange on one word holding the sequence
+/// and the state, so a late reply never lands in a slot reused since.
 final class ReplyRouter: Sendable {
     enum Failure: Error, Equatable {
         /// The child closed its end, or the channel was closed here.
@@ -22,203 +32,315 @@ final class ReplyRouter: Sendable {
         case malformed(String)
     }
 
-    /// One request waiting for its reply. Its ``outcome`` is written under
-    /// the router's lock, before ``wake`` is signalled: the woken caller
-    /// reads it without taking the lock again (the semaphore orders the two),
-    /// so a reply costs its caller no second turn at a lock every caller shares.
-    private final class Waiting: @unchecked Sendable {
-        // @unchecked: `outcome` and `parked` are written under the router's
-        // `state` lock; the caller reads `outcome` under it too, or after
-        // its `wake.wait()` returned (the signal follows the write).
-        let wake = DispatchSemaphore(value: 0)
-        var outcome: Outcome?
-        /// Waiting on `wake` now (not still sending, nor reading): the one to hand reading to.
-        var parked = false
-    }
-
     private enum Outcome {
         case frame(FrameChannel.Frame)
-        /// Given the reading (``State/reading`` set for it).
-        case read
         case failed(Failure)
     }
 
-    private struct State {
-        var waiting: [UInt64: Waiting] = [:]
-        /// A caller is reading the pipe now.
-        var reading = false
-        /// Set once: every waiter and every later request fails with it.
-        var broken: Failure?
-        /// Closed while someone read: the reader closes the channel as it leaves.
-        var closeWhenIdle = false
+    /// A slot's state, the low bits of its word; the sequence is above them.
+    private enum State: UInt64 {
+        /// Claimed, its request being sent.
+        case sending = 1
+        /// Sent: waiting for its reply, or for the reading.
+        case waiting = 2
+        /// Someone is writing its outcome.
+        case delivering = 3
+        /// Its outcome is written and its semaphore signalled.
+        case delivered = 4
+        /// The reading was handed to it, and its semaphore signalled.
+        case turn = 5
+    }
+
+    /// One request's place.
+    private final class Slot: @unchecked Sendable {
+        // @unchecked: `outcome` is written only by the thread that moved
+        // `word` to `.delivering` (a compare-and-exchange only one wins),
+        // before it stores `.delivered` and signals `wake`; the owner reads
+        // it only after its `wake.wait()` returned for that signal.
+        let word = Atomic<UInt64>(0)
+        let wake = DispatchSemaphore(value: 0)
+        var outcome: Outcome?
+    }
+
+    private static let stateBits: UInt64 = 3
+    private static func word(_ sequence: UInt64, _ state: State) -> UInt64 { sequence << stateBits | state.rawValue }
+    private static func state(of word: UInt64) -> State? { State(rawValue: word & (1 << stateBits - 1)) }
+
+    /// Who reads the pipe.
+    private enum Reading: Int {
+        case nobody = 0, someone = 1
+        /// Closed for good: nobody reads again.
+        case closed = 2
     }
 
     let channel: FrameChannel
-    private let state = Mutex(State())
+    private let slots: [Slot]
+    private let mask: Int
+    private let reading = Atomic<Int>(Reading.nobody.rawValue)
+    private let requests = Atomic<Int>(0)
+    private let isBroken = Atomic<Bool>(false)
+    private let closeRequested = Atomic<Bool>(false)
+    /// Set once: every waiter and every later request fails with it (rare: a lock is fine).
+    private let broken = Mutex<Failure?>(nil)
 
-    init(channel: FrameChannel) {
+    /// `capacity`: the requests that may be in flight at once (more wait for a slot).
+    init(channel: FrameChannel, capacity: Int = 64) {
         self.channel = channel
+        var count = 64
+        while count < 2 * capacity + 8 && count < 8_192 { count *= 2 }
+        slots = (0..<count).map { _ in Slot() }
+        mask = count - 1
     }
 
     /// Requests waiting for their reply now.
-    var inFlight: Int { state.withLock { $0.waiting.count } }
+    var inFlight: Int { requests.load(ordering: .relaxed) }
 
     /// No request waits, and no reader saw the channel break: a child that
     /// died now died between calls (a call that saw it die tells itself).
-    var idle: Bool { state.withLock { $0.waiting.isEmpty && $0.broken == nil } }
+    var idle: Bool { requests.load(ordering: .sequentiallyConsistent) == 0 && !isBroken.load(ordering: .sequentiallyConsistent) }
+
+    private var brokenFailure: Failure { broken.withLock { $0 } ?? .closed }
 
     /// Sends one request and waits for its reply until `deadline`.
     func exchange(
         _ kind: UInt8, sequence: UInt64, until deadline: ContinuousClock.Instant, fill: (inout [UInt8]) -> Void
     ) throws(Failure) -> FrameChannel.Frame {
-        let waiting = Waiting()
-        // Registered before it is sent: the reply may come at once.
-        if let broken = state.withLock({ state -> Failure? in
-            if let broken = state.broken { return broken }
-            state.waiting[sequence] = waiting
-            return nil
-        }) {
-            throw broken
+        if isBroken.load(ordering: .sequentiallyConsistent) { throw brokenFailure }
+        let slot = try claim(sequence, until: deadline)
+        // Claimed, then checked: a break either saw this slot or is seen here.
+        if isBroken.load(ordering: .sequentiallyConsistent) {
+            release(slot, sequence, from: .sending)
+            throw brokenFailure
         }
         switch channel.send(kind, sequence: sequence, until: deadline, fill: fill) {
         case .sent: break
         case .closed:
-            forget(sequence)
+            release(slot, sequence, from: .sending)
             throw .closed
         case .timedOut:
-            forget(sequence)
+            release(slot, sequence, from: .sending)
             throw .sendTimedOut
         }
-        return try reply(to: sequence, waiting, until: deadline)
-    }
-
-    private enum Turn {
-        case outcome(Outcome)
-        case read
-        case wait
-    }
-
-    private func reply(to sequence: UInt64, _ waiting: Waiting, until deadline: ContinuousClock.Instant) throws(Failure) -> FrameChannel.Frame {
-        let turn = state.withLock { state -> Turn in
-            if let outcome = waiting.outcome { return .outcome(outcome) }
-            if let broken = state.broken {
-                state.waiting[sequence] = nil
-                return .outcome(.failed(broken))
-            }
-            if state.reading {
-                waiting.parked = true
-                return .wait
-            }
-            state.reading = true
-            return .read
+        // Sent: only now may the reading be handed to it (a caller still
+        // writing into a full pipe would leave the replies unread).
+        if !slot.word.compareExchange(expected: Self.word(sequence, .sending), desired: Self.word(sequence, .waiting), ordering: .sequentiallyConsistent).exchanged {
+            return try take(settle(slot, sequence), slot)
         }
-        switch turn {
-        case let .outcome(outcome): return try take(outcome, for: sequence, until: deadline)
-        case .read: return try read(for: sequence, until: deadline)
-        case .wait:
+        return try reply(to: sequence, slot, until: deadline)
+    }
+
+    /// A free slot for `sequence`, found from it (the reader looks there first).
+    private func claim(_ sequence: UInt64, until deadline: ContinuousClock.Instant) throws(Failure) -> Slot {
+        while true {
+            var index = Int(truncatingIfNeeded: sequence) & mask
+            for _ in 0...mask {
+                let slot = slots[index]
+                if slot.word.compareExchange(expected: 0, desired: Self.word(sequence, .sending), ordering: .sequentiallyConsistent).exchanged {
+                    requests.add(1, ordering: .relaxed)
+                    return slot
+                }
+                index = (index + 1) & mask
+            }
+            // Every slot taken (more requests than the capacity): wait for one.
+            guard ContinuousClock.now < deadline else { throw .sendTimedOut }
+            sched_yield()
+        }
+    }
+
+    /// The slot whose request has `sequence`, if one waits for it.
+    private func slot(for sequence: UInt64) -> Slot? {
+        var index = Int(truncatingIfNeeded: sequence) & mask
+        for _ in 0...mask {
+            let slot = slots[index]
+            if slot.word.load(ordering: .acquiring) >> Self.stateBits == sequence { return slot }
+            index = (index + 1) & mask
+        }
+        return nil
+    }
+
+    /// Frees a slot its owner holds (no outcome pending).
+    private func free(_ slot: Slot) {
+        slot.outcome = nil
+        slot.word.store(0, ordering: .sequentiallyConsistent)
+        requests.subtract(1, ordering: .relaxed)
+    }
+
+    /// The owner gives up its slot in `state`; when something came for it
+    /// meanwhile (an outcome, or the reading), that is settled first.
+    private func release(_ slot: Slot, _ sequence: UInt64, from state: State) {
+        if !slot.word.compareExchange(expected: Self.word(sequence, state), desired: 0, ordering: .sequentiallyConsistent).exchanged {
+            if case .turn = settle(slot, sequence) { leaveReading() }
+            slot.outcome = nil
+            slot.word.store(0, ordering: .sequentiallyConsistent)
+        }
+        requests.subtract(1, ordering: .relaxed)
+    }
+
+    private enum Settled {
+        case outcome(Outcome)
+        case turn
+    }
+
+    /// Waits for the signal that follows a change of the slot's state by
+    /// someone else (imminent: it is signalled right after), and says what came.
+    private func settle(_ slot: Slot, _ sequence: UInt64) -> Settled {
+        slot.wake.wait()
+        if Self.state(of: slot.word.load(ordering: .sequentiallyConsistent)) == .turn { return .turn }
+        return .outcome(slot.outcome ?? .failed(brokenFailure))
+    }
+
+    private func take(_ settled: Settled, _ slot: Slot) throws(Failure) -> FrameChannel.Frame {
+        switch settled {
+        case let .outcome(outcome):
+            free(slot)
+            switch outcome {
+            case let .frame(frame): return frame
+            case let .failed(failure): throw failure
+            }
+        case .turn:
+            // Handed the reading after its outcome was decided elsewhere: not possible
+            // (a turn goes only to a waiting slot); pass it on rather than keep it.
+            leaveReading()
+            free(slot)
+            throw .timedOut
+        }
+    }
+
+    private func reply(to sequence: UInt64, _ slot: Slot, until deadline: ContinuousClock.Instant) throws(Failure) -> FrameChannel.Frame {
+        while true {
+            if reading.compareExchange(expected: Reading.nobody.rawValue, desired: Reading.someone.rawValue, ordering: .sequentiallyConsistent).exchanged {
+                return try read(for: sequence, slot, until: deadline)
+            }
             // Clamped: a deadline centuries away must not overflow.
             let remaining = max(.zero, min(deadline - .now, .seconds(86_400 * 365)))
-            if waiting.wake.wait(timeout: .now() + .nanoseconds(Int((remaining / .nanoseconds(1)).rounded(.up)))) == .success,
-               let outcome = waiting.outcome {
-                return try take(outcome, for: sequence, until: deadline)
-            }
-            // Its deadline: once more under the lock, as an outcome may
-            // have come with it (a reply; or the reading, handed on as it leaves).
-            let outcome = state.withLock { state -> Outcome in
-                state.waiting[sequence] = nil
-                waiting.parked = false
-                switch waiting.outcome {
-                case let .frame(frame)?: return .frame(frame)
-                case .read?:
-                    state.reading = false
-                    Self.wakeNextReader(&state)
-                case .failed?, nil: break
+            if slot.wake.wait(timeout: .now() + .nanoseconds(Int((remaining / .nanoseconds(1)).rounded(.up)))) == .timedOut {
+                // Its deadline. Nothing came: it leaves. Something is coming: settled first.
+                if slot.word.compareExchange(expected: Self.word(sequence, .waiting), desired: 0, ordering: .sequentiallyConsistent).exchanged {
+                    requests.subtract(1, ordering: .relaxed)
+                    throw isBroken.load(ordering: .sequentiallyConsistent) ? brokenFailure : .timedOut
                 }
-                return .failed(state.broken ?? .timedOut)
+                switch settle(slot, sequence) {
+                case let .outcome(outcome): return try take(.outcome(outcome), slot)
+                case .turn:
+                    leaveReading()
+                    free(slot)
+                    throw .timedOut
+                }
             }
-            return try take(outcome, for: sequence, until: deadline)
-        }
-    }
-
-    private func take(_ outcome: Outcome, for sequence: UInt64, until deadline: ContinuousClock.Instant) throws(Failure) -> FrameChannel.Frame {
-        switch outcome {
-        case let .frame(frame): return frame
-        case let .failed(failure): throw failure
-        case .read: return try read(for: sequence, until: deadline)
+            switch Self.state(of: slot.word.load(ordering: .sequentiallyConsistent)) {
+            case .delivered?:
+                return try take(.outcome(slot.outcome ?? .failed(brokenFailure)), slot)
+            case .turn?:
+                // The reading is ours (the one leaving kept it held for us).
+                slot.word.store(Self.word(sequence, .waiting), ordering: .sequentiallyConsistent)
+                return try read(for: sequence, slot, until: deadline)
+            default:
+                continue
+            }
         }
     }
 
     /// Reads frames for everyone until this caller's reply comes (or its
-    /// deadline passes, or the channel breaks); the caller holds `reading`.
-    private func read(for sequence: UInt64, until deadline: ContinuousClock.Instant) throws(Failure) -> FrameChannel.Frame {
+    /// deadline passes, or the channel breaks); the caller holds the reading.
+    private func read(for sequence: UInt64, _ slot: Slot, until deadline: ContinuousClock.Instant) throws(Failure) -> FrameChannel.Frame {
+        // Its reply may have come while nobody read: the last reader put it
+        // in the slot, then let the reading go.
+        if Self.state(of: slot.word.load(ordering: .sequentiallyConsistent)) != .waiting || isBroken.load(ordering: .sequentiallyConsistent) {
+            leaveReading()
+            guard slot.word.compareExchange(expected: Self.word(sequence, .waiting), desired: 0, ordering: .sequentiallyConsistent).exchanged else {
+                return try take(settle(slot, sequence), slot)
+            }
+            requests.subtract(1, ordering: .relaxed)
+            throw brokenFailure
+        }
         while true {
             let frame: FrameChannel.Frame
             do {
                 frame = try channel.receive(until: deadline)
             } catch {
                 switch error {
-                case .timedOut: stopReading(for: sequence, breaking: nil)
-                case .closed: stopReading(for: sequence, breaking: .closed)
-                case let .malformed(reason): stopReading(for: sequence, breaking: .malformed(reason))
+                case .timedOut: break
+                case .closed: breakChannel(.closed)
+                case let .malformed(reason): breakChannel(.malformed(reason))
                 }
+                release(slot, sequence, from: .waiting)
+                leaveReading()
                 throw error.routerFailure
             }
             if frame.sequence == sequence {
-                stopReading(for: sequence, breaking: nil)
+                release(slot, sequence, from: .waiting)
+                leaveReading()
                 return frame
             }
-            state.withLock { state in
-                // A reply no call waits for is dropped: its call gave up at
-                // its deadline (the child is being killed for it), or the
-                // child made it up.
-                guard let waiting = state.waiting.removeValue(forKey: frame.sequence) else { return }
-                waiting.parked = false
-                waiting.outcome = .frame(frame)
-                waiting.wake.signal()
+            // A reply no call waits for is dropped: its call gave up at its
+            // deadline (the child is being killed for it), or the child made it up.
+            deliver(.frame(frame), sequence: frame.sequence)
+        }
+    }
+
+    /// Puts `outcome` in the slot of `sequence` and wakes its owner, if it
+    /// still waits (or is still sending).
+    private func deliver(_ outcome: Outcome, sequence: UInt64) {
+        guard let slot = slot(for: sequence) else { return }
+        deliver(outcome, to: slot, sequence: sequence)
+    }
+
+    private func deliver(_ outcome: Outcome, to slot: Slot, sequence: UInt64) {
+        let delivering = Self.word(sequence, .delivering)
+        guard slot.word.compareExchange(expected: Self.word(sequence, .waiting), desired: delivering, ordering: .sequentiallyConsistent).exchanged
+            || slot.word.compareExchange(expected: Self.word(sequence, .sending), desired: delivering, ordering: .sequentiallyConsistent).exchanged
+        else { return }
+        slot.outcome = outcome
+        slot.word.store(Self.word(sequence, .delivered), ordering: .sequentiallyConsistent)
+        slot.wake.signal()
+    }
+
+    /// This caller stops reading: it hands the reading to a waiting caller,
+    /// or lets it go and looks once more (a caller may have started waiting
+    /// while it still read), or closes the channel when a close asked for it.
+    private func leaveReading() {
+        while true {
+            if closeRequested.load(ordering: .sequentiallyConsistent) {
+                reading.store(Reading.closed.rawValue, ordering: .sequentiallyConsistent)
+                channel.close()
+                return
+            }
+            if handTurn() { return }
+            reading.store(Reading.nobody.rawValue, ordering: .sequentiallyConsistent)
+            guard anyWaiting() || closeRequested.load(ordering: .sequentiallyConsistent),
+                  reading.compareExchange(expected: Reading.nobody.rawValue, desired: Reading.someone.rawValue, ordering: .sequentiallyConsistent).exchanged
+            else { return }
+        }
+    }
+
+    /// Gives the reading (held) to one waiting caller.
+    private func handTurn() -> Bool {
+        for slot in slots {
+            let word = slot.word.load(ordering: .sequentiallyConsistent)
+            guard Self.state(of: word) == .waiting else { continue }
+            if slot.word.compareExchange(expected: word, desired: Self.word(word >> Self.stateBits, .turn), ordering: .sequentiallyConsistent).exchanged {
+                slot.wake.signal()
+                return true
             }
         }
+        return false
     }
 
-    /// This caller leaves: it stops reading, hands the reading to another
-    /// waiter (or fails them all when the channel broke).
-    private func stopReading(for sequence: UInt64, breaking failure: Failure?) {
-        let close = state.withLock { state -> Bool in
-            state.reading = false
-            state.waiting[sequence] = nil
-            if let failure, state.broken == nil { state.broken = failure }
-            if let broken = state.broken {
-                Self.fail(&state, with: broken)
-            } else {
-                Self.wakeNextReader(&state)
-            }
-            return state.closeWhenIdle
+    private func anyWaiting() -> Bool {
+        slots.contains { Self.state(of: $0.word.load(ordering: .sequentiallyConsistent)) == .waiting }
+    }
+
+    /// The channel broke: every request fails with `failure` (or the first failure), now and later.
+    private func breakChannel(_ failure: Failure) {
+        let failure = broken.withLock { broken in
+            if broken == nil { broken = failure }
+            return broken ?? failure
         }
-        if close { channel.close() }
-    }
-
-    /// Gives the reading to one parked waiter without its reply (one still
-    /// sending would leave replies unread while it writes).
-    private static func wakeNextReader(_ state: inout State) {
-        guard let next = state.waiting.values.first(where: { $0.parked && $0.outcome == nil }) else { return }
-        state.reading = true
-        next.parked = false
-        next.outcome = .read
-        next.wake.signal()
-    }
-
-    /// Every waiter fails with `failure`.
-    private static func fail(_ state: inout State, with failure: Failure) {
-        for waiting in state.waiting.values where waiting.outcome == nil {
-            waiting.outcome = .failed(failure)
-            waiting.wake.signal()
-        }
-        state.waiting = [:]
-    }
-
-    private func forget(_ sequence: UInt64) {
-        state.withLock { state in
-            state.waiting[sequence] = nil
-            if !state.reading { Self.wakeNextReader(&state) }
+        isBroken.store(true, ordering: .sequentiallyConsistent)
+        for slot in slots {
+            let word = slot.word.load(ordering: .sequentiallyConsistent)
+            guard word != 0 else { continue }
+            deliver(.failed(failure), to: slot, sequence: word >> Self.stateBits)
         }
     }
 
@@ -226,14 +348,11 @@ final class ReplyRouter: Sendable {
     /// `.closed`. A reader inside a read closes it as it leaves (its
     /// descriptor must not be closed under it: the number could be reused).
     func close() {
-        let now = state.withLock { state -> Bool in
-            if state.broken == nil { state.broken = .closed }
-            Self.fail(&state, with: state.broken ?? .closed)
-            guard state.reading else { return true }
-            state.closeWhenIdle = true
-            return false
+        breakChannel(.closed)
+        closeRequested.store(true, ordering: .sequentiallyConsistent)
+        if reading.compareExchange(expected: Reading.nobody.rawValue, desired: Reading.closed.rawValue, ordering: .sequentiallyConsistent).exchanged {
+            channel.close()
         }
-        if now { channel.close() }
     }
 }
 
