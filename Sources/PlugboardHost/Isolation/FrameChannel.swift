@@ -106,7 +106,9 @@ package final class FrameChannel: @unchecked Sendable {
         let count = frame.withUnsafeBytes { plugboard_write_no_sigpipe(output, $0.baseAddress!, $0.count) }
         if count == frame.count { return .sent }
         if count < 0 && errno == EPIPE { return .closed }
-        // EAGAIN (nothing written: no room) or EINTR: the locked path waits for room.
+        // EAGAIN (nothing written: no room) or EINTR: the locked path waits
+        // for room. (A pipe writes at most PIPE_BUF bytes whole or not at
+        // all: never short, which a socket could be.)
         return nil
     }
 
@@ -160,8 +162,9 @@ package final class FrameChannel: @unchecked Sendable {
     }
 
     /// Writes a frame only if it fits in the pipe now and no other frame is
-    /// being written: never waits, never leaves part of a frame (an event
-    /// forwarded from another thread). False when it was not written.
+    /// being written: never waits (but for a small frame another thread is
+    /// writing: one write(2)), never leaves part of a frame. False when it
+    /// was not written.
     func sendIfRoom(_ kind: UInt8, sequence: UInt64, fill: (inout [UInt8]) -> Void) -> Bool {
         let frame = Self.frame(kind, sequence: sequence, fill: fill)
         return writing.withLockIfAvailable { _ in

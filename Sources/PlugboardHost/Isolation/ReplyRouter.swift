@@ -136,7 +136,7 @@ final class ReplyRouter: Sendable {
             for _ in 0...mask {
                 let slot = slots[index]
                 if slot.word.compareExchange(expected: 0, desired: Self.word(sequence, .sending), ordering: .sequentiallyConsistent).exchanged {
-                    requests.add(1, ordering: .relaxed)
+                    requests.add(1, ordering: .sequentiallyConsistent)
                     return slot
                 }
                 index = (index + 1) & mask
@@ -162,7 +162,7 @@ final class ReplyRouter: Sendable {
     private func free(_ slot: Slot) {
         slot.outcome = nil
         slot.word.store(0, ordering: .sequentiallyConsistent)
-        requests.subtract(1, ordering: .relaxed)
+        requests.subtract(1, ordering: .sequentiallyConsistent)
     }
 
     /// The owner gives up its slot in `state`; when something came for it
@@ -173,7 +173,7 @@ final class ReplyRouter: Sendable {
             slot.outcome = nil
             slot.word.store(0, ordering: .sequentiallyConsistent)
         }
-        requests.subtract(1, ordering: .relaxed)
+        requests.subtract(1, ordering: .sequentiallyConsistent)
     }
 
     private enum Settled {
@@ -202,21 +202,28 @@ final class ReplyRouter: Sendable {
             // (a turn goes only to a waiting slot); pass it on rather than keep it.
             leaveReading()
             free(slot)
-            throw .timedOut
+            throw isBroken.load(ordering: .sequentiallyConsistent) ? brokenFailure : .timedOut
         }
     }
 
     private func reply(to sequence: UInt64, _ slot: Slot, until deadline: ContinuousClock.Instant) throws(Failure) -> FrameChannel.Frame {
         while true {
-            if reading.compareExchange(expected: Reading.nobody.rawValue, desired: Reading.someone.rawValue, ordering: .sequentiallyConsistent).exchanged {
-                return try read(for: sequence, slot, until: deadline)
+            let (exchanged, seen) = reading.compareExchange(expected: Reading.nobody.rawValue, desired: Reading.someone.rawValue, ordering: .sequentiallyConsistent)
+            if exchanged { return try read(for: sequence, slot, until: deadline) }
+            // Nobody will read again: it fails now, not at its deadline.
+            if seen == Reading.closed.rawValue || isBroken.load(ordering: .sequentiallyConsistent) {
+                if slot.word.compareExchange(expected: Self.word(sequence, .waiting), desired: 0, ordering: .sequentiallyConsistent).exchanged {
+                    requests.subtract(1, ordering: .sequentiallyConsistent)
+                    throw brokenFailure
+                }
+                return try take(settle(slot, sequence), slot)
             }
             // Clamped: a deadline centuries away must not overflow.
             let remaining = max(.zero, min(deadline - .now, .seconds(86_400 * 365)))
             if slot.wake.wait(timeout: .now() + .nanoseconds(Int((remaining / .nanoseconds(1)).rounded(.up)))) == .timedOut {
                 // Its deadline. Nothing came: it leaves. Something is coming: settled first.
                 if slot.word.compareExchange(expected: Self.word(sequence, .waiting), desired: 0, ordering: .sequentiallyConsistent).exchanged {
-                    requests.subtract(1, ordering: .relaxed)
+                    requests.subtract(1, ordering: .sequentiallyConsistent)
                     throw isBroken.load(ordering: .sequentiallyConsistent) ? brokenFailure : .timedOut
                 }
                 switch settle(slot, sequence) {
@@ -246,11 +253,11 @@ final class ReplyRouter: Sendable {
         // Its reply may have come while nobody read: the last reader put it
         // in the slot, then let the reading go.
         if Self.state(of: slot.word.load(ordering: .sequentiallyConsistent)) != .waiting || isBroken.load(ordering: .sequentiallyConsistent) {
+            // Its slot first: the reading it leaves must not be handed to itself.
+            let gaveUp = slot.word.compareExchange(expected: Self.word(sequence, .waiting), desired: 0, ordering: .sequentiallyConsistent).exchanged
             leaveReading()
-            guard slot.word.compareExchange(expected: Self.word(sequence, .waiting), desired: 0, ordering: .sequentiallyConsistent).exchanged else {
-                return try take(settle(slot, sequence), slot)
-            }
-            requests.subtract(1, ordering: .relaxed)
+            guard gaveUp else { return try take(settle(slot, sequence), slot) }
+            requests.subtract(1, ordering: .sequentiallyConsistent)
             throw brokenFailure
         }
         while true {
@@ -286,13 +293,20 @@ final class ReplyRouter: Sendable {
     }
 
     private func deliver(_ outcome: Outcome, to slot: Slot, sequence: UInt64) {
-        let delivering = Self.word(sequence, .delivering)
-        guard slot.word.compareExchange(expected: Self.word(sequence, .waiting), desired: delivering, ordering: .sequentiallyConsistent).exchanged
-            || slot.word.compareExchange(expected: Self.word(sequence, .sending), desired: delivering, ordering: .sequentiallyConsistent).exchanged
-        else { return }
-        slot.outcome = outcome
-        slot.word.store(Self.word(sequence, .delivered), ordering: .sequentiallyConsistent)
-        slot.wake.signal()
+        // From the state seen, again if it changed: its owner may move it
+        // from sending to waiting between two fixed guesses, and both miss.
+        let sending = Self.word(sequence, .sending), waiting = Self.word(sequence, .waiting)
+        var seen = slot.word.load(ordering: .sequentiallyConsistent)
+        while seen == sending || seen == waiting {
+            let (exchanged, original) = slot.word.compareExchange(expected: seen, desired: Self.word(sequence, .delivering), ordering: .sequentiallyConsistent)
+            if exchanged {
+                slot.outcome = outcome
+                slot.word.store(Self.word(sequence, .delivered), ordering: .sequentiallyConsistent)
+                slot.wake.signal()
+                return
+            }
+            seen = original
+        }
     }
 
     /// This caller stops reading: it hands the reading to a waiting caller,
