@@ -78,6 +78,9 @@ final class ReplyRouter: Sendable {
     private let mask: Int
     private let reading = Atomic<Int>(Reading.nobody.rawValue)
     private let requests = Atomic<Int>(0)
+    /// Slots in the waiting state: a reader leaving looks for one to hand
+    /// the reading to only when there is one (a lone call scans nothing).
+    private let parked = Atomic<Int>(0)
     private let isBroken = Atomic<Bool>(false)
     private let closeRequested = Atomic<Bool>(false)
     /// Set once: every waiter and every later request fails with it (rare: a lock is fine).
@@ -123,9 +126,11 @@ final class ReplyRouter: Sendable {
         }
         // Sent: only now may the reading be handed to it (a caller still
         // writing into a full pipe would leave the replies unread).
-        if !slot.word.compareExchange(expected: Self.word(sequence, .sending), desired: Self.word(sequence, .waiting), ordering: .sequentiallyConsistent).exchanged {
+        guard slot.word.compareExchange(expected: Self.word(sequence, .sending), desired: Self.word(sequence, .waiting), ordering: .sequentiallyConsistent).exchanged else {
             return try take(settle(slot, sequence), slot)
         }
+        // Counted before it looks for a reader: one leaving either sees it or left the reading to it.
+        parked.add(1, ordering: .sequentiallyConsistent)
         return try reply(to: sequence, slot, until: deadline)
     }
 
@@ -168,7 +173,9 @@ final class ReplyRouter: Sendable {
     /// The owner gives up its slot in `state`; when something came for it
     /// meanwhile (an outcome, or the reading), that is settled first.
     private func release(_ slot: Slot, _ sequence: UInt64, from state: State) {
-        if !slot.word.compareExchange(expected: Self.word(sequence, state), desired: 0, ordering: .sequentiallyConsistent).exchanged {
+        if slot.word.compareExchange(expected: Self.word(sequence, state), desired: 0, ordering: .sequentiallyConsistent).exchanged {
+            if state == .waiting { parked.subtract(1, ordering: .sequentiallyConsistent) }
+        } else {
             if case .turn = settle(slot, sequence) { leaveReading() }
             slot.outcome = nil
             slot.word.store(0, ordering: .sequentiallyConsistent)
@@ -213,6 +220,7 @@ final class ReplyRouter: Sendable {
             // Nobody will read again: it fails now, not at its deadline.
             if seen == Reading.closed.rawValue || isBroken.load(ordering: .sequentiallyConsistent) {
                 if slot.word.compareExchange(expected: Self.word(sequence, .waiting), desired: 0, ordering: .sequentiallyConsistent).exchanged {
+                    parked.subtract(1, ordering: .sequentiallyConsistent)
                     requests.subtract(1, ordering: .sequentiallyConsistent)
                     throw brokenFailure
                 }
@@ -223,6 +231,7 @@ final class ReplyRouter: Sendable {
             if slot.wake.wait(timeout: .now() + .nanoseconds(Int((remaining / .nanoseconds(1)).rounded(.up)))) == .timedOut {
                 // Its deadline. Nothing came: it leaves. Something is coming: settled first.
                 if slot.word.compareExchange(expected: Self.word(sequence, .waiting), desired: 0, ordering: .sequentiallyConsistent).exchanged {
+                    parked.subtract(1, ordering: .sequentiallyConsistent)
                     requests.subtract(1, ordering: .sequentiallyConsistent)
                     throw isBroken.load(ordering: .sequentiallyConsistent) ? brokenFailure : .timedOut
                 }
@@ -240,6 +249,7 @@ final class ReplyRouter: Sendable {
             case .turn?:
                 // The reading is ours (the one leaving kept it held for us).
                 slot.word.store(Self.word(sequence, .waiting), ordering: .sequentiallyConsistent)
+                parked.add(1, ordering: .sequentiallyConsistent)
                 return try read(for: sequence, slot, until: deadline)
             default:
                 continue
@@ -255,6 +265,7 @@ final class ReplyRouter: Sendable {
         if Self.state(of: slot.word.load(ordering: .sequentiallyConsistent)) != .waiting || isBroken.load(ordering: .sequentiallyConsistent) {
             // Its slot first: the reading it leaves must not be handed to itself.
             let gaveUp = slot.word.compareExchange(expected: Self.word(sequence, .waiting), desired: 0, ordering: .sequentiallyConsistent).exchanged
+            if gaveUp { parked.subtract(1, ordering: .sequentiallyConsistent) }
             leaveReading()
             guard gaveUp else { return try take(settle(slot, sequence), slot) }
             requests.subtract(1, ordering: .sequentiallyConsistent)
@@ -300,6 +311,7 @@ final class ReplyRouter: Sendable {
         while seen == sending || seen == waiting {
             let (exchanged, original) = slot.word.compareExchange(expected: seen, desired: Self.word(sequence, .delivering), ordering: .sequentiallyConsistent)
             if exchanged {
+                if seen == waiting { parked.subtract(1, ordering: .sequentiallyConsistent) }
                 slot.outcome = outcome
                 slot.word.store(Self.word(sequence, .delivered), ordering: .sequentiallyConsistent)
                 slot.wake.signal()
@@ -329,10 +341,12 @@ final class ReplyRouter: Sendable {
 
     /// Gives the reading (held) to one waiting caller.
     private func handTurn() -> Bool {
+        guard parked.load(ordering: .sequentiallyConsistent) > 0 else { return false }
         for slot in slots {
             let word = slot.word.load(ordering: .sequentiallyConsistent)
             guard Self.state(of: word) == .waiting else { continue }
             if slot.word.compareExchange(expected: word, desired: Self.word(word >> Self.stateBits, .turn), ordering: .sequentiallyConsistent).exchanged {
+                parked.subtract(1, ordering: .sequentiallyConsistent)
                 slot.wake.signal()
                 return true
             }
@@ -340,9 +354,7 @@ final class ReplyRouter: Sendable {
         return false
     }
 
-    private func anyWaiting() -> Bool {
-        slots.contains { Self.state(of: $0.word.load(ordering: .sequentiallyConsistent)) == .waiting }
-    }
+    private func anyWaiting() -> Bool { parked.load(ordering: .sequentiallyConsistent) > 0 }
 
     /// The channel broke: every request fails with `failure` (or the first failure), now and later.
     private func breakChannel(_ failure: Failure) {
