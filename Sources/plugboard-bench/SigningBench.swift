@@ -30,7 +30,7 @@ struct SigningBench {
         _ = try startup.spawn(startup.plugboard, ["keygen", key], in: work)
         _ = try startup.spawn(startup.plugboard, ["lock", "--sign", key, "--plugins", folder.path, "--cache", cache], in: work)
         let locked = ["list", "--locked"] + common
-        let signed = ["list", "--require-signatures", "--trusted-key", key + ".pub"] + common
+        let signed = ["list", "--require-signatures", "--trusted-key", key + ".pub", "--sequence-floor", "1"] + common
         // Untimed: every plugin available both ways (a refused set would be cheaper).
         for arguments in [locked, signed] {
             let check = try startup.spawn(startup.plugboard, arguments + ["--json"], in: work)

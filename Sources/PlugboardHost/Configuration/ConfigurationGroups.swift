@@ -59,6 +59,14 @@ extension PluginHost.Configuration {
         /// The release channel this host follows: a signed lock file naming
         /// another is refused (`lock-channel`). Any channel when nil.
         public var lockChannel: String?
+        /// The lowest sequence number accepted when no record of an accepted
+        /// one exists (the first use, or a record deleted): with
+        /// ``requiresSignatures`` and no floor, such a set is refused
+        /// (`lock-sequence-unknown`), since a replayed older set would look
+        /// the same. A record that cannot be read is refused whatever the
+        /// floor (`lock-state-unreadable`). Records only go up: the floor
+        /// never lowers one.
+        public var sequenceFloor: UInt64?
         /// Public key files (minisign's format, read when the host is made)
         /// of the keys the host's own people sign with: a plugin covered by
         /// a lock file whose signature holds with one of them is *signed by

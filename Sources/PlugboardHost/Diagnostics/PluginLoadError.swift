@@ -86,6 +86,10 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
         public static let lockExpired = Code("lock-expired")
         /// The signed lock file's sequence number is lower than one the host accepted before.
         public static let lockRollback = Code("lock-rollback")
+        /// Signatures required, no record of an accepted sequence, and no floor set.
+        public static let lockSequenceUnknown = Code("lock-sequence-unknown")
+        /// Signatures required, and the record of the accepted sequence cannot be read.
+        public static let lockStateUnreadable = Code("lock-state-unreadable")
         /// The signed lock file names another channel than the host follows.
         public static let lockChannel = Code("lock-channel")
         public static let copyFailed = Code("copy-failed")

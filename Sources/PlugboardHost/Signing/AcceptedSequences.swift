@@ -42,19 +42,40 @@ final class AcceptedSequences: Sendable {
         directory.map { "\($0)/\(SHA256.hex(Array(lockFile.utf8)).prefix(24)).json" }
     }
 
+    /// What is known of the last set accepted for a lock file.
+    enum Record {
+        case accepted(Accepted)
+        /// None kept: the first use, or a record deleted (they look the same).
+        case missing(file: String?)
+        /// A record exists and cannot be read.
+        case unreadable(file: String)
+    }
+
     /// The last accepted for `lockFile`.
     func last(for lockFile: String) -> Accepted? {
+        if case let .accepted(accepted) = record(for: lockFile, warn: true) { return accepted }
+        return nil
+    }
+
+    /// The record for `lockFile`, the one in this process's memory included;
+    /// `warn`: an unreadable one is a warning (where signatures are only preferred).
+    func record(for lockFile: String, warn: Bool = false) -> Record {
         let lockFile = Self.key(lockFile)
         let remembered = inMemory.withLock { $0[lockFile] }
-        guard let file = file(for: lockFile), let data = FileManager.default.contents(atPath: file) else { return remembered }
-        guard let stored = try? JSONDecoder.iso8601.decode(Accepted.self, from: data), stored.lockFile == lockFile else {
-            report(HostDiagnostic(.warning, code: "signed-lock-state-unreadable",
-                message: "\(file): the last accepted sequence of \(lockFile) cannot be read, so an older set replayed now would not be refused; it is written again at the next accepted set. Check what changed it (the state directory is this host's alone)",
-                file: file))
-            return remembered
+        guard let file = file(for: lockFile), access(file, F_OK) == 0 else {
+            return remembered.map(Record.accepted) ?? .missing(file: file(for: lockFile))
         }
-        guard let remembered else { return stored }
-        return remembered.sequence >= stored.sequence ? remembered : stored
+        guard let data = FileManager.default.contents(atPath: file),
+              let stored = try? JSONDecoder.iso8601.decode(Accepted.self, from: data), stored.lockFile == lockFile else {
+            if warn {
+                report(HostDiagnostic(.warning, code: "signed-lock-state-unreadable",
+                    message: "\(file): the last accepted sequence of \(lockFile) cannot be read, so an older set replayed now would not be refused; it is written again at the next accepted set. Check what changed it (the state directory is this host's alone)",
+                    file: file))
+            }
+            return remembered.map(Record.accepted) ?? .unreadable(file: file)
+        }
+        guard let remembered else { return .accepted(stored) }
+        return .accepted(remembered.sequence >= stored.sequence ? remembered : stored)
     }
 
     /// Remembers `accepted` when it is newer than the last.

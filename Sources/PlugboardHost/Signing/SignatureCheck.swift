@@ -15,6 +15,8 @@ struct SignatureCheck: Sendable {
     let channel: String?
     let checksOwnership: Bool
     let sequences: AcceptedSequences
+    /// The lowest sequence accepted with no record (``PluginHost/Configuration/Trust/sequenceFloor``).
+    var floor: UInt64? = nil
 
     /// The signature file of a lock file.
     static func signaturePath(of lockFile: String) -> String { lockFile + ".minisig" }
@@ -51,14 +53,38 @@ struct SignatureCheck: Sendable {
         }
         if let problem = expiryProblem(terms.expires, now: now) { return refuse(.lockExpired, problem) }
         let keyID = PublicSigningKey.idText(signature.keyID)
-        if let last = sequences.last(for: lockFile), terms.sequence < last.sequence {
-            return refuse(.lockRollback, "sequence \(terms.sequence) is lower than \(last.sequence), accepted on \(UTCTimestamp.string(from: last.accepted)): an older set replayed; install the newest signed set, or to roll back re-sign the older set with a sequence above \(last.sequence)")
-        }
+        if let problem = sequenceProblem(terms.sequence, lockFile: lockFile) { return refuse(problem.code, problem.reason) }
         if let channel, terms.channel != channel {
             return refuse(.lockChannel, "signed for channel \(terms.channel), this host follows \(channel); install a set signed for \(channel)")
         }
         sequences.record(.init(lockFile: lockFile, sequence: terms.sequence, channel: terms.channel, keyID: keyID, accepted: now))
         return .success(SignedLock(keyID: keyID, sequence: terms.sequence, expires: terms.expires, channel: terms.channel))
+    }
+
+    /// Why `sequence` is not accepted: lower than the last accepted; or,
+    /// where signatures are required, no record to compare with and no
+    /// floor (or one above it), or a record that cannot be read. Where they
+    /// are only preferred, a missing or unreadable record lets it pass (a
+    /// warning for the unreadable one), as any failed check there does.
+    private func sequenceProblem(_ sequence: UInt64, lockFile: String) -> (code: PluginLoadError.Code, reason: String)? {
+        let fix = "set the lowest sequence you accept as the floor (PluginHost.Configuration.trust.sequenceFloor, --sequence-floor N)"
+        switch sequences.record(for: lockFile, warn: !isRequired) {
+        case let .accepted(last):
+            guard sequence < last.sequence else { return nil }
+            return (.lockRollback, "sequence \(sequence) is lower than \(last.sequence), accepted on \(UTCTimestamp.string(from: last.accepted)): an older set replayed; install the newest signed set, or to roll back re-sign the older set with a sequence above \(last.sequence)")
+        case let .missing(file):
+            guard isRequired else { return nil }
+            guard let floor else {
+                return (.lockSequenceUnknown, "no sequence of \(lockFile) was accepted before\(file.map { " (no record \($0))" } ?? " by this process (its state directory is not trusted, so nothing is kept)"), so an older set replayed would look the same as this one (\(sequence)); \(fix)")
+            }
+            guard sequence >= floor else {
+                return (.lockRollback, "sequence \(sequence) is below the floor \(floor) and no higher one was recorded: an older set replayed; install the newest signed set")
+            }
+            return nil
+        case let .unreadable(file):
+            guard isRequired else { return nil }
+            return (.lockStateUnreadable, "\(file): the last accepted sequence of \(lockFile) cannot be read, so an older set replayed could not be refused; restore the file, or remove it and \(fix)")
+        }
     }
 
     /// Why `terms` no longer vouch at `now`.

@@ -32,6 +32,9 @@ enum PluginsOption {
         help: "Public key files (minisign format, comma-separated) whose signatures on DIR/plugboard.lock are trusted; without --require-signatures an unsigned lock file still counts and taints the host.")
     static let channel = CommandSpec.Option(
         long: "--channel", valueName: "name", help: "Refuse a signed lock file made for another release channel (lock-channel).")
+    static let sequenceFloor = CommandSpec.Option(
+        long: "--sequence-floor", valueName: "n",
+        help: "With --require-signatures: the lowest sequence accepted while no accepted one is recorded (the first use); without it such a set is refused (lock-sequence-unknown).")
 
     static let allowUnsafe = CommandSpec.Option(
         long: "--allow-unsafe-directories",
@@ -58,7 +61,7 @@ enum PluginsOption {
     /// What every command that starts a host accepts: configuration, data,
     /// cache and scan limit.
     static let host: [CommandSpec.Option] = [
-        config, data, cache, scanTimeout, locked, requireSignatures, trustedKey, channel, isolate, isolateAll, sandbox, sandboxAll,
+        config, data, cache, scanTimeout, locked, requireSignatures, trustedKey, channel, sequenceFloor, isolate, isolateAll, sandbox, sandboxAll,
         sandboxBestEffort, scannerSandbox, allowUnsafe,
     ]
 
@@ -100,6 +103,12 @@ enum PluginsOption {
             }
         }
         configuration.trust.lockChannel = arguments.value(channel.long)
+        if let text = arguments.value(sequenceFloor.long) {
+            guard let floor = UInt64(text) else {
+                throw UsageError(message: "'--sequence-floor' takes a sequence number (0 or more), got '\(text)'", command: command)
+            }
+            configuration.trust.sequenceFloor = floor
+        }
         if configuration.trust.requiresSignatures && configuration.trust.trustedKeyFiles.isEmpty {
             throw UsageError(message: "'--require-signatures' needs the publisher's public key: add '--trusted-key FILE'", command: command)
         }

@@ -100,17 +100,22 @@ extension Result where Failure == LockSignature.Failure {
     @Test func aHostRequiringSignaturesListsTheSignedSetAndInstallLeavesASignedLockAlone() throws {
         let (dir, key) = try Self.pluginsAndKey()
         let options = ["--plugins", dir.file("plugins"), "--cache", dir.file("cache")]
-        let required = ["--require-signatures", "--trusted-key", key + ".pub", "--json"]
+        let required = ["--require-signatures", "--trusted-key", key + ".pub", "--sequence-floor", "1", "--json"]
         // Required without a key to trust: a usage error, not a host that refuses everything.
         let keyless = try runProcess(Fixtures.executable("plugboard"), ["list", "--require-signatures"] + options)
         #expect(keyless.status == 64)
         #expect(keyless.stderr.contains("--trusted-key"), "\(keyless.stderr)")
+        let badFloor = try runProcess(Fixtures.executable("plugboard"), ["list", "--sequence-floor", "many"] + options)
+        #expect(badFloor.status == 64 && badFloor.stderr.contains("'--sequence-floor' takes a sequence number"), "\(badFloor.stderr)")
         // Unsigned: refused with its code.
         #expect(try runProcess(Fixtures.executable("plugboard"), ["lock"] + options).status == 0)
         let unsigned = try runProcess(Fixtures.executable("plugboard"), ["list"] + options + required)
         #expect(unsigned.stdout.contains("\"code\" : \"signature-missing\""), "\(unsigned.stdout)")
         // Signed: listed with its terms.
         #expect(try runProcess(Fixtures.executable("plugboard"), ["lock", "--sign", key, "--sequence", "7"] + options).status == 0)
+        // No sequence accepted yet and no floor: the first use looks like a replay.
+        let floorless = try runProcess(Fixtures.executable("plugboard"), ["list"] + options + ["--require-signatures", "--trusted-key", key + ".pub", "--json"])
+        #expect(floorless.stdout.contains("\"code\" : \"lock-sequence-unknown\""), "\(floorless.stdout)")
         let signed = try runProcess(Fixtures.executable("plugboard"), ["list"] + options + required)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(signed.stdout.utf8)) as? [String: Any])
         #expect((object["signedLock"] as? [String: Any])?["sequence"] as? Int == 7, "\(signed.stdout)")

@@ -37,11 +37,12 @@ import Testing
             try signature.text.write(toFile: lock + ".minisig", atomically: true, encoding: .utf8)
         }
 
-        func configuration(required: Bool = true, channel: String? = nil) -> PluginHost.Configuration {
+        func configuration(required: Bool = true, channel: String? = nil, floor: UInt64? = 1) -> PluginHost.Configuration {
             var configuration = PluginHost.Configuration(pluginsDirectory: dir.path, cacheDirectory: state.path)
             configuration.trust.requiresSignatures = required
             configuration.trust.trustedKeyFiles = [trustedKeys]
             configuration.trust.lockChannel = channel
+            configuration.trust.sequenceFloor = floor
             return configuration
         }
 
@@ -155,8 +156,9 @@ import Testing
         #expect(host.signedLock == nil, "an expired set is not shown as the one in force")
     }
 
-    /// The kept sequence number cannot be read, or cannot be written: each
-    /// said once as a warning with its code (the set itself still loads).
+    /// The kept sequence number cannot be read, or cannot be written, where
+    /// a set loads anyway (signatures preferred; an unwritable record):
+    /// each said once as a warning with its code.
     @Test func aSequenceThatCannotBeKeptIsReported() throws {
         let fleet = try Fleet()
         try fleet.sign(sequence: 1)
@@ -171,8 +173,36 @@ import Testing
         try fleet.load()
         let kept = try #require(try FileManager.default.contentsOfDirectory(atPath: fleet.state.file("signed-locks")).first)
         try Data("not json".utf8).write(to: URL(fileURLWithPath: fleet.state.file("signed-locks/\(kept)")))
-        try fleet.load { host, _ in
+        try fleet.load(fleet.configuration(required: false)) { host, _ in
             #expect(host.diagnostics.contains { $0.code == "signed-lock-state-unreadable" }, "\(host.diagnostics)")
+        }
+    }
+
+    /// Where signatures are required, a missing record (the first use, or
+    /// one deleted: they look the same) is never a silent reset: refused
+    /// without a floor, accepted only down to it; an unreadable record is
+    /// refused whatever the floor.
+    @Test func aMissingOrUnreadableSequenceRecordIsNeverASilentReset() throws {
+        let fleet = try Fleet()
+        try fleet.sign(sequence: 5)
+        try expectRefused(fleet, code: "lock-sequence-unknown", fleet.configuration(floor: nil))
+        try expectRefused(fleet, code: "lock-rollback", fleet.configuration(floor: 6))
+        try fleet.load(fleet.configuration(floor: 5)) { host, _ in #expect(host.activePluginIDs.count == 2) }
+        // Recorded: an older set is refused whatever the floor.
+        try fleet.sign(sequence: 4)
+        try expectRefused(fleet, code: "lock-rollback", fleet.configuration(floor: 1))
+        // The record deleted: the floor still refuses the replay.
+        try FileManager.default.removeItem(atPath: fleet.state.file("signed-locks"))
+        try expectRefused(fleet, code: "lock-sequence-unknown", fleet.configuration(floor: nil))
+        try expectRefused(fleet, code: "lock-rollback", fleet.configuration(floor: 5))
+        // The record damaged: refused, naming it, even with a floor the set passes.
+        try fleet.sign(sequence: 7)
+        try fleet.load(fleet.configuration(floor: 5)) { host, _ in #expect(host.activePluginIDs.count == 2) }
+        let kept = try #require(try FileManager.default.contentsOfDirectory(atPath: fleet.state.file("signed-locks")).first)
+        try Data("{".utf8).write(to: URL(fileURLWithPath: fleet.state.file("signed-locks/\(kept)")))
+        try expectRefused(fleet, code: "lock-state-unreadable", fleet.configuration(floor: 1))
+        try fleet.load(fleet.configuration(floor: 1)) { _, records in
+            #expect(records.first?.reason?.contains(kept) == true, "\(records.first?.reason ?? "")")
         }
     }
 
