@@ -126,12 +126,13 @@ package final class FrameChannel: @unchecked Sendable {
     /// Writes one frame, waiting while the pipe is full until `deadline`
     /// (nil: for as long as it takes).
     func send(_ kind: UInt8, sequence: UInt64, payload: [UInt8], until deadline: ContinuousClock.Instant? = nil) -> SendOutcome {
-        send(kind, sequence: sequence, until: deadline) { $0 += payload }
+        send(kind, sequence: sequence, until: deadline, capacity: payload.count) { $0 += payload }
     }
 
-    /// Writes a frame whose payload `fill` appends (saves a copy of large arguments).
-    func send(_ kind: UInt8, sequence: UInt64, until deadline: ContinuousClock.Instant? = nil, fill: (inout [UInt8]) -> Void) -> SendOutcome {
-        let frame = Self.frame(kind, sequence: sequence, fill: fill)
+    /// Writes a frame whose payload `fill` appends (saves a copy of large
+    /// arguments); `capacity`, the payload's length if known, saves growing it.
+    func send(_ kind: UInt8, sequence: UInt64, until deadline: ContinuousClock.Instant? = nil, capacity: Int = 0, fill: (inout [UInt8]) -> Void) -> SendOutcome {
+        let frame = Self.frame(kind, sequence: sequence, capacity: capacity, fill: fill)
         if let outcome = writeAlone(frame) { return outcome }
         return exclusively {
             guard !outputClosed else { return .closed }
@@ -176,9 +177,9 @@ package final class FrameChannel: @unchecked Sendable {
         } ?? false
     }
 
-    private static func frame(_ kind: UInt8, sequence: UInt64, fill: (inout [UInt8]) -> Void) -> [UInt8] {
+    private static func frame(_ kind: UInt8, sequence: UInt64, capacity: Int = 0, fill: (inout [UInt8]) -> Void) -> [UInt8] {
         var frame = [UInt8](repeating: 0, count: 4)
-        frame.reserveCapacity(256)
+        frame.reserveCapacity(max(256, header + capacity))
         frame.append(kind)
         withUnsafeBytes(of: sequence.littleEndian) { frame += $0 }
         fill(&frame)

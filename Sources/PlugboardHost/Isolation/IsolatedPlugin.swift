@@ -486,7 +486,8 @@ final class IsolatedPlugin: Sendable {
         defer { cancellation?.answered(sequence) }
         let frame: FrameChannel.Frame
         do {
-            frame = try child.replies.exchange(IsolationProtocol.Kind.call.rawValue, sequence: sequence, until: deadline) { frame in
+            frame = try child.replies.exchange(IsolationProtocol.Kind.call.rawValue, sequence: sequence, until: deadline,
+                                               capacity: 6 + method.count + encoded.count) { frame in
                 withUnsafeBytes(of: index.littleEndian) { frame += $0 }
                 withUnsafeBytes(of: UInt16(method.count).littleEndian) { frame += $0 }
                 frame += method

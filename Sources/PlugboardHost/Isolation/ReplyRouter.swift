@@ -106,7 +106,7 @@ final class ReplyRouter: Sendable {
 
     /// Sends one request and waits for its reply until `deadline`.
     func exchange(
-        _ kind: UInt8, sequence: UInt64, until deadline: ContinuousClock.Instant, fill: (inout [UInt8]) -> Void
+        _ kind: UInt8, sequence: UInt64, until deadline: ContinuousClock.Instant, capacity: Int = 0, fill: (inout [UInt8]) -> Void
     ) throws(Failure) -> FrameChannel.Frame {
         if isBroken.load(ordering: .sequentiallyConsistent) { throw brokenFailure }
         let slot = try claim(sequence, until: deadline)
@@ -115,7 +115,7 @@ final class ReplyRouter: Sendable {
             release(slot, sequence, from: .sending)
             throw brokenFailure
         }
-        switch channel.send(kind, sequence: sequence, until: deadline, fill: fill) {
+        switch channel.send(kind, sequence: sequence, until: deadline, capacity: capacity, fill: fill) {
         case .sent: break
         case .closed:
             release(slot, sequence, from: .sending)
