@@ -14,7 +14,12 @@ static const size_t ring_size = PLUGBOARD_RING_HEADER + PLUGBOARD_RING_DATA;
 static const int ring_seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
 
 int plugboard_ring_create(void) {
-    int fd = memfd_create("plugboard-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    int made = memfd_create("plugboard-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (made < 0) return -1;
+    // Above the numbers the spawn gives the child (1-8): a ring at one of
+    // them would be overwritten by an earlier dup2 of the spawn.
+    int fd = fcntl(made, F_DUPFD_CLOEXEC, 10);
+    close(made);
     if (fd < 0) return -1;
     if (ftruncate(fd, (off_t)ring_size) != 0 || fcntl(fd, F_ADD_SEALS, ring_seals) != 0) {
         close(fd);

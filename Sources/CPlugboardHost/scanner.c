@@ -134,7 +134,8 @@ int plugboard_spawn_isolated(const char *path, char *const argv[], char *const e
     for (int i = 0; i < 2; i++) {
         if (rings[i] >= 0) posix_spawn_file_actions_adddup2(&actions, rings[i], PLUGBOARD_ISOLATED_RINGS_FD + i);
     }
-    int result = plugboard_spawn_child(path, argv, envp, &actions, PLUGBOARD_ISOLATED_RINGS_FD + 2, pid);
+    // Without rings, fds 7 and 8 are closed too: a host descriptor there must not reach the child.
+    int result = plugboard_spawn_child(path, argv, envp, &actions, PLUGBOARD_ISOLATED_RINGS_FD + (rings[0] >= 0 ? 2 : 0), pid);
     for (int i = 0; i < 5; i++) close(pipes[i][child_end[i]]);
     if (result != 0) {
         for (int i = 0; i < 5; i++) close(pipes[i][1 - child_end[i]]);

@@ -40,10 +40,47 @@ final class EventQueue: Sendable {
     /// Counts a dropped event; true for the first of an episode (to report).
     func drop() -> Bool {
         dropped.add(1, ordering: .relaxed)
-        untold.add(1, ordering: .acquiringAndReleasing)
         return !dropping.exchange(true, ordering: .relaxed)
+    }
+
+    /// Counts a dropped event someone must be told of (``takeUntold()``):
+    /// whether to report it (the first of an episode), and whether it is
+    /// the first untold (then the teller must be woken: no later event may come).
+    func dropToTell() -> (report: Bool, firstUntold: Bool) {
+        let firstUntold = untold.add(1, ordering: .acquiringAndReleasing).oldValue == 0
+        return (drop(), firstUntold)
     }
 
     /// Events waiting now.
     var count: Int { waiting.load(ordering: .relaxed) }
+}
+
+/// An isolated plugin's two queues, and what its children were sent and
+/// said they dropped (a child's word is bounded by what it was sent).
+final class EventQueues: Sendable {
+    /// The children's publications, waiting for the host's subscribers.
+    let published: EventQueue
+    /// The host's events, waiting to be written to a child.
+    let delivered: EventQueue
+    /// Events written to its children.
+    let written = Atomic<Int>(0)
+    /// Drops its children told, as accepted.
+    private let toldByChildren = Atomic<Int>(0)
+
+    init(bound: Int) {
+        published = EventQueue(bound: bound)
+        delivered = EventQueue(bound: bound)
+    }
+
+    /// How many of the `count` drops a child told are taken: no more than
+    /// the events written to the children and not yet told of.
+    func acceptChildDrops(_ count: Int) -> Int {
+        var told = toldByChildren.load(ordering: .relaxed)
+        while true {
+            let taken = max(0, min(count, written.load(ordering: .relaxed) - told))
+            let (exchanged, original) = toldByChildren.compareExchange(expected: told, desired: told + taken, ordering: .relaxed)
+            if exchanged { return taken }
+            told = original
+        }
+    }
 }

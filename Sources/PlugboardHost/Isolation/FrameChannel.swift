@@ -194,14 +194,14 @@ package final class FrameChannel: @unchecked Sendable {
     private func writeFrame(_ frame: [UInt8], until deadline: ContinuousClock.Instant?) -> SendOutcome {
         // In the ring, the pipe carries a note of where (a ring out of room
         // now takes the pipe: the order stays the pipe's).
+        var bytes = frame
         if frame.count >= SharedRing.threshold, let outgoing, ringsInUse.load(ordering: .acquiring),
            let position = frame.withUnsafeBytes({ outgoing.place($0) }) {
-            let note = Self.frame(IsolationProtocol.Kind.shared.rawValue, sequence: position) { note in
+            bytes = Self.frame(IsolationProtocol.Kind.shared.rawValue, sequence: position) { note in
                 withUnsafeBytes(of: UInt64(frame.count).littleEndian) { note += $0 }
             }
-            return note.withUnsafeBytes { write($0, until: deadline) }.outcome
         }
-        let (outcome, written) = frame.withUnsafeBytes { write($0, until: deadline) }
+        let (outcome, written) = bytes.withUnsafeBytes { write($0, until: deadline) }
         if outcome == .timedOut && written > 0 {
             outputClosed = true
             Glibc.close(output)

@@ -167,11 +167,21 @@ final class IsolatedChild: @unchecked Sendable {
                             self.notices.send(.eventsDropped(late))
                         }
                     }
-                } else if events.drop() {
-                    notices.send(.diagnostic(IsolationProtocol.Diagnostic(
-                        error: false, code: "event-dropped",
-                        message: "its event handlers take events slower than they come: past \(events.bound) waiting, events are dropped until they catch up",
-                        keyPath: nil)))
+                } else {
+                    let (report, firstUntold) = events.dropToTell()
+                    // Told after the events queued before it, even if no event follows
+                    // (one such teller waits at a time: it is queued when none is owed).
+                    if firstUntold {
+                        eventHandlers.async {
+                            if case let told = self.events.takeUntold(), told > 0 { self.notices.send(.eventsDropped(told)) }
+                        }
+                    }
+                    if report {
+                        notices.send(.diagnostic(IsolationProtocol.Diagnostic(
+                            error: false, code: "event-dropped",
+                            message: "its event handlers take events slower than they come: past \(events.bound) waiting, events are dropped until they catch up",
+                            keyPath: nil)))
+                    }
                 }
                 serving.subtract(1, ordering: .releasing)
             default: serving.subtract(1, ordering: .releasing)

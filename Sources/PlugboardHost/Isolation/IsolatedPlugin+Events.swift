@@ -37,8 +37,10 @@ extension IsolatedPlugin {
             launch.report(HostDiagnostic(diagnostic.error ? .error : .warning, code: .init(diagnostic.code), message: diagnostic.message,
                                          file: diagnostic.keyPath == nil ? nil : launch.request.settingsFile, keyPath: diagnostic.keyPath, plugin: pluginID))
         case let .eventsDropped(count):
-            // Its own diagnostic said so once; the count is the host's.
-            eventQueues.delivered.dropped.add(count, ordering: .relaxed)
+            // Its own diagnostic said so once; the count is the host's. A
+            // child is not trusted: it cannot tell more drops than events
+            // were written to it (a forged count would overflow the counter).
+            eventQueues.delivered.dropped.add(eventQueues.acceptChildDrops(count), ordering: .relaxed)
         case .relay:
             // Answered by the thread that drains the child's notices (ChildOutput).
             break
@@ -147,7 +149,12 @@ extension IsolatedPlugin {
     func deliver(_ payload: EventPayload) throws {
         // One child of a pool takes it: the first running, so that events keep their order while it lives.
         guard let child = state.withLock({ state in state.phase == .running ? state.children.lazy.compactMap { $0 }.first : nil }) else {
-            throw IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "its child is not running; the event was not delivered")
+            // Counted, reported once per outage: events keep coming while it is down.
+            if eventQueues.delivered.drop() {
+                launch.report(HostDiagnostic(.warning, code: "event-dropped",
+                    message: "its child is not running: events to it are dropped (counted in the snapshot) until its next call starts it", plugin: pluginID))
+            }
+            throw EventNotQueued(description: "\(pluginID): its child is not running; the event was not delivered")
         }
         let json: [UInt8]
         do {
@@ -167,17 +174,20 @@ extension IsolatedPlugin {
             }
             throw EventNotQueued(description: "\(pluginID): \(queue.bound) events wait for its child already; the event was not delivered")
         }
-        let report = launch.report, pluginID = pluginID, name = payload.name
+        let report = launch.report, pluginID = pluginID, name = payload.name, queues = eventQueues
         deliveries.async {
             defer { queue.leave() }
             // A child that takes no event for a second is hung or flooded: its calls' deadlines deal with it.
             // Whole or not at all: a torn event would corrupt the call after it.
             guard child.channel.sendWhole(IsolationProtocol.Kind.event.rawValue, sequence: 0, until: .now + .seconds(1), fill: { event.encode(into: &$0) }) == .sent else {
-                queue.dropped.add(1, ordering: .relaxed)
-                report(HostDiagnostic(.error, code: "event-handler-failed",
-                    message: "the event \(name) could not be written to its child within 1 s (it is down, hung or flooded); not delivered", plugin: pluginID))
+                // Once per episode: a child that died with events queued fails them all at once.
+                if queue.drop() {
+                    report(HostDiagnostic(.error, code: "event-handler-failed",
+                        message: "the event \(name) could not be written to its child within 1 s (it is down, hung or flooded); not delivered, nor the events after it until the queue drains (counted in the snapshot)", plugin: pluginID))
+                }
                 return
             }
+            queues.written.add(1, ordering: .relaxed)
         }
     }
 

@@ -97,7 +97,7 @@ final class IsolatedPlugin: Sendable {
     /// Writes the host's events to the child, in order, off the publisher's thread.
     let deliveries = DispatchQueue(label: "plugboard.isolated-deliveries")
     /// Events waiting each way, bounded.
-    let eventQueues = (published: EventQueue(bound: IsolatedPlugin.eventQueue), delivered: EventQueue(bound: IsolatedPlugin.eventQueue))
+    let eventQueues = EventQueues(bound: IsolatedPlugin.eventQueue)
     /// Events that may wait each way between the host and one child.
     static let eventQueue = 1_024
     /// Hears the quarantine (the host records it and drops the providers) and

@@ -49,12 +49,14 @@ package final class SharedRing: @unchecked Sendable {
         }
         released = mark
         var position = head
+        let empty = position == mark
         // An empty ring starts again at its beginning (the fewest pages
         // touched); a frame never wraps.
-        if position == mark || position % Self.size + length > Self.size {
+        if empty || position % Self.size + length > Self.size {
             position = (position + Self.size - 1) / Self.size * Self.size
         }
-        guard position + length - mark <= Self.size else { return nil }
+        // Empty, all of it is free (the mark is behind the skipped end).
+        guard empty || position + length - mark <= Self.size else { return nil }
         (base + Self.header + Int(position % Self.size)).copyMemory(from: frame.baseAddress!, byteCount: frame.count)
         head = position + length
         return position

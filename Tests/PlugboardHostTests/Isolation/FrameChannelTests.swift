@@ -104,6 +104,11 @@ import Glibc
         #expect(place() == nil, "16 MiB hold two frames of 6")
         #expect(reader.take(at: 0, length: frame.count) == frame)
         #expect(place() == 16 << 20, "a frame never wraps: it starts at the beginning again")
+        // Emptied, the ring takes a frame larger than the last one.
+        #expect(reader.take(at: 6 << 20, length: frame.count) == frame && reader.take(at: 16 << 20, length: frame.count) == frame)
+        let larger = [UInt8](repeating: 6, count: 12 << 20)
+        #expect(larger.withUnsafeBytes { writer.place($0) } == 32 << 20)
+        #expect(reader.take(at: 32 << 20, length: larger.count) == larger)
         #expect(reader.take(at: (16 << 20) - 8, length: 16) == nil, "a place past the end is refused")
         let raw = try #require(plugboard_ring_map(fd))
         defer { plugboard_ring_unmap(raw) }

@@ -103,6 +103,22 @@ import Glibc
         #expect(reports >= 1 && reports <= 2 * (1 + count / (IsolatedPlugin.eventQueue / 2)), "\(reports) reports")
     }
 
+    /// A child cannot tell more drops than events it was sent (a forged
+    /// count would overflow the host's counter and trap it).
+    @Test func aChildCannotForgeDroppedEvents() throws {
+        let dir = try TemporaryDirectory()
+        let host = try isolation.host(dir)
+        defer { host.shutdown() }
+        let forged = try EventPipe()
+        let subscription = host.events.subscribe(to: "fixture.pong") { payload in
+            if String(decoding: try payload.json(), as: UTF8.self).contains("forged") { forged.signal() }
+        }
+        defer { subscription.cancel() }
+        #expect(try isolation.fault(host, "forge-drops") == "forged")
+        #expect(forged.wait(seconds: 60), "the pong after the forged notices")
+        #expect(host.snapshot().first { $0.id == "fixture.isolation-faults" }?.eventsDropped == 0)
+    }
+
     /// An event handler stuck in the child holds up no call: the child reads
     /// its requests beside the handler, and the call is answered.
     @Test func aStuckEventHandlerHoldsUpNoCall() throws {

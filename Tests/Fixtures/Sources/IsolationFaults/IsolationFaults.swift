@@ -249,6 +249,14 @@ final class IsolationFaults: Plugin, ReloadableState {
                 _ = write(4, &frame, frame.count)
                 pause()
                 return "unreachable"
+            case "forge-drops":
+                // Three notices (fd 5) claiming 4,294,967,295 events dropped
+                // each, none of which the host sent; then a pong after them.
+                var notice: [UInt8] = []
+                for _ in 0..<3 { notice += [5, 0, 0, 0, 7, 0xFF, 0xFF, 0xFF, 0xFF] }
+                _ = write(5, &notice, notice.count)
+                plugin.events?.publish(Pong(text: "forged", pid: Int(getpid())))
+                return "forged"
             case "ring-shrink":
                 // Shrinking either ring would make the host's next read of it a SIGBUS.
                 let refused = [7, 8].allSatisfy { ftruncate($0, 0) != 0 && errno == EPERM }
