@@ -49,7 +49,7 @@ struct IsolationBench {
                    baselineName: "C pipe ping-pong, 1 MiB, p50", baseline: [percentile(floor1M, 0.5)],
                    note: String(format: "%.2f ns per byte; memcpy of 1 MiB here: %.1f µs (%.3f ns per byte)",
                                 percentile(big, 0.5) * 1000 / Double(1 << 20), copy, copy * 1000 / Double(1 << 20)))
-        transports(into: report)
+        transports(pipe: ["1 B": floor1, "4 KiB": floor4K, "1 MiB": floor1M], into: report)
         concurrent(isolated, into: report)
         pool(dir, into: report)
         startAndRestart(isolated, dir: dir, into: report)
@@ -132,21 +132,7 @@ struct IsolationBench {
     private func concurrent(_ host: PluginHost, into report: Report) {
         guard let command = command(host) else { return }
         let callers = 16
-        func together(_ body: @escaping @Sendable () -> Void) -> Double {
-            let start = DispatchSemaphore(value: 0), done = DispatchGroup()
-            for _ in 0..<callers {
-                done.enter()
-                Thread {
-                    start.wait()
-                    body()
-                    done.leave()
-                }.start()
-            }
-            return timed {
-                for _ in 0..<callers { start.signal() }
-                done.wait()
-            }
-        }
+        func together(_ body: @escaping @Sendable () -> Void) -> Double { self.together(callers: callers, body) }
         var overlapped: [Double] = [], alone: [Double] = []
         for _ in 0..<7 {
             alone.append(timed { _ = try? command.run(arguments: ["sleep", "20"]) } / 1_000_000)
@@ -185,9 +171,10 @@ struct IsolationBench {
     /// against the pipe's in the same run: a message copied in and out of
     /// shared memory with a futex wake, the receiver sleeping at once or
     /// after a bounded spin, for each message size.
-    private func transports(into report: Report) {
+    private func transports(pipe floors: [String: [Double]], into report: Report) {
         for (label, bytes, rounds) in [("1 B", 1, Self.calls), ("4 KiB", 4096, Self.calls), ("1 MiB", 1 << 20, 200)] {
-            let pipe = floor(bytes: bytes, rounds: rounds)
+            // The pipe's floor of this run, measured once.
+            let pipe = floors[label] ?? []
             for (kind, spin) in [("futex", UInt64(0)), ("50 µs spin, then futex", UInt64(50_000))] {
                 var samples = [Double](repeating: 0, count: rounds)
                 guard bench_shm_pingpong(Int32(rounds), bytes, spin, &samples) == 0 else { continue }
@@ -211,18 +198,8 @@ struct IsolationBench {
         }
         func perCall(_ command: any Command) -> Double {
             let callers = 16, calls = 10
-            let start = DispatchSemaphore(value: 0), done = DispatchGroup()
-            for _ in 0..<callers {
-                done.enter()
-                Thread {
-                    start.wait()
-                    for _ in 0..<calls { _ = try? command.run(arguments: ["serial-spin", "2"]) }
-                    done.leave()
-                }.start()
-            }
-            return timed {
-                for _ in 0..<callers { start.signal() }
-                done.wait()
+            return together(callers: callers) {
+                for _ in 0..<calls { _ = try? command.run(arguments: ["serial-spin", "2"]) }
             } / 1_000 / Double(callers * calls)
         }
         var singles: [Double] = [], pairs: [Double] = []
@@ -232,6 +209,23 @@ struct IsolationBench {
         }
         report.add("CPU-bound calls one child runs one at a time, 16 threads, pool of 2, µs per call (wall)", unit: "µs", samples: pairs,
                    baselineName: "one child", baseline: singles, goal: .fasterAtLeast(ProcessInfo.processInfo.activeProcessorCount >= 2 ? 1.6 : 1))
+    }
+
+    /// Nanoseconds for `callers` threads, started together behind a barrier, to each run `body`.
+    private func together(callers: Int, _ body: @escaping @Sendable () -> Void) -> Double {
+        let start = DispatchSemaphore(value: 0), done = DispatchGroup()
+        for _ in 0..<callers {
+            done.enter()
+            Thread {
+                start.wait()
+                body()
+                done.leave()
+            }.start()
+        }
+        return timed {
+            for _ in 0..<callers { start.signal() }
+            done.wait()
+        }
     }
 
     private func timed(_ body: () -> Void) -> Double {
