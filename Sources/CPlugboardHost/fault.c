@@ -240,11 +240,8 @@ static void on_fatal_signal(int signo, siginfo_t *info, void *context) {
             if (slot == blamed_slot) continue;
             struct journal_slot *entry = journal_slot_enter(slot, 0);
             if (entry == NULL) continue;
-            if (blamed_slot >= 0) {
-                note_fault(entry, signo, "elsewhere", strlen("elsewhere"));
-            } else {
-                note_fault(entry, signo, NULL, 0);
-            }
+            // What a journal registered now would note itself (published above).
+            fault_note_late_journal(entry);
             journal_slot_leave(entry);
         }
     }

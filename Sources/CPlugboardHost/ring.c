@@ -8,7 +8,6 @@
 #include <unistd.h>
 #include "plugboard_host.h"
 
-
 static const size_t ring_size = PLUGBOARD_RING_HEADER + PLUGBOARD_RING_DATA;
 // Neither side may change the size the other mapped (or unseal that).
 static const int ring_seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;

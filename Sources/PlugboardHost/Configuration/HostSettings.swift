@@ -125,7 +125,7 @@ public struct HostSettings: Sendable {
                 settings.isolated = isolated
             case let ("sandboxed", .bool(sandboxed)):
                 settings.sandboxed = sandboxed
-            case let ("children", .int(children)) where (1...64).contains(children):
+            case let ("children", .int(children)) where PluginIsolation.childrenRange.contains(children):
                 settings.children = children
             case let ("grants", .object(fields)):
                 settings.grants = grants(fields, at: "\(path).grants")
@@ -150,7 +150,7 @@ public struct HostSettings: Sendable {
             case ("isolated", _), ("sandboxed", _):
                 report(.error, "config-invalid-type", "must be a boolean, found \(value.typeName)\(value.configValue.map { " \($0)" } ?? ""); the host's default applies", keyPath: "\(path).\(key)")
             case ("children", _):
-                report(.error, "config-invalid-type", "must be a whole number from 1 to 64 (the children of its pool), found \(value.typeName)\(value.configValue.map { " \($0)" } ?? ""); the host's default applies", keyPath: "\(path).children")
+                report(.error, "config-invalid-type", "must be a whole number from \(PluginIsolation.childrenRange.lowerBound) to \(PluginIsolation.childrenRange.upperBound) (the children of its pool), found \(value.typeName)\(value.configValue.map { " \($0)" } ?? ""); the host's default applies", keyPath: "\(path).children")
             case ("deniedServices", _), ("config", _), ("grants", _):
                 report(.error, "config-invalid-type", "must be \(key == "deniedServices" ? "an array of service ids" : "an object"), found \(value.typeName)", keyPath: "\(path).\(key)")
             default:

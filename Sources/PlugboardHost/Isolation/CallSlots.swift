@@ -27,8 +27,11 @@ final class CallSlots: Sendable {
 
     /// `count` free slots; a failure (with `errno`'s reason) when no pipe
     /// can be made (out of descriptors).
+    /// The most slots one plugin has (a pool's calls in flight together).
+    static let maximum = 4_096
+
     static func make(count: Int = 1) -> Result<CallSlots, SystemFailure> {
-        precondition(count >= 1 && count <= 4096, "CallSlots of \(count)")
+        precondition(count >= 1 && count <= maximum, "CallSlots of \(count)")
         var ends: [Int32] = [-1, -1]
         let failure = plugboard_pipe(&ends, 1)
         guard failure == 0 else { return .failure(SystemFailure(reason: String(cString: strerror(failure)))) }

@@ -56,7 +56,7 @@ enum ChildNotice {
         var start = 0
         defer { buffer.removeFirst(start) }
         while buffer.count - start >= 5 {
-            let length = Int(buffer[start]) | Int(buffer[start + 1]) << 8 | Int(buffer[start + 2]) << 16 | Int(buffer[start + 3]) << 24
+            let length = Int(buffer.littleEndian(at: start, count: 4))
             guard length >= 1, length <= maximumLength else { return false }
             guard buffer.count - start >= 4 + length else { break }
             let payload = buffer[(start + 5)..<(start + 4 + length)]
@@ -76,8 +76,7 @@ enum ChildNotice {
                 guard let request = try? CompactDecoder().decode(HostRelay.Request.self, from: payload) else { return false }
                 body(.relay(request))
             case 7 where payload.count == 4:
-                let bytes = Array(payload)
-                body(.eventsDropped(Int(bytes[0]) | Int(bytes[1]) << 8 | Int(bytes[2]) << 16 | Int(bytes[3]) << 24))
+                body(.eventsDropped(Int(payload.littleEndian(at: payload.startIndex, count: 4))))
             default: return false
             }
         }

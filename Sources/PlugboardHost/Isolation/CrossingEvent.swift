@@ -20,7 +20,7 @@ struct CrossingEvent {
         func string() -> String? {
             guard rest.count >= 4 else { return nil }
             let base = rest.startIndex
-            let count = Int(rest[base]) | Int(rest[base + 1]) << 8 | Int(rest[base + 2]) << 16 | Int(rest[base + 3]) << 24
+            let count = Int(rest.littleEndian(at: base, count: 4))
             guard rest.count >= 4 + count else { return nil }
             defer { rest = rest.dropFirst(4 + count) }
             return String(decoding: rest.dropFirst(4).prefix(count), as: UTF8.self)

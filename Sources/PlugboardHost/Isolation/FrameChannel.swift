@@ -244,16 +244,13 @@ package final class FrameChannel: @unchecked Sendable {
     private func bufferedFrame() throws(Failure) -> Frame? {
         let available = buffer.count - start
         guard available >= 4 else { return nil }
-        var length = 0
-        for index in 0..<4 { length |= Int(buffer[start + index]) << (8 * index) }
+        let length = Int(buffer.littleEndian(at: start, count: 4))
         guard length >= 9 else { throw .malformed("a frame of \(length) bytes is shorter than its header") }
         guard length <= IsolationProtocol.maximumFrame else {
             throw .malformed("a frame of \(length) bytes is over the limit of \(IsolationProtocol.maximumFrame)")
         }
         guard available >= 4 + length else { return nil }
-        var sequence: UInt64 = 0
-        for index in 0..<8 { sequence |= UInt64(buffer[start + 5 + index]) << (8 * UInt64(index)) }
-        let frame = Frame(kind: buffer[start + 4], sequence: sequence, payload: buffer[(start + Self.header)..<(start + 4 + length)])
+        let frame = Frame(kind: buffer[start + 4], sequence: buffer.littleEndian(at: start + 5, count: 8), payload: buffer[(start + Self.header)..<(start + 4 + length)])
         start += 4 + length
         if start == buffer.count {
             // The frame's slice keeps the old storage alive; the next read starts a fresh one.
@@ -267,20 +264,16 @@ package final class FrameChannel: @unchecked Sendable {
     /// released there) before anything reads it.
     private func fromRing(_ note: Frame) throws(Failure) -> Frame {
         guard let incoming, note.payload.count == 8 else { throw .malformed("a shared-memory note without a ring, or of \(note.payload.count) bytes") }
-        var length = 0
-        for (index, byte) in note.payload.enumerated() { length |= Int(byte) << (8 * index) }
+        // At most 2^64 - 1: as an Int, negative lengths fail the first check.
+        let length = Int(truncatingIfNeeded: note.payload.littleEndian(at: note.payload.startIndex, count: 8))
         guard length >= Self.header, length - 4 <= IsolationProtocol.maximumFrame,
               let bytes = incoming.take(at: note.sequence, length: length) else {
             throw .malformed("a shared-memory note of \(length) bytes at \(note.sequence), outside the ring")
         }
-        var inner = 0
-        for index in 0..<4 { inner |= Int(bytes[index]) << (8 * index) }
-        guard inner == length - 4, bytes[4] != IsolationProtocol.Kind.shared.rawValue else {
+        guard Int(bytes.littleEndian(at: 0, count: 4)) == length - 4, bytes[4] != IsolationProtocol.Kind.shared.rawValue else {
             throw .malformed("a frame in the shared ring whose header does not match its note")
         }
-        var sequence: UInt64 = 0
-        for index in 0..<8 { sequence |= UInt64(bytes[5 + index]) << (8 * UInt64(index)) }
-        return Frame(kind: bytes[4], sequence: sequence, payload: bytes[Self.header...])
+        return Frame(kind: bytes[4], sequence: bytes.littleEndian(at: 5, count: 8), payload: bytes[Self.header...])
     }
 
     private func fill(until deadline: ContinuousClock.Instant?) throws(Failure) {

@@ -156,21 +156,16 @@ final class IsolatedChild: @unchecked Sendable {
                 // events (at most `eventQueue` wait), never a call.
                 let payload = frame.payload
                 if events.enter() {
-                    // The host counts the events dropped here: told before
-                    // the next one is handled, or once the queue is half empty.
-                    let dropped = events.takeUntold()
                     eventHandlers.async {
-                        if dropped > 0 { self.notices.send(.eventsDropped(dropped)) }
                         self.deliver(payload)
                         self.events.leave()
-                        if self.events.count <= self.events.bound / 2, case let late = self.events.takeUntold(), late > 0 {
-                            self.notices.send(.eventsDropped(late))
-                        }
                     }
                 } else {
                     let (report, firstUntold) = events.dropToTell()
-                    // Told after the events queued before it, even if no event follows
-                    // (one such teller waits at a time: it is queued when none is owed).
+                    // The host counts the events dropped here: told after the
+                    // events queued before them, so before any event after
+                    // them is handled, even if none follows (one teller waits
+                    // at a time: it is queued when none is owed).
                     if firstUntold {
                         eventHandlers.async {
                             if case let told = self.events.takeUntold(), told > 0 { self.notices.send(.eventsDropped(told)) }
@@ -336,8 +331,8 @@ final class IsolatedChild: @unchecked Sendable {
         let payload = frame.payload
         guard payload.count >= 6 else { return reportThrew(frame.sequence, "a call without its header") }
         let base = payload.startIndex
-        let index = UInt32(payload[base]) | UInt32(payload[base + 1]) << 8 | UInt32(payload[base + 2]) << 16 | UInt32(payload[base + 3]) << 24
-        let methodLength = Int(payload[base + 4]) | Int(payload[base + 5]) << 8
+        let index = UInt32(payload.littleEndian(at: base, count: 4))
+        let methodLength = Int(payload.littleEndian(at: base + 4, count: 2))
         guard index == IsolationProtocol.routeIndex || index < providers.count, payload.count >= 6 + methodLength else {
             return reportThrew(frame.sequence, "a call for provider \(index), which this child does not have")
         }

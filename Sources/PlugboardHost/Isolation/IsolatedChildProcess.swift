@@ -84,15 +84,6 @@ final class IsolatedChildProcess: Sendable {
         return .success(IsolatedChildProcess(pid: pid, channel: channel, output: output, callsInFlight: callsInFlight))
     }
 
-    /// Kills the child and everything it started (its process group),
-    /// unless it was reaped already (its pid may be another process's now).
-    func kill() {
-        ending.withLock { ending in
-            guard ending == nil else { return }
-            signalGroup()
-        }
-    }
-
     private func signalGroup() {
         Glibc.kill(-pid, SIGKILL)
         Glibc.kill(pid, SIGKILL)
@@ -155,9 +146,9 @@ final class IsolatedChildProcess: Sendable {
         replies.close()
     }
 
-    /// Ends the child now: killed (with what it started), reaped, its channel closed.
+    /// Ends the child now: killed with what it started (a forced reap kills
+    /// first, unless it was reaped already), reaped, its channel closed.
     func end() {
-        kill()
         reap()
         closeChannel()
     }

@@ -13,9 +13,6 @@ extension IsolatedPlugin {
     /// The plugin's saved state, for a hot reload; a failure says why there
     /// is none (`plugin-threw`: it does not adopt ReloadableState, or saving threw).
     func savedState() -> Result<[UInt8], IsolatedCallError> {
-        guard !pooled else {
-            return .failure(IsolatedCallError(.pluginThrew, pluginID: pluginID, message: "a pool of children hands over no state (each child has its own)"))
-        }
         // Calls in flight get the stop's grace to finish, not more: the
         // reload (which holds the host's lifecycle) goes on without the state.
         guard slots.acquire(slots.count, until: .now + Self.stopGrace) else {

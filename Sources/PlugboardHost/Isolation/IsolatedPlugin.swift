@@ -242,8 +242,7 @@ final class IsolatedPlugin: Sendable {
         } catch {
             // A spare that died while it waited is nobody's fault: a fresh child starts instead.
             if spared != nil {
-                child.reap()
-                child.closeChannel()
+                child.end()
                 return startChild(until: deadline, state: handedOver, fromSpare: false)
             }
             return .failure(.call(ended(child, during: "its start")))
@@ -265,8 +264,7 @@ final class IsolatedPlugin: Sendable {
             return .failure(.refused(code: failure.code, reason: failure.reason))
         default: break
         }
-        child.reap()
-        child.closeChannel()
+        child.end()
         return .failure(.call(IsolatedCallError(.pluginProtocol, pluginID: pluginID, message: "its child answered the start request with a message that breaks the protocol and was killed")))
     }
 
@@ -705,8 +703,7 @@ final class IsolatedPlugin: Sendable {
     }
 
     func violation(_ child: IsolatedChildProcess, _ reason: String) -> IsolatedCallError {
-        child.reap()
-        child.closeChannel()
+        child.end()
         return recordCrash(child, IsolatedCallError(.pluginProtocol, pluginID: pluginID,
             message: "its child broke the protocol (\(reason)) and was killed", outputTail: child.outputTail()))
     }
@@ -738,8 +735,7 @@ final class IsolatedPlugin: Sendable {
         for other in others { other.end() }
         if quarantined { discardSpare() }
         // Now, before anyone hears of it (a quarantine may stop dependents for seconds).
-        child?.reap()
-        child?.closeChannel()
+        child?.end()
         // The host stopped it (a shutdown or a reload killed the child under
         // this call): not the plugin's crash.
         if stopped {

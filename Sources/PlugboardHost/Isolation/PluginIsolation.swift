@@ -32,6 +32,13 @@ public struct PluginIsolation: Sendable, Equatable {
     /// The child's sandbox (docs/sandbox.md); nil: a plain child, with the
     /// host's user and rights. A sandbox implies a child.
     public var sandbox: PluginSandbox?
+    /// The children a pool may have.
+    static let childrenRange = 1...64
+
+    private static func clamped(_ children: Int) -> Int {
+        min(max(children, childrenRange.lowerBound), childrenRange.upperBound)
+    }
+
     /// How many children run the plugin (1 to 64), a pool when more than
     /// one: each has its own instance and state (every one runs `init` and
     /// `activate`), a call goes to the least loaded, an event to one of
@@ -39,7 +46,7 @@ public struct PluginIsolation: Sendable, Equatable {
     /// crashes of all; a crashed child restarts in the background while the
     /// others serve. A pool hands over no state in a hot reload.
     public var children: Int {
-        didSet { children = min(max(children, 1), 64) }
+        didSet { children = Self.clamped(children) }
     }
 
     /// In the host's process.
@@ -54,6 +61,6 @@ public struct PluginIsolation: Sendable, Equatable {
         self.isolated = isolated || sandbox != nil
         self.limits = limits
         self.sandbox = sandbox
-        self.children = min(max(children, 1), 64)
+        self.children = Self.clamped(children)
     }
 }

@@ -183,6 +183,15 @@ final class ReplyRouter: Sendable {
         requests.subtract(1, ordering: .sequentiallyConsistent)
     }
 
+    /// A waiting owner leaves with nothing: false when something came for
+    /// its slot meanwhile (an outcome, or the reading), to be settled.
+    private func giveUp(_ slot: Slot, _ sequence: UInt64) -> Bool {
+        guard slot.word.compareExchange(expected: Self.word(sequence, .waiting), desired: 0, ordering: .sequentiallyConsistent).exchanged else { return false }
+        parked.subtract(1, ordering: .sequentiallyConsistent)
+        requests.subtract(1, ordering: .sequentiallyConsistent)
+        return true
+    }
+
     private enum Settled {
         case outcome(Outcome)
         case turn
@@ -205,8 +214,7 @@ final class ReplyRouter: Sendable {
             case let .failed(failure): throw failure
             }
         case .turn:
-            // Handed the reading after its outcome was decided elsewhere: not possible
-            // (a turn goes only to a waiting slot); pass it on rather than keep it.
+            // Handed the reading as it gave up (its deadline passed): passed on.
             leaveReading()
             free(slot)
             throw isBroken.load(ordering: .sequentiallyConsistent) ? brokenFailure : .timedOut
@@ -219,29 +227,15 @@ final class ReplyRouter: Sendable {
             if exchanged { return try read(for: sequence, slot, until: deadline) }
             // Nobody will read again: it fails now, not at its deadline.
             if seen == Reading.closed.rawValue || isBroken.load(ordering: .sequentiallyConsistent) {
-                if slot.word.compareExchange(expected: Self.word(sequence, .waiting), desired: 0, ordering: .sequentiallyConsistent).exchanged {
-                    parked.subtract(1, ordering: .sequentiallyConsistent)
-                    requests.subtract(1, ordering: .sequentiallyConsistent)
-                    throw brokenFailure
-                }
+                if giveUp(slot, sequence) { throw brokenFailure }
                 return try take(settle(slot, sequence), slot)
             }
             // Clamped: a deadline centuries away must not overflow.
             let remaining = max(.zero, min(deadline - .now, .seconds(86_400 * 365)))
             if slot.wake.wait(timeout: .now() + .nanoseconds(Int((remaining / .nanoseconds(1)).rounded(.up)))) == .timedOut {
                 // Its deadline. Nothing came: it leaves. Something is coming: settled first.
-                if slot.word.compareExchange(expected: Self.word(sequence, .waiting), desired: 0, ordering: .sequentiallyConsistent).exchanged {
-                    parked.subtract(1, ordering: .sequentiallyConsistent)
-                    requests.subtract(1, ordering: .sequentiallyConsistent)
-                    throw isBroken.load(ordering: .sequentiallyConsistent) ? brokenFailure : .timedOut
-                }
-                switch settle(slot, sequence) {
-                case let .outcome(outcome): return try take(.outcome(outcome), slot)
-                case .turn:
-                    leaveReading()
-                    free(slot)
-                    throw .timedOut
-                }
+                if giveUp(slot, sequence) { throw isBroken.load(ordering: .sequentiallyConsistent) ? brokenFailure : .timedOut }
+                return try take(settle(slot, sequence), slot)
             }
             switch Self.state(of: slot.word.load(ordering: .sequentiallyConsistent)) {
             case .delivered?:
@@ -264,11 +258,9 @@ final class ReplyRouter: Sendable {
         // in the slot, then let the reading go.
         if Self.state(of: slot.word.load(ordering: .sequentiallyConsistent)) != .waiting || isBroken.load(ordering: .sequentiallyConsistent) {
             // Its slot first: the reading it leaves must not be handed to itself.
-            let gaveUp = slot.word.compareExchange(expected: Self.word(sequence, .waiting), desired: 0, ordering: .sequentiallyConsistent).exchanged
-            if gaveUp { parked.subtract(1, ordering: .sequentiallyConsistent) }
+            let gaveUp = giveUp(slot, sequence)
             leaveReading()
             guard gaveUp else { return try take(settle(slot, sequence), slot) }
-            requests.subtract(1, ordering: .sequentiallyConsistent)
             throw brokenFailure
         }
         while true {

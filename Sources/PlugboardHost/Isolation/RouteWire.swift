@@ -56,7 +56,7 @@ package enum RouteWire {
     private static func split<Head: Decodable>(_ bytes: ArraySlice<UInt8>, as type: Head.Type) -> (Head, ArraySlice<UInt8>)? {
         guard bytes.count >= 4 else { return nil }
         let base = bytes.startIndex
-        let length = Int(bytes[base]) | Int(bytes[base + 1]) << 8 | Int(bytes[base + 2]) << 16 | Int(bytes[base + 3]) << 24
+        let length = Int(bytes.littleEndian(at: base, count: 4))
         guard length <= bytes.count - 4, let head = try? CompactDecoder().decode(type, from: Array(bytes[(base + 4)..<(base + 4 + length)])) else {
             return nil
         }

@@ -98,7 +98,7 @@ extension Lifecycle {
         var restarting: [CallSlots] = []
         do {
             // At most 4,096 in flight for the whole pool.
-            slots = try CallSlots.make(count: min(isolation.limits.callsInFlight * isolation.children, 4_096)).get()
+            slots = try CallSlots.make(count: min(isolation.limits.callsInFlight * isolation.children, CallSlots.maximum)).get()
             for _ in 0..<isolation.children { restarting.append(try CallSlots.make().get()) }
         } catch {
             return .failure(.isolationFailed(path: path, code: .pluginCrashed, reason: "its child cannot be started: no pipe for its calls (\(error.reason))"))

@@ -215,7 +215,7 @@ extension Lifecycle {
         switch startIsolated(image, isolation: isolation, generation: next, state: saved.bytes, activePlugins: Set(activePluginIDs)) {
         case let .success(started): return .success((started.live, started.stateNote ?? saved.note, 0))
         case let .failure(error):
-            services.retire(old.id, generation: next)
+            // Its routes and subscriptions are retired by the failed start.
             return .failure(error)
         }
     }
