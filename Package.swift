@@ -27,6 +27,9 @@ let package = Package(
         // The demo host's own parts (screen composition, validation report).
         .library(name: "PlugboardDemo", targets: ["PlugboardDemo"]),
         .executable(name: "plugboard", targets: ["plugboard"]),
+        // The fleet commands (publish, pull, follow, ...), which `plugboard` runs:
+        // libcurl stays out of `plugboard`, which scanners and isolated children re-execute.
+        .executable(name: "plugboard-fleet", targets: ["plugboard-fleet"]),
     ],
     dependencies: [
         .package(path: "SDK"),
@@ -42,7 +45,14 @@ let package = Package(
         // (package access): not a product, never linked by a production host.
         .target(name: "PlugboardHostTesting", dependencies: ["PlugboardHost", "CPlugboardHost", sdk], swiftSettings: strict),
         .target(name: "PlugboardDemo", dependencies: ["PlugboardHost", sdk, demoInterfaces], swiftSettings: strict),
-        .executableTarget(name: "plugboard", dependencies: ["PlugboardHost", "PlugboardDev", "PlugboardDemo", sdk, demoInterfaces], swiftSettings: strict),
+        // What `plugboard` and `plugboard-fleet` share: parsing, help, output.
+        .target(name: "PlugboardCommandLine", dependencies: ["PlugboardHost"], swiftSettings: strict),
+        .executableTarget(name: "plugboard", dependencies: ["PlugboardHost", "PlugboardDev", "PlugboardDemo", "PlugboardCommandLine", sdk, demoInterfaces], swiftSettings: strict),
+        // libcurl (Debian libcurl4-openssl-dev) for the OCI registry client only; the directory exchange.
+        .target(name: "CPlugboardFleet", linkerSettings: [.linkedLibrary("curl")]),
+        // Plugin sets through OCI registries: the registry client, the artifact, the checked install.
+        .target(name: "PlugboardFleet", dependencies: ["PlugboardHost", "CPlugboardHost", "CPlugboardFleet"], swiftSettings: strict),
+        .executableTarget(name: "plugboard-fleet", dependencies: ["PlugboardFleet", "PlugboardHost", "PlugboardCommandLine"], swiftSettings: strict),
         // `make bench`: benchmarks against baselines measured in the same run.
         .executableTarget(name: "plugboard-bench", dependencies: ["PlugboardHost", "PlugboardHostTesting", "PlugboardDemo", "CBenchFloor", sdk, demoInterfaces], swiftSettings: strict),
         // The isolation bench's floor: a C ping-pong of two processes over a pipe pair.
@@ -56,5 +66,7 @@ let package = Package(
         .testTarget(
             name: "PlugboardHostTests", dependencies: ["PlugboardHost", "PlugboardDev", "PlugboardDemo", sdk, demoInterfaces], path: "Tests/PlugboardHostTests",
             swiftSettings: strict),
+        // Against a real docker-registry each test starts on 127.0.0.1.
+        .testTarget(name: "PlugboardFleetTests", dependencies: ["PlugboardFleet", "PlugboardHost"], path: "Tests/PlugboardFleetTests", swiftSettings: strict),
     ]
 )

@@ -74,7 +74,7 @@ package struct LockFile: Sendable, Codable, Equatable {
 
     /// The lock file of `data`, the bytes read from `path` (a host verifies
     /// their signature first, so they are read once).
-    static func decode(_ data: Data, path: String) throws(PluginLoadError) -> LockFile {
+    package static func decode(_ data: Data, path: String) throws(PluginLoadError) -> LockFile {
         do {
             return try JSONDecoder().decode(LockFile.self, from: data)
         } catch {

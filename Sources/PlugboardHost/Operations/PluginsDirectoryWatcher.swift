@@ -13,14 +13,40 @@ final class PluginsDirectoryWatcher: Sendable {
     static let quiet: Int32 = 100
     private let events: InotifyEvents
     private let stopped = Atomic<Bool>(false)
+    private let directory: String
+    private let libraries: Bool
+    /// The watch on the folder holding the directory: a whole set swapped in
+    /// at once (`plugboard pull` exchanges a staged directory with it) is a
+    /// rename there, and the directory's own watches stay on the old set.
+    private let parentWatch: Int32?
+    private let watches: Mutex<[Int32]>
+    private static let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE)
 
     /// Nil when inotify is unavailable or `directory` cannot be watched.
     init?(directory: String, libraries: Bool) {
         guard let events = InotifyEvents() else { return nil }
-        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE)
-        guard events.add(directory, mask: mask) != nil else { return nil }
-        if libraries { _ = events.add(directory + "/" + PluginDirectory.interfaceFolder, mask: mask) }
+        guard let own = events.add(directory, mask: Self.mask) else { return nil }
+        var watches = [own]
+        if libraries, let library = events.add(directory + "/" + PluginDirectory.interfaceFolder, mask: Self.mask) { watches.append(library) }
+        let absolute = PluginDirectory.absolutePath(directory)
+        let parent = absolute.split(separator: "/").dropLast().joined(separator: "/")
+        parentWatch = events.add("/" + parent, mask: UInt32(IN_MOVED_TO | IN_CREATE))
+        self.directory = absolute
+        self.libraries = libraries
+        self.watches = Mutex(watches)
         self.events = events
+    }
+
+    /// The directory's name in its folder.
+    private var name: String { String(directory.split(separator: "/").last ?? "") }
+
+    /// Moves the watches to what the directory's path names now.
+    private func rewatch() {
+        watches.withLock { watches in
+            for watch in watches { events.remove(watch) }
+            watches = [events.add(directory, mask: Self.mask)].compactMap { $0 }
+            if libraries, let library = events.add(directory + "/" + PluginDirectory.interfaceFolder, mask: Self.mask) { watches.append(library) }
+        }
     }
 
     /// Calls `refresh` on a thread of its own after each settled change, until ``stop()``.
@@ -34,9 +60,14 @@ final class PluginsDirectoryWatcher: Sendable {
                     pending = false
                     continue
                 }
+                // The whole directory replaced: watch the new one.
+                if batch.contains(where: { $0.watch == parentWatch && $0.name == name }) {
+                    rewatch()
+                    pending = true
+                }
                 // A plugin file, a library, a lock file or its signature;
                 // hidden names are installs in progress.
-                if batch.contains(where: { $0.overflowed || Self.matters($0.name) }) { pending = true }
+                if batch.contains(where: { $0.watch != parentWatch && ($0.overflowed || Self.matters($0.name)) }) { pending = true }
             }
         }
     }

@@ -83,16 +83,26 @@ final class AcceptedSequences: Sendable {
         var accepted = accepted
         accepted.lockFile = Self.key(accepted.lockFile)
         if let last = last(for: accepted.lockFile), last.sequence >= accepted.sequence { return }
+        if let problem = replace(accepted) {
+            report(HostDiagnostic(.warning, code: "signed-lock-state-unwritable",
+                message: "\(problem); after a restart an older set would not be refused. Make the state directory writable (PluginHost.Configuration.paths.cache, --cache DIR)",
+                file: file(for: accepted.lockFile)))
+        }
+    }
+
+    /// Makes `accepted` the record, lower or not; why it could not be kept.
+    func replace(_ accepted: Accepted) -> String? {
+        var accepted = accepted
+        accepted.lockFile = Self.key(accepted.lockFile)
         inMemory.withLock { $0[accepted.lockFile] = accepted }
-        guard let directory, let file = file(for: accepted.lockFile), let data = try? JSONEncoder.iso8601.encode(accepted) else { return }
+        guard let directory, let file = file(for: accepted.lockFile), let data = try? JSONEncoder.iso8601.encode(accepted) else { return nil }
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             // Written whole and renamed into place: a crash leaves the old number or the new one.
             try data.write(to: URL(fileURLWithPath: file), options: .atomic)
+            return nil
         } catch {
-            report(HostDiagnostic(.warning, code: "signed-lock-state-unwritable",
-                message: "\(file): cannot record sequence \(accepted.sequence) of \(accepted.lockFile) (\(error)); after a restart an older set would not be refused. Make the state directory writable (PluginHost.Configuration.paths.cache, --cache DIR)",
-                file: file))
+            return "\(file): cannot record sequence \(accepted.sequence) of \(accepted.lockFile) (\(error))"
         }
     }
 }

@@ -7,7 +7,7 @@ import Glibc
 /// any of the lock file's hashes count: ``PluginHost/Configuration/Trust/requiresSignatures``,
 /// ``PluginHost/Configuration/Trust/trustedKeyFiles`` and
 /// ``PluginHost/Configuration/Trust/lockChannel``, fixed when the host is made.
-struct SignatureCheck: Sendable {
+package struct SignatureCheck: Sendable {
     let trustedKeyFiles: [String]
     /// Refuse every file unless the signature holds; otherwise (keys given,
     /// signatures only preferred) load by the hashes and taint the host.
@@ -17,6 +17,35 @@ struct SignatureCheck: Sendable {
     let sequences: AcceptedSequences
     /// The lowest sequence accepted with no record (``PluginHost/Configuration/Trust/sequenceFloor``).
     var floor: UInt64? = nil
+
+    /// The checks of a host whose signatures are required, for the fleet
+    /// commands, which install sets for such hosts: the same record of
+    /// accepted sequences as a host given `cache` as its state directory
+    /// (``PluginHost/Configuration/Paths/cache``); nil and why when that
+    /// directory is not trusted (then no record could be kept or read).
+    package static func required(trustedKeyFiles: [String], channel: String?, floor: UInt64?, cache: String?, checksOwnership: Bool = true) -> Result<SignatureCheck, KeyFileProblem> {
+        var configuration = PluginHost.Configuration()
+        configuration.paths.cache = cache
+        configuration.trust.directories = checksOwnership ? .enforced : .unenforced
+        var untrusted: String?
+        let state = StateDirectory(configuration: configuration) { untrusted = $0.message }
+        guard state.isTrusted else {
+            return .failure(KeyFileProblem(untrusted ?? "\(state.path): not trusted as a state directory"))
+        }
+        return .success(SignatureCheck(trustedKeyFiles: trustedKeyFiles, isRequired: true, channel: channel, checksOwnership: checksOwnership,
+                                       sequences: AcceptedSequences(stateDirectory: state.path, isUsable: true), floor: floor))
+    }
+
+    /// The last set accepted for `lockFile`, if a record is kept and readable.
+    package func lastAccepted(for lockFile: String) -> (sequence: UInt64, accepted: Date)? {
+        sequences.last(for: lockFile).map { ($0.sequence, $0.accepted) }
+    }
+
+    /// Lowers the record of `lockFile` to `signed` (`plugboard rollback
+    /// --lower-sequence`: the operator's explicit choice, never `follow`'s).
+    package func lowerRecord(to signed: SignedLock, lockFile: String, now: Date = Date()) -> String? {
+        sequences.replace(.init(lockFile: lockFile, sequence: signed.sequence, channel: signed.channel, keyID: signed.keyID, accepted: now))
+    }
 
     /// The signature file of a lock file.
     static func signaturePath(of lockFile: String) -> String { lockFile + ".minisig" }
@@ -30,11 +59,20 @@ struct SignatureCheck: Sendable {
     /// the channel. The accepted set's terms, remembered, when all hold.
     func verify(_ lock: [UInt8], lockFile: String, now: Date = Date()) -> Result<SignedLock, PluginLoadError> {
         let signatureFile = Self.signaturePath(of: lockFile)
+        guard let text = try? String(contentsOfFile: signatureFile, encoding: .utf8) else {
+            return .failure(.signature(.signatureMissing, path: signatureFile, reason: "the lock file \(lockFile) has no signature; sign it with `plugboard lock --sign KEYFILE` (or minisign, docs/operations.md) and install both"))
+        }
+        let verified = verify(lock, signature: text, signatureFile: signatureFile, recordedAs: lockFile, now: now)
+        if case let .success(signed) = verified { accept(signed, lockFile: lockFile, now: now) }
+        return verified
+    }
+
+    /// The same checks on a set not yet installed (`plugboard pull`): `lock`
+    /// and `signature` as fetched, the sequence compared with the record of
+    /// `lockFile`, where the set is to be installed; nothing is recorded.
+    package func verify(_ lock: [UInt8], signature text: String, signatureFile: String, recordedAs lockFile: String, now: Date = Date()) -> Result<SignedLock, PluginLoadError> {
         func refuse(_ code: PluginLoadError.Code, _ reason: String) -> Result<SignedLock, PluginLoadError> {
             .failure(.signature(code, path: signatureFile, reason: reason))
-        }
-        guard let text = try? String(contentsOfFile: signatureFile, encoding: .utf8) else {
-            return refuse(.signatureMissing, "the lock file \(lockFile) has no signature; sign it with `plugboard lock --sign KEYFILE` (or minisign, docs/operations.md) and install both")
         }
         guard let signature = LockSignature(text: text) else {
             return refuse(.signatureInvalid, "not a minisign signature; sign the lock file again with `plugboard lock --sign KEYFILE`")
@@ -52,13 +90,16 @@ struct SignatureCheck: Sendable {
         case let .failure(failure): return refuse(PluginLoadError.Code(failure.code), failure.reason)
         }
         if let problem = expiryProblem(terms.expires, now: now) { return refuse(.lockExpired, problem) }
-        let keyID = PublicSigningKey.idText(signature.keyID)
         if let problem = sequenceProblem(terms.sequence, lockFile: lockFile) { return refuse(problem.code, problem.reason) }
         if let channel, terms.channel != channel {
             return refuse(.lockChannel, "signed for channel \(terms.channel), this host follows \(channel); install a set signed for \(channel)")
         }
-        sequences.record(.init(lockFile: lockFile, sequence: terms.sequence, channel: terms.channel, keyID: keyID, accepted: now))
-        return .success(SignedLock(keyID: keyID, sequence: terms.sequence, expires: terms.expires, channel: terms.channel))
+        return .success(SignedLock(keyID: PublicSigningKey.idText(signature.keyID), sequence: terms.sequence, expires: terms.expires, channel: terms.channel))
+    }
+
+    /// Remembers `signed` as the last set accepted for `lockFile` (only ever upwards).
+    package func accept(_ signed: SignedLock, lockFile: String, now: Date = Date()) {
+        sequences.record(.init(lockFile: lockFile, sequence: signed.sequence, channel: signed.channel, keyID: signed.keyID, accepted: now))
     }
 
     /// Why `sequence` is not accepted: lower than the last accepted; or,
@@ -107,8 +148,8 @@ struct SignatureCheck: Sendable {
     }
 
     /// Why a trusted key file gives no key.
-    struct KeyFileProblem: Error, CustomStringConvertible {
-        let description: String
+    package struct KeyFileProblem: Error, CustomStringConvertible {
+        package let description: String
         init(_ description: String) { self.description = description }
     }
 }

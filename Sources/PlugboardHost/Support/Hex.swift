@@ -1,7 +1,7 @@
 /// Lowercase hexadecimal text of bytes and back: storage file names and
 /// SHA-256 digests.
-enum Hex {
-    static func encode<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> String {
+package enum Hex {
+    package static func encode<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         out.reserveCapacity(bytes.underestimatedCount * 2)

@@ -34,6 +34,9 @@ package struct InotifyEvents: ~Copyable, Sendable {
         return watch >= 0 ? watch : nil
     }
 
+    /// Stops watching what `watch` watched.
+    package func remove(_ watch: Int32) { inotify_rm_watch(descriptor, watch) }
+
     /// Waits up to `milliseconds` (-1: without end) for events; [] when
     /// none came, nil when the descriptor failed.
     package func wait(milliseconds: Int32) -> [Event]? {

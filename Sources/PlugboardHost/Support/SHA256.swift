@@ -6,7 +6,7 @@ import CPlugboardHost
 package struct SHA256: ~Copyable {
     private let context: UnsafeMutableRawPointer
 
-    init() {
+    package init() {
         // Only out of memory makes this fail.
         guard let context = plugboard_sha256_begin() else { fatalError("libcrypto could not start a SHA-256 computation") }
         self.context = context
@@ -21,7 +21,7 @@ package struct SHA256: ~Copyable {
         return Hex.encode(hasher.finalize())
     }
 
-    mutating func update<Bytes: Collection<UInt8>>(_ bytes: Bytes) {
+    package mutating func update<Bytes: Collection<UInt8>>(_ bytes: Bytes) {
         let done = bytes.withContiguousStorageIfAvailable { buffer in
             plugboard_sha256_update(context, buffer.baseAddress, buffer.count)
         } ?? Array(bytes).withUnsafeBytes { plugboard_sha256_update(context, $0.baseAddress, $0.count) }
@@ -29,7 +29,7 @@ package struct SHA256: ~Copyable {
     }
 
     /// The 32-byte digest; the hasher is used up.
-    consuming func finalize() -> [UInt8] {
+    package consuming func finalize() -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: 32)
         let context = self.context
         discard self

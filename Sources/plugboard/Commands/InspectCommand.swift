@@ -1,3 +1,4 @@
+import PlugboardCommandLine
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc

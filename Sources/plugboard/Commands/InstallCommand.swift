@@ -1,3 +1,4 @@
+import PlugboardCommandLine
 import FoundationEssentials
 import PlugboardHost
 #if canImport(Glibc)

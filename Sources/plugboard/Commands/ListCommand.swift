@@ -1,3 +1,4 @@
+import PlugboardCommandLine
 import Plugboard
 import PlugboardHost
 

@@ -1,3 +1,4 @@
+import PlugboardCommandLine
 import DemoInterfaces
 import Plugboard
 import PlugboardDemo

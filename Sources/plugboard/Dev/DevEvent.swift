@@ -1,3 +1,4 @@
+import PlugboardCommandLine
 import PlugboardHost
 import FoundationEssentials
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import PlugboardCommandLine
 import Dispatch
 import FoundationEssentials
 #if canImport(Glibc)

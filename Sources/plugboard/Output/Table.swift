@@ -1,3 +1,4 @@
+import PlugboardCommandLine
 import PlugboardHost
 /// Left-aligned columns sized to their widest cell; styles do not count
 /// toward width. Cells hold plugin data: each is escaped and capped as it

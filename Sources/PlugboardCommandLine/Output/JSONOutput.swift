@@ -4,8 +4,8 @@ import Glibc
 #endif
 
 /// One JSON document on stdout, keys sorted so output is stable, dates in ISO 8601.
-enum JSONOutput {
-    static func print<Value: Encodable>(_ value: Value) {
+package enum JSONOutput {
+    package static func print<Value: Encodable>(_ value: Value) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
@@ -14,7 +14,7 @@ enum JSONOutput {
     }
 
     /// One compact JSON object per line (event streams).
-    static func line<Value: Encodable>(_ value: Value) {
+    package static func line<Value: Encodable>(_ value: Value) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601

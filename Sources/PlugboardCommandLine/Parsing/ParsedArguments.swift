@@ -1,16 +1,16 @@
 /// The result of parsing one command's arguments against its ``CommandSpec``.
-struct ParsedArguments: Sendable {
-    var values: [String: String] = [:]
-    var flags: Set<String> = []
-    var positionals: [String] = []
-    var helpRequested = false
+package struct ParsedArguments: Sendable {
+    package var values: [String: String] = [:]
+    package var flags: Set<String> = []
+    package var positionals: [String] = []
+    package var helpRequested = false
 
-    func value(_ long: String) -> String? { values[long] }
-    func flag(_ long: String) -> Bool { flags.contains(long) }
+    package func value(_ long: String) -> String? { values[long] }
+    package func flag(_ long: String) -> Bool { flags.contains(long) }
 
     /// Parses `arguments` (after the command name). `--opt value`,
     /// `--opt=value`, short forms, and `--` to end options are understood.
-    static func parse(_ arguments: [String], for spec: CommandSpec) throws(UsageError) -> ParsedArguments {
+    package static func parse(_ arguments: [String], for spec: CommandSpec) throws(UsageError) -> ParsedArguments {
         var result = ParsedArguments()
         let options = spec.options + [CommandSpec.help]
         var index = 0
@@ -64,13 +64,13 @@ struct ParsedArguments: Sendable {
     }
 
     /// " (did you mean '--x'?)" when a known option is close (edit distance < 4).
-    static func suggestion(for name: String, among options: [CommandSpec.Option]) -> String {
+    package static func suggestion(for name: String, among options: [CommandSpec.Option]) -> String {
         let best = options.map { ($0.long, editDistance(name, $0.long)) }.min { $0.1 < $1.1 }
         guard let best, best.1 < 4 else { return "" }
         return "; did you mean '\(best.0)'?"
     }
 
-    static func editDistance(_ a: String, _ b: String) -> Int {
+    package static func editDistance(_ a: String, _ b: String) -> Int {
         let a = Array(a), b = Array(b)
         if a.isEmpty { return b.count }
         var previous = Array(0...b.count)

@@ -1,6 +1,6 @@
 /// Renders `--help` in the swift-argument-parser layout.
-enum HelpText {
-    static func render(_ spec: CommandSpec) -> String {
+package enum HelpText {
+    package static func render(_ spec: CommandSpec) -> String {
         var lines = ["OVERVIEW: \(spec.abstract)", ""]
         if !spec.discussion.isEmpty { lines += [spec.discussion, ""] }
         lines += [usage(spec), ""]
@@ -19,7 +19,7 @@ enum HelpText {
     }
 
     /// `USAGE: plugboard <command> <arguments> [options]`, as `--help` and usage errors show it.
-    static func usage(_ spec: CommandSpec) -> String {
+    package static func usage(_ spec: CommandSpec) -> String {
         let optionPart = spec.options.isEmpty ? "" : " [options]"
         let positionalPart = spec.positionals.map {
             $0.variadic ? " [-- <\($0.name)> ...]" : $0.optional ? " [<\($0.name)>]" : " <\($0.name)>"
@@ -27,7 +27,7 @@ enum HelpText {
         return "USAGE: plugboard \(spec.name)\(positionalPart)\(optionPart)"
     }
 
-    static func row(_ label: String, _ help: String) -> String {
+    package static func row(_ label: String, _ help: String) -> String {
         let padded = label.count < 24 ? label + String(repeating: " ", count: 24 - label.count) : label + "\n" + String(repeating: " ", count: 26)
         return "  \(padded)\(help)"
     }

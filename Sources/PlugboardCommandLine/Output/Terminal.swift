@@ -5,37 +5,37 @@ import Glibc
 
 /// Writing for people: colour only when the stream is a terminal and
 /// `NO_COLOR` is unset.
-enum Terminal {
-    static let colorOut = isatty(STDOUT_FILENO) != 0 && getenv("NO_COLOR") == nil
-    static let colorErr = isatty(STDERR_FILENO) != 0 && getenv("NO_COLOR") == nil
+package enum Terminal {
+    package static let colorOut = isatty(STDOUT_FILENO) != 0 && getenv("NO_COLOR") == nil
+    package static let colorErr = isatty(STDERR_FILENO) != 0 && getenv("NO_COLOR") == nil
 
-    enum Style: String {
+    package enum Style: String {
         case bold = "1", dim = "2", red = "31", green = "32", yellow = "33", cyan = "36"
     }
 
-    static func style(_ text: String, _ style: Style, stderr: Bool = false) -> String {
+    package static func style(_ text: String, _ style: Style, stderr: Bool = false) -> String {
         (stderr ? colorErr : colorOut) ? "\u{1B}[\(style.rawValue)m\(text)\u{1B}[0m" : text
     }
 
     /// Text from a plugin file or plugin code, escaped and capped for a
     /// person to read (see `TerminalText`): used wherever such text is printed.
-    static func safe(_ text: some StringProtocol, limit: Int = TerminalText.messageLimit) -> String {
+    package static func safe(_ text: some StringProtocol, limit: Int = TerminalText.messageLimit) -> String {
         TerminalText.escaped(text, limit: limit)
     }
 
     /// `safe` for a `String`: checked on its contiguous bytes (a table of
     /// thousands of plugins escapes every cell).
-    static func safe(_ text: String, limit: Int = TerminalText.messageLimit) -> String {
+    package static func safe(_ text: String, limit: Int = TerminalText.messageLimit) -> String {
         TerminalText.escaped(text, limit: limit)
     }
 
-    static func error(_ message: String) {
+    package static func error(_ message: String) {
         writeErr("\(style("error:", .red, stderr: true)) \(message)\n")
     }
 
-    static func writeErr(_ text: String) { write(text, to: STDERR_FILENO) }
+    package static func writeErr(_ text: String) { write(text, to: STDERR_FILENO) }
 
-    static func write(_ text: String) { write(text, to: STDOUT_FILENO) }
+    package static func write(_ text: String) { write(text, to: STDOUT_FILENO) }
 
     /// Unbuffered, whole-string writes: lines from several threads never interleave mid-line.
     private static func write(_ text: String, to descriptor: Int32) {

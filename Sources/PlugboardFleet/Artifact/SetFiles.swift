@@ -1,0 +1,72 @@
+import FoundationEssentials
+import PlugboardHost
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The files of one plugin set as they lie in a plugins directory: every
+/// `.so`, every file of `lib/`, `plugboard.lock` and its signature. A
+/// set's file names are its layers' titles; only these shapes are ever
+/// written, so a hostile manifest cannot name a path outside the set.
+package enum SetFiles {
+    package static let lockName = "plugboard.lock"
+    package static let signatureName = "plugboard.lock.minisig"
+
+    /// Whether `title` is a name a set may hold (`NAME.so`, `lib/NAME`, the lock file and its signature).
+    package static func isAllowed(_ title: String) -> Bool {
+        func plain(_ name: Substring) -> Bool {
+            !name.isEmpty && name.count <= 255 && !name.hasPrefix(".") && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-+".contains($0)) }
+        }
+        if title == lockName || title == signatureName { return true }
+        let parts = title.split(separator: "/", omittingEmptySubsequences: false)
+        if parts.count == 1 { return plain(parts[0]) && title.hasSuffix(".so") }
+        return parts.count == 2 && parts[0] == "lib" && plain(parts[1])
+    }
+
+    /// The files of the set in `directory`, by title; why not when it cannot be read.
+    package static func read(_ directory: String) throws(FleetError) -> [(title: String, bytes: [UInt8])] {
+        let fix = "pass the plugins directory of a locked set (`plugboard lock DIR --sign KEYFILE` writes its lock file and signature)"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
+            throw FleetError(.init("set-unreadable"), directory, reason: "cannot be read as a folder", fix: fix)
+        }
+        var titles = names.filter { !$0.hasPrefix(".") && ($0.hasSuffix(".so") || $0 == lockName || $0 == signatureName) }
+        if let libraries = try? FileManager.default.contentsOfDirectory(atPath: directory + "/lib") {
+            titles += libraries.filter { !$0.hasPrefix(".") }.map { "lib/" + $0 }
+        }
+        var files: [(String, [UInt8])] = []
+        for title in titles.sorted() {
+            guard isAllowed(title) else {
+                throw FleetError(.init("set-unreadable"), directory + "/" + title, reason: "not a name a set may hold (letters, digits, . _ - +)", fix: "rename or remove it")
+            }
+            guard let bytes = FileManager.default.contents(atPath: directory + "/" + title) else {
+                throw FleetError(.init("set-unreadable"), directory + "/" + title, reason: "cannot be read", fix: "check its permissions")
+            }
+            files.append((title, Array(bytes)))
+        }
+        return files
+    }
+
+    /// Why the files are not the set their lock file lists: every `.so`
+    /// and `lib/` file listed with its hash, and nothing listed missing.
+    package static func mismatch(_ files: [(title: String, sha256: String)], lock: LockFile) -> String? {
+        var listed = Dictionary(uniqueKeysWithValues: lock.plugins.map { ($0.file, $0.sha256) })
+        for library in lock.libraries { listed["lib/" + library.file] = library.sha256 }
+        for file in files where file.title != lockName && file.title != signatureName {
+            guard let expected = listed.removeValue(forKey: file.title) else { return "\(file.title) is not in the lock file" }
+            guard expected == file.sha256 else { return "\(file.title) has SHA-256 \(file.sha256), the lock file says \(expected)" }
+        }
+        if let missing = listed.keys.sorted().first { return "\(missing) is in the lock file but not in the set" }
+        return nil
+    }
+
+    /// The platform an ELF shared library was built for (its `e_machine`).
+    package static func platform(of bytes: [UInt8]) -> Platform? {
+        guard bytes.count >= 20, bytes[0] == 0x7F, bytes[1] == 0x45, bytes[2] == 0x4C, bytes[3] == 0x46 else { return nil }
+        let machine = UInt16(bytes[18]) | UInt16(bytes[19]) << 8
+        switch machine {
+        case 62: return Platform(os: "linux", architecture: "amd64")
+        case 183: return Platform(os: "linux", architecture: "arm64")
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where a published set is read from: a registry, or an OCI image layout
+/// on disk (air-gapped sites). Both are untrusted: what they give is
+/// checked against the digests it was asked by.
+package protocol SetSource {
+    /// A manifest or index by tag or digest.
+    func manifest(_ name: String) throws(FleetError) -> RegistryClient.FetchedManifest
+    /// The blob into `file` (at `path`), checked against `blob`'s size and digest.
+    func fetchBlob(_ blob: Descriptor, into file: Int32, path: String) throws(FleetError)
+}
+
+extension RegistryClient: SetSource {}
+
+/// The set a reference names, for one platform, read into a staging folder.
+package struct FetchedSet {
+    /// The digest the reference resolved to (the index, or a lone manifest).
+    package let digest: String
+    /// The chosen platform's manifest.
+    package let manifestDigest: String
+    package let platform: Platform?
+    /// The titles of the files written into the staging folder.
+    package let titles: [String]
+    package let bytes: Int
+}
+
+package enum SetFetch {
+    /// Resolves `name` (an index: the manifest for `platform`), checks it
+    /// is a Plugboard set whose layers all have names a set may hold, and
+    /// writes each layer into `staging`, checked against its digest.
+    /// `progress` hears each file before it is fetched.
+    package static func fetch(_ name: String, from source: some SetSource, platform: Platform, into staging: String,
+                              subject: String, progress: (Descriptor, Int, Int) -> Void = { _, _, _ in }) throws(FleetError) -> FetchedSet {
+        let top = try source.manifest(name)
+        var manifest = top
+        var chosen: Platform?
+        if top.mediaType == MediaType.index || (try? JSONDecoder().decode(ImageIndex.self, from: Data(top.bytes)))?.manifests.isEmpty == false {
+            guard let index = try? JSONDecoder().decode(ImageIndex.self, from: Data(top.bytes)) else {
+                throw FleetError(.manifestInvalid, subject, reason: "the index cannot be read as an OCI image index", fix: "publish the set again with `plugboard publish`")
+            }
+            guard let entry = index.manifests.first(where: { $0.platform == platform }) else {
+                let offered = index.manifests.compactMap { $0.platform?.description }
+                throw FleetError(.platformMissing, subject, reason: "no set for \(platform) (the index offers \(offered.isEmpty ? "none" : offered.joined(separator: ", ")))",
+                    fix: "publish a set built for \(platform), or pass --platform to choose another")
+            }
+            guard Digest.isValid(entry.digest) else {
+                throw FleetError(.manifestInvalid, subject, reason: "the index names '\(entry.digest)', not a sha256 digest", fix: "publish the set again")
+            }
+            manifest = try source.manifest(entry.digest)
+            chosen = entry.platform
+        }
+        guard let image = try? JSONDecoder().decode(ImageManifest.self, from: Data(manifest.bytes)) else {
+            throw FleetError(.manifestInvalid, subject, reason: "the manifest \(manifest.digest) cannot be read as an OCI image manifest", fix: "publish the set again with `plugboard publish`")
+        }
+        guard image.artifactType == MediaType.pluginSet else {
+            throw FleetError(.manifestInvalid, subject, reason: "not a Plugboard plugin set (artifact type \(image.artifactType ?? "none"), expected \(MediaType.pluginSet))",
+                fix: "name a set published with `plugboard publish`")
+        }
+        var titles: [String] = []
+        for layer in image.layers {
+            guard layer.mediaType == MediaType.file, let title = layer.title, SetFiles.isAllowed(title), !titles.contains(title),
+                  Digest.isValid(layer.digest), layer.size >= 0 else {
+                throw FleetError(.manifestInvalid, subject, reason: "layer \(layer.title ?? layer.digest) is not a file a set may hold (NAME.so, lib/NAME, the lock file and its signature, each once)",
+                    fix: "publish the set again with `plugboard publish`; nothing was installed")
+            }
+            titles.append(title)
+        }
+        var total = 0
+        for (position, layer) in image.layers.enumerated() {
+            progress(layer, position + 1, image.layers.count)
+            let path = staging + "/" + titles[position]
+            let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, titles[position].hasSuffix(".so") ? 0o755 : 0o644)
+            guard fd >= 0 else {
+                throw FleetError(.installFailed, path, reason: "cannot create: \(String(cString: strerror(errno)))", fix: "free space beside the plugins directory; nothing was installed")
+            }
+            defer { close(fd) }
+            try source.fetchBlob(layer, into: fd, path: path)
+            total += layer.size
+        }
+        return FetchedSet(digest: top.digest, manifestDigest: manifest.digest, platform: chosen, titles: titles, bytes: total)
+    }
+}

@@ -1,0 +1,146 @@
+import CPlugboardFleet
+import FoundationEssentials
+import PlugboardHost
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Installs a whole set into a plugins directory in one switch. The set is
+/// staged in a folder beside the directory (same file system), checked
+/// there (the signature as a host requiring signatures checks it, every
+/// file against the lock file), and then exchanged with the directory in
+/// one `renameat2(RENAME_EXCHANGE)`: a host sees the old set or the new,
+/// never a mix, and a kill at any point leaves one of them whole (a
+/// leftover staging folder is removed by the next install). The set it
+/// replaced is kept beside it for `plugboard rollback`.
+package struct SetInstaller {
+    /// The plugins directory, absolute.
+    package let directory: String
+    package let signatures: SignatureCheck
+
+    package init(directory: String, signatures: SignatureCheck) {
+        self.directory = PluginDirectory.absolutePath(directory)
+        self.signatures = signatures
+    }
+
+    private var parent: String { String(directory.split(separator: "/").dropLast().joined(separator: "/")).withLeadingSlash }
+    private var name: String { String(directory.split(separator: "/").last ?? "plugins") }
+    /// The set before the last install.
+    package var previous: String { "\(parent)/.\(name).previous" }
+    package var lockFile: String { directory + "/" + SetFiles.lockName }
+
+    /// Runs `body` holding the install lock of the directory (one install at
+    /// a time), with a fresh, empty staging folder.
+    package func withStaging<T>(_ body: (String) throws(FleetError) -> T) throws(FleetError) -> T {
+        let lockPath = "\(parent)/.\(name).install-lock"
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw FleetError(.installFailed, lockPath, reason: "cannot create the install lock: \(String(cString: strerror(errno)))", fix: "make \(parent) writable by this user")
+        }
+        defer { close(fd) }
+        while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+        // Held: whatever staging folder is left was a killed install's.
+        if let names = try? FileManager.default.contentsOfDirectory(atPath: parent) {
+            for leftover in names where leftover.hasPrefix(".\(name).staging-") { try? FileManager.default.removeItem(atPath: "\(parent)/\(leftover)") }
+        }
+        let staging = "\(parent)/.\(name).staging-\(getpid())"
+        guard mkdir(staging, 0o755) == 0, mkdir(staging + "/lib", 0o755) == 0 else {
+            throw FleetError(.installFailed, staging, reason: "cannot create the staging folder: \(String(cString: strerror(errno)))", fix: "make \(parent) writable by this user and free space there")
+        }
+        defer { try? FileManager.default.removeItem(atPath: staging) }
+        return try body(staging)
+    }
+
+    /// What checking a staged set found.
+    package enum Verdict {
+        /// A newer set (or the first): to be switched in.
+        case install(SignedLock)
+        /// The same lock file as installed: nothing to do.
+        case unchanged(SignedLock)
+    }
+
+    /// Checks the set staged in `staging` before anything of it lands in the
+    /// directory: the signature (trusted key, expiry, sequence against the
+    /// record of the directory's lock file, channel), then every file against
+    /// the lock file's hashes.
+    package func verify(staging: String, titles: [String]) throws(FleetError) -> Verdict {
+        guard let lock = FileManager.default.contents(atPath: staging + "/" + SetFiles.lockName).map(Array.init),
+              let signature = try? String(contentsOfFile: staging + "/" + SetFiles.signatureName, encoding: .utf8) else {
+            throw FleetError(.setUnsigned, directory, reason: "the set has no lock file and signature (\(SetFiles.lockName), \(SetFiles.signatureName))",
+                fix: "publish a signed set (`plugboard lock DIR --sign KEYFILE`, then `plugboard publish DIR REF`); nothing was installed")
+        }
+        let signed: SignedLock
+        switch signatures.verify(lock, signature: signature, signatureFile: SetFiles.signatureName, recordedAs: lockFile) {
+        case let .success(verified): signed = verified
+        case let .failure(error): throw FleetError(error)
+        }
+        let installed = FileManager.default.contents(atPath: lockFile).map(Array.init)
+        if installed == lock { return .unchanged(signed) }
+        if let last = signatures.lastAccepted(for: lockFile), last.sequence == signed.sequence {
+            throw FleetError(.sequenceReused, SetFiles.signatureName,
+                reason: "signed with sequence \(signed.sequence), the sequence of the set accepted on \(UTCTimestamp.string(from: last.accepted)), but its lock file differs",
+                fix: "a publisher signs each new set with a higher sequence; sign it again (`plugboard lock DIR --sign KEYFILE`); nothing was installed")
+        }
+        let parsed: LockFile
+        do { parsed = try LockFile.decode(Data(lock), path: SetFiles.lockName) } catch {
+            throw FleetError(.setMismatch, SetFiles.lockName, reason: error.reason, fix: "publish the set again; nothing was installed")
+        }
+        var hashed: [(title: String, sha256: String)] = []
+        for title in titles where title != SetFiles.lockName && title != SetFiles.signatureName {
+            guard let bytes = FileManager.default.contents(atPath: staging + "/" + title) else {
+                throw FleetError(.installFailed, staging + "/" + title, reason: "cannot be read back", fix: "check the staging folder's file system")
+            }
+            hashed.append((title, SHA256.hex(bytes)))
+        }
+        if let mismatch = SetFiles.mismatch(hashed, lock: parsed) {
+            throw FleetError(.setMismatch, directory, reason: "the set does not match its signed lock file: \(mismatch)", fix: "publish the set again from the signed folder; nothing was installed")
+        }
+        return .install(signed)
+    }
+
+    /// Makes `staging` the directory in one step and keeps the set it
+    /// replaces as ``previous``; records `signed` as accepted.
+    package func switchIn(staging: String, signed: SignedLock) throws(FleetError) {
+        // Every byte on disk before the switch can be seen.
+        syncTree(staging)
+        if access(directory, F_OK) != 0 {
+            guard rename(staging, directory) == 0 else { throw switchFailed() }
+        } else {
+            guard fleet_rename_exchange(staging, directory) == 0 else { throw switchFailed() }
+            // `staging` now holds the replaced set.
+            try? FileManager.default.removeItem(atPath: previous)
+            _ = rename(staging, previous)
+        }
+        syncFolder(parent)
+        signatures.accept(signed, lockFile: lockFile)
+    }
+
+    /// Exchanges the directory with ``previous`` (rollback): the replaced
+    /// set becomes the previous one, so a second rollback undoes the first.
+    package func swapWithPrevious() throws(FleetError) {
+        guard fleet_rename_exchange(previous, directory) == 0 else { throw switchFailed() }
+        syncFolder(parent)
+    }
+
+    private func switchFailed() -> FleetError {
+        FleetError(.installFailed, directory, reason: "cannot switch the new set in: \(String(cString: strerror(errno)))",
+            fix: "the plugins directory must be a folder on the same file system as its parent, which this user can write; the installed set is unchanged")
+    }
+
+    private func syncTree(_ folder: String) {
+        for name in (try? FileManager.default.subpathsOfDirectory(atPath: folder)) ?? [] {
+            let fd = open(folder + "/" + name, O_RDONLY | O_CLOEXEC)
+            if fd >= 0 { fsync(fd); close(fd) }
+        }
+        syncFolder(folder)
+    }
+
+    private func syncFolder(_ folder: String) {
+        let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 { fsync(fd); close(fd) }
+    }
+}
+
+extension String {
+    var withLeadingSlash: String { hasPrefix("/") ? self : "/" + self }
+}

@@ -1,0 +1,55 @@
+import FoundationEssentials
+import PlugboardCommandLine
+import PlugboardFleet
+import PlugboardHost
+
+/// What pull, follow and import share: fetch a set into staging, check it,
+/// switch it in.
+enum SetInstall {
+    struct Report: Encodable {
+        let ok = true
+        let reference: String
+        let digest: String
+        let manifest: String
+        let platform: String?
+        let plugins: String
+        /// installed, or unchanged (the same lock file is installed).
+        let outcome: String
+        let sequence: UInt64
+        let channel: String
+        let files: Int
+        let bytes: Int
+    }
+
+    static func run(_ name: String, from source: some SetSource, subject: String, platform: Platform,
+                    installer: SetInstaller, json: Bool) throws(FleetError) -> Report {
+        let progress = FleetOptions.progress(json: json)
+        defer { FleetOptions.endProgress(json: json) }
+        return try installer.withStaging { staging throws(FleetError) in
+            let fetched = try SetFetch.fetch(name, from: source, platform: platform, into: staging, subject: subject) { layer, position, count in
+                progress("fetching \(position)/\(count) \(layer.title ?? layer.digest) (\(layer.size) bytes)")
+            }
+            let outcome: String
+            let signed: SignedLock
+            switch try installer.verify(staging: staging, titles: fetched.titles) {
+            case let .unchanged(same):
+                signed = same
+                outcome = "unchanged"
+            case let .install(new):
+                try installer.switchIn(staging: staging, signed: new)
+                signed = new
+                outcome = "installed"
+            }
+            return Report(reference: subject, digest: fetched.digest, manifest: fetched.manifestDigest, platform: fetched.platform?.description,
+                          plugins: installer.directory, outcome: outcome, sequence: signed.sequence, channel: signed.channel,
+                          files: fetched.titles.count, bytes: fetched.bytes)
+        }
+    }
+
+    static func print(_ report: Report, json: Bool) {
+        if json { JSONOutput.print(report); return }
+        let what = report.outcome == "installed" ? "Installed" : "Unchanged:"
+        Terminal.write("\(what) \(Terminal.safe(report.reference)) (\(report.digest.prefix(19))…, sequence \(report.sequence), channel \(Terminal.safe(report.channel)), "
+            + "\(report.files) files) in \(Terminal.safe(report.plugins))\n")
+    }
+}
