@@ -5,7 +5,7 @@ import Glibc
 
 /// `plugboard-fleet`: the fleet commands, which `plugboard` runs (see
 /// FleetCommands): plugin sets through OCI registries.
-let commands: [any CLICommand.Type] = [PublishCommand.self, PullCommand.self]
+let commands: [any CLICommand.Type] = [PublishCommand.self, PullCommand.self, FollowCommand.self, RollbackCommand.self, ExportCommand.self, ImportCommand.self]
 
 let overview = """
 OVERVIEW: Plugin sets through OCI registries (run as `plugboard <command>`).

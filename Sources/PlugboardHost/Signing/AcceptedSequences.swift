@@ -33,6 +33,9 @@ final class AcceptedSequences: Sendable {
         PluginDirectory.realPath(lockFile) ?? PluginDirectory.absolutePath(lockFile)
     }
 
+    /// The folder of the records; nil when they are kept in memory only.
+    var folder: String? { directory }
+
     /// Whether the numbers outlive the process.
     var isPersistent: Bool { directory != nil }
 
@@ -75,6 +78,9 @@ final class AcceptedSequences: Sendable {
             return remembered.map(Record.accepted) ?? .unreadable(file: file)
         }
         guard let remembered else { return .accepted(stored) }
+        // The later decision wins: a record lowered on purpose (`plugboard
+        // rollback --lower-sequence`) counts at once in a running host.
+        if stored.accepted > remembered.accepted { return .accepted(stored) }
         return .accepted(remembered.sequence >= stored.sequence ? remembered : stored)
     }
 
@@ -108,7 +114,7 @@ final class AcceptedSequences: Sendable {
 }
 
 extension JSONDecoder {
-    static var iso8601: JSONDecoder {
+    package static var iso8601: JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         return decoder
@@ -116,7 +122,7 @@ extension JSONDecoder {
 }
 
 extension JSONEncoder {
-    static var iso8601: JSONEncoder {
+    package static var iso8601: JSONEncoder {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.sortedKeys]

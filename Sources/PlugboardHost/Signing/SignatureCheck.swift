@@ -36,6 +36,20 @@ package struct SignatureCheck: Sendable {
                                        sequences: AcceptedSequences(stateDirectory: state.path, isUsable: true), floor: floor))
     }
 
+    /// The state directory the records are kept in (nil: in memory only).
+    package var stateDirectory: String? {
+        sequences.folder.map { String($0.dropLast("/signed-locks".count)) }
+    }
+
+    /// The same checks but for the sequence, which any set passes
+    /// (`plugboard rollback --lower-sequence` checking the older set).
+    package func ignoringRecord() -> SignatureCheck {
+        var check = SignatureCheck(trustedKeyFiles: trustedKeyFiles, isRequired: isRequired, channel: channel, checksOwnership: checksOwnership,
+                                   sequences: AcceptedSequences(stateDirectory: "", isUsable: false), floor: 0)
+        check.floor = 0
+        return check
+    }
+
     /// The last set accepted for `lockFile`, if a record is kept and readable.
     package func lastAccepted(for lockFile: String) -> (sequence: UInt64, accepted: Date)? {
         sequences.last(for: lockFile).map { ($0.sequence, $0.accepted) }

@@ -18,7 +18,7 @@ package func readToEnd(_ fd: Int32) -> [UInt8]? {
 
 /// Writes all of `bytes` to `fd`, retrying on EINTR and short writes.
 /// False on error, with `errno` set.
-func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+package func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
     var offset = 0
     while offset < bytes.count {
         let count = write(fd, bytes.baseAddress! + offset, bytes.count - offset)

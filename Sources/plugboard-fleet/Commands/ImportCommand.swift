@@ -1,0 +1,37 @@
+import PlugboardCommandLine
+import PlugboardFleet
+
+/// `plugboard import LAYOUT --plugins DIR`.
+enum ImportCommand: CLICommand {
+    static let spec = CommandSpec(
+        name: "import",
+        abstract: FleetCommands.summaries[5].abstract,
+        discussion: """
+        Installs a set from an OCI image layout folder (`plugboard export` writes one) exactly as \
+        `plugboard pull` installs one from a registry: every blob checked against its digest, the \
+        signature and the lock file checked before anything lands in DIR, then one switch. \
+        --name picks the set when the layout holds several (default: its only one). Exits 0 \
+        installed or unchanged, 1 with the code of the first check that failed (DIR untouched), 64 on wrong usage.
+        """,
+        options: [FleetOptions.plugins] + FleetOptions.trust + [
+            .init(long: "--name", valueName: "name", help: "The set's name in the layout's index.json (the tag it was exported from)."),
+            FleetOptions.platform, CommandSpec.json,
+        ],
+        positionals: [.init(name: "layout", help: "An OCI image layout folder.")])
+
+    static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32 {
+        let json = arguments.flag("--json")
+        let directory = try FleetOptions.directory(arguments, command: spec.name)
+        let platform = try FleetOptions.platform(arguments, command: spec.name) ?? .current
+        guard let signatures = try FleetOptions.signatures(arguments, command: spec.name) else { return ExitStatus.failure }
+        let layout = ImageLayout(path: arguments.positionals[0])
+        do throws(FleetError) {
+            let report = try SetInstall.run(arguments.value("--name") ?? "", from: layout, subject: layout.path, platform: platform,
+                                            installer: SetInstaller(directory: directory, signatures: signatures), json: json)
+            SetInstall.print(report, json: json)
+            return ExitStatus.success
+        } catch {
+            return FleetOptions.fail(error, json: json)
+        }
+    }
+}
