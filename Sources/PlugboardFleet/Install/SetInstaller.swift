@@ -33,6 +33,8 @@ package struct SetInstaller {
     /// a time), with a fresh, empty staging folder.
     package func withStaging<T>(_ body: (String) throws(FleetError) -> T) throws(FleetError) -> T {
         let lockPath = "\(parent)/.\(name).install-lock"
+        // A first install may name a folder whose parent is new too.
+        try? FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw FleetError(.installFailed, lockPath, reason: "cannot create the install lock: \(String(cString: strerror(errno)))", fix: "make \(parent) writable by this user")
@@ -75,8 +77,7 @@ package struct SetInstaller {
         case let .failure(error): throw FleetError(error)
         }
         let installed = FileManager.default.contents(atPath: lockFile).map(Array.init)
-        if installed == lock { return .unchanged(signed) }
-        if let last = signatures.lastAccepted(for: lockFile), last.sequence == signed.sequence {
+        if installed != lock, let last = signatures.lastAccepted(for: lockFile), last.sequence == signed.sequence {
             throw FleetError(.sequenceReused, SetFiles.signatureName,
                 reason: "signed with sequence \(signed.sequence), the sequence of the set accepted on \(UTCTimestamp.string(from: last.accepted)), but its lock file differs",
                 fix: "a publisher signs each new set with a higher sequence; sign it again (`plugboard lock DIR --sign KEYFILE`); nothing was installed")
@@ -95,7 +96,8 @@ package struct SetInstaller {
         if let mismatch = SetFiles.mismatch(hashed, lock: parsed) {
             throw FleetError(.setMismatch, directory, reason: "the set does not match its signed lock file: \(mismatch)", fix: "publish the set again from the signed folder; nothing was installed")
         }
-        return .install(signed)
+        // Checked like any set first: the same lock file with other files is no "unchanged".
+        return installed == lock ? .unchanged(signed) : .install(signed)
     }
 
     /// Makes `staging` the directory in one step and keeps the set it

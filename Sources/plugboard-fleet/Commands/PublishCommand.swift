@@ -16,7 +16,7 @@ enum PublishCommand: CLICommand {
         else ~/.docker/config.json. Exits 0 when published, 1 when refused or the registry failed, 64 on wrong usage.
         """,
         options: [
-            .init(long: "--also", valueName: "dirs", help: "More sets of the same plugins for other platforms (folders, comma-separated)."),
+            .init(long: "--also", valueName: "dirs", help: "More sets of the same plugins for other platforms: folders, comma-separated, each DIR or DIR=OS/ARCH."),
             .init(long: "--platform", valueName: "os/arch", help: "The platform of DIR's set when its .so files do not say (linux/amd64, linux/arm64)."),
             .init(long: "--allow-unsigned", help: "Publish a set with no signature (only for hosts that do not require signatures; said loudly)."),
             FleetOptions.plainHTTP, CommandSpec.json,
@@ -29,11 +29,19 @@ enum PublishCommand: CLICommand {
         guard reference.digest == nil else { throw UsageError(message: "publish to a tag, not a digest (the digest is printed)", command: spec.name) }
         let platform = try FleetOptions.platform(arguments, command: spec.name)
         let allowUnsigned = arguments.flag("--allow-unsigned")
-        let folders = [arguments.positionals[0]] + (arguments.value("--also")?.split(separator: ",").map(String.init) ?? [])
+        var folders: [(String, Platform?)] = [(arguments.positionals[0], platform)]
+        for item in arguments.value("--also")?.split(separator: ",") ?? [] {
+            let parts = item.split(separator: "=", maxSplits: 1)
+            guard let folder = parts.first.map(String.init), !folder.isEmpty else { continue }
+            guard parts.count == 1 || Platform(String(parts[1])) != nil else {
+                throw UsageError(message: "'--also' takes DIR or DIR=OS/ARCH (linux/arm64), got '\(item)'", command: spec.name)
+            }
+            folders.append((folder, parts.count == 2 ? Platform(String(parts[1])) : nil))
+        }
         do throws(FleetError) {
             var inputs: [SetPublisher.Input] = []
-            for (position, folder) in folders.enumerated() {
-                let input = try SetPublisher.input(folder, platform: position == 0 ? platform : nil, allowUnsigned: allowUnsigned)
+            for (folder, platform) in folders {
+                let input = try SetPublisher.input(folder, platform: platform, allowUnsigned: allowUnsigned)
                 if inputs.contains(where: { $0.platform == input.platform }) {
                     throw FleetError(.init("platform-repeated"), folder, reason: "a second set for \(input.platform)", fix: "give one set per platform")
                 }

@@ -1,0 +1,162 @@
+import Foundation
+import PlugboardFleet
+import PlugboardHost
+import Testing
+
+/// The registry is untrusted transport and the set untrusted until checked:
+/// each fault gets its code, and the plugins directory stays byte-identical.
+@Suite(.enabled(if: Fleet.canRun, "docker-registry is not installed (sudo apt-get install docker-registry); make test installs it"))
+struct FaultTests {
+    /// A registry with set 1 installed from it, and set 2 published: each
+    /// fault is done to set 2 and then pulled.
+    struct Scene {
+        let registry: RegistryServer
+        let work: Folder
+        let publisher: Publisher
+        let reference: String
+        let plugins: String
+        let set2: String
+
+        init() throws {
+            registry = try RegistryServer()
+            work = try Folder()
+            publisher = try Publisher(work)
+            reference = "\(registry.address)/plugins/checkout:stable"
+            plugins = work.sub("host/plugins")
+            let set1 = try publisher.set("set1", plugins: ["Alpha"], sequence: 1)
+            set2 = try publisher.set("set2", plugins: ["Alpha", "Beta"], sequence: 2)
+            #expect(try Fleet.run(["publish", set1, reference]).status == 0)
+            let pulled = try pull()
+            try #require(pulled.status == 0, "\(pulled.stdout)\(pulled.stderr)")
+        }
+
+        func pull(_ extra: [String] = [], reference: String? = nil, shell: String? = nil) throws -> Fleet.Result {
+            try Fleet.run(["pull", reference ?? self.reference, "--plugins", plugins, "--trusted-key", publisher.publicKey,
+                           "--cache", work.sub("state"), "--sequence-floor", "1", "--json"] + extra, shell: shell)
+        }
+
+        /// Publishes `directory`; the digest of the blob of `file` in it.
+        @discardableResult
+        func publish(_ directory: String, extra: [String] = []) throws -> Fleet.Result {
+            let published = try Fleet.run(["publish", directory, reference, "--json"] + extra)
+            try #require(published.status == 0, "\(published.stdout)\(published.stderr)")
+            return published
+        }
+
+        func blobDigest(_ file: String, in directory: String) throws -> String {
+            Digest.of(try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory + "/" + file))))
+        }
+
+        /// Pulls and expects `code`, DIR unchanged and no staging left beside it.
+        func expectRefused(_ code: String, _ extra: [String] = [], shell: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let before = snapshot(plugins)
+            let result = try pull(extra, shell: shell)
+            #expect(result.status == 1 && result.code == code, "\(result.stdout)\(result.stderr)", sourceLocation: sourceLocation)
+            #expect(snapshot(plugins) == before, "the plugins directory changed", sourceLocation: sourceLocation)
+            let leftovers = try FileManager.default.contentsOfDirectory(atPath: work.sub("host")).filter { $0.contains("staging") }
+            #expect(leftovers.isEmpty, "\(leftovers)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func aBlobWithOtherBytesIsRefused() throws {
+        let scene = try Scene()
+        try scene.publish(scene.set2)
+        let blob = scene.registry.blobFile(try scene.blobDigest("libBeta.so", in: scene.set2))
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: blob))
+        bytes[100] ^= 0xFF
+        try bytes.write(to: URL(fileURLWithPath: blob))
+        try scene.expectRefused("blob-digest-mismatch")
+    }
+
+    @Test func aTruncatedBlobIsRefused() throws {
+        let scene = try Scene()
+        try scene.publish(scene.set2)
+        let blob = scene.registry.blobFile(try scene.blobDigest("libBeta.so", in: scene.set2))
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: blob))
+        try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: blob))
+        try scene.expectRefused("blob-digest-mismatch")
+    }
+
+    @Test func aBlobTheRegistryCannotReadIsARegistryError() throws {
+        let scene = try Scene()
+        try scene.publish(scene.set2)
+        let blob = scene.registry.blobFile(try scene.blobDigest("libBeta.so", in: scene.set2))
+        // A folder where the data file was: the registry answers 500.
+        try FileManager.default.removeItem(atPath: blob)
+        try FileManager.default.createDirectory(atPath: blob, withIntermediateDirectories: false)
+        try scene.expectRefused("registry-error")
+    }
+
+    @Test func aManifestChangedInTheRegistryIsRefused() throws {
+        let scene = try Scene()
+        let published = try scene.publish(scene.set2)
+        // The index as stored, one byte changed: the registry serves bytes
+        // that no longer have the digest they are served by.
+        let digest = try #require(published.json["digest"] as? String)
+        let stored = scene.registry.blobFile(digest)
+        var text = try String(contentsOfFile: stored, encoding: .utf8)
+        text = text.replacingOccurrences(of: "linux", with: "LINUX")
+        try text.write(toFile: stored, atomically: false, encoding: .utf8)
+        try scene.expectRefused("manifest-invalid")
+    }
+
+    @Test func aSetWhoseFilesAreNotItsSignedLockIsRefused() throws {
+        let scene = try Scene()
+        // Set 2's files under set 1's signed lock file, pushed past publish's own check.
+        let client = RegistryClient(try Reference.parse(scene.reference).get())
+        var files = try SetFiles.read(scene.set2).filter { !$0.title.hasPrefix("plugboard.lock") }
+        files += try SetFiles.read(scene.work.sub("set1")).filter { $0.title.hasPrefix("plugboard.lock") }
+        _ = try SetPublisher.publish([.init(directory: scene.set2, platform: .current, files: files)], to: client)
+        try scene.expectRefused("set-mismatch")
+    }
+
+    @Test func anUnsignedSetIsRefused() throws {
+        let scene = try Scene()
+        try FileManager.default.removeItem(atPath: scene.set2 + "/plugboard.lock.minisig")
+        try scene.publish(scene.set2, extra: ["--allow-unsigned"])
+        try scene.expectRefused("set-unsigned")
+    }
+
+    @Test func anExpiredSetIsRefused() throws {
+        let scene = try Scene()
+        try scene.publisher.resign(scene.set2, sequence: 2, expires: Date(timeIntervalSinceNow: -3600))
+        try scene.publish(scene.set2)
+        try scene.expectRefused("lock-expired")
+    }
+
+    @Test func aSetForAnotherChannelIsRefused() throws {
+        let scene = try Scene()
+        let canary = try scene.publisher.set("canary", plugins: ["Beta"], sequence: 2, channel: "canary")
+        try scene.publish(canary)
+        try scene.expectRefused("lock-channel", ["--channel", "stable"])
+    }
+
+    @Test func aSetSignedByAnUntrustedKeyIsRefused() throws {
+        let scene = try Scene()
+        let stranger = try Publisher(try Folder())
+        try scene.publish(try stranger.set("stranger", plugins: ["Beta"], sequence: 9))
+        try scene.expectRefused("key-unknown")
+    }
+
+    @Test func aRegistryThatIsDownIsUnreachable() throws {
+        let scene = try Scene()
+        scene.registry.stop()
+        try scene.expectRefused("registry-unreachable")
+    }
+
+    @Test func aTagThatDoesNotExistIsNotFound() throws {
+        let scene = try Scene()
+        let before = snapshot(scene.plugins)
+        let result = try scene.pull(reference: "\(scene.registry.address)/plugins/checkout:nothing")
+        #expect(result.status == 1 && result.code == "reference-not-found", "\(result.stdout)")
+        #expect(snapshot(scene.plugins) == before)
+    }
+
+    /// The disk filling while the set downloads: a file size limit (the
+    /// signal ignored, so writes fail with EFBIG as on a full disk).
+    @Test func aFullDiskWhileDownloadingChangesNothing() throws {
+        let scene = try Scene()
+        try scene.publish(scene.set2)
+        try scene.expectRefused("install-failed", shell: "trap '' XFSZ; ulimit -f 100;")
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import PlugboardFleet
+import PlugboardHost
+import Testing
+
+/// `plugboard follow`, `rollback`, `export` and `import` against a real
+/// registry: sets 1 → 2 → 3, a replayed 2 refused, a rollback only when
+/// asked for, a set carried on disk.
+@Suite(.enabled(if: Fleet.canRun, "docker-registry is not installed (sudo apt-get install docker-registry); make test installs it"))
+struct FollowTests {
+    @Test func followInstallsEachNewerSetAndRefusesAReplayedOne() throws {
+        let registry = try RegistryServer()
+        let work = try Folder()
+        let publisher = try Publisher(work)
+        let sets = [try publisher.set("set1", plugins: ["Alpha"], sequence: 1),
+                    try publisher.set("set2", plugins: ["Alpha", "Beta"], sequence: 2),
+                    try publisher.set("set3", plugins: ["Beta"], sequence: 3)]
+        let reference = "\(registry.address)/plugins/checkout:stable"
+        let plugins = work.sub("host/plugins")
+        let follow = ["follow", reference, "--plugins", plugins, "--trusted-key", publisher.publicKey, "--cache", work.sub("state"),
+                      "--sequence-floor", "1", "--once", "--json"]
+        func decision(_ result: Fleet.Result) -> String? { result.json["decision"] as? String }
+
+        for (position, set) in sets.enumerated() {
+            #expect(try Fleet.run(["publish", set, reference]).status == 0)
+            let installed = try Fleet.run(follow)
+            #expect(installed.status == 0 && decision(installed) == "installed" && installed.json["sequence"] as? Int == position + 1, "\(installed.stdout)\(installed.stderr)")
+            #expect(snapshot(plugins) == snapshot(set).filter { !$0.key.hasPrefix("lib/") }, "set \(position + 1) is what DIR holds")
+            let unchanged = try Fleet.run(follow)
+            #expect(unchanged.status == 0 && decision(unchanged) == "unchanged", "\(unchanged.stdout)")
+        }
+        // Whoever controls the registry points the tag back at set 2: refused, DIR untouched.
+        #expect(try Fleet.run(["publish", sets[1], reference]).status == 0)
+        let before = snapshot(plugins)
+        let replayed = try Fleet.run(follow)
+        #expect(replayed.status == 1 && decision(replayed) == "refused" && replayed.json["code"] as? String == "lock-rollback", "\(replayed.stdout)")
+        #expect(snapshot(plugins) == before)
+        let again = try Fleet.run(follow)
+        #expect(decision(again) == "still-refused", "reported once, then skipped until the tag moves: \(again.stdout)")
+
+        // A new set signed with the installed sequence but other files.
+        let reused = try publisher.set("reused", plugins: ["Alpha"], sequence: 3)
+        #expect(try Fleet.run(["publish", reused, reference]).status == 0)
+        let sameSequence = try Fleet.run(follow)
+        #expect(sameSequence.json["code"] as? String == "lock-sequence-reused", "\(sameSequence.stdout)")
+        #expect(snapshot(plugins) == before)
+    }
+
+    /// Rollback switches back only when told to lower the record; the
+    /// record it lowers is the one hosts read.
+    @Test func rollbackNeedsTheExplicitFlagAndLowersTheRecord() throws {
+        let registry = try RegistryServer()
+        let work = try Folder()
+        let publisher = try Publisher(work)
+        let set1 = try publisher.set("set1", plugins: ["Alpha"], sequence: 1)
+        let set2 = try publisher.set("set2", plugins: ["Beta"], sequence: 2)
+        let reference = "\(registry.address)/plugins/checkout:stable"
+        let plugins = work.sub("host/plugins")
+        let trust = ["--plugins", plugins, "--trusted-key", publisher.publicKey, "--cache", work.sub("state"), "--json"]
+        let none = try Fleet.run(["rollback"] + trust)
+        #expect(none.status == 1 && none.code == "no-previous-set", "\(none.stdout)")
+        for set in [set1, set2] {
+            #expect(try Fleet.run(["publish", set, reference]).status == 0)
+            #expect(try Fleet.run(["pull", reference, "--sequence-floor", "1"] + trust).status == 0)
+        }
+        let refused = try Fleet.run(["rollback"] + trust)
+        #expect(refused.status == 1 && refused.code == "lock-rollback", "\(refused.stdout)")
+        #expect(snapshot(plugins) == snapshot(set2).filter { !$0.key.hasPrefix("lib/") })
+
+        let rolledBack = try Fleet.run(["rollback", "--lower-sequence"] + trust)
+        #expect(rolledBack.status == 0 && rolledBack.json["loweredFrom"] as? Int == 2 && rolledBack.json["sequence"] as? Int == 1, "\(rolledBack.stdout)\(rolledBack.stderr)")
+        #expect(rolledBack.stderr.contains("lowered from 2 to 1"))
+        #expect(snapshot(plugins) == snapshot(set1).filter { !$0.key.hasPrefix("lib/") })
+        // The record hosts read now says 1: set 2 is newer again and pulls.
+        let check = try #require(try SignatureCheck.required(trustedKeyFiles: [publisher.publicKey], channel: nil, floor: nil, cache: work.sub("state")).get())
+        #expect(check.lastAccepted(for: plugins + "/plugboard.lock")?.sequence == 1)
+    }
+
+    /// A set carried on disk: exported with every blob checked, imported
+    /// with the checks of a pull; a damaged blob in the layout is refused.
+    @Test func exportAndImportCarryASetWithoutARegistry() throws {
+        let registry = try RegistryServer()
+        let work = try Folder()
+        let publisher = try Publisher(work)
+        let set1 = try publisher.set("set1", plugins: ["Alpha", "Beta"], sequence: 1)
+        let reference = "\(registry.address)/plugins/checkout:stable"
+        #expect(try Fleet.run(["publish", set1, reference]).status == 0)
+        let layout = work.sub("layout")
+        let exported = try Fleet.run(["export", reference, layout, "--json"])
+        #expect(exported.status == 0, "\(exported.stdout)\(exported.stderr)")
+        #expect(FileManager.default.fileExists(atPath: layout + "/oci-layout") && FileManager.default.fileExists(atPath: layout + "/index.json"))
+        registry.stop()
+
+        let trust = ["--trusted-key", publisher.publicKey, "--cache", work.sub("state"), "--sequence-floor", "1", "--json"]
+        let imported = try Fleet.run(["import", layout, "--plugins", work.sub("a/plugins")] + trust)
+        #expect(imported.status == 0 && imported.json["outcome"] as? String == "installed", "\(imported.stdout)\(imported.stderr)")
+        #expect(snapshot(work.sub("a/plugins")) == snapshot(set1).filter { !$0.key.hasPrefix("lib/") })
+
+        // Damage the largest blob (a plugin), keeping its size.
+        let blobs = layout + "/blobs/sha256"
+        let largest = try #require(try FileManager.default.contentsOfDirectory(atPath: blobs).max { size(blobs + "/" + $0) < size(blobs + "/" + $1) })
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: blobs + "/" + largest))
+        bytes[bytes.count / 2] ^= 0xFF
+        try bytes.write(to: URL(fileURLWithPath: blobs + "/" + largest))
+        let damaged = try Fleet.run(["import", layout, "--plugins", work.sub("b/plugins")] + trust)
+        #expect(damaged.status == 1 && damaged.code == "blob-digest-mismatch", "\(damaged.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: work.sub("b/plugins")))
+        let notLayout = try Fleet.run(["import", work.sub("nothing"), "--plugins", work.sub("b/plugins")] + trust)
+        #expect(notLayout.status == 1 && notLayout.code == "layout-invalid", "\(notLayout.stdout)")
+    }
+
+    private func size(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0 }
+}
