@@ -1,0 +1,56 @@
+import Foundation
+import Plugboard
+import PlugboardHost
+import Synchronization
+import Testing
+
+/// A running host that requires signatures and watches its plugins
+/// directory, with `plugboard follow` installing into it: a set published
+/// to the tag is live in the host without a restart.
+@Suite(.enabled(if: Fleet.canRun, "docker-registry is not installed (sudo apt-get install docker-registry); make test installs it"))
+struct LiveFollowTests {
+    @Test func aPublishedSetGoesLiveInARunningHost() throws {
+        let registry = try RegistryServer()
+        let work = try Folder()
+        let publisher = try Publisher(work)
+        let reference = "\(registry.address)/plugins/checkout:stable"
+        let plugins = work.sub("host/plugins")
+        let state = work.sub("state")
+        let follow = ["follow", reference, "--plugins", plugins, "--trusted-key", publisher.publicKey, "--cache", state, "--sequence-floor", "1", "--once", "--json"]
+        #expect(try Fleet.run(["publish", try publisher.set("set1", plugins: ["Alpha"], sequence: 1), reference]).status == 0)
+        let first = try Fleet.run(follow)
+        try #require(first.status == 0, "\(first.stdout)\(first.stderr)")
+
+        let refreshed = DispatchSemaphore(value: 0)
+        let reports = Mutex<[String]>([])
+        var configuration = PluginHost.Configuration(pluginsDirectory: plugins, dataDirectory: work.sub("data"), cacheDirectory: state)
+        configuration.trust.requiresSignatures = true
+        configuration.trust.trustedKeyFiles = [publisher.publicKey]
+        configuration.watching.pluginsDirectory = true
+        configuration.observability.diagnosticSink = { diagnostic in
+            guard diagnostic.code == "plugins-refreshed" else { return }
+            reports.withLock { $0.append(diagnostic.message) }
+            refreshed.signal()
+        }
+        let host = PluginHost(configuration: configuration)
+        defer { host.shutdown() }
+        host.declare(Commands.self)
+        try host.start()
+        #expect(host.signedLock?.sequence == 1)
+        #expect(Set(host.registry.providers(of: Commands.self).map(\.name)) == ["alpha"])
+
+        // Publish set 2, then one check by the follower: the host sees the switch by itself.
+        let set2 = try publisher.set("set2", plugins: ["Alpha", "Beta"], sequence: 2)
+        let clock = ContinuousClock.now
+        #expect(try Fleet.run(["publish", set2, reference]).status == 0)
+        let second = try Fleet.run(follow)
+        #expect(second.json["decision"] as? String == "installed", "\(second.stdout)\(second.stderr)")
+        // A bound for a broken watch, not a timing: the refresh signals.
+        #expect(refreshed.wait(timeout: .now() + 120) == .success, "no refresh after the set was switched in")
+        let live = ContinuousClock.now - clock
+        #expect(Set(host.registry.providers(of: Commands.self).map(\.name)) == ["alpha", "beta"], "\(reports.withLock { $0 })")
+        #expect(host.signedLock?.sequence == 2)
+        // Reported, not asserted: publish (a process), one follow check (a process), the host's refresh.
+        print("fleet: publish-to-live \(live) (publish, follow --once, the host's refresh of the switched set)")
+    }
+}
