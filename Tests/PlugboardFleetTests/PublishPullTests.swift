@@ -38,6 +38,15 @@ struct PublishPullTests {
         // The text form: one line saying what happened.
         let text = try Fleet.run(["pull", reference, "--plugins", plugins] + trust)
         #expect(text.status == 0 && text.stdout.hasPrefix("Unchanged: \(reference)"), "\(text.stdout)")
+
+        // An update: the plugin already installed is copied, not fetched.
+        let set2 = try publisher.set("set2", plugins: ["Alpha", "Beta"], sequence: 2)
+        let update = try Fleet.run(["publish", set2, reference, "--json"])
+        #expect(update.json["blobsSent"] as? Int == 3, "libBeta.so, the lock file and its signature: \(update.stdout)")
+        let updated = try Fleet.run(["pull", reference, "--plugins", plugins, "--json"] + trust)
+        let alpha = try Data(contentsOf: URL(fileURLWithPath: set2 + "/libAlpha.so")).count
+        #expect(updated.json["outcome"] as? String == "installed" && updated.json["filesReused"] as? Int == 1, "\(updated.stdout)")
+        #expect(updated.json["bytesFetched"] as? Int == (updated.json["bytes"] as? Int ?? 0) - alpha)
     }
 
     /// Each platform is its own signed set under one index; the host's

@@ -19,6 +19,9 @@ enum SetInstall {
         let channel: String
         let files: Int
         let bytes: Int
+        /// Bytes fetched from the registry or layout; the rest were copied from the installed set.
+        let bytesFetched: Int
+        let filesReused: Int
     }
 
     static func run(_ name: String, from source: some SetSource, subject: String, platform: Platform,
@@ -26,7 +29,7 @@ enum SetInstall {
         let progress = FleetOptions.progress(json: json)
         defer { FleetOptions.endProgress(json: json) }
         return try installer.withStaging { staging throws(FleetError) in
-            let fetched = try SetFetch.fetch(name, from: source, platform: platform, into: staging, subject: subject) { layer, position, count in
+            let fetched = try SetFetch.fetch(name, from: source, platform: platform, into: staging, installed: installer.directory, subject: subject) { layer, position, count in
                 progress("fetching \(position)/\(count) \(layer.title ?? layer.digest) (\(layer.size) bytes)")
             }
             let outcome: String
@@ -42,7 +45,7 @@ enum SetInstall {
             }
             return Report(reference: subject, digest: fetched.digest, manifest: fetched.manifestDigest, platform: fetched.platform?.description,
                           plugins: installer.directory, outcome: outcome, sequence: signed.sequence, channel: signed.channel,
-                          files: fetched.titles.count, bytes: fetched.bytes)
+                          files: fetched.titles.count, bytes: fetched.bytes, bytesFetched: fetched.bytesFetched, filesReused: fetched.reused)
         }
     }
 
