@@ -43,6 +43,7 @@ struct BenchSuite {
         if wanted("startup") { startup?.run(into: report) }
         if wanted("dependencies") { dependencies?.run(into: report) }
         if wanted("signing"), let startup { SigningBench(startup: startup).run(into: report) }
+        if wanted("fleet"), let startup { FleetBench(startup: startup).run(into: report) }
         if wanted("cache"), let startup { CacheScaleBench(startup: startup).run(into: report) }
         if wanted("cli"), let startup, let greeter = plugins.first(where: { $0.hasSuffix("/libGreeter.so") }) {
             CommandLineBench(startup: startup, greeter: URL(fileURLWithPath: greeter).path).run(into: report)

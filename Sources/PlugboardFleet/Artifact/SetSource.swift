@@ -23,8 +23,8 @@ package struct FetchedSet {
     /// The chosen platform's manifest.
     package let manifestDigest: String
     package let platform: Platform?
-    /// The titles of the files written into the staging folder.
-    package let titles: [String]
+    /// The files written into the staging folder, each with the SHA-256 (hex) it was checked against.
+    package let files: [(title: String, sha256: String)]
     package let bytes: Int
     /// Bytes fetched from the source (the rest were files already installed).
     package let bytesFetched: Int
@@ -96,7 +96,8 @@ package enum SetFetch {
             try source.fetchBlob(layer, into: fd, path: path)
             fetched += layer.size
         }
-        return FetchedSet(digest: top.digest, manifestDigest: manifest.digest, platform: chosen, titles: titles, bytes: total, bytesFetched: fetched, reused: reused)
+        let files = zip(titles, image.layers).map { ($0, Digest.hex($1.digest)) }
+        return FetchedSet(digest: top.digest, manifestDigest: manifest.digest, platform: chosen, files: files, bytes: total, bytesFetched: fetched, reused: reused)
     }
 
     /// Copies `path` into `file` when it is a regular file of `size` bytes.

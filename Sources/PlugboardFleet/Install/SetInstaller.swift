@@ -64,8 +64,9 @@ package struct SetInstaller {
     /// Checks the set staged in `staging` before anything of it lands in the
     /// directory: the signature (trusted key, expiry, sequence against the
     /// record of the directory's lock file, channel), then every file against
-    /// the lock file's hashes.
-    package func verify(staging: String, titles: [String]) throws(FleetError) -> Verdict {
+    /// the lock file's hashes (`files`: each title with the SHA-256 its
+    /// bytes were checked to have).
+    package func verify(staging: String, files: [(title: String, sha256: String)]) throws(FleetError) -> Verdict {
         guard let lock = FileManager.default.contents(atPath: staging + "/" + SetFiles.lockName).map(Array.init),
               let signature = try? String(contentsOfFile: staging + "/" + SetFiles.signatureName, encoding: .utf8) else {
             throw FleetError(.setUnsigned, directory, reason: "the set has no lock file and signature (\(SetFiles.lockName), \(SetFiles.signatureName))",
@@ -86,14 +87,7 @@ package struct SetInstaller {
         do { parsed = try LockFile.decode(Data(lock), path: SetFiles.lockName) } catch {
             throw FleetError(.setMismatch, SetFiles.lockName, reason: error.reason, fix: "publish the set again; nothing was installed")
         }
-        var hashed: [(title: String, sha256: String)] = []
-        for title in titles where title != SetFiles.lockName && title != SetFiles.signatureName {
-            guard let bytes = FileManager.default.contents(atPath: staging + "/" + title) else {
-                throw FleetError(.installFailed, staging + "/" + title, reason: "cannot be read back", fix: "check the staging folder's file system")
-            }
-            hashed.append((title, SHA256.hex(bytes)))
-        }
-        if let mismatch = SetFiles.mismatch(hashed, lock: parsed) {
+        if let mismatch = SetFiles.mismatch(files, lock: parsed) {
             throw FleetError(.setMismatch, directory, reason: "the set does not match its signed lock file: \(mismatch)", fix: "publish the set again from the signed folder; nothing was installed")
         }
         // Checked like any set first: the same lock file with other files is no "unchanged".

@@ -42,9 +42,9 @@ enum RollbackCommand: CLICommand {
             }
             let lowering = arguments.flag("--lower-sequence")
             let check = SetInstaller(directory: directory, signatures: lowering ? signatures.ignoringRecord() : signatures)
-            let titles = try SetFiles.read(previous).map(\.title)
+            let files = try SetFiles.read(previous).map { ($0.title, SHA256.hex($0.bytes)) }
             let signed: SignedLock
-            switch try check.verify(staging: previous, titles: titles) {
+            switch try check.verify(staging: previous, files: files) {
             case let .install(verified), let .unchanged(verified): signed = verified
             }
             let last = signatures.lastAccepted(for: installer.lockFile)?.sequence

@@ -34,7 +34,7 @@ enum SetInstall {
             }
             let outcome: String
             let signed: SignedLock
-            switch try installer.verify(staging: staging, titles: fetched.titles) {
+            switch try installer.verify(staging: staging, files: fetched.files) {
             case let .unchanged(same):
                 signed = same
                 outcome = "unchanged"
@@ -45,7 +45,7 @@ enum SetInstall {
             }
             return Report(reference: subject, digest: fetched.digest, manifest: fetched.manifestDigest, platform: fetched.platform?.description,
                           plugins: installer.directory, outcome: outcome, sequence: signed.sequence, channel: signed.channel,
-                          files: fetched.titles.count, bytes: fetched.bytes, bytesFetched: fetched.bytesFetched, filesReused: fetched.reused)
+                          files: fetched.files.count, bytes: fetched.bytes, bytesFetched: fetched.bytesFetched, filesReused: fetched.reused)
         }
     }
 
