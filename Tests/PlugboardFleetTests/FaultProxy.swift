@@ -20,6 +20,8 @@ final class FaultProxy: Sendable {
         case stall(file: String)
         /// The blob read from `file` of the registry's storage (an object store's answer).
         case serve(file: String)
+        /// A token service: `{"token": token}` to a request carrying `authorization`, else 401.
+        case token(authorization: String, token: String)
     }
 
     let port: Int
@@ -93,6 +95,13 @@ final class FaultProxy: Sendable {
             // Held until the client is gone.
             var byte: UInt8 = 0
             while read(client, &byte, 1) > 0 {}
+        case let .token(authorization, token):
+            guard head.lowercased().contains("authorization: " + authorization.lowercased()) else {
+                Self.send(client, "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                return
+            }
+            let body = #"{"token": "\#(token)", "expires_in": 3600}"#
+            Self.send(client, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
         case let .serve(file):
             let bytes = (try? Data(contentsOf: URL(fileURLWithPath: file))) ?? Data()
             Self.send(client, "HTTP/1.1 200 OK\r\nContent-Length: \(bytes.count)\r\nConnection: close\r\n\r\n")

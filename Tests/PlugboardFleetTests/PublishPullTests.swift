@@ -122,4 +122,26 @@ struct PublishPullTests {
                                     "--cache", work.sub("state"), "--sequence-floor", "1", "--json"], environment: ["DOCKER_CONFIG": docker])
         #expect(pulled.status == 0, "\(pulled.stdout)\(pulled.stderr)")
     }
+
+    /// Token authentication: the registry's 401 names a token service; the
+    /// tool asks it for a token with the credentials, then sends the token.
+    @Test func bearerTokensComeFromTheRegistrysTokenService() throws {
+        let work = try Folder()
+        let issuer = try TokenIssuer(in: work, repository: "plugins/checkout")
+        let basic = "Basic " + Data("fleet:s3cret".utf8).base64EncodedString()
+        let tokens = try FaultProxy(upstream: 1) { _, _ in .token(authorization: basic, token: issuer.token) }
+        let registry = try RegistryServer(auth: .token(realm: "http://\(tokens.address)/token", certificate: issuer.certificate))
+        let publisher = try Publisher(work)
+        let reference = "\(registry.address)/plugins/checkout:stable"
+        let set1 = try publisher.set("set1", plugins: ["Alpha"], sequence: 1)
+        let anonymous = try Fleet.run(["publish", set1, reference, "--json"])
+        #expect(anonymous.status == 1 && anonymous.code == "registry-auth-failed", "the token service refuses anonymous requests: \(anonymous.stdout)")
+        let credentials = ["PLUGBOARD_REGISTRY_USERNAME": "fleet", "PLUGBOARD_REGISTRY_PASSWORD": "s3cret"]
+        let published = try Fleet.run(["publish", set1, reference, "--json"], environment: credentials)
+        #expect(published.status == 0, "\(published.stdout)\(published.stderr)")
+        let pulled = try Fleet.run(["pull", reference, "--plugins", work.sub("host/plugins"), "--trusted-key", publisher.publicKey,
+                                    "--cache", work.sub("state"), "--sequence-floor", "1", "--json"], environment: credentials)
+        #expect(pulled.status == 0 && pulled.json["outcome"] as? String == "installed", "\(pulled.stdout)\(pulled.stderr)")
+        #expect(tokens.heads.contains { $0.contains("scope=repository%3Aplugins%2Fcheckout%3A") }, "the scope of the challenge is asked for")
+    }
 }

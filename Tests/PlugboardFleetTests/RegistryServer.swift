@@ -13,7 +13,11 @@ final class RegistryServer: @unchecked Sendable {
     /// htpasswd line for user `fleet`, password `s3cret` (bcrypt, made with Python's crypt once; a test credential).
     static let htpasswd = "fleet:$2b$12$DSDnONx4NOyFDCgNXDR1M.IhPtLtN31aET9PQcdqm8EfbBo1JkHxS"
 
-    enum Auth { case none, basic }
+    enum Auth {
+        case none, basic
+        /// Bearer tokens from a token service at `realm`, signed by the key of `certificate` (PEM).
+        case token(realm: String, certificate: String)
+    }
 
     init(auth: Auth = .none) throws {
         guard let program = Fleet.registryProgram else {
@@ -34,7 +38,10 @@ final class RegistryServer: @unchecked Sendable {
           addr: 127.0.0.1:0
           secret: plugboard-tests
         """
-        if auth == .basic {
+        if case let .token(realm, certificate) = auth {
+            config += "\nauth:\n  token:\n    realm: \(realm)\n    service: \(TokenIssuer.service)\n    issuer: \(TokenIssuer.issuer)\n    rootcertbundle: \(certificate)\n"
+        }
+        if case .basic = auth {
             try Self.htpasswd.write(toFile: storage.sub("htpasswd"), atomically: true, encoding: .utf8)
             config += "\nauth:\n  htpasswd:\n    realm: plugboard-tests\n    path: \(storage.sub("htpasswd"))\n"
         }
