@@ -28,7 +28,7 @@ package struct CommandDispatch {
 
     /// Runs `arguments` (the command name first) and exits with its status.
     /// `other`: names this tool hands to another (nil: unknown command).
-    package func run(_ arguments: [String], other: (String) -> Never? = { _ in nil }) -> Never {
+    package func run(_ arguments: [String], otherNames: [String] = [], other: (String) -> Never? = { _ in nil }) -> Never {
         guard let name = arguments.first else {
             Terminal.writeErr(overview + "\n")
             exit(ExitStatus.usage)
@@ -43,7 +43,7 @@ package struct CommandDispatch {
         }
         guard let command = commands.first(where: { $0.spec.name == name }) else {
             _ = other(name)
-            let closest = commands.map { ($0.spec.name, ParsedArguments.editDistance(name, $0.spec.name)) }.min { $0.1 < $1.1 }
+            let closest = (commands.map { $0.spec.name } + otherNames).map { ($0, ParsedArguments.editDistance(name, $0)) }.min { $0.1 < $1.1 }
             let hint = closest.flatMap { $0.1 < 4 ? "; did you mean '\($0.0)'?" : nil } ?? ""
             usageFailure(UsageError(message: "unknown command '\(name)'\(hint)", command: nil))
         }

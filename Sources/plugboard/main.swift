@@ -30,6 +30,6 @@ EXIT STATUS: 0 success; 1 the command ran and found a problem (see each command)
 signal(SIGCHLD, SIG_DFL)
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-CommandDispatch(commands: commands, overview: overview, version: "plugboard (SDK \(HostFacts.sdkLabel))").run(arguments) { name in
+CommandDispatch(commands: commands, overview: overview, version: "plugboard (SDK \(HostFacts.sdkLabel))").run(arguments, otherNames: FleetCommands.summaries.map(\.name)) { name in
     FleetCommands.summaries.contains { $0.name == name } ? FleetCommands.exec(arguments) : nil
 }
