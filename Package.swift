@@ -67,6 +67,6 @@ let package = Package(
             name: "PlugboardHostTests", dependencies: ["PlugboardHost", "PlugboardDev", "PlugboardDemo", sdk, demoInterfaces], path: "Tests/PlugboardHostTests",
             swiftSettings: strict),
         // Against a real docker-registry each test starts on 127.0.0.1.
-        .testTarget(name: "PlugboardFleetTests", dependencies: ["PlugboardFleet", "PlugboardHost", sdk], path: "Tests/PlugboardFleetTests", swiftSettings: strict),
+        .testTarget(name: "PlugboardFleetTests", dependencies: ["PlugboardFleet", "PlugboardHost", "PlugboardHostTesting", sdk], path: "Tests/PlugboardFleetTests", swiftSettings: strict),
     ]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import PlugboardHostTesting
 
 /// Plugin sets through a registry (docker-registry started here on
 /// 127.0.0.1): `plugboard pull` of a 200-plugin set beside `curl` fetching
@@ -13,16 +14,15 @@ struct FleetBench {
     static let runs = 5
 
     func run(into summary: Report) {
-        guard let registry = ["/usr/bin/docker-registry", "/usr/sbin/docker-registry"].first(where: FileManager.default.isExecutableFile(atPath:)),
-              FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") else {
+        guard LocalRegistry.program != nil, FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") else {
             print("\nFleet: skipped, docker-registry or curl is missing (sudo apt-get install docker-registry curl)")
             return
         }
-        StartupBench.inWorkFolder("fleet", benchmark: "fleet") { work in try measure(registry: registry, in: work, into: summary) }
+        StartupBench.inWorkFolder("fleet", benchmark: "fleet") { work in try measure(in: work, into: summary) }
     }
 
-    private func measure(registry program: String, in work: URL, into summary: Report) throws {
-        let server = try Registry(program: program, storage: work.appendingPathComponent("registry"))
+    private func measure(in work: URL, into summary: Report) throws {
+        let server = try LocalRegistry(storage: work.appendingPathComponent("registry").path)
         defer { server.stop() }
         let template = try Data(contentsOf: URL(fileURLWithPath: startup.template))
         let idOffset = try StartupBench.placeholderOffset(in: template, file: startup.template)
@@ -101,41 +101,5 @@ struct FleetBench {
     /// A manifest through curl (the bench links no HTTP client).
     private func fetch(_ url: String, accept: String, in work: URL) throws -> [String: Any] {
         try json(try startup.spawn("/usr/bin/curl", ["-s", "--fail", "-H", "Accept: \(accept)", url], in: work))
-    }
-
-    /// docker-registry with file storage on a port it picks.
-    final class Registry {
-        let process = Process()
-        let port: Int
-
-        init(program: String, storage: URL) throws {
-            try FileManager.default.createDirectory(at: storage, withIntermediateDirectories: true)
-            let config = storage.appendingPathComponent("config.yml")
-            try "version: 0.1\nlog:\n  level: info\nstorage:\n  filesystem:\n    rootdirectory: \(storage.path)/data\nhttp:\n  addr: 127.0.0.1:0\n  secret: bench\n"
-                .write(to: config, atomically: true, encoding: .utf8)
-            process.executableURL = URL(fileURLWithPath: program)
-            process.arguments = ["serve", config.path]
-            let log = Pipe()
-            process.standardError = log
-            process.standardOutput = log
-            try process.run()
-            var text = ""
-            var found: Int?
-            while found == nil {
-                let chunk = log.fileHandleForReading.availableData
-                guard !chunk.isEmpty else { break }
-                text += String(decoding: chunk, as: UTF8.self)
-                if let range = text.range(of: #"listening on 127\.0\.0\.1:[0-9]+"#, options: .regularExpression) { found = Int(text[range].split(separator: ":").last!) }
-            }
-            guard let found else { process.terminate(); throw StartupBench.Failure("docker-registry did not start: \(text.suffix(500))") }
-            port = found
-            let handle = log.fileHandleForReading
-            Thread.detachNewThread { while !handle.availableData.isEmpty {} }
-        }
-
-        func stop() {
-            process.terminate()
-            process.waitUntilExit()
-        }
     }
 }

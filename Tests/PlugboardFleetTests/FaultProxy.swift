@@ -8,7 +8,7 @@ import Glibc
 /// forwards each request (one per connection) unless a rule for it says
 /// otherwise: redirect a blob elsewhere, send a body without end, or stall
 /// half-way and tell the test. Also what it was sent, to check which
-/// headers reached it.
+/// headers reached it. Its accepting thread holds it until ``stop()``.
 final class FaultProxy: Sendable {
     enum Rule: Sendable {
         case forward

@@ -130,6 +130,7 @@ struct PublishPullTests {
         let issuer = try TokenIssuer(in: work, repository: "plugins/checkout")
         let basic = "Basic " + Data("fleet:s3cret".utf8).base64EncodedString()
         let tokens = try FaultProxy(upstream: 1) { _, _ in .token(authorization: basic, token: issuer.token) }
+        defer { tokens.stop() }
         let registry = try RegistryServer(auth: .token(realm: "http://\(tokens.address)/token", certificate: issuer.certificate))
         let publisher = try Publisher(work)
         let reference = "\(registry.address)/plugins/checkout:stable"

@@ -1,5 +1,6 @@
 import Foundation
 import PlugboardHost
+import PlugboardHostTesting
 import Synchronization
 import Testing
 
@@ -20,9 +21,8 @@ enum Fleet {
 
     struct Missing: Error { let path: String }
 
-    /// docker-registry, where installed; under CI (`CI` set) its absence fails the tests instead.
-    static let registryProgram: String? = ["/usr/bin/docker-registry", "/usr/sbin/docker-registry"].first { FileManager.default.isExecutableFile(atPath: $0) }
-    static let canRun = registryProgram != nil || ProcessInfo.processInfo.environment["CI"] != nil
+    /// Whether docker-registry is installed; under CI (`CI` set) its absence fails the tests instead of skipping them.
+    static let canRun = LocalRegistry.program != nil || ProcessInfo.processInfo.environment["CI"] != nil
 
     struct Result {
         let status: Int32

@@ -24,6 +24,8 @@ struct TransportTests {
         let front = try FaultProxy(upstream: registry.port) { method, path in
             isBlobGet(method, path) ? .redirect(origin: "http://\(storage.address)") : .forward
         }
+        // Their threads hold them (and the registry their rules name) until stopped.
+        defer { front.stop(); storage.stop() }
         let reference = "\(front.address)/plugins/checkout:stable"
         let published = try Fleet.run(["publish", try publisher.set("set1", plugins: ["Alpha"], sequence: 1), reference], environment: credentials)
         try #require(published.status == 0, "\(published.stdout)\(published.stderr)")
@@ -42,6 +44,7 @@ struct TransportTests {
         let publisher = try Publisher(work)
         let set1 = try publisher.set("set1", plugins: ["Alpha"], sequence: 1)
         let front = try FaultProxy(upstream: registry.port) { method, path in isBlobGet(method, path) ? .endless : .forward }
+        defer { front.stop() }
         let reference = "\(front.address)/plugins/checkout:stable"
         #expect(try Fleet.run(["publish", set1, reference]).status == 0)
         let pulled = try Fleet.run(["pull", reference, "--plugins", work.sub("host/plugins"), "--trusted-key", publisher.publicKey,
@@ -67,6 +70,7 @@ struct TransportTests {
         let front = try FaultProxy(upstream: registry.port) { method, path in
             isBlobGet(method, path) && path.hasSuffix(beta) ? .stall(file: registry.blobFile(beta)) : .forward
         }
+        defer { front.stop() }
         let pull = Process()
         pull.executableURL = URL(fileURLWithPath: Fleet.tool)
         pull.arguments = ["pull", "\(front.address)/plugins/checkout:stable"] + trust
