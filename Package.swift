@@ -62,7 +62,7 @@ let package = Package(
         // Test support: a process the storage tests kill mid-write.
         .executableTarget(name: "plugboard-storage-writer", dependencies: ["PlugboardHost", sdk], swiftSettings: strict),
         // `make fuzz` (libFuzzer, with --sanitize=fuzzer) and the corpus replay in `make test`.
-        .executableTarget(name: "plugboard-fuzz", dependencies: ["PlugboardHost", "PlugboardHostTesting", "PlugboardDemo"], swiftSettings: strict),
+        .executableTarget(name: "plugboard-fuzz", dependencies: ["PlugboardHost", "PlugboardHostTesting", "PlugboardDemo", "PlugboardFleet"], swiftSettings: strict),
         .testTarget(
             name: "PlugboardHostTests", dependencies: ["PlugboardHost", "PlugboardDev", "PlugboardDemo", sdk, demoInterfaces], path: "Tests/PlugboardHostTests",
             swiftSettings: strict),

@@ -1,5 +1,6 @@
 import Foundation
 import PlugboardDemo
+import PlugboardFleet
 import PlugboardHostTesting
 import PlugboardHost
 
@@ -17,7 +18,7 @@ enum FuzzTargets {
         return host
     }()
 
-    static let all: [(name: String, run: @Sendable (UnsafeRawBufferPointer) -> Void)] = ParserFuzzing.targets + [
+    static let all: [(name: String, run: @Sendable (UnsafeRawBufferPointer) -> Void)] = ParserFuzzing.targets + FleetFuzzing.targets + [
         ("storage-keys", { @Sendable bytes in
             ParserFuzzing.storageKeys(bytes, composed: \.precomposedStringWithCanonicalMapping, decomposed: \.decomposedStringWithCanonicalMapping)
         }),

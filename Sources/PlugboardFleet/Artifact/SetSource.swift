@@ -60,22 +60,8 @@ package enum SetFetch {
             manifest = try source.manifest(entry.digest)
             chosen = entry.platform
         }
-        guard let image = try? JSONDecoder().decode(ImageManifest.self, from: Data(manifest.bytes)) else {
-            throw FleetError(.manifestInvalid, subject, reason: "the manifest \(manifest.digest) cannot be read as an OCI image manifest", fix: "publish the set again with `plugboard publish`")
-        }
-        guard image.artifactType == MediaType.pluginSet else {
-            throw FleetError(.manifestInvalid, subject, reason: "not a Plugboard plugin set (artifact type \(image.artifactType ?? "none"), expected \(MediaType.pluginSet))",
-                fix: "name a set published with `plugboard publish`")
-        }
-        var titles: [String] = []
-        for layer in image.layers {
-            guard layer.mediaType == MediaType.file, let title = layer.title, SetFiles.isAllowed(title), !titles.contains(title),
-                  Digest.isValid(layer.digest), layer.size >= 0 else {
-                throw FleetError(.manifestInvalid, subject, reason: "layer \(layer.title ?? layer.digest) is not a file a set may hold (NAME.so, lib/NAME, the lock file and its signature, each once)",
-                    fix: "publish the set again with `plugboard publish`; nothing was installed")
-            }
-            titles.append(title)
-        }
+        let image = try Self.setManifest(manifest, subject: subject)
+        let titles = try Self.titles(of: image, subject: subject)
         var total = 0, fetched = 0, reused = 0
         for (position, layer) in image.layers.enumerated() {
             progress(layer, position + 1, image.layers.count)
@@ -98,6 +84,34 @@ package enum SetFetch {
         }
         let files = zip(titles, image.layers).map { ($0, Digest.hex($1.digest)) }
         return FetchedSet(digest: top.digest, manifestDigest: manifest.digest, platform: chosen, files: files, bytes: total, bytesFetched: fetched, reused: reused)
+    }
+
+    /// `manifest` read as a Plugboard set's manifest.
+    package static func setManifest(_ manifest: RegistryClient.FetchedManifest, subject: String) throws(FleetError) -> ImageManifest {
+        guard let image = try? JSONDecoder().decode(ImageManifest.self, from: Data(manifest.bytes)) else {
+            throw FleetError(.manifestInvalid, subject, reason: "the manifest \(manifest.digest) cannot be read as an OCI image manifest", fix: "publish the set again with `plugboard publish`")
+        }
+        guard image.artifactType == MediaType.pluginSet else {
+            throw FleetError(.manifestInvalid, subject, reason: "not a Plugboard plugin set (artifact type \(image.artifactType ?? "none"), expected \(MediaType.pluginSet))",
+                fix: "name a set published with `plugboard publish`")
+        }
+        return image
+    }
+
+    /// The file names of a set's layers, each one a set may hold, once;
+    /// `manifest-invalid` for any other layer (a hostile manifest naming a
+    /// path outside the set, say).
+    package static func titles(of image: ImageManifest, subject: String) throws(FleetError) -> [String] {
+        var titles: [String] = []
+        for layer in image.layers {
+            guard layer.mediaType == MediaType.file, let title = layer.title, SetFiles.isAllowed(title), !titles.contains(title),
+                  Digest.isValid(layer.digest), layer.size >= 0 else {
+                throw FleetError(.manifestInvalid, subject, reason: "layer \(layer.title ?? layer.digest) is not a file a set may hold (NAME.so, lib/NAME, the lock file and its signature, each once)",
+                    fix: "publish the set again with `plugboard publish`; nothing was installed")
+            }
+            titles.append(title)
+        }
+        return titles
     }
 
     /// Copies `path` into `file` when it is a regular file of `size` bytes.
