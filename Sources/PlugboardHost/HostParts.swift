@@ -80,7 +80,8 @@ struct HostParts {
         let signatures = signs ? SignatureCheck(
             trustedKeyFiles: trust.trustedKeyFiles, isRequired: trust.requiresSignatures,
             channel: trust.lockChannel, checksOwnership: trust.directories.enforced,
-            sequences: AcceptedSequences(stateDirectory: state.path, isUsable: state.isTrusted, report: taint.report),
+            sequences: trust.sequenceRecords.map { AcceptedSequences(folder: $0, checksOwnership: trust.directories.enforced, report: taint.report) }
+                ?? AcceptedSequences(stateDirectory: state.path, isUsable: state.isTrusted, report: taint.report),
             floor: trust.sequenceFloor) : nil
         return LockPolicy(path: path, checksOwnership: trust.directories.enforced, signatures: signatures, taint: taint)
     }

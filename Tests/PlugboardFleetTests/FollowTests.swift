@@ -72,7 +72,7 @@ struct FollowTests {
         #expect(rolledBack.stderr.contains("lowered from 2 to 1"))
         #expect(snapshot(plugins) == snapshot(set1).filter { !$0.key.hasPrefix("lib/") })
         // The record hosts read now says 1: set 2 is newer again and pulls.
-        let check = try #require(try SignatureCheck.required(trustedKeyFiles: [publisher.publicKey], channel: nil, floor: nil, cache: work.sub("state")).get())
+        let check = try #require(try SignatureCheck.required(trustedKeyFiles: [publisher.publicKey], channel: nil, floor: nil, cache: work.sub("state")).get().check)
         #expect(check.lastAccepted(for: plugins + "/plugboard.lock")?.sequence == 1)
     }
 

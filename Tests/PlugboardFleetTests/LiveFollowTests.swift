@@ -53,4 +53,37 @@ struct LiveFollowTests {
         // Reported, not asserted: publish (a process), one follow check (a process), the host's refresh.
         print("fleet: publish-to-live \(live) (publish, follow --once, the host's refresh of the switched set)")
     }
+
+    /// The records of accepted sequences in a folder of their own
+    /// (`--sequence-records`, `trust.sequenceRecords`), apart from the
+    /// state directories: a host with no floor starts on what `follow`
+    /// recorded there, and refuses the same set without the records.
+    @Test func hostsReadTheRecordsFollowKeepsInTheConfiguredFolder() throws {
+        let registry = try RegistryServer()
+        let work = try Folder()
+        let publisher = try Publisher(work)
+        let reference = "\(registry.address)/plugins/checkout:stable"
+        let plugins = work.sub("host/plugins")
+        #expect(try Fleet.run(["publish", try publisher.set("set1", plugins: ["Alpha"], sequence: 1), reference]).status == 0)
+        let followed = try Fleet.run(["follow", reference, "--plugins", plugins, "--trusted-key", publisher.publicKey, "--cache", work.sub("follower-state"),
+                                      "--sequence-records", work.sub("records"), "--sequence-floor", "1", "--once", "--json"])
+        try #require(followed.status == 0, "\(followed.stdout)\(followed.stderr)")
+
+        func host(records: String) throws -> PluginHost {
+            var configuration = PluginHost.Configuration(pluginsDirectory: plugins, dataDirectory: work.sub("data"), cacheDirectory: work.sub("host-state"))
+            configuration.trust.requiresSignatures = true
+            configuration.trust.trustedKeyFiles = [publisher.publicKey]
+            configuration.trust.sequenceRecords = records
+            let host = PluginHost(configuration: configuration)
+            host.declare(Commands.self)
+            try host.start()
+            return host
+        }
+        let shared = try host(records: work.sub("records"))
+        #expect(shared.signedLock?.sequence == 1 && shared.records.allSatisfy { $0.status == .available }, "\(shared.records.map { $0.code ?? "-" })")
+        shared.shutdown()
+        let elsewhere = try host(records: work.sub("other-records"))
+        #expect(elsewhere.records.allSatisfy { $0.code == "lock-sequence-unknown" }, "\(elsewhere.records.map { $0.code ?? "-" })")
+        elsewhere.shutdown()
+    }
 }

@@ -67,6 +67,15 @@ extension PluginHost.Configuration {
         /// floor (`lock-state-unreadable`). Records only go up: the floor
         /// never lowers one.
         public var sequenceFloor: UInt64?
+        /// The folder of the records of the last accepted sequence, one
+        /// file per lock file, shared with `plugboard pull` and `follow`
+        /// (`--sequence-records DIR`), which raise a record as they install
+        /// a set. Nil: `signed-locks` in the state directory
+        /// (``Paths/cache``). It passes the state directory's ownership
+        /// checks (this user's or root's, nobody else may write it); a host
+        /// may read a folder that only root's `follow` writes
+        /// (docs/fleet.md, "The sequence record").
+        public var sequenceRecords: String?
         /// Public key files (minisign's format, read when the host is made)
         /// of the keys the host's own people sign with: a plugin covered by
         /// a lock file whose signature holds with one of them is *signed by

@@ -28,13 +28,25 @@ final class AcceptedSequences: Sendable {
         self.report = report
     }
 
+    /// The records in `folder` (``PluginHost/Configuration/Trust/sequenceRecords``);
+    /// in memory only, with one warning, when it fails the ownership checks.
+    init(folder: String, checksOwnership: Bool, report: @escaping @Sendable (HostDiagnostic) -> Void = { _ in }) {
+        let absolute = PluginDirectory.absolutePath(folder)
+        var ownership = OwnershipCheck()
+        let problem = checksOwnership ? (access(absolute, F_OK) == 0 ? ownership.problem(file: absolute).map(\.reason) : OwnershipCheck.problem(makingFolder: absolute)) : nil
+        if let problem {
+            report(HostDiagnostic(.warning, code: "sequence-records-untrusted",
+                message: "\(absolute): not used for the records of accepted sequences: \(problem); a missing record is refused (lock-sequence-unknown) unless a floor is set. Fix it as the reason says (PluginHost.Configuration.trust.sequenceRecords, --sequence-records DIR)",
+                file: absolute))
+        }
+        directory = problem == nil ? absolute : nil
+        self.report = report
+    }
+
     /// One key per lock file however its path is spelled (relative, through a symlink).
     private static func key(_ lockFile: String) -> String {
         PluginDirectory.realPath(lockFile) ?? PluginDirectory.absolutePath(lockFile)
     }
-
-    /// The folder of the records; nil when they are kept in memory only.
-    var folder: String? { directory }
 
     /// Whether the numbers outlive the process.
     var isPersistent: Bool { directory != nil }

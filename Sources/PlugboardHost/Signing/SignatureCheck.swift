@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,26 +20,30 @@ package struct SignatureCheck: Sendable {
     var floor: UInt64? = nil
 
     /// The checks of a host whose signatures are required, for the fleet
-    /// commands, which install sets for such hosts: the same record of
-    /// accepted sequences as a host given `cache` as its state directory
-    /// (``PluginHost/Configuration/Paths/cache``); nil and why when that
-    /// directory is not trusted (then no record could be kept or read).
-    package static func required(trustedKeyFiles: [String], channel: String?, floor: UInt64?, cache: String?, checksOwnership: Bool = true) -> Result<SignatureCheck, KeyFileProblem> {
+    /// commands, which install sets for such hosts: the same records of
+    /// accepted sequences as a host given `records`
+    /// (``PluginHost/Configuration/Trust/sequenceRecords``), else `cache` as
+    /// its state directory (``PluginHost/Configuration/Paths/cache``); and
+    /// that state directory. Why not, when the records could not be kept.
+    package static func required(trustedKeyFiles: [String], channel: String?, floor: UInt64?, cache: String?, records: String? = nil,
+                                 checksOwnership: Bool = true) -> Result<(check: SignatureCheck, stateDirectory: String), KeyFileProblem> {
         var configuration = PluginHost.Configuration()
         configuration.paths.cache = cache
         configuration.trust.directories = checksOwnership ? .enforced : .unenforced
         var untrusted: String?
         let state = StateDirectory(configuration: configuration) { untrusted = $0.message }
-        guard state.isTrusted else {
-            return .failure(KeyFileProblem(untrusted ?? "\(state.path): not trusted as a state directory"))
+        let sequences: AcceptedSequences
+        if let records {
+            let told = Mutex<String?>(nil)
+            sequences = AcceptedSequences(folder: records, checksOwnership: checksOwnership) { diagnostic in told.withLock { $0 = diagnostic.message } }
+            guard sequences.isPersistent else { return .failure(KeyFileProblem(told.withLock { $0 } ?? "\(records): not trusted")) }
+        } else {
+            guard state.isTrusted else { return .failure(KeyFileProblem(untrusted ?? "\(state.path): not trusted as a state directory")) }
+            sequences = AcceptedSequences(stateDirectory: state.path, isUsable: true)
         }
-        return .success(SignatureCheck(trustedKeyFiles: trustedKeyFiles, isRequired: true, channel: channel, checksOwnership: checksOwnership,
-                                       sequences: AcceptedSequences(stateDirectory: state.path, isUsable: true), floor: floor))
-    }
-
-    /// The state directory the records are kept in (nil: in memory only).
-    package var stateDirectory: String? {
-        sequences.folder.map { String($0.dropLast("/signed-locks".count)) }
+        let check = SignatureCheck(trustedKeyFiles: trustedKeyFiles, isRequired: true, channel: channel, checksOwnership: checksOwnership,
+                                   sequences: sequences, floor: floor)
+        return .success((check, state.path))
     }
 
     /// The same checks but for the sequence, which any set passes

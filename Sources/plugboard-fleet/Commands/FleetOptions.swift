@@ -13,7 +13,8 @@ enum FleetOptions {
         .init(long: "--trusted-key", valueName: "files", help: "Public key files (minisign format, comma-separated) whose signatures are trusted: the host's."),
         .init(long: "--channel", valueName: "name", help: "Refuse a set signed for another release channel (lock-channel)."),
         .init(long: "--sequence-floor", valueName: "n", help: "The lowest sequence accepted while none is recorded for DIR (first use); without it such a set is refused (lock-sequence-unknown)."),
-        .init(long: "--cache", valueName: "dir", help: "The hosts' state directory, where the last accepted sequence of DIR is recorded (default: the host's default)."),
+        .init(long: "--cache", valueName: "dir", help: "The hosts' state directory: the last accepted sequence of DIR is recorded there unless --sequence-records says where (default: the host's default)."),
+        .init(long: "--sequence-records", valueName: "dir", help: "The folder of the records of accepted sequences the hosts read (their trust.sequenceRecords, --sequence-records)."),
     ]
     static let platform = CommandSpec.Option(long: "--platform", valueName: "os/arch", help: "The platform's set to install (default: this machine's, \(Platform.current)).")
     static let plainHTTP = CommandSpec.Option(long: "--plain-http", help: "Speak HTTP, not HTTPS, to the registry (already so for localhost and 127.0.0.1).")
@@ -39,7 +40,7 @@ enum FleetOptions {
     /// The host's signature checks, signatures required (a fleet installs
     /// sets only for hosts that require them): nil and the error printed
     /// when they cannot be set up.
-    static func signatures(_ arguments: ParsedArguments, command: String) throws(UsageError) -> SignatureCheck? {
+    static func signatures(_ arguments: ParsedArguments, command: String) throws(UsageError) -> (check: SignatureCheck, stateDirectory: String)? {
         guard let keys = arguments.value("--trusted-key") else {
             throw UsageError(message: "missing '--trusted-key <files>': a set is installed only when a trusted key signed it", command: command)
         }
@@ -54,10 +55,11 @@ enum FleetOptions {
         }
         let optOut = getenv(DirectoryTrust.environmentOptOut).map { String(cString: $0).lowercased() } ?? ""
         let checksOwnership = !["1", "true", "yes"].contains(optOut)
-        switch SignatureCheck.required(trustedKeyFiles: files, channel: arguments.value("--channel"), floor: floor, cache: arguments.value("--cache"), checksOwnership: checksOwnership) {
-        case let .success(check): return check
+        switch SignatureCheck.required(trustedKeyFiles: files, channel: arguments.value("--channel"), floor: floor, cache: arguments.value("--cache"),
+                                       records: arguments.value("--sequence-records"), checksOwnership: checksOwnership) {
+        case let .success(resolved): return resolved
         case let .failure(problem):
-            Terminal.error("\(problem.description); the last accepted sequence could not be kept, so nothing is installed. Pass a state directory only you (or root) can write with --cache")
+            Terminal.error("\(problem.description); the last accepted sequence could not be kept, so nothing is installed. Pass a folder only you (or root) can write with --cache or --sequence-records")
             return nil
         }
     }

@@ -51,9 +51,9 @@ enum FollowCommand: CLICommand {
             guard let value = Double(text), value >= 1 else { throw UsageError(message: "'--interval' takes seconds (1 or more), got '\(text)'", command: spec.name) }
             interval = value
         }
-        guard let signatures = try FleetOptions.signatures(arguments, command: spec.name) else { return ExitStatus.failure }
+        guard let (signatures, stateDirectory) = try FleetOptions.signatures(arguments, command: spec.name) else { return ExitStatus.failure }
         let installer = SetInstaller(directory: directory, signatures: signatures)
-        let stateFile = FollowState.file(for: directory, stateDirectory: signatures.stateDirectory ?? "/nonexistent")
+        let stateFile = FollowState.file(for: directory, stateDirectory: stateDirectory)
         let client = RegistryClient(reference)
         var failures = 0
         while true {

@@ -23,7 +23,7 @@ enum ImportCommand: CLICommand {
         let json = arguments.flag("--json")
         let directory = try FleetOptions.directory(arguments, command: spec.name)
         let platform = try FleetOptions.platform(arguments, command: spec.name) ?? .current
-        guard let signatures = try FleetOptions.signatures(arguments, command: spec.name) else { return ExitStatus.failure }
+        guard let (signatures, _) = try FleetOptions.signatures(arguments, command: spec.name) else { return ExitStatus.failure }
         let layout = ImageLayout(path: arguments.positionals[0])
         do throws(FleetError) {
             let report = try SetInstall.run(arguments.value("--name") ?? "", from: layout, subject: layout.path, platform: platform,

@@ -24,7 +24,7 @@ enum PullCommand: CLICommand {
         let reference = try FleetOptions.reference(arguments.positionals[0], arguments, command: spec.name)
         let directory = try FleetOptions.directory(arguments, command: spec.name)
         let platform = try FleetOptions.platform(arguments, command: spec.name) ?? .current
-        guard let signatures = try FleetOptions.signatures(arguments, command: spec.name) else { return ExitStatus.failure }
+        guard let (signatures, _) = try FleetOptions.signatures(arguments, command: spec.name) else { return ExitStatus.failure }
         do throws(FleetError) {
             let report = try SetInstall.run(reference.manifestName, from: RegistryClient(reference), subject: reference.description, platform: platform,
                                             installer: SetInstaller(directory: directory, signatures: signatures), json: json)

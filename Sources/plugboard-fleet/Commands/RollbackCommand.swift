@@ -33,7 +33,7 @@ enum RollbackCommand: CLICommand {
     static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32 {
         let json = arguments.flag("--json")
         let directory = try FleetOptions.directory(arguments, command: spec.name)
-        guard let signatures = try FleetOptions.signatures(arguments, command: spec.name) else { return ExitStatus.failure }
+        guard let (signatures, _) = try FleetOptions.signatures(arguments, command: spec.name) else { return ExitStatus.failure }
         let installer = SetInstaller(directory: directory, signatures: signatures)
         do throws(FleetError) {
             let previous = installer.previous

@@ -36,6 +36,9 @@ enum PluginsOption {
     static let sequenceFloor = CommandSpec.Option(
         long: "--sequence-floor", valueName: "n",
         help: "With --require-signatures: the lowest sequence accepted while no accepted one is recorded (the first use); without it such a set is refused (lock-sequence-unknown).")
+    static let sequenceRecords = CommandSpec.Option(
+        long: "--sequence-records", valueName: "dir",
+        help: "The folder of the records of accepted sequences, shared with `plugboard pull` and `follow` (default: signed-locks in the --cache folder).")
 
     static let allowUnsafe = CommandSpec.Option(
         long: "--allow-unsafe-directories",
@@ -62,7 +65,7 @@ enum PluginsOption {
     /// What every command that starts a host accepts: configuration, data,
     /// cache and scan limit.
     static let host: [CommandSpec.Option] = [
-        config, data, cache, scanTimeout, locked, requireSignatures, trustedKey, channel, sequenceFloor, isolate, isolateAll, sandbox, sandboxAll,
+        config, data, cache, scanTimeout, locked, requireSignatures, trustedKey, channel, sequenceFloor, sequenceRecords, isolate, isolateAll, sandbox, sandboxAll,
         sandboxBestEffort, scannerSandbox, allowUnsafe,
     ]
 
@@ -110,6 +113,7 @@ enum PluginsOption {
             }
             configuration.trust.sequenceFloor = floor
         }
+        configuration.trust.sequenceRecords = arguments.value(sequenceRecords.long)
         if configuration.trust.requiresSignatures && configuration.trust.trustedKeyFiles.isEmpty {
             throw UsageError(message: "'--require-signatures' needs the publisher's public key: add '--trusted-key FILE'", command: command)
         }
