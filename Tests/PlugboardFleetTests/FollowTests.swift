@@ -89,7 +89,6 @@ struct FollowTests {
         let exported = try Fleet.run(["export", reference, layout, "--json"])
         #expect(exported.status == 0, "\(exported.stdout)\(exported.stderr)")
         #expect(FileManager.default.fileExists(atPath: layout + "/oci-layout") && FileManager.default.fileExists(atPath: layout + "/index.json"))
-        registry.stop()
 
         let trust = ["--trusted-key", publisher.publicKey, "--cache", work.sub("state"), "--sequence-floor", "1", "--json"]
         let imported = try Fleet.run(["import", layout, "--plugins", work.sub("a/plugins")] + trust)
@@ -107,6 +106,28 @@ struct FollowTests {
         #expect(!FileManager.default.fileExists(atPath: work.sub("b/plugins")))
         let notLayout = try Fleet.run(["import", work.sub("nothing"), "--plugins", work.sub("b/plugins")] + trust)
         #expect(notLayout.status == 1 && notLayout.code == "layout-invalid", "\(notLayout.stdout)")
+
+        // The same as one tar file; a damaged archive is refused, a hostile one too.
+        let archive = work.sub("set.tar")
+        let archived = try Fleet.run(["export", reference, archive, "--json"])
+        #expect(archived.status == 0, "\(archived.stdout)\(archived.stderr)")
+        registry.stop()
+        let fromArchive = try Fleet.run(["import", archive, "--plugins", work.sub("c/plugins")] + trust)
+        #expect(fromArchive.status == 0 && fromArchive.json["outcome"] as? String == "installed", "\(fromArchive.stdout)\(fromArchive.stderr)")
+        #expect(snapshot(work.sub("c/plugins")) == snapshot(set1).filter { !$0.key.hasPrefix("lib/") })
+        var tar = try Data(contentsOf: URL(fileURLWithPath: archive))
+        // A first entry named outside the layout, its header's checksum made right again.
+        tar.replaceSubrange(0..<9, with: Data("../escape".utf8))
+        tar.replaceSubrange(148..<156, with: Data(repeating: 32, count: 8))
+        let sum = tar.prefix(512).reduce(0) { $0 + Int($1) }
+        tar.replaceSubrange(148..<156, with: Data((String(repeating: "0", count: 6 - String(sum, radix: 8).count) + String(sum, radix: 8)).utf8) + Data([0, 32]))
+        try tar.write(to: URL(fileURLWithPath: work.sub("bad.tar")))
+        let hostile = try Fleet.run(["import", work.sub("bad.tar"), "--plugins", work.sub("d/plugins")] + trust)
+        #expect(hostile.status == 1 && hostile.code == "layout-invalid", "\(hostile.stdout)")
+        try tar.prefix(tar.count / 3).write(to: URL(fileURLWithPath: work.sub("short.tar")))
+        let short = try Fleet.run(["import", work.sub("short.tar"), "--plugins", work.sub("d/plugins")] + trust)
+        #expect(short.status == 1 && short.code == "layout-invalid", "\(short.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: work.sub("d/plugins")))
     }
 
     private func size(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0 }
