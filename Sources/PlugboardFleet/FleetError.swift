@@ -32,6 +32,8 @@ package struct FleetError: Error, Sendable, CustomStringConvertible {
         package static let setMismatch = Code("set-mismatch")
         /// A new set signed with the sequence of the installed one but other bytes.
         package static let sequenceReused = Code("lock-sequence-reused")
+        /// The record of the accepted sequence cannot be written: nothing is installed without it.
+        package static let recordUnwritable = Code("sequence-record-unwritable")
         /// Writing the staged set or switching it in failed (disk full, permissions).
         package static let installFailed = Code("install-failed")
         /// `rollback` with no previous set kept.

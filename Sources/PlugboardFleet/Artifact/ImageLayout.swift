@@ -23,10 +23,10 @@ package struct ImageLayout: SetSource {
 
     /// The descriptors `index.json` lists.
     package func entries() throws(FleetError) -> [Descriptor] {
-        guard let data = FileManager.default.contents(atPath: path + "/index.json") else {
-            throw invalid("no index.json: not an OCI image layout")
+        guard let data = Self.regularFile(path + "/index.json", limit: RegistryClient.manifestLimit) else {
+            throw invalid("no index.json (a regular file of at most 4 MiB): not an OCI image layout")
         }
-        guard let index = try? JSONDecoder().decode(ImageIndex.self, from: data) else { throw invalid("index.json cannot be read as an OCI image index") }
+        guard let index = try? JSONDecoder().decode(ImageIndex.self, from: Data(data)) else { throw invalid("index.json cannot be read as an OCI image index") }
         return index.manifests
     }
 
@@ -42,10 +42,10 @@ package struct ImageLayout: SetSource {
             digest = entry.digest
             mediaType = entry.mediaType
         }
-        guard Digest.isValid(digest), let bytes = FileManager.default.contents(atPath: blobPath(digest)).map(Array.init) else {
-            throw invalid("the manifest \(digest) is not in blobs/sha256")
+        guard Digest.isValid(digest), let bytes = Self.regularFile(blobPath(digest), limit: RegistryClient.manifestLimit) else {
+            throw invalid("the manifest \(digest) is not in blobs/sha256 (as a regular file of at most 4 MiB)")
         }
-        guard bytes.count <= RegistryClient.manifestLimit, Digest.of(bytes) == digest else {
+        guard Digest.of(bytes) == digest else {
             throw FleetError(.manifestInvalid, path, reason: "the manifest stored as \(digest) has other bytes (\(Digest.of(bytes)))", fix: "export the set again; nothing was installed")
         }
         struct Typed: Decodable { let mediaType: String? }
@@ -54,8 +54,8 @@ package struct ImageLayout: SetSource {
     }
 
     package func fetchBlob(_ blob: Descriptor, into file: Int32, path target: String) throws(FleetError) {
-        let source = open(blobPath(blob.digest), O_RDONLY | O_CLOEXEC)
-        guard source >= 0 else { throw invalid("the blob \(blob.digest) (\(blob.title ?? "unnamed")) is not in blobs/sha256") }
+        let source = Self.openRegular(blobPath(blob.digest))
+        guard source >= 0 else { throw invalid("the blob \(blob.digest) (\(blob.title ?? "unnamed")) is not in blobs/sha256 as a regular file") }
         defer { close(source) }
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var copied = 0
@@ -71,6 +71,34 @@ package struct ImageLayout: SetSource {
             }
         }
         try BlobCheck.verify(file: file, path: target, against: blob)
+    }
+
+    /// A regular file opened for reading, never through a link nor blocking
+    /// on a FIFO (a layout is untrusted); -1 otherwise.
+    static func openRegular(_ path: String) -> Int32 {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return -1 }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { close(fd); return -1 }
+        return fd
+    }
+
+    /// The bytes of a regular file of at most `limit` bytes.
+    static func regularFile(_ path: String, limit: Int) -> [UInt8]? {
+        let fd = openRegular(path)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, Int(info.st_size) <= limit else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var done = 0
+        while done < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + done, $0.count - done) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return nil }
+            done += count
+        }
+        return bytes
     }
 
     /// Writes a layout holding the set `name` names in `source`, every
@@ -93,9 +121,9 @@ package struct ImageLayout: SetSource {
         let top = try source.manifest(name)
         try store(top.bytes, top.digest)
         var manifests: [RegistryClient.FetchedManifest] = [top]
-        if let index = try? JSONDecoder().decode(ImageIndex.self, from: Data(top.bytes)), top.mediaType == MediaType.index {
+        if let entries = try SetFetch.platformManifests(top, subject: source.reference.description) {
             manifests = []
-            for entry in index.manifests where Digest.isValid(entry.digest) {
+            for entry in entries {
                 let manifest = try source.manifest(entry.digest)
                 try store(manifest.bytes, manifest.digest)
                 manifests.append(manifest)

@@ -46,11 +46,18 @@ package enum SetFiles {
         return files
     }
 
+    /// The files a lock file lists: each `.so` and `lib/` file (as a set
+    /// names them) with its SHA-256 (hex).
+    package static func listing(of lock: LockFile) -> [String: String] {
+        var listed = Dictionary(lock.plugins.map { ($0.file, $0.sha256) }, uniquingKeysWith: { first, _ in first })
+        for library in lock.libraries { listed["lib/" + library.file] = library.sha256 }
+        return listed
+    }
+
     /// Why the files are not the set their lock file lists: every `.so`
     /// and `lib/` file listed with its hash, and nothing listed missing.
-    package static func mismatch(_ files: [(title: String, sha256: String)], lock: LockFile) -> String? {
-        var listed = Dictionary(uniqueKeysWithValues: lock.plugins.map { ($0.file, $0.sha256) })
-        for library in lock.libraries { listed["lib/" + library.file] = library.sha256 }
+    package static func mismatch(_ files: [(title: String, sha256: String)], listed: [String: String]) -> String? {
+        var listed = listed
         for file in files where file.title != lockName && file.title != signatureName {
             guard let expected = listed.removeValue(forKey: file.title) else { return "\(file.title) is not in the lock file" }
             guard expected == file.sha256 else { return "\(file.title) has SHA-256 \(file.sha256), the lock file says \(expected)" }

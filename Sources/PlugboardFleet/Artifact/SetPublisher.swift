@@ -45,7 +45,7 @@ package enum SetPublisher {
             do { lock = try LockFile.decode(Data(lockBytes), path: directory + "/" + SetFiles.lockName) } catch {
                 throw FleetError(.setMismatch, directory + "/" + SetFiles.lockName, reason: error.reason, fix: "write it again (`plugboard lock \(directory) --sign KEYFILE`)")
             }
-            if let mismatch = SetFiles.mismatch(files.map { ($0.title, SHA256.hex($0.bytes)) }, lock: lock) {
+            if let mismatch = SetFiles.mismatch(files.map { ($0.title, SHA256.hex($0.bytes)) }, listed: SetFiles.listing(of: lock)) {
                 throw FleetError(.setMismatch, directory, reason: "the files are not the set its lock file lists: \(mismatch)", fix: "lock and sign it again (`plugboard lock \(directory) --sign KEYFILE`)")
             }
         }

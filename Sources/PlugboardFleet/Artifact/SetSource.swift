@@ -40,50 +40,97 @@ package enum SetFetch {
     /// A file of `installed` (the plugins directory) with a layer's digest
     /// is copied instead of fetched: an update that changes one plugin of
     /// 200 transfers that one.
+    /// `admit` checks the lock file and its signature before anything else
+    /// is fetched and gives the files it lists (title → SHA-256 hex).
     package static func fetch(_ name: String, from source: some SetSource, platform: Platform, into staging: String, installed: String? = nil,
-                              subject: String, progress: (Descriptor, Int, Int) -> Void = { _, _, _ in }) throws(FleetError) -> FetchedSet {
+                              subject: String, admit: ([UInt8], String) throws(FleetError) -> [String: String],
+                              progress: (Descriptor, Int, Int) -> Void = { _, _, _ in }) throws(FleetError) -> FetchedSet {
         let top = try source.manifest(name)
         var manifest = top
         var chosen: Platform?
-        if top.mediaType == MediaType.index || (try? JSONDecoder().decode(ImageIndex.self, from: Data(top.bytes)))?.manifests.isEmpty == false {
-            guard let index = try? JSONDecoder().decode(ImageIndex.self, from: Data(top.bytes)) else {
-                throw FleetError(.manifestInvalid, subject, reason: "the index cannot be read as an OCI image index", fix: "publish the set again with `plugboard publish`")
-            }
-            guard let entry = index.manifests.first(where: { $0.platform == platform }) else {
-                let offered = index.manifests.compactMap { $0.platform?.description }
+        if let manifests = try Self.platformManifests(top, subject: subject) {
+            guard let entry = manifests.first(where: { $0.platform == platform }) else {
+                let offered = manifests.compactMap { $0.platform?.description }
                 throw FleetError(.platformMissing, subject, reason: "no set for \(platform) (the index offers \(offered.isEmpty ? "none" : offered.joined(separator: ", ")))",
                     fix: "publish a set built for \(platform), or pass --platform to choose another")
-            }
-            guard Digest.isValid(entry.digest) else {
-                throw FleetError(.manifestInvalid, subject, reason: "the index names '\(entry.digest)', not a sha256 digest", fix: "publish the set again")
             }
             manifest = try source.manifest(entry.digest)
             chosen = entry.platform
         }
         let image = try Self.setManifest(manifest, subject: subject)
         let titles = try Self.titles(of: image, subject: subject)
+        let layers = Dictionary(uniqueKeysWithValues: zip(titles, image.layers))
+        // The lock file and its signature first, small, checked by `admit`:
+        // the other layers' sizes are the registry's word, their digests
+        // are signed. Only layers the signed lock lists are fetched.
+        guard let lockLayer = layers[SetFiles.lockName], let signatureLayer = layers[SetFiles.signatureName] else {
+            throw FleetError(.setUnsigned, subject, reason: "the set has no lock file and signature (\(SetFiles.lockName), \(SetFiles.signatureName))",
+                fix: "publish a signed set (`plugboard lock DIR --sign KEYFILE`, then `plugboard publish DIR REF`); nothing was installed")
+        }
+        guard lockLayer.size <= 16 << 20, signatureLayer.size <= 64 << 10 else {
+            throw FleetError(.manifestInvalid, subject, reason: "the lock file or its signature is declared larger than any lock file is (\(lockLayer.size), \(signatureLayer.size) bytes)",
+                fix: "publish the set again with `plugboard publish`; nothing was installed")
+        }
         var total = 0, fetched = 0, reused = 0
-        for (position, layer) in image.layers.enumerated() {
-            progress(layer, position + 1, image.layers.count)
-            let path = staging + "/" + titles[position]
-            let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, titles[position].hasSuffix(".so") ? 0o755 : 0o644)
+        var position = 0
+        func place(_ title: String, _ layer: Descriptor) throws(FleetError) {
+            position += 1
+            progress(layer, position, image.layers.count)
+            let path = staging + "/" + title
+            let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, title.hasSuffix(".so") ? 0o755 : 0o644)
             guard fd >= 0 else {
                 throw FleetError(.installFailed, path, reason: "cannot create: \(String(cString: strerror(errno)))", fix: "free space beside the plugins directory; nothing was installed")
             }
             defer { close(fd) }
             total += layer.size
-            if let installed, copy(installed + "/" + titles[position], size: layer.size, into: fd),
+            if let installed, copy(installed + "/" + title, size: layer.size, into: fd),
                (try? BlobCheck.verify(file: fd, path: path, against: layer)) != nil {
                 reused += 1
-                continue
+                return
             }
-            _ = ftruncate(fd, 0)
-            _ = lseek(fd, 0, SEEK_SET)
+            HTTPClient.rewind(fd)
             try source.fetchBlob(layer, into: fd, path: path)
             fetched += layer.size
         }
+        try place(SetFiles.lockName, lockLayer)
+        try place(SetFiles.signatureName, signatureLayer)
+        guard let lock = FileManager.default.contents(atPath: staging + "/" + SetFiles.lockName).map(Array.init),
+              let signature = try? String(contentsOfFile: staging + "/" + SetFiles.signatureName, encoding: .utf8) else {
+            throw FleetError(.installFailed, staging, reason: "cannot read back the lock file fetched", fix: "check the file system beside the plugins directory")
+        }
+        let listed = try admit(lock, signature)
+        let others = zip(titles, image.layers).filter { $0.0 != SetFiles.lockName && $0.0 != SetFiles.signatureName }
+        if let mismatch = SetFiles.mismatch(others.map { ($0.0, Digest.hex($0.1.digest)) }, listed: listed) {
+            throw FleetError(.setMismatch, subject, reason: "the set does not match its signed lock file: \(mismatch)", fix: "publish the set again from the signed folder; nothing was installed")
+        }
+        try Self.checkSpace(others.reduce(0) { $0 + $1.1.size }, in: staging)
+        for (title, layer) in others { try place(title, layer) }
         let files = zip(titles, image.layers).map { ($0, Digest.hex($1.digest)) }
         return FetchedSet(digest: top.digest, manifestDigest: manifest.digest, platform: chosen, files: files, bytes: total, bytesFetched: fetched, reused: reused)
+    }
+
+    /// Refuses before fetching when `bytes` would not fit where they go.
+    package static func checkSpace(_ bytes: Int, in folder: String) throws(FleetError) {
+        var info = statvfs()
+        guard statvfs(folder, &info) == 0 else { return }
+        let free = Int(info.f_bavail) * Int(info.f_frsize)
+        guard bytes <= free else {
+            throw FleetError(.installFailed, folder, reason: "the set needs \(bytes) bytes, \(free) are free there", fix: "free space beside the plugins directory; nothing was installed")
+        }
+    }
+
+    /// The entries of `top` when it is an image index (nil: a lone manifest),
+    /// each naming a sha256 digest.
+    package static func platformManifests(_ top: RegistryClient.FetchedManifest, subject: String) throws(FleetError) -> [Descriptor]? {
+        struct Typed: Decodable { let mediaType: String?; let manifests: [Descriptor]? }
+        guard let typed = try? JSONDecoder().decode(Typed.self, from: Data(top.bytes)) else {
+            throw FleetError(.manifestInvalid, subject, reason: "the manifest \(top.digest) is not JSON an OCI document has", fix: "publish the set again with `plugboard publish`")
+        }
+        guard top.mediaType == MediaType.index || typed.mediaType == MediaType.index || typed.manifests != nil else { return nil }
+        guard let manifests = typed.manifests, manifests.allSatisfy({ Digest.isValid($0.digest) }) else {
+            throw FleetError(.manifestInvalid, subject, reason: "the index cannot be read as an OCI image index naming sha256 digests", fix: "publish the set again with `plugboard publish`")
+        }
+        return manifests
     }
 
     /// `manifest` read as a Plugboard set's manifest.

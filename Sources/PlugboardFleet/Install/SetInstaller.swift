@@ -29,49 +29,41 @@ package struct SetInstaller {
     package var previous: String { "\(parent)/.\(name).previous" }
     package var lockFile: String { directory + "/" + SetFiles.lockName }
 
-    /// Runs `body` holding the install lock of the directory (one install at
-    /// a time), with a fresh, empty staging folder.
-    package func withStaging<T>(_ body: (String) throws(FleetError) -> T) throws(FleetError) -> T {
+    /// Runs `body` holding the install lock of the directory: one install
+    /// or rollback at a time.
+    package func withInstallLock<T>(_ body: () throws(FleetError) -> T) throws(FleetError) -> T {
         let lockPath = "\(parent)/.\(name).install-lock"
         // A first install may name a folder whose parent is new too.
         try? FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else {
             throw FleetError(.installFailed, lockPath, reason: "cannot create the install lock: \(String(cString: strerror(errno)))", fix: "make \(parent) writable by this user")
         }
         defer { close(fd) }
         while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
-        // Held: whatever staging folder is left was a killed install's.
-        if let names = try? FileManager.default.contentsOfDirectory(atPath: parent) {
-            for leftover in names where leftover.hasPrefix(".\(name).staging-") { try? FileManager.default.removeItem(atPath: "\(parent)/\(leftover)") }
-        }
-        let staging = "\(parent)/.\(name).staging-\(getpid())"
-        guard mkdir(staging, 0o755) == 0, mkdir(staging + "/lib", 0o755) == 0 else {
-            throw FleetError(.installFailed, staging, reason: "cannot create the staging folder: \(String(cString: strerror(errno)))", fix: "make \(parent) writable by this user and free space there")
-        }
-        defer { try? FileManager.default.removeItem(atPath: staging) }
-        return try body(staging)
+        return try body()
     }
 
-    /// What checking a staged set found.
-    package enum Verdict {
-        /// A newer set (or the first): to be switched in.
-        case install(SignedLock)
-        /// The same lock file as installed: nothing to do.
-        case unchanged(SignedLock)
+    /// Runs `body` holding the install lock, with a fresh, empty staging folder.
+    package func withStaging<T>(_ body: (String) throws(FleetError) -> T) throws(FleetError) -> T {
+        try withInstallLock { () throws(FleetError) -> T in
+            // Held: whatever staging folder is left was a killed install's.
+            if let names = try? FileManager.default.contentsOfDirectory(atPath: parent) {
+                for leftover in names where leftover.hasPrefix(".\(name).staging-") { try? FileManager.default.removeItem(atPath: "\(parent)/\(leftover)") }
+            }
+            let staging = "\(parent)/.\(name).staging-\(getpid())"
+            guard mkdir(staging, 0o755) == 0, mkdir(staging + "/lib", 0o755) == 0 else {
+                throw FleetError(.installFailed, staging, reason: "cannot create the staging folder: \(String(cString: strerror(errno)))", fix: "make \(parent) writable by this user and free space there")
+            }
+            defer { try? FileManager.default.removeItem(atPath: staging) }
+            return try body(staging)
+        }
     }
 
-    /// Checks the set staged in `staging` before anything of it lands in the
-    /// directory: the signature (trusted key, expiry, sequence against the
-    /// record of the directory's lock file, channel), then every file against
-    /// the lock file's hashes (`files`: each title with the SHA-256 its
-    /// bytes were checked to have).
-    package func verify(staging: String, files: [(title: String, sha256: String)]) throws(FleetError) -> Verdict {
-        guard let lock = FileManager.default.contents(atPath: staging + "/" + SetFiles.lockName).map(Array.init),
-              let signature = try? String(contentsOfFile: staging + "/" + SetFiles.signatureName, encoding: .utf8) else {
-            throw FleetError(.setUnsigned, directory, reason: "the set has no lock file and signature (\(SetFiles.lockName), \(SetFiles.signatureName))",
-                fix: "publish a signed set (`plugboard lock DIR --sign KEYFILE`, then `plugboard publish DIR REF`); nothing was installed")
-        }
+    /// The signature of `lock` (trusted key, expiry, sequence against the
+    /// record of the directory's lock file, channel), then the lock file
+    /// read: the signed lock and the files it lists (title → SHA-256 hex).
+    package func admit(_ lock: [UInt8], signature: String) throws(FleetError) -> (signed: SignedLock, files: [String: String]) {
         let signed: SignedLock
         switch signatures.verify(lock, signature: signature, signatureFile: SetFiles.signatureName, recordedAs: lockFile) {
         case let .success(verified): signed = verified
@@ -87,28 +79,72 @@ package struct SetInstaller {
         do { parsed = try LockFile.decode(Data(lock), path: SetFiles.lockName) } catch {
             throw FleetError(.setMismatch, SetFiles.lockName, reason: error.reason, fix: "publish the set again; nothing was installed")
         }
-        if let mismatch = SetFiles.mismatch(files, lock: parsed) {
+        return (signed, SetFiles.listing(of: parsed))
+    }
+
+    /// What checking a staged set found.
+    package enum Verdict {
+        /// A newer set (or the first): to be switched in.
+        case install(SignedLock)
+        /// The same lock file as installed: nothing to do.
+        case unchanged(SignedLock)
+    }
+
+    /// Checks the set staged in `staging` before anything of it lands in the
+    /// directory: ``admit(_:signature:)`` on its lock file, then every file
+    /// (`files`: each title with the SHA-256 its bytes were checked to have)
+    /// against the lock file.
+    package func verify(staging: String, files: [(title: String, sha256: String)]) throws(FleetError) -> Verdict {
+        guard let lock = FileManager.default.contents(atPath: staging + "/" + SetFiles.lockName).map(Array.init),
+              let signature = try? String(contentsOfFile: staging + "/" + SetFiles.signatureName, encoding: .utf8) else {
+            throw FleetError(.setUnsigned, directory, reason: "the set has no lock file and signature (\(SetFiles.lockName), \(SetFiles.signatureName))",
+                fix: "publish a signed set (`plugboard lock DIR --sign KEYFILE`, then `plugboard publish DIR REF`); nothing was installed")
+        }
+        let (signed, listed) = try admit(lock, signature: signature)
+        if let mismatch = SetFiles.mismatch(files, listed: listed) {
             throw FleetError(.setMismatch, directory, reason: "the set does not match its signed lock file: \(mismatch)", fix: "publish the set again from the signed folder; nothing was installed")
         }
+        let installed = FileManager.default.contents(atPath: lockFile).map(Array.init)
         // Checked like any set first: the same lock file with other files is no "unchanged".
         return installed == lock ? .unchanged(signed) : .install(signed)
     }
 
-    /// Makes `staging` the directory in one step and keeps the set it
-    /// replaces as ``previous``; records `signed` as accepted.
+    /// Records `signed` as accepted, then makes `staging` the directory in
+    /// one step and keeps the set it replaces as ``previous``. The record
+    /// comes first: a kill between the two leaves it raised over the old set
+    /// (which the next pull replaces), never a new set with the record below
+    /// it. A record that cannot be written installs nothing; a failed switch
+    /// puts the record back.
     package func switchIn(staging: String, signed: SignedLock) throws(FleetError) {
         // Every byte on disk before the switch can be seen.
         syncTree(staging)
+        let saved = signatures.saveRecord(for: lockFile)
+        try record(signed)
         if access(directory, F_OK) != 0 {
-            guard rename(staging, directory) == 0 else { throw switchFailed() }
+            guard rename(staging, directory) == 0 else {
+                let error = switchFailed()
+                signatures.restoreRecord(saved, lockFile: lockFile)
+                throw error
+            }
         } else {
-            guard fleet_rename_exchange(staging, directory) == 0 else { throw switchFailed() }
+            guard fleet_rename_exchange(staging, directory) == 0 else {
+                let error = switchFailed()
+                signatures.restoreRecord(saved, lockFile: lockFile)
+                throw error
+            }
             // `staging` now holds the replaced set.
             try? FileManager.default.removeItem(atPath: previous)
             _ = rename(staging, previous)
         }
         syncFolder(parent)
-        signatures.accept(signed, lockFile: lockFile)
+    }
+
+    /// Raises the record of the directory to `signed` (never lowers it).
+    package func record(_ signed: SignedLock) throws(FleetError) {
+        if let problem = signatures.accept(signed, lockFile: lockFile) {
+            throw FleetError(.recordUnwritable, lockFile, reason: problem,
+                fix: "make the records folder writable by this user (--sequence-records, else --cache); nothing was installed")
+        }
     }
 
     /// Exchanges the directory with ``previous`` (rollback): the replaced

@@ -44,20 +44,21 @@ package final class HTTPClient {
 
     /// One request; follows up to 5 redirects (never sending `authorization`
     /// to another origin). Throws `registry-unreachable` when no answer came.
+    /// `timeout`: seconds for the whole transfer (a trickle of bytes is no progress).
     package func send(_ method: String, _ url: String, headers: [String: String] = [:], body: [UInt8]? = nil,
-                      sink: Sink = .memory(limit: 4 << 20)) throws(FleetError) -> Response {
+                      sink: Sink = .memory(limit: 4 << 20), timeout: Int? = nil) throws(FleetError) -> Response {
         var url = url
         var headers = headers
         let origin = Self.origin(of: url)
         for _ in 0...5 {
-            let response = try perform(method, url, headers: headers, body: body, sink: sink)
+            let response = try perform(method, url, headers: headers, body: body, sink: sink, timeout: timeout)
             guard [301, 302, 303, 307, 308].contains(response.status), let location = response.headers["location"] else { return response }
             let next = Self.resolve(location, against: url)
             guard next.hasPrefix("http://") || next.hasPrefix("https://") else {
                 throw FleetError(.redirectRefused, url, reason: "redirected to '\(location)', not an http(s) address", fix: "check the registry's storage redirect settings")
             }
             if Self.origin(of: next) != origin { headers["authorization"] = nil }
-            if case let .file(descriptor, _) = sink { _ = ftruncate(descriptor, 0); _ = lseek(descriptor, 0, SEEK_SET) }
+            if case let .file(descriptor, _) = sink { Self.rewind(descriptor) }
             url = next
         }
         throw FleetError(.redirectRefused, url, reason: "more than 5 redirects", fix: "check the registry's address and its storage redirect settings")
@@ -71,6 +72,8 @@ package final class HTTPClient {
         var overflowed = false
         var writeFailed: Int32 = 0
         var headers: [String: String] = [:]
+        /// The status line's code, once the headers came: only a 2xx body goes to the sink.
+        var status = 0
         var upload: [UInt8]
         var uploaded = 0
         var progress: ((Int) -> Void)?
@@ -81,7 +84,7 @@ package final class HTTPClient {
         }
     }
 
-    private func perform(_ method: String, _ url: String, headers: [String: String], body: [UInt8]?, sink: Sink) throws(FleetError) -> Response {
+    private func perform(_ method: String, _ url: String, headers: [String: String], body: [UInt8]?, sink: Sink, timeout: Int?) throws(FleetError) -> Response {
         curl_easy_reset(handle)
         let transfer = Transfer(sink: sink, upload: body ?? [])
         transfer.progress = progress
@@ -98,6 +101,10 @@ package final class HTTPClient {
         _ = fleet_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1)
         _ = fleet_curl_set_long(handle, CURLOPT_LOW_SPEED_TIME, stallSeconds)
         _ = fleet_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0)
+        // HTTP(S) only, whatever a registry names (a file:// upload location would write a local file).
+        _ = fleet_curl_set_pointer(handle, CURLOPT_PROTOCOLS_STR, "http,https")
+        _ = fleet_curl_set_pointer(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        if let timeout { _ = fleet_curl_set_long(handle, CURLOPT_TIMEOUT, timeout) }
         switch method {
         case "GET": break
         case "HEAD": _ = fleet_curl_set_long(handle, CURLOPT_NOBODY, 1)
@@ -123,6 +130,11 @@ package final class HTTPClient {
             let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
             let n = size * count
             let bytes = UnsafeRawBufferPointer(start: data, count: n)
+            // A redirect's or an error's body is kept apart (a little of it, for the message).
+            guard (200..<300).contains(transfer.status) else {
+                transfer.body.append(contentsOf: bytes.prefix(max(0, 16 << 10 - transfer.body.count)))
+                return n
+            }
             transfer.received += n
             switch transfer.sink {
             case let .memory(limit):
@@ -143,8 +155,11 @@ package final class HTTPClient {
         _ = fleet_curl_set_header_callback(handle, { data, size, count, context in
             let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
             let line = String(decoding: UnsafeRawBufferPointer(start: data, count: size * count), as: UTF8.self)
-            if line.hasPrefix("HTTP/") { transfer.headers = [:] }
-            if let colon = line.firstIndex(of: ":") {
+            if line.hasPrefix("HTTP/") {
+                transfer.headers = [:]
+                transfer.status = line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+            }
+            if transfer.headers.count < 200, let colon = line.firstIndex(of: ":") {
                 let name = line[..<colon].lowercased()
                 let value = String(line[line.index(after: colon)...].drop { $0 == " " || $0 == "\t" }.reversed().drop { $0.isWhitespace }.reversed())
                 transfer.headers[name] = value
@@ -158,6 +173,9 @@ package final class HTTPClient {
         if transfer.writeFailed != 0 {
             throw FleetError(.installFailed, url, reason: "cannot write what was received: \(String(cString: strerror(transfer.writeFailed)))", fix: "free space where the set is staged (beside the plugins directory); nothing was installed")
         }
+        if code == CURLE_PARTIAL_FILE {
+            throw FleetError(.blobDigestMismatch, url, reason: "the response ended before the length it announced (cut short)", fix: "the registry served less than was published; nothing was installed")
+        }
         guard code == CURLE_OK else {
             throw FleetError(.registryUnreachable, url, reason: String(cString: curl_easy_strerror(code)), fix: "check the address, that the registry runs and the network between; nothing was changed")
         }
@@ -170,6 +188,12 @@ package final class HTTPClient {
         }
     }
 
+    /// Empties a file a transfer writes to, for a retry.
+    package static func rewind(_ descriptor: Int32) {
+        _ = ftruncate(descriptor, 0)
+        _ = lseek(descriptor, 0, SEEK_SET)
+    }
+
     /// `scheme://host[:port]`.
     static func origin(of url: String) -> String {
         let parts = url.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false)
@@ -179,7 +203,7 @@ package final class HTTPClient {
 
     /// `location` (absolute, or relative to `base`) as an absolute URL.
     static func resolve(_ location: String, against base: String) -> String {
-        if location.contains("://") { return location }
+        if let scheme = location.split(separator: "?", maxSplits: 1).first, scheme.contains("://") { return location }
         if location.hasPrefix("//") { return String(base.prefix { $0 != ":" }) + ":" + location }
         if location.hasPrefix("/") { return origin(of: base) + location }
         let folder = base.split(separator: "?").first.map { $0.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/") } ?? base

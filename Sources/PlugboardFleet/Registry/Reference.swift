@@ -63,7 +63,9 @@ package struct Reference: Sendable, Equatable, CustomStringConvertible {
         guard !repository.isEmpty, components.allSatisfy({ component in
             !component.isEmpty && component.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || "._-".contains($0)) }
         }) else { return refuse("'\(repository)' is not a repository name (lowercase letters, digits, . _ - and /)") }
-        let local = host.hasPrefix("localhost") || host.hasPrefix("127.0.0.1") || host.hasPrefix("[::1]")
+        // The host alone, exactly: localhost.example.com is not local.
+        let name = host.hasPrefix("[") ? String(host.prefix { $0 != "]" }) + "]" : String(host.prefix { $0 != ":" })
+        let local = ["localhost", "127.0.0.1", "[::1]"].contains(name)
         return .success(Reference(host: host, repository: repository, tag: tag ?? (digest == nil ? "latest" : nil), digest: digest, plainHTTP: plain || local))
     }
 }
@@ -73,7 +75,7 @@ package enum Digest {
     package static func isValid(_ text: String) -> Bool {
         guard text.hasPrefix("sha256:") else { return false }
         let hex = text.dropFirst(7)
-        return hex.count == 64 && hex.allSatisfy { $0.isHexDigit && !$0.isUppercase }
+        return hex.count == 64 && hex.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 
     package static func of<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String { "sha256:" + SHA256.hex(bytes) }

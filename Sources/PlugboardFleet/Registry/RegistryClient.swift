@@ -30,22 +30,35 @@ package final class RegistryClient {
 
     private var repositoryURL: String { reference.baseURL + "/v2/" + reference.repository }
 
-    /// A request with authentication: on a 401 the challenge is answered once.
+    /// The registry's own origin: the only one credentials are sent to or
+    /// asked for by (a redirect target, an upload location elsewhere, get none).
+    private var origin: String { HTTPClient.origin(of: reference.baseURL) }
+
+    /// A request with authentication: on a 401 from the registry itself the
+    /// challenge is answered once.
     private func send(_ method: String, _ url: String, headers: [String: String] = [:], body: [UInt8]? = nil,
-                      sink: HTTPClient.Sink = .memory(limit: RegistryClient.manifestLimit)) throws(FleetError) -> HTTPClient.Response {
+                      sink: HTTPClient.Sink = .memory(limit: RegistryClient.manifestLimit), timeout: Int = 120) throws(FleetError) -> HTTPClient.Response {
         var headers = headers
-        if let authorization { headers["authorization"] = authorization }
-        let response = try http.send(method, url, headers: headers, body: body, sink: sink)
+        let ours = HTTPClient.origin(of: url) == origin
+        if ours, let authorization { headers["authorization"] = authorization }
+        let response = try http.send(method, url, headers: headers, body: body, sink: sink, timeout: timeout)
+        if response.status == 403 { throw refused(response.status) }
         guard response.status == 401 else { return response }
+        guard ours, HTTPClient.origin(of: response.url) == origin else {
+            throw FleetError(.registryAuthFailed, response.url, reason: "asks for credentials, but it is not the registry (\(origin)), so none are sent",
+                fix: "check the registry's storage redirect settings")
+        }
         authorization = try answer(response.headers["www-authenticate"] ?? "", for: url)
         headers["authorization"] = authorization
-        if case let .file(descriptor, _) = sink { _ = ftruncate(descriptor, 0); _ = lseek(descriptor, 0, SEEK_SET) }
-        let retried = try http.send(method, url, headers: headers, body: body, sink: sink)
-        if retried.status == 401 || retried.status == 403 {
-            throw FleetError(.registryAuthFailed, reference.description, reason: "the registry refused the credentials (HTTP \(retried.status))",
-                fix: "check PLUGBOARD_REGISTRY_USERNAME and PLUGBOARD_REGISTRY_PASSWORD, or the auths entry for \(reference.host) in ~/.docker/config.json")
-        }
+        if case let .file(descriptor, _) = sink { HTTPClient.rewind(descriptor) }
+        let retried = try http.send(method, url, headers: headers, body: body, sink: sink, timeout: timeout)
+        if retried.status == 401 || retried.status == 403 { throw refused(retried.status) }
         return retried
+    }
+
+    private func refused(_ status: Int) -> FleetError {
+        FleetError(.registryAuthFailed, reference.description, reason: "the registry refused the credentials (HTTP \(status))",
+            fix: "check PLUGBOARD_REGISTRY_USERNAME and PLUGBOARD_REGISTRY_PASSWORD, or the auths entry for \(reference.host) in ~/.docker/config.json")
     }
 
     /// The `Authorization` value answering `challenge`.
@@ -61,8 +74,9 @@ package final class RegistryClient {
             throw FleetError(.registryAuthFailed, reference.description, reason: "the registry asks for authentication Plugboard does not speak ('\(challenge.prefix(40))')", fix: "use Basic or Bearer token authentication")
         }
         let parameters = Self.challengeParameters(String(challenge.dropFirst(6)))
-        guard let realm = parameters["realm"], realm.hasPrefix("http://") || realm.hasPrefix("https://") else {
-            throw FleetError(.registryAuthFailed, reference.description, reason: "the Bearer challenge names no token service", fix: "check the registry's auth settings")
+        guard let realm = parameters["realm"], realm.hasPrefix("https://") || (realm.hasPrefix("http://") && reference.plainHTTP) else {
+            throw FleetError(.registryAuthFailed, reference.description, reason: "the Bearer challenge names no token service over HTTPS (credentials go to it)",
+                fix: "check the registry's auth settings")
         }
         var query: [String] = []
         if let service = parameters["service"] { query.append("service=" + Self.percentEncoded(service)) }
@@ -178,7 +192,12 @@ package final class RegistryClient {
         if try hasBlob(digest) { return false }
         let started = try send("POST", repositoryURL + "/blobs/uploads/")
         guard started.status == 202, let location = started.headers["location"] else { throw unexpected(started, "starting an upload") }
-        let url = HTTPClient.resolve(location, against: repositoryURL) + (location.contains("?") ? "&" : "?") + "digest=" + Self.percentEncoded(digest)
+        let target = HTTPClient.resolve(location, against: repositoryURL)
+        guard HTTPClient.origin(of: target) == origin else {
+            throw FleetError(.redirectRefused, reference.description, reason: "the registry asked for the upload at \(HTTPClient.origin(of: target)), another origin",
+                fix: "check the registry's settings; nothing was sent there")
+        }
+        let url = target + (target.contains("?") ? "&" : "?") + "digest=" + Self.percentEncoded(digest)
         let finished = try send("PUT", url, headers: ["content-type": "application/octet-stream"], body: bytes)
         guard finished.status == 201 else { throw unexpected(finished, "uploading blob \(digest)") }
         return true
@@ -187,7 +206,8 @@ package final class RegistryClient {
     /// Fetches the blob `descriptor` names into `descriptor` (the file),
     /// then checks its size and digest. Throws if either is wrong.
     package func fetchBlob(_ blob: Descriptor, into file: Int32, path: String) throws(FleetError) {
-        let response = try send("GET", repositoryURL + "/blobs/" + blob.digest, sink: .file(descriptor: file, limit: blob.size))
+        // At least 16 KiB/s on average: a registry trickling bytes is cut off too.
+        let response = try send("GET", repositoryURL + "/blobs/" + blob.digest, sink: .file(descriptor: file, limit: blob.size), timeout: 120 + blob.size / (16 << 10))
         if response.status == 404 {
             throw FleetError(.registryError, "\(reference.repository)@\(blob.digest)", reason: "the registry does not have this blob of the set (\(blob.title ?? "unnamed"))", fix: "publish the set again; nothing was installed")
         }

@@ -61,7 +61,8 @@ final class PluginsDirectoryWatcher: Sendable {
                     continue
                 }
                 // The whole directory replaced: watch the new one.
-                if batch.contains(where: { $0.watch == parentWatch && $0.name == name }) {
+                // (Or events were lost: the rename may have been among them.)
+                if batch.contains(where: { ($0.watch == parentWatch && $0.name == name) || $0.overflowed }) {
                     rewatch()
                     pending = true
                 }

@@ -96,15 +96,28 @@ final class AcceptedSequences: Sendable {
         return .accepted(remembered.sequence >= stored.sequence ? remembered : stored)
     }
 
-    /// Remembers `accepted` when it is newer than the last.
-    func record(_ accepted: Accepted) {
+    /// Remembers `accepted` when it is newer than the last; why it could not be kept, when not.
+    @discardableResult
+    func record(_ accepted: Accepted) -> String? {
         var accepted = accepted
         accepted.lockFile = Self.key(accepted.lockFile)
-        if let last = last(for: accepted.lockFile), last.sequence >= accepted.sequence { return }
-        if let problem = replace(accepted) {
-            report(HostDiagnostic(.warning, code: "signed-lock-state-unwritable",
-                message: "\(problem); after a restart an older set would not be refused. Make the state directory writable (PluginHost.Configuration.paths.cache, --cache DIR)",
-                file: file(for: accepted.lockFile)))
+        if let last = last(for: accepted.lockFile), last.sequence >= accepted.sequence { return nil }
+        guard let problem = replace(accepted) else { return nil }
+        report(HostDiagnostic(.warning, code: "signed-lock-state-unwritable",
+            message: "\(problem); after a restart an older set would not be refused. Make the state directory writable (PluginHost.Configuration.paths.cache, --cache DIR)",
+            file: file(for: accepted.lockFile)))
+        return problem
+    }
+
+    /// Puts the record of `lockFile` back as `previous` was (none: removed),
+    /// undoing a ``record(_:)`` whose set was not installed after all.
+    func restore(_ previous: Accepted?, lockFile: String) {
+        let key = Self.key(lockFile)
+        if let previous {
+            _ = replace(previous)
+        } else {
+            inMemory.withLock { $0[key] = nil }
+            if let file = file(for: key) { unlink(file) }
         }
     }
 

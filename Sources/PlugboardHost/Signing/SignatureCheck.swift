@@ -116,9 +116,23 @@ package struct SignatureCheck: Sendable {
         return .success(SignedLock(keyID: PublicSigningKey.idText(signature.keyID), sequence: terms.sequence, expires: terms.expires, channel: terms.channel))
     }
 
-    /// Remembers `signed` as the last set accepted for `lockFile` (only ever upwards).
-    package func accept(_ signed: SignedLock, lockFile: String, now: Date = Date()) {
+    /// Remembers `signed` as the last set accepted for `lockFile` (only ever
+    /// upwards); why the record could not be written, when not.
+    @discardableResult
+    package func accept(_ signed: SignedLock, lockFile: String, now: Date = Date()) -> String? {
         sequences.record(.init(lockFile: lockFile, sequence: signed.sequence, channel: signed.channel, keyID: signed.keyID, accepted: now))
+    }
+
+    /// The record of `lockFile` as it is, to put back with ``restoreRecord(_:lockFile:)``.
+    package struct SavedRecord: Sendable { fileprivate let accepted: AcceptedSequences.Accepted? }
+
+    package func saveRecord(for lockFile: String) -> SavedRecord {
+        if case let .accepted(accepted) = sequences.record(for: lockFile) { return SavedRecord(accepted: accepted) }
+        return SavedRecord(accepted: nil)
+    }
+
+    package func restoreRecord(_ saved: SavedRecord, lockFile: String) {
+        sequences.restore(saved.accepted, lockFile: lockFile)
     }
 
     /// Why `sequence` is not accepted: lower than the last accepted; or,

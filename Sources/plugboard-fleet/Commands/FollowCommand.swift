@@ -104,14 +104,15 @@ enum FollowCommand: CLICommand {
             state.save(stateFile)
             return true
         } catch {
-            // A verdict on the set is kept; a failed transfer is tried again.
-            let transient: Set<FleetError.Code> = [.registryUnreachable, .registryError, .installFailed, .registryAuthFailed]
-            if !transient.contains(error.code) {
+            // Only a verdict on the set itself is kept (it stays true of those
+            // bytes); a failed transfer, or a refusal that a change of this
+            // host's settings can lift (a key, a floor, a channel), is tried again.
+            if FollowState.isVerdictOnTheSet(error.code.rawValue) {
                 state.refusedDigest = digest
                 state.refusedCode = error.code.rawValue
                 state.save(stateFile)
             }
-            say(transient.contains(error.code) ? "failed" : "refused", digest, error: error)
+            say(FollowState.isVerdictOnTheSet(error.code.rawValue) ? "refused" : "failed", digest, error: error)
             return false
         }
     }

@@ -34,11 +34,12 @@ enum ImportCommand: CLICommand {
             var unpacked: String?
             defer { if let unpacked { try? FileManager.default.removeItem(atPath: unpacked) } }
             if LayoutArchive.isArchive(given) {
-                let folder = FileManager.default.temporaryDirectory.path + "/plugboard-import-\(getpid())"
-                try? FileManager.default.removeItem(atPath: folder)
-                guard mkdir(folder, 0o700) == 0 else {
-                    throw FleetError(.installFailed, folder, reason: String(cString: strerror(errno)), fix: "set TMPDIR to a folder with space")
+                // A fresh folder of this process's (mkdtemp), never one found there.
+                var template = Array((FileManager.default.temporaryDirectory.path + "/plugboard-import-XXXXXX").utf8CString)
+                guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+                    throw FleetError(.installFailed, FileManager.default.temporaryDirectory.path, reason: String(cString: strerror(errno)), fix: "set TMPDIR to a folder with space")
                 }
+                let folder = String(cString: made)
                 unpacked = folder
                 try LayoutArchive.extract(given, into: folder)
             }

@@ -27,6 +27,7 @@ enum RollbackCommand: CLICommand {
         let ok = true
         let plugins: String
         let sequence: UInt64
+        let channel: String
         let loweredFrom: UInt64?
     }
 
@@ -36,32 +37,42 @@ enum RollbackCommand: CLICommand {
         guard let (signatures, _) = try FleetOptions.signatures(arguments, command: spec.name) else { return ExitStatus.failure }
         let installer = SetInstaller(directory: directory, signatures: signatures)
         do throws(FleetError) {
-            let previous = installer.previous
-            guard FileManager.default.fileExists(atPath: previous + "/" + SetFiles.lockName) else {
-                throw FleetError(.noPreviousSet, previous, reason: "no earlier set is kept for \(installer.directory)", fix: "pull the set you want by its digest (`plugboard pull REF@sha256:... --plugins DIR`)")
-            }
-            let lowering = arguments.flag("--lower-sequence")
-            let check = SetInstaller(directory: directory, signatures: lowering ? signatures.ignoringRecord() : signatures)
-            let files = try SetFiles.read(previous).map { ($0.title, SHA256.hex($0.bytes)) }
-            let signed: SignedLock
-            switch try check.verify(staging: previous, files: files) {
-            case let .install(verified), let .unchanged(verified): signed = verified
-            }
-            let last = signatures.lastAccepted(for: installer.lockFile)?.sequence
-            try installer.swapWithPrevious()
-            var lowered: UInt64?
-            if lowering, let last, last > signed.sequence {
-                if let problem = signatures.lowerRecord(to: signed, lockFile: installer.lockFile) {
-                    Terminal.error("\(problem): hosts will refuse the set switched back in (lock-rollback) until the record is lowered")
-                    return ExitStatus.failure
+            // Checked, switched and recorded under the install lock: no pull or follow between.
+            let report = try installer.withInstallLock { () throws(FleetError) -> Report in
+                let previous = installer.previous
+                guard FileManager.default.fileExists(atPath: previous + "/" + SetFiles.lockName) else {
+                    throw FleetError(.noPreviousSet, previous, reason: "no earlier set is kept for \(installer.directory)", fix: "pull the set you want by its digest (`plugboard pull REF@sha256:... --plugins DIR`)")
                 }
-                lowered = last
-                Terminal.writeErr("rollback: the recorded sequence of \(Terminal.safe(installer.lockFile)) was lowered from \(last) to \(signed.sequence) (--lower-sequence)\n")
+                let lowering = arguments.flag("--lower-sequence")
+                let check = SetInstaller(directory: directory, signatures: lowering ? signatures.ignoringRecord() : signatures)
+                let files = try SetFiles.read(previous).map { ($0.title, SHA256.hex($0.bytes)) }
+                let signed: SignedLock
+                switch try check.verify(staging: previous, files: files) {
+                case let .install(verified), let .unchanged(verified): signed = verified
+                }
+                let last = signatures.lastAccepted(for: installer.lockFile)?.sequence
+                var lowered: UInt64?
+                // Lowered before the switch (a host may take the older set the moment it lands), put back if the switch fails.
+                let saved = signatures.saveRecord(for: installer.lockFile)
+                if lowering, let last, last > signed.sequence {
+                    if let problem = signatures.lowerRecord(to: signed, lockFile: installer.lockFile) {
+                        throw FleetError(.recordUnwritable, installer.lockFile, reason: problem, fix: "make the records folder writable by this user; nothing was changed")
+                    }
+                    lowered = last
+                }
+                do throws(FleetError) { try installer.swapWithPrevious() } catch {
+                    signatures.restoreRecord(saved, lockFile: installer.lockFile)
+                    throw error
+                }
+                if let lowered {
+                    Terminal.writeErr("rollback: the recorded sequence of \(Terminal.safe(installer.lockFile)) was lowered from \(lowered) to \(signed.sequence) (--lower-sequence)\n")
+                }
+                return Report(plugins: installer.directory, sequence: signed.sequence, channel: signed.channel, loweredFrom: lowered)
             }
             if json {
-                JSONOutput.print(Report(plugins: installer.directory, sequence: signed.sequence, loweredFrom: lowered))
+                JSONOutput.print(report)
             } else {
-                Terminal.write("Rolled back \(Terminal.safe(installer.directory)) to the set of sequence \(signed.sequence) (channel \(Terminal.safe(signed.channel)))\n")
+                Terminal.write("Rolled back \(Terminal.safe(installer.directory)) to the set of sequence \(report.sequence) (channel \(Terminal.safe(report.channel)))\n")
             }
             return ExitStatus.success
         } catch {

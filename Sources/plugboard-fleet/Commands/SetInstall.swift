@@ -29,13 +29,16 @@ enum SetInstall {
         let progress = FleetOptions.progress(json: json)
         defer { FleetOptions.endProgress(json: json) }
         return try installer.withStaging { staging throws(FleetError) in
-            let fetched = try SetFetch.fetch(name, from: source, platform: platform, into: staging, installed: installer.directory, subject: subject) { layer, position, count in
+            let fetched = try SetFetch.fetch(name, from: source, platform: platform, into: staging, installed: installer.directory, subject: subject,
+                                             admit: { lock, signature throws(FleetError) in try installer.admit(lock, signature: signature).files }) { layer, position, count in
                 progress("fetching \(position)/\(count) \(layer.title ?? layer.digest) (\(layer.size) bytes)")
             }
             let outcome: String
             let signed: SignedLock
             switch try installer.verify(staging: staging, files: fetched.files) {
             case let .unchanged(same):
+                // Recorded too, if the record was missing or lower (a first pull with a floor).
+                try installer.record(same)
                 signed = same
                 outcome = "unchanged"
             case let .install(new):
