@@ -20,6 +20,10 @@ final class FaultProxy: Sendable {
         case stall(file: String)
         /// The blob read from `file` of the registry's storage (an object store's answer).
         case serve(file: String)
+        /// 202 to an upload's start, the upload to continue at `origin`.
+        case uploadElsewhere(origin: String)
+        /// 401 naming a Bearer token service at `realm`.
+        case challenge(realm: String)
         /// A token service: `{"token": token}` to a request carrying `authorization`, else 401.
         case token(authorization: String, token: String)
     }
@@ -82,7 +86,13 @@ final class FaultProxy: Sendable {
         case .forward:
             forward(head, body, to: client)
         case let .redirect(origin):
-            Self.send(client, "HTTP/1.1 307 Temporary Redirect\r\nLocation: \(origin)\(path)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            // With a body, as Go's http.Redirect (distribution's) writes one: it is no part of the blob.
+            let body = "<a href=\"\(origin)\(path)\">Temporary Redirect</a>.\n" + String(repeating: " ", count: 1024)
+            Self.send(client, "HTTP/1.1 307 Temporary Redirect\r\nLocation: \(origin)\(path)\r\nContent-Type: text/html\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+        case let .uploadElsewhere(origin):
+            Self.send(client, "HTTP/1.1 202 Accepted\r\nLocation: \(origin)/v2/uploads/1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        case let .challenge(realm):
+            Self.send(client, "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"\(realm)\",service=\"x\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
         case .endless:
             Self.send(client, "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nConnection: close\r\n\r\n")
             let chunk = [UInt8](repeating: 0x41, count: 64 << 10)

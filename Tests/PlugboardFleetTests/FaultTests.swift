@@ -159,4 +159,40 @@ struct FaultTests {
         try scene.publish(scene.set2)
         try scene.expectRefused("install-failed", shell: "trap '' XFSZ; ulimit -f 100;")
     }
+
+    /// A layer declared larger than the disk holds is refused before a byte
+    /// of it is fetched (its size is the registry's word; its digest is signed).
+    @Test func aLayerDeclaredLargerThanTheDiskIsRefusedBeforeFetching() throws {
+        let scene = try Scene()
+        let published = try scene.publish(scene.set2)
+        let client = RegistryClient(try Reference.parse(scene.reference).get())
+        let index = try JSONDecoder().decode(ImageIndex.self, from: Data(try client.manifest(try #require(published.json["digest"] as? String)).bytes))
+        let entry = try #require(index.manifests.first)
+        var manifest = try JSONDecoder().decode(ImageManifest.self, from: Data(try client.manifest(entry.digest).bytes))
+        let beta = try #require(manifest.layers.firstIndex { $0.title == "libBeta.so" })
+        manifest.layers[beta].size = 1 << 50
+        let bytes = OCIJSON.encode(manifest)
+        try client.putManifest(bytes, mediaType: MediaType.manifest, as: Digest.of(bytes))
+        let grown = OCIJSON.encode(ImageIndex(artifactType: MediaType.pluginSet, manifests: [Descriptor(mediaType: MediaType.manifest, digest: Digest.of(bytes), size: bytes.count, platform: .current)]))
+        try client.putManifest(grown, mediaType: MediaType.index, as: "stable")
+        try scene.expectRefused("install-failed")
+    }
+
+    /// The record of the accepted sequence cannot be written: nothing is
+    /// installed (a set in place with its record below it could be replayed over).
+    @Test func anUnwritableRecordInstallsNothing() throws {
+        let scene = try Scene()
+        try scene.publish(scene.set2)
+        // The records set 1 left, readable but not writable: root ignores
+        // modes, so as root the folder is made immutable (chattr +i).
+        let records = scene.work.sub("state/signed-locks")
+        try #require(FileManager.default.fileExists(atPath: records))
+        if geteuid() == 0 {
+            try #require(try Fleet.command("/usr/bin/chattr", ["+i", records]) == 0, "chattr +i (e2fsprogs) on \(records)")
+        } else {
+            chmod(records, 0o555)
+        }
+        defer { if geteuid() == 0 { _ = try? Fleet.command("/usr/bin/chattr", ["-i", records]) } else { chmod(records, 0o755) } }
+        try scene.expectRefused("sequence-record-unwritable")
+    }
 }

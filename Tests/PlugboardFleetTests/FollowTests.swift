@@ -38,6 +38,14 @@ struct FollowTests {
         let again = try Fleet.run(follow)
         #expect(decision(again) == "still-refused", "reported once, then skipped until the tag moves: \(again.stdout)")
 
+        // A refusal this host's settings caused is not remembered: with the settings mended, the next check installs.
+        let fresh = work.sub("fresh/plugins")
+        let noFloor = follow.filter { $0 != "--sequence-floor" && $0 != "1" }.map { $0 == plugins ? fresh : $0 }
+        let unknown = try Fleet.run(noFloor)
+        #expect(decision(unknown) == "failed" && unknown.json["code"] as? String == "lock-sequence-unknown", "\(unknown.stdout)")
+        let mended = try Fleet.run(noFloor + ["--sequence-floor", "1"])
+        #expect(decision(mended) == "installed", "\(mended.stdout)")
+
         // A new set signed with the installed sequence but other files.
         let reused = try publisher.set("reused", plugins: ["Alpha"], sequence: 3)
         #expect(try Fleet.run(["publish", reused, reference]).status == 0)
@@ -104,6 +112,12 @@ struct FollowTests {
         let damaged = try Fleet.run(["import", layout, "--plugins", work.sub("b/plugins")] + trust)
         #expect(damaged.status == 1 && damaged.code == "blob-digest-mismatch", "\(damaged.stdout)")
         #expect(!FileManager.default.fileExists(atPath: work.sub("b/plugins")))
+        // A link where a layout's file should be (to something endless) is refused, not read.
+        let linked = work.sub("linked")
+        try FileManager.default.createDirectory(atPath: linked + "/blobs/sha256", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: linked + "/index.json", withDestinationPath: "/dev/zero")
+        let link = try Fleet.run(["import", linked, "--plugins", work.sub("b/plugins")] + trust)
+        #expect(link.status == 1 && link.code == "layout-invalid", "\(link.stdout)")
         let notLayout = try Fleet.run(["import", work.sub("nothing"), "--plugins", work.sub("b/plugins")] + trust)
         #expect(notLayout.status == 1 && notLayout.code == "layout-invalid", "\(notLayout.stdout)")
 

@@ -32,6 +32,18 @@ enum Fleet {
         var code: String? { json["code"] as? String }
     }
 
+    /// Runs a program and waits; its exit status.
+    static func command(_ program: String, _ arguments: [String]) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
     /// Runs `plugboard` with `arguments` and waits for it.
     static func run(_ arguments: [String], environment extra: [String: String] = [:], shell prefix: String? = nil) throws -> Result {
         let process = Process()

@@ -88,4 +88,33 @@ struct TransportTests {
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: work.sub("host")).filter { $0.contains("staging") }
         #expect(leftovers.isEmpty, "the killed pull's staging folder is removed by the next: \(leftovers)")
     }
+
+    /// A registry that names another origin, for an upload or in a 401 from
+    /// its redirect target, gets no credentials sent there.
+    @Test func credentialsNeverGoToAnotherOriginTheRegistryNames() throws {
+        let registry = try RegistryServer(auth: .basic)
+        let work = try Folder()
+        let publisher = try Publisher(work)
+        let credentials = ["PLUGBOARD_REGISTRY_USERNAME": "fleet", "PLUGBOARD_REGISTRY_PASSWORD": "s3cret"]
+        let elsewhere = try FaultProxy(upstream: registry.port) { _, _ in .challenge(realm: "http://127.0.0.1:1/token") }
+        defer { elsewhere.stop() }
+        let uploads = try FaultProxy(upstream: registry.port) { method, path in
+            method == "POST" && path.contains("/blobs/uploads/") ? .uploadElsewhere(origin: "http://\(elsewhere.address)") : .forward
+        }
+        defer { uploads.stop() }
+        let set1 = try publisher.set("set1", plugins: ["Alpha"], sequence: 1)
+        let published = try Fleet.run(["publish", set1, "\(uploads.address)/plugins/checkout:1", "--json"], environment: credentials)
+        #expect(published.status == 1 && published.code == "redirect-refused", "\(published.stdout)")
+
+        #expect(try Fleet.run(["publish", set1, "\(registry.address)/plugins/checkout:1"], environment: credentials).status == 0)
+        let front = try FaultProxy(upstream: registry.port) { method, path in
+            isBlobGet(method, path) ? .redirect(origin: "http://\(elsewhere.address)") : .forward
+        }
+        defer { front.stop() }
+        let pulled = try Fleet.run(["pull", "\(front.address)/plugins/checkout:1", "--plugins", work.sub("host/plugins"), "--trusted-key", publisher.publicKey,
+                                    "--cache", work.sub("state"), "--sequence-floor", "1", "--json"], environment: credentials)
+        #expect(pulled.status == 1 && pulled.code == "registry-auth-failed", "\(pulled.stdout)")
+        #expect(!elsewhere.heads.isEmpty && elsewhere.heads.allSatisfy { !$0.lowercased().contains("authorization:") }, "\(elsewhere.heads)")
+        #expect(!FileManager.default.fileExists(atPath: work.sub("host/plugins")))
+    }
 }
