@@ -23,7 +23,7 @@ package struct ImageLayout: SetSource {
 
     /// The descriptors `index.json` lists.
     package func entries() throws(FleetError) -> [Descriptor] {
-        guard let data = Self.regularFile(path + "/index.json", limit: RegistryClient.manifestLimit) else {
+        guard let data = LocalFiles.read(path + "/index.json", limit: RegistryClient.manifestLimit) else {
             throw invalid("no index.json (a regular file of at most 4 MiB): not an OCI image layout")
         }
         guard let index = try? JSONDecoder().decode(ImageIndex.self, from: Data(data)) else { throw invalid("index.json cannot be read as an OCI image index") }
@@ -42,7 +42,7 @@ package struct ImageLayout: SetSource {
             digest = entry.digest
             mediaType = entry.mediaType
         }
-        guard Digest.isValid(digest), let bytes = Self.regularFile(blobPath(digest), limit: RegistryClient.manifestLimit) else {
+        guard Digest.isValid(digest), let bytes = LocalFiles.read(blobPath(digest), limit: RegistryClient.manifestLimit) else {
             throw invalid("the manifest \(digest) is not in blobs/sha256 (as a regular file of at most 4 MiB)")
         }
         guard Digest.of(bytes) == digest else {
@@ -54,51 +54,16 @@ package struct ImageLayout: SetSource {
     }
 
     package func fetchBlob(_ blob: Descriptor, into file: Int32, path target: String) throws(FleetError) {
-        let source = Self.openRegular(blobPath(blob.digest))
-        guard source >= 0 else { throw invalid("the blob \(blob.digest) (\(blob.title ?? "unnamed")) is not in blobs/sha256 as a regular file") }
-        defer { close(source) }
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var copied = 0
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            copied += count
-            // No more than the descriptor says is ever copied.
-            guard copied <= blob.size else { break }
-            guard buffer.withUnsafeBytes({ writeAll(file, UnsafeRawBufferPointer(rebasing: $0[..<count])) }) else {
-                throw FleetError(.installFailed, target, reason: "cannot write: \(String(cString: strerror(errno)))", fix: "free space beside the plugins directory; nothing was installed")
-            }
+        switch LocalFiles.copy(from: blobPath(blob.digest), to: file, atMost: blob.size) {
+        case .unreadable:
+            throw invalid("the blob \(blob.digest) (\(blob.title ?? "unnamed")) is not in blobs/sha256 as a regular file")
+        case let .unwritable(code):
+            throw FleetError(.installFailed, target, reason: "cannot write: \(String(cString: strerror(code)))", fix: "free space beside the plugins directory; nothing was installed")
+        case .copied, .tooLong:
+            // No more than the descriptor says is ever copied; the check says what is wrong.
+            break
         }
         try BlobCheck.verify(file: file, path: target, against: blob)
-    }
-
-    /// A regular file opened for reading, never through a link nor blocking
-    /// on a FIFO (a layout is untrusted); -1 otherwise.
-    static func openRegular(_ path: String) -> Int32 {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else { return -1 }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { close(fd); return -1 }
-        return fd
-    }
-
-    /// The bytes of a regular file of at most `limit` bytes.
-    static func regularFile(_ path: String, limit: Int) -> [UInt8]? {
-        let fd = openRegular(path)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, Int(info.st_size) <= limit else { return nil }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-        var done = 0
-        while done < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + done, $0.count - done) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return nil }
-            done += count
-        }
-        return bytes
     }
 
     /// Writes a layout holding the set `name` names in `source`, every

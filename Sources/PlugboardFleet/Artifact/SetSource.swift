@@ -83,7 +83,7 @@ package enum SetFetch {
             }
             defer { close(fd) }
             total += layer.size
-            if let installed, copy(installed + "/" + title, size: layer.size, into: fd),
+            if let installed, LocalFiles.copy(from: installed + "/" + title, to: fd, atMost: layer.size) == .copied(layer.size),
                (try? BlobCheck.verify(file: fd, path: path, against: layer)) != nil {
                 reused += 1
                 return
@@ -159,22 +159,5 @@ package enum SetFetch {
             titles.append(title)
         }
         return titles
-    }
-
-    /// Copies `path` into `file` when it is a regular file of `size` bytes.
-    private static func copy(_ path: String, size: Int, into file: Int32) -> Bool {
-        let source = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard source >= 0 else { return false }
-        defer { close(source) }
-        var info = stat()
-        guard fstat(source, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) == size else { return false }
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count < 0 { return false }
-            if count == 0 { return true }
-            guard buffer.withUnsafeBytes({ writeAll(file, UnsafeRawBufferPointer(rebasing: $0[..<count])) }) else { return false }
-        }
     }
 }
