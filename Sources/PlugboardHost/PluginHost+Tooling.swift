@@ -24,7 +24,7 @@ extension PluginHost {
     package func keepSpareChild(of id: String) -> Int32? {
         guard let plugin = lifecycle.livePlugin(id)?.isolated else { return nil }
         plugin.keepSpare(waiting: true)
-        return plugin.spare.withLock { $0?.pid }
+        return plugin.spare.withLock { $0.child?.pid }
     }
 
     /// Whether isolated plugin `id` keeps a spare child after a crash (the

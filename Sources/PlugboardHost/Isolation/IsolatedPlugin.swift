@@ -111,7 +111,22 @@ final class IsolatedPlugin: Sendable {
     /// A child spawned ahead, waiting for its start request, once the
     /// plugin has crashed: the next restart skips the spawn, most of its
     /// cost. Plugins that never crash pay nothing for it.
-    let spare = Mutex<IsolatedChildProcess?>(nil)
+    let spare = Mutex<SpareSlot>(.none)
+    private let spareTickets = Atomic<UInt64>(0)
+
+    /// The spare's slot: claimed (`coming`) before the spawn, under the
+    /// lock, so a crash and the restart after it start one spare, not two.
+    enum SpareSlot {
+        case none
+        /// Being spawned by the work holding this ticket.
+        case coming(UInt64)
+        case ready(IsolatedChildProcess)
+
+        var child: IsolatedChildProcess? {
+            if case let .ready(child) = self { return child }
+            return nil
+        }
+    }
     /// Off only for the benchmark's restarts without a spare.
     let sparesAllowed = Atomic<Bool>(true)
 
@@ -290,15 +305,34 @@ final class IsolatedPlugin: Sendable {
             ended: { [weak self] pid in self?.childEnded(pid) })
     }
 
-    /// Spawns a spare in the background (`waiting`: on this thread), unless
-    /// there is one or the plugin is no longer running: called once it has crashed.
+    /// Spawns a spare in the background, unless one is there or coming or
+    /// the plugin is no longer running: called once it has crashed.
+    /// `waiting`: on this thread, taking over a spare still coming (the
+    /// benchmark and the tests want it now).
     func keepSpare(waiting: Bool = false) {
-        guard sparesAllowed.load(ordering: .acquiring), spare.withLock({ $0 == nil }), state.withLock({ $0.phase == .running }) else { return }
+        guard sparesAllowed.load(ordering: .acquiring), state.withLock({ $0.phase == .running }) else { return }
+        let ticket = spareTickets.wrappingAdd(1, ordering: .relaxed).newValue
+        let claimed = spare.withLock { slot -> Bool in
+            switch slot {
+            case .ready: return false
+            case .coming where !waiting: return false
+            case .none, .coming:
+                slot = .coming(ticket)
+                return true
+            }
+        }
+        guard claimed else { return }
         let work: @Sendable () -> Void = { [weak self] in
-            guard let self, case let .success(child) = self.spawnChild() else { return }
-            let extra = self.spare.withLock { spare -> IsolatedChildProcess? in
-                guard spare == nil, self.state.withLock({ $0.phase == .running }) else { return child }
-                spare = child
+            guard let self else { return }
+            let spawned = self.spawnChild()
+            let extra = self.spare.withLock { slot -> IsolatedChildProcess? in
+                // Discarded or taken over meanwhile: this child is nobody's.
+                guard case let .coming(holder) = slot, holder == ticket else { return try? spawned.get() }
+                guard case let .success(child) = spawned, self.state.withLock({ $0.phase == .running }) else {
+                    slot = .none
+                    return try? spawned.get()
+                }
+                slot = .ready(child)
                 return nil
             }
             extra?.stop(grace: .zero)
@@ -313,13 +347,18 @@ final class IsolatedPlugin: Sendable {
         }
     }
 
-    /// Ends the spare (a stop, a quarantine).
+    /// Ends the spare (a stop, a quarantine); one still coming is ended when it comes.
     func discardSpare() {
-        takeSpare()?.stop(grace: .zero)
+        spare.withLock { slot in defer { slot = .none }; return slot.child }?.stop(grace: .zero)
     }
 
+    /// The spare, if one is ready (one still coming stays for the next restart).
     private func takeSpare() -> IsolatedChildProcess? {
-        spare.withLock { spare in defer { spare = nil }; return spare }
+        spare.withLock { slot in
+            guard let child = slot.child else { return nil }
+            slot = .none
+            return child
+        }
     }
 
     enum StartFailure: Error {

@@ -367,18 +367,40 @@ import Glibc
         let host = try isolation.host(dir)
         let first = try isolation.fault(host, "pid")
         let plugin = try #require(host.lifecycle.livePlugin("fixture.isolation-faults")?.isolated)
-        #expect(plugin.spare.withLock { $0 } == nil, "nothing spare before a crash")
+        #expect(plugin.spare.withLock { $0.child } == nil, "nothing spare before a crash")
         #expect(isolation.code { try isolation.fault(host, "segv") } == "plugin-crashed")
         // Made on this thread for the test (a crash makes one in the background).
         plugin.keepSpare(waiting: true)
-        let spare = try #require(plugin.spare.withLock { $0?.pid })
+        let spare = try #require(plugin.spare.withLock { $0.child?.pid })
         let restarted = try isolation.fault(host, "pid")
         #expect(restarted == String(spare) && restarted != first, "the restart started in the spare")
         plugin.keepSpare(waiting: true)
-        let next = try #require(plugin.spare.withLock { $0?.pid })
+        let next = try #require(plugin.spare.withLock { $0.child?.pid })
         host.shutdown()
-        #expect(plugin.spare.withLock { $0 } == nil)
+        #expect(plugin.spare.withLock { $0.child } == nil)
         #expect(kill(next, 0) == -1, "the stop ended the spare")
+    }
+
+    /// A crash and the restart after it each ask for a spare: the first
+    /// claims the slot before it spawns, so the second starts none (two
+    /// were spawned before, one of them killed at once).
+    @Test func aCrashAndItsRestartStartOneSpare() throws {
+        let dir = try TemporaryDirectory()
+        let host = try isolation.host(dir)
+        defer { host.shutdown() }
+        _ = try isolation.fault(host, "pid")
+        let plugin = try #require(host.lifecycle.livePlugin("fixture.isolation-faults")?.isolated)
+        #expect(isolation.code { try isolation.fault(host, "segv") } == "plugin-crashed")
+        // A spare asked for (as a crash does) claims the slot at once and
+        // spawns 100 ms later; asked for again meanwhile (as the restart
+        // does), nothing new is claimed.
+        plugin.discardSpare()
+        plugin.keepSpare()
+        let claimed = plugin.spare.withLock { slot -> UInt64? in if case let .coming(ticket) = slot { ticket } else { nil } }
+        let ticket = try #require(claimed, "the slot was not claimed before the spawn")
+        plugin.keepSpare()
+        let after = plugin.spare.withLock { slot -> UInt64? in if case let .coming(ticket) = slot { ticket } else { nil } }
+        #expect(after == ticket, "a second spare was started")
     }
 
     /// Calls that waited for a restart that failed get its error: one
