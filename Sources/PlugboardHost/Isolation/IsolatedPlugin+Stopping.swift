@@ -75,8 +75,8 @@ extension IsolatedPlugin {
             // they finished meanwhile (the close waits for a reader).
             for child in state.withLock({ $0.children.compactMap { $0 } }) { child.end() }
         }
-        // A route a child registered as the stop began must not outlive it.
-        launch.retireRoutes()
+        // A route a child registered as the stop began goes with the
+        // services' retire every stop path of the lifecycle makes after this.
         discardSpare()
         if wasRunning { announce(.stopped, pid: nil, "its child process was stopped by the host") }
     }

@@ -190,6 +190,8 @@ extension Lifecycle {
         // to the new child; those sent finish on the old one.
         if let successor = live.isolated { old.isolated?.replaced(by: successor) }
         old.stop()
+        // What the old generation registered as it stopped goes with it (as on every other stop path).
+        services.retire(id, generation: old.generation)
         timings.switch = lap()
         return outcome(.reloaded, generation: next, note: note, memory: memory, dependents: restarted)
     }
