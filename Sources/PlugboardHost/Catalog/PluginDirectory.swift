@@ -87,14 +87,21 @@ public enum PluginDirectory {
         }
     }
 
-    /// The candidates in `directory`, sorted by name.
-    static func scan(_ directory: String) throws(ScanError) -> [PluginCandidate] {
+    /// `directory`, absolute, when it is a directory; why it cannot be
+    /// scanned otherwise (also `plugboard install`'s first check).
+    package static func existingDirectory(_ directory: String) throws(ScanError) -> String {
         let absolute = absolutePath(directory)
         var info = stat()
         guard stat(absolute, &info) == 0 else {
             throw .cannotOpen(path: absolute, call: "stat", errno: errno)
         }
         guard (info.st_mode & S_IFMT) == S_IFDIR else { throw .notADirectory(path: absolute) }
+        return absolute
+    }
+
+    /// The candidates in `directory`, sorted by name.
+    static func scan(_ directory: String) throws(ScanError) -> [PluginCandidate] {
+        let absolute = try existingDirectory(directory)
         guard let dir = opendir(absolute) else {
             throw .cannotOpen(path: absolute, call: "opendir", errno: errno)
         }

@@ -43,10 +43,8 @@ enum InstallCommand: CLICommand {
         }
         // Said before anything else: the file would otherwise be refused
         // naming a temporary file in it.
-        var info = stat()
-        guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
-            Terminal.error("\(Terminal.safe(directory)): cannot open plugins directory (no such directory); create it "
-                + "(mkdir -p \(Terminal.safe(directory))) or pass the one your host reads with --plugins; nothing was installed")
+        do { _ = try PluginDirectory.existingDirectory(directory) } catch {
+            Terminal.error("\(Terminal.safe(error.description)); create it (mkdir -p \(Terminal.safe(directory))) or pass the one your host reads with --plugins; nothing was installed")
             return ExitStatus.failure
         }
         // A signed lock file is the publisher's: changing it would void its signature.
