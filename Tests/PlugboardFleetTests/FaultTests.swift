@@ -115,6 +115,8 @@ struct FaultTests {
         try FileManager.default.removeItem(atPath: scene.set2 + "/plugboard.lock.minisig")
         try scene.publish(scene.set2, extra: ["--allow-unsigned"])
         try scene.expectRefused("set-unsigned")
+        let said = try scene.pull()
+        #expect((said.json["reason"] as? String)?.hasSuffix("has no signature (plugboard.lock.minisig)") == true, "what is missing, exactly: \(said.stdout)")
     }
 
     @Test func anExpiredSetIsRefused() throws {

@@ -79,9 +79,14 @@ struct FollowTests {
         #expect(rolledBack.status == 0 && rolledBack.json["loweredFrom"] as? Int == 2 && rolledBack.json["sequence"] as? Int == 1, "\(rolledBack.stdout)\(rolledBack.stderr)")
         #expect(rolledBack.stderr.contains("lowered from 2 to 1"))
         #expect(snapshot(plugins) == snapshot(set1).filter { !$0.key.hasPrefix("lib/") })
-        // The record hosts read now says 1: set 2 is newer again and pulls.
+        // The record hosts read now says 1.
         let check = try #require(try SignatureCheck.required(trustedKeyFiles: [publisher.publicKey], channel: nil, floor: nil, cache: work.sub("state")).get().check)
         #expect(check.lastAccepted(for: plugins + "/plugboard.lock")?.sequence == 1)
+        // A second rollback goes forward again, and raises the record with it.
+        let forward = try Fleet.run(["rollback"] + trust)
+        #expect(forward.status == 0 && forward.json["sequence"] as? Int == 2, "\(forward.stdout)\(forward.stderr)")
+        #expect(snapshot(plugins) == snapshot(set2).filter { !$0.key.hasPrefix("lib/") })
+        #expect(check.lastAccepted(for: plugins + "/plugboard.lock")?.sequence == 2)
     }
 
     /// A set carried on disk: exported with every blob checked, imported
@@ -145,4 +150,30 @@ struct FollowTests {
     }
 
     private func size(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0 }
+
+    /// Promotion: the same folder signed again for another channel with the
+    /// next sequence. Only its signature differs, and it must reach DIR:
+    /// a host following stable takes the promoted set.
+    @Test func aPromotedSetReachesTheHostsOfTheOtherChannel() throws {
+        let registry = try RegistryServer()
+        let work = try Folder()
+        let publisher = try Publisher(work)
+        let folder = try publisher.set("release", plugins: ["Alpha", "Beta"], sequence: 1, channel: "canary")
+        let plugins = work.sub("host/plugins")
+        let trust = ["--plugins", plugins, "--trusted-key", publisher.publicKey, "--cache", work.sub("state"), "--sequence-floor", "1", "--json"]
+        #expect(try Fleet.run(["publish", folder, "\(registry.address)/shop/plugins:canary"]).status == 0)
+        #expect(try Fleet.run(["follow", "\(registry.address)/shop/plugins:canary", "--once"] + trust).json["decision"] as? String == "installed")
+        let lockBefore = try Data(contentsOf: URL(fileURLWithPath: folder + "/plugboard.lock"))
+        let promoted = try Fleet.run(["lock", "--plugins", folder, "--sign", publisher.key, "--sequence", "2", "--channel", "stable"])
+        try #require(promoted.status == 0, "\(promoted.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/plugboard.lock")) == lockBefore, "the same lock file, signed again")
+        let published = try Fleet.run(["publish", folder, "\(registry.address)/shop/plugins:stable", "--json"])
+        #expect(published.json["blobsSent"] as? Int == 1, "only the signature is new: \(published.stdout)")
+        let followed = try Fleet.run(["follow", "\(registry.address)/shop/plugins:stable", "--channel", "stable", "--once"] + trust)
+        #expect(followed.json["decision"] as? String == "installed" && followed.json["sequence"] as? Int == 2, "\(followed.stdout)")
+        #expect(snapshot(plugins) == snapshot(folder).filter { !$0.key.hasPrefix("lib/") }, "the new signature is in DIR")
+        let host = try Fleet.run(["list", "--plugins", plugins, "--require-signatures", "--trusted-key", publisher.publicKey, "--channel", "stable", "--cache", work.sub("state"), "--json"])
+        let records = host.json["plugins"] as? [[String: Any]] ?? []
+        #expect(records.count == 2 && records.allSatisfy { $0["status"] as? String == "available" }, "\(host.stdout)\(host.stderr)")
+    }
 }

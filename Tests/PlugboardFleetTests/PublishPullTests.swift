@@ -32,6 +32,7 @@ struct PublishPullTests {
         let pulled = try Fleet.run(["pull", reference, "--plugins", plugins, "--sequence-floor", "1", "--json"] + trust)
         #expect(pulled.status == 0 && pulled.json["outcome"] as? String == "installed", "\(pulled.stdout)\(pulled.stderr)")
         #expect(snapshot(plugins) == snapshot(set1).filter { !$0.key.hasPrefix("lib/") })
+        #expect(!FileManager.default.fileExists(atPath: plugins + "/lib"), "no lib/ for a set without libraries")
         let byDigest = try Fleet.run(["pull", "\(registry.address)/plugins/checkout@\(digest)", "--plugins", plugins, "--json"] + trust)
         #expect(byDigest.status == 0 && byDigest.json["outcome"] as? String == "unchanged", "\(byDigest.stdout)")
 

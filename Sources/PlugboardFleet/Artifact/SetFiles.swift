@@ -12,6 +12,15 @@ package enum SetFiles {
     package static let lockName = "plugboard.lock"
     package static let signatureName = "plugboard.lock.minisig"
 
+    /// What a set lacks of its lock file and signature, in words.
+    package static func missing(lock: Bool, signature: Bool) -> String {
+        switch (lock, signature) {
+        case (false, false): "lock file and signature (\(lockName), \(signatureName))"
+        case (false, true): "lock file (\(lockName))"
+        default: "signature (\(signatureName))"
+        }
+    }
+
     /// Whether `title` is a name a set may hold (`NAME.so`, `lib/NAME`, the lock file and its signature).
     package static func isAllowed(_ title: String) -> Bool {
         func plain(_ name: Substring) -> Bool {
@@ -25,7 +34,7 @@ package enum SetFiles {
 
     /// The files of the set in `directory`, by title; why not when it cannot be read.
     package static func read(_ directory: String) throws(FleetError) -> [(title: String, bytes: [UInt8])] {
-        let fix = "pass the plugins directory of a locked set (`plugboard lock DIR --sign KEYFILE` writes its lock file and signature)"
+        let fix = "pass the plugins directory of a locked set (`plugboard lock --plugins DIR --sign KEYFILE` writes its lock file and signature)"
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
             throw FleetError(.init("set-unreadable"), directory, reason: "cannot be read as a folder", fix: fix)
         }

@@ -19,6 +19,7 @@ package enum SetPublisher {
     }
 
     package struct Report: Encodable {
+        package let ok = true
         package let reference: String
         package let digest: String
         package let platforms: [String]
@@ -36,17 +37,17 @@ package enum SetPublisher {
         let titles = Set(files.map(\.title))
         if !titles.contains(SetFiles.lockName) || !titles.contains(SetFiles.signatureName) {
             if !allowUnsigned {
-                throw FleetError(.setUnsigned, directory, reason: "the set has no \(titles.contains(SetFiles.lockName) ? SetFiles.signatureName : "\(SetFiles.lockName) and \(SetFiles.signatureName)")",
-                    fix: "sign it first (`plugboard lock \(directory) --sign KEYFILE`), or pass --allow-unsigned for a private registry whose hosts do not require signatures")
+                throw FleetError(.setUnsigned, directory, reason: "the set has no \(SetFiles.missing(lock: titles.contains(SetFiles.lockName), signature: titles.contains(SetFiles.signatureName)))",
+                    fix: "sign it first (`plugboard lock --plugins \(directory) --sign KEYFILE`), or pass --allow-unsigned for a private registry whose hosts do not require signatures")
             }
         }
         if let lockBytes = files.first(where: { $0.title == SetFiles.lockName })?.bytes {
             let lock: LockFile
             do { lock = try LockFile.decode(Data(lockBytes), path: directory + "/" + SetFiles.lockName) } catch {
-                throw FleetError(.setMismatch, directory + "/" + SetFiles.lockName, reason: error.reason, fix: "write it again (`plugboard lock \(directory) --sign KEYFILE`)")
+                throw FleetError(.setMismatch, directory + "/" + SetFiles.lockName, reason: error.reason, fix: "write it again (`plugboard lock --plugins \(directory) --sign KEYFILE`)")
             }
             if let mismatch = SetFiles.mismatch(files.map { ($0.title, SHA256.hex($0.bytes)) }, listed: SetFiles.listing(of: lock)) {
-                throw FleetError(.setMismatch, directory, reason: "the files are not the set its lock file lists: \(mismatch)", fix: "lock and sign it again (`plugboard lock \(directory) --sign KEYFILE`)")
+                throw FleetError(.setMismatch, directory, reason: "the files are not the set its lock file lists: \(mismatch)", fix: "lock and sign it again (`plugboard lock --plugins \(directory) --sign KEYFILE`)")
             }
         }
         let plugins = files.filter { $0.title.hasSuffix(".so") && !$0.title.hasPrefix("lib/") }

@@ -64,8 +64,8 @@ package enum SetFetch {
         // the other layers' sizes are the registry's word, their digests
         // are signed. Only layers the signed lock lists are fetched.
         guard let lockLayer = layers[SetFiles.lockName], let signatureLayer = layers[SetFiles.signatureName] else {
-            throw FleetError(.setUnsigned, subject, reason: "the set has no lock file and signature (\(SetFiles.lockName), \(SetFiles.signatureName))",
-                fix: "publish a signed set (`plugboard lock DIR --sign KEYFILE`, then `plugboard publish DIR REF`); nothing was installed")
+            throw FleetError(.setUnsigned, subject, reason: "the set has no \(SetFiles.missing(lock: layers[SetFiles.lockName] != nil, signature: layers[SetFiles.signatureName] != nil))",
+                fix: "publish a signed set (`plugboard lock --plugins DIR --sign KEYFILE`, then `plugboard publish DIR REF`); nothing was installed")
         }
         guard lockLayer.size <= 16 << 20, signatureLayer.size <= 64 << 10 else {
             throw FleetError(.manifestInvalid, subject, reason: "the lock file or its signature is declared larger than any lock file is (\(lockLayer.size), \(signatureLayer.size) bytes)",
@@ -77,6 +77,8 @@ package enum SetFetch {
             position += 1
             progress(layer, position, image.layers.count)
             let path = staging + "/" + title
+            // lib/ only when the set has libraries.
+            if title.hasPrefix("lib/") { _ = mkdir(staging + "/lib", 0o755) }
             let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, title.hasSuffix(".so") ? 0o755 : 0o644)
             guard fd >= 0 else {
                 throw FleetError(.installFailed, path, reason: "cannot create: \(String(cString: strerror(errno)))", fix: "free space beside the plugins directory; nothing was installed")

@@ -52,7 +52,7 @@ package struct SetInstaller {
                 for leftover in names where leftover.hasPrefix(".\(name).staging-") { try? FileManager.default.removeItem(atPath: "\(parent)/\(leftover)") }
             }
             let staging = "\(parent)/.\(name).staging-\(getpid())"
-            guard mkdir(staging, 0o755) == 0, mkdir(staging + "/lib", 0o755) == 0 else {
+            guard mkdir(staging, 0o755) == 0 else {
                 throw FleetError(.installFailed, staging, reason: "cannot create the staging folder: \(String(cString: strerror(errno)))", fix: "make \(parent) writable by this user and free space there")
             }
             defer { try? FileManager.default.removeItem(atPath: staging) }
@@ -73,7 +73,7 @@ package struct SetInstaller {
         if installed != lock, let last = signatures.lastAccepted(for: lockFile), last.sequence == signed.sequence {
             throw FleetError(.sequenceReused, SetFiles.signatureName,
                 reason: "signed with sequence \(signed.sequence), the sequence of the set accepted on \(UTCTimestamp.string(from: last.accepted)), but its lock file differs",
-                fix: "a publisher signs each new set with a higher sequence; sign it again (`plugboard lock DIR --sign KEYFILE`); nothing was installed")
+                fix: "a publisher signs each new set with a higher sequence; sign it again (`plugboard lock --plugins DIR --sign KEYFILE`); nothing was installed")
         }
         let parsed: LockFile
         do { parsed = try LockFile.decode(Data(lock), path: SetFiles.lockName) } catch {
@@ -97,16 +97,20 @@ package struct SetInstaller {
     package func verify(staging: String, files: [(title: String, sha256: String)]) throws(FleetError) -> Verdict {
         guard let lock = FileManager.default.contents(atPath: staging + "/" + SetFiles.lockName).map(Array.init),
               let signature = try? String(contentsOfFile: staging + "/" + SetFiles.signatureName, encoding: .utf8) else {
-            throw FleetError(.setUnsigned, directory, reason: "the set has no lock file and signature (\(SetFiles.lockName), \(SetFiles.signatureName))",
-                fix: "publish a signed set (`plugboard lock DIR --sign KEYFILE`, then `plugboard publish DIR REF`); nothing was installed")
+            throw FleetError(.setUnsigned, directory, reason: "the set has no \(SetFiles.missing(lock: FileManager.default.fileExists(atPath: staging + "/" + SetFiles.lockName), signature: FileManager.default.fileExists(atPath: staging + "/" + SetFiles.signatureName)))",
+                fix: "publish a signed set (`plugboard lock --plugins DIR --sign KEYFILE`, then `plugboard publish DIR REF`); nothing was installed")
         }
         let (signed, listed) = try admit(lock, signature: signature)
         if let mismatch = SetFiles.mismatch(files, listed: listed) {
             throw FleetError(.setMismatch, directory, reason: "the set does not match its signed lock file: \(mismatch)", fix: "publish the set again from the signed folder; nothing was installed")
         }
-        let installed = FileManager.default.contents(atPath: lockFile).map(Array.init)
-        // Checked like any set first: the same lock file with other files is no "unchanged".
-        return installed == lock ? .unchanged(signed) : .install(signed)
+        // Checked like any set first: the same lock file with other files is
+        // no "unchanged"; nor is the same lock signed again (a promotion to
+        // another channel, a later expiry, a higher sequence): its signature
+        // must reach the hosts too.
+        let installedLock = FileManager.default.contents(atPath: lockFile).map(Array.init)
+        let installedSignature = FileManager.default.contents(atPath: lockFile + ".minisig").map(Array.init)
+        return installedLock == lock && installedSignature == Array(signature.utf8) ? .unchanged(signed) : .install(signed)
     }
 
     /// Records `signed` as accepted, then makes `staging` the directory in

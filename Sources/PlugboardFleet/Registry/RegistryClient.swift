@@ -147,7 +147,7 @@ package final class RegistryClient {
     package func manifest(_ name: String) throws(FleetError) -> FetchedManifest {
         let response = try send("GET", repositoryURL + "/manifests/" + name, headers: ["accept": MediaType.accepted])
         if response.status == 404 {
-            throw FleetError(.referenceNotFound, reference.description, reason: "no manifest '\(name)' in \(reference.repository)", fix: "check the tag or digest (`plugboard publish` prints both)")
+            throw FleetError(.referenceNotFound, reference.description, reason: "no manifest '\(name)' in \(reference.repository)", fix: "check the tag, or the digest `plugboard publish` printed")
         }
         guard response.status == 200 else { throw unexpected(response, "fetching manifest \(name)") }
         let digest = Digest.of(response.body)

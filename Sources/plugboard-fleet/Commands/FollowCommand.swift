@@ -37,7 +37,9 @@ enum FollowCommand: CLICommand {
         let digest: String?
         let sequence: UInt64?
         let code: String?
+        let subject: String?
         let reason: String?
+        let fix: String?
     }
 
     static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32 {
@@ -72,7 +74,8 @@ enum FollowCommand: CLICommand {
         var state = FollowState.load(stateFile) ?? FollowState(reference: reference.description)
         if state.reference != reference.description { state = FollowState(reference: reference.description) }
         func say(_ decision: String, _ digest: String?, sequence: UInt64? = nil, error: FleetError? = nil) {
-            let line = Decision(time: Date(), reference: reference.description, decision: decision, digest: digest, sequence: sequence, code: error?.code.rawValue, reason: error.map { "\($0.reason); \($0.fix)" })
+            let line = Decision(time: Date(), reference: reference.description, decision: decision, digest: digest, sequence: sequence,
+                                code: error?.code.rawValue, subject: error?.subject, reason: error?.reason, fix: error?.fix)
             if json { JSONOutput.line(line); return }
             var text = "\(UTCTimestamp.string(from: line.time)) \(Terminal.safe(reference.description)): \(decision)"
             if let digest { text += " \(digest)" }

@@ -57,7 +57,7 @@ enum PublishCommand: CLICommand {
                 JSONOutput.print(report)
             } else {
                 Terminal.write("Published \(report.files) files (\(report.platforms.joined(separator: ", "))) to \(Terminal.safe(report.reference)): "
-                    + "\(report.blobsSent) blobs sent (\(report.bytesSent) bytes), \(report.blobsSkipped) already there\n\(report.digest)\n")
+                    + "\(report.blobsSent) blobs sent (\(report.bytesSent) bytes), \(report.blobsSkipped) already there (the files and the empty config)\n\(report.digest)\n")
             }
             return ExitStatus.success
         } catch {

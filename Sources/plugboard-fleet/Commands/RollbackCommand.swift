@@ -60,6 +60,8 @@ enum RollbackCommand: CLICommand {
                     }
                     lowered = last
                 }
+                // Forward again (a second rollback): the record goes up to the set switched in.
+                if !lowering { try installer.record(signed) }
                 do throws(FleetError) { try installer.swapWithPrevious() } catch {
                     signatures.restoreRecord(saved, lockFile: installer.lockFile)
                     throw error
