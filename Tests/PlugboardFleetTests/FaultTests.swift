@@ -172,7 +172,7 @@ struct FaultTests {
         let entry = try #require(index.manifests.first)
         var manifest = try JSONDecoder().decode(ImageManifest.self, from: Data(try client.manifest(entry.digest).bytes))
         let beta = try #require(manifest.layers.firstIndex { $0.title == "libBeta.so" })
-        manifest.layers[beta].size = 1 << 50
+        manifest.layers[beta].size = 1 << 39
         let bytes = OCIJSON.encode(manifest)
         try client.putManifest(bytes, mediaType: MediaType.manifest, as: Digest.of(bytes))
         let grown = OCIJSON.encode(ImageIndex(artifactType: MediaType.pluginSet, manifests: [Descriptor(mediaType: MediaType.manifest, digest: Digest.of(bytes), size: bytes.count, platform: .current)]))
@@ -196,5 +196,40 @@ struct FaultTests {
         }
         defer { if geteuid() == 0 { _ = try? Fleet.command("/usr/bin/chattr", ["-i", records]) } else { chmod(records, 0o755) } }
         try scene.expectRefused("sequence-record-unwritable")
+    }
+
+    /// Killed after raising the record and before the switch: DIR holds the
+    /// old set, the record the new one's sequence. The next pull of the same
+    /// set is no reuse of that sequence (the record names its lock file) and
+    /// completes.
+    @Test func aPullKilledAfterItsRecordCompletesNextTime() throws {
+        let scene = try Scene()
+        try scene.publish(scene.set2)
+        let check = try #require(try SignatureCheck.required(trustedKeyFiles: [scene.publisher.publicKey], channel: nil, floor: nil, cache: scene.work.sub("state")).get().check)
+        let lock = try [UInt8](Data(contentsOf: URL(fileURLWithPath: scene.set2 + "/plugboard.lock")))
+        let signature = try String(contentsOfFile: scene.set2 + "/plugboard.lock.minisig", encoding: .utf8)
+        let lockFile = scene.plugins + "/plugboard.lock"
+        let signed = try check.verify(lock, signature: signature, signatureFile: "plugboard.lock.minisig", recordedAs: lockFile).get()
+        #expect(check.accept(signed, lockFile: lockFile, lockSHA256: SHA256.hex(lock)) == nil)
+        let completed = try scene.pull()
+        #expect(completed.status == 0 && completed.json["outcome"] as? String == "installed", "\(completed.stdout)")
+        #expect(snapshot(scene.plugins) == snapshot(scene.set2).filter { !$0.key.hasPrefix("lib/") })
+    }
+
+    /// DIR named through a link: the record has one name before the first
+    /// install and after, so a pull by the real path finds it.
+    @Test func aPluginsDirectoryNamedThroughALinkKeepsOneRecord() throws {
+        let registry = try RegistryServer()
+        let work = try Folder()
+        let publisher = try Publisher(work)
+        let reference = "\(registry.address)/plugins/checkout:stable"
+        #expect(try Fleet.run(["publish", try publisher.set("set1", plugins: ["Alpha"], sequence: 1), reference]).status == 0)
+        try FileManager.default.createDirectory(atPath: work.sub("real"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: work.sub("linked"), withDestinationPath: work.sub("real"))
+        let trust = ["--trusted-key", publisher.publicKey, "--cache", work.sub("state"), "--json"]
+        let first = try Fleet.run(["pull", reference, "--plugins", work.sub("linked/plugins"), "--sequence-floor", "1"] + trust)
+        #expect(first.status == 0 && first.json["outcome"] as? String == "installed", "\(first.stdout)")
+        let again = try Fleet.run(["pull", reference, "--plugins", work.sub("real/plugins")] + trust)
+        #expect(again.status == 0 && again.json["outcome"] as? String == "unchanged", "the record is found without a floor: \(again.stdout)")
     }
 }

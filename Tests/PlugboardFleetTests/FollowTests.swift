@@ -87,6 +87,11 @@ struct FollowTests {
         #expect(forward.status == 0 && forward.json["sequence"] as? Int == 2, "\(forward.stdout)\(forward.stderr)")
         #expect(snapshot(plugins) == snapshot(set2).filter { !$0.key.hasPrefix("lib/") })
         #expect(check.lastAccepted(for: plugins + "/plugboard.lock")?.sequence == 2)
+        // Down and up again, both with --lower-sequence: going up raises the record too.
+        #expect(try Fleet.run(["rollback", "--lower-sequence"] + trust).json["sequence"] as? Int == 1)
+        let up = try Fleet.run(["rollback", "--lower-sequence"] + trust)
+        #expect(up.status == 0 && up.json["sequence"] as? Int == 2, "\(up.stdout)\(up.stderr)")
+        #expect(check.lastAccepted(for: plugins + "/plugboard.lock")?.sequence == 2, "the record is not left below the set in DIR")
     }
 
     /// A set carried on disk: exported with every blob checked, imported

@@ -95,9 +95,10 @@ package struct ImageLayout: SetSource {
             }
         }
         for manifest in manifests {
-            guard let image = try? JSONDecoder().decode(ImageManifest.self, from: Data(manifest.bytes)), image.artifactType == MediaType.pluginSet else {
-                throw FleetError(.manifestInvalid, source.reference.description, reason: "\(manifest.digest) is not a Plugboard plugin set", fix: "name a set published with `plugboard publish`")
-            }
+            let image = try SetFetch.setManifest(manifest, subject: source.reference.description)
+            // The same bounds as a pull: a set's names, sizes that fit.
+            _ = try SetFetch.titles(of: image, subject: source.reference.description)
+            try SetFetch.checkSpace(image.layers.reduce(0) { $0 + $1.size }, in: blobs)
             for blob in [image.config] + image.layers where Digest.isValid(blob.digest) {
                 let target = "\(blobs)/\(Digest.hex(blob.digest))"
                 if access(target, F_OK) == 0 { continue }

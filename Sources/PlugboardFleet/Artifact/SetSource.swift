@@ -153,8 +153,9 @@ package enum SetFetch {
     package static func titles(of image: ImageManifest, subject: String) throws(FleetError) -> [String] {
         var titles: [String] = []
         for layer in image.layers {
+            // Sizes are the registry's word: bounded (1 TiB a file) so sums cannot overflow.
             guard layer.mediaType == MediaType.file, let title = layer.title, SetFiles.isAllowed(title), !titles.contains(title),
-                  Digest.isValid(layer.digest), layer.size >= 0 else {
+                  Digest.isValid(layer.digest), layer.size >= 0, layer.size <= 1 << 40 else {
                 throw FleetError(.manifestInvalid, subject, reason: "layer \(layer.title ?? layer.digest) is not a file a set may hold (NAME.so, lib/NAME, the lock file and its signature, each once)",
                     fix: "publish the set again with `plugboard publish`; nothing was installed")
             }

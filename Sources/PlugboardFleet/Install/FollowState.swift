@@ -24,8 +24,7 @@ package struct FollowState: Codable, Sendable, Equatable {
     /// Refusals that are facts about a digest's bytes, whatever this host's
     /// settings: `follow` remembers them and skips the digest until the tag moves.
     package static func isVerdictOnTheSet(_ code: String) -> Bool {
-        ["lock-rollback", "lock-expired", "lock-sequence-reused", "signature-invalid", "set-mismatch", "set-unsigned",
-         "manifest-invalid", "platform-missing"].contains(code)
+        ["lock-rollback", "signature-invalid", "set-mismatch", "set-unsigned", "manifest-invalid"].contains(code)
     }
 
     package static func file(for directory: String, stateDirectory: String) -> String {

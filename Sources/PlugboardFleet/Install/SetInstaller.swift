@@ -19,7 +19,9 @@ package struct SetInstaller {
     package let signatures: SignatureCheck
 
     package init(directory: String, signatures: SignatureCheck) {
-        self.directory = PluginDirectory.absolutePath(directory)
+        // Links and `..` resolved: the record's name is the same before the
+        // first install and after, and a linked DIR is switched where it points.
+        self.directory = PluginDirectory.resolvedPath(directory)
         self.signatures = signatures
     }
 
@@ -49,7 +51,9 @@ package struct SetInstaller {
         try withInstallLock { () throws(FleetError) -> T in
             // Held: whatever staging folder is left was a killed install's.
             if let names = try? FileManager.default.contentsOfDirectory(atPath: parent) {
-                for leftover in names where leftover.hasPrefix(".\(name).staging-") { try? FileManager.default.removeItem(atPath: "\(parent)/\(leftover)") }
+                for leftover in names where leftover.hasPrefix(".\(name).staging-") || leftover.hasPrefix(".\(name).previous.old-") {
+                    try? FileManager.default.removeItem(atPath: "\(parent)/\(leftover)")
+                }
             }
             let staging = "\(parent)/.\(name).staging-\(getpid())"
             guard mkdir(staging, 0o755) == 0 else {
@@ -69,8 +73,11 @@ package struct SetInstaller {
         case let .success(verified): signed = verified
         case let .failure(error): throw FleetError(error)
         }
+        // The recorded sequence again with another lock file: a reuse. The
+        // same lock file (an install interrupted after its record) is not.
         let installed = FileManager.default.contents(atPath: lockFile).map(Array.init)
-        if installed != lock, let last = signatures.lastAccepted(for: lockFile), last.sequence == signed.sequence {
+        if let last = signatures.lastAccepted(for: lockFile), last.sequence == signed.sequence,
+           last.lockSHA256.map({ $0 != SHA256.hex(lock) }) ?? (installed != lock) {
             throw FleetError(.sequenceReused, SetFiles.signatureName,
                 reason: "signed with sequence \(signed.sequence), the sequence of the set accepted on \(UTCTimestamp.string(from: last.accepted)), but its lock file differs",
                 fix: "a publisher signs each new set with a higher sequence; sign it again (`plugboard lock --plugins DIR --sign KEYFILE`); nothing was installed")
@@ -116,14 +123,15 @@ package struct SetInstaller {
     /// Records `signed` as accepted, then makes `staging` the directory in
     /// one step and keeps the set it replaces as ``previous``. The record
     /// comes first: a kill between the two leaves it raised over the old set
-    /// (which the next pull replaces), never a new set with the record below
-    /// it. A record that cannot be written installs nothing; a failed switch
+    /// (hosts refuse that set until the next pull, which the record of the
+    /// same lock file lets through, switches the new one in), never a new set
+    /// with the record below it. A record that cannot be written installs nothing; a failed switch
     /// puts the record back.
     package func switchIn(staging: String, signed: SignedLock) throws(FleetError) {
         // Every byte on disk before the switch can be seen.
         syncTree(staging)
         let saved = signatures.saveRecord(for: lockFile)
-        try record(signed)
+        try record(signed, lock: FileManager.default.contents(atPath: staging + "/" + SetFiles.lockName).map(Array.init) ?? [])
         if access(directory, F_OK) != 0 {
             guard rename(staging, directory) == 0 else {
                 let error = switchFailed()
@@ -136,16 +144,19 @@ package struct SetInstaller {
                 signatures.restoreRecord(saved, lockFile: lockFile)
                 throw error
             }
-            // `staging` now holds the replaced set.
-            try? FileManager.default.removeItem(atPath: previous)
+            // `staging` now holds the replaced set. The last previous set is
+            // moved aside before it goes, so a kill never leaves none.
+            let older = "\(previous).old-\(getpid())"
+            _ = rename(previous, older)
             _ = rename(staging, previous)
+            try? FileManager.default.removeItem(atPath: older)
         }
         syncFolder(parent)
     }
 
     /// Raises the record of the directory to `signed` (never lowers it).
-    package func record(_ signed: SignedLock) throws(FleetError) {
-        if let problem = signatures.accept(signed, lockFile: lockFile) {
+    package func record(_ signed: SignedLock, lock: [UInt8]) throws(FleetError) {
+        if let problem = signatures.accept(signed, lockFile: lockFile, lockSHA256: SHA256.hex(lock)) {
             throw FleetError(.recordUnwritable, lockFile, reason: problem,
                 fix: "make the records folder writable by this user (--sequence-records, else --cache); nothing was installed")
         }

@@ -54,7 +54,7 @@ package final class HTTPClient {
             let response = try perform(method, url, headers: headers, body: body, sink: sink, timeout: timeout)
             guard [301, 302, 303, 307, 308].contains(response.status), let location = response.headers["location"] else { return response }
             let next = Self.resolve(location, against: url)
-            guard next.hasPrefix("http://") || next.hasPrefix("https://") else {
+            guard next.lowercased().hasPrefix("http://") || next.lowercased().hasPrefix("https://") else {
                 throw FleetError(.redirectRefused, url, reason: "redirected to '\(location)', not an http(s) address", fix: "check the registry's storage redirect settings")
             }
             if Self.origin(of: next) != origin { headers["authorization"] = nil }
@@ -74,6 +74,8 @@ package final class HTTPClient {
         var headers: [String: String] = [:]
         /// The status line's code, once the headers came: only a 2xx body goes to the sink.
         var status = 0
+        /// A non-2xx body stopped at 16 KiB (the answer is its status).
+        var errorBodyCut = false
         var upload: [UInt8]
         var uploaded = 0
         var progress: ((Int) -> Void)?
@@ -133,6 +135,8 @@ package final class HTTPClient {
             // A redirect's or an error's body is kept apart (a little of it, for the message).
             guard (200..<300).contains(transfer.status) else {
                 transfer.body.append(contentsOf: bytes.prefix(max(0, 16 << 10 - transfer.body.count)))
+                // Enough for the message: the rest is not waited for.
+                guard transfer.body.count < 16 << 10 else { transfer.errorBodyCut = true; return 0 }
                 return n
             }
             transfer.received += n
@@ -173,6 +177,9 @@ package final class HTTPClient {
         if transfer.writeFailed != 0 {
             throw FleetError(.installFailed, url, reason: "cannot write what was received: \(String(cString: strerror(transfer.writeFailed)))", fix: "free space where the set is staged (beside the plugins directory); nothing was installed")
         }
+        if transfer.errorBodyCut {
+            return Response(status: transfer.status, headers: transfer.headers, body: transfer.body, url: url)
+        }
         if code == CURLE_PARTIAL_FILE {
             throw FleetError(.blobDigestMismatch, url, reason: "the response ended before the length it announced (cut short)", fix: "the registry served less than was published; nothing was installed")
         }
@@ -194,11 +201,16 @@ package final class HTTPClient {
         _ = lseek(descriptor, 0, SEEK_SET)
     }
 
-    /// `scheme://host[:port]`.
+    /// `scheme://host[:port]`, lowercased, without a default port (`:80`
+    /// for http, `:443` for https): one origin however it is spelled.
     static func origin(of url: String) -> String {
         let parts = url.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false)
         guard parts.count >= 3, parts[0].hasSuffix(":"), parts[1].isEmpty else { return url }
-        return parts[0].lowercased() + "//" + parts[2].lowercased()
+        let scheme = parts[0].lowercased()
+        var host = parts[2].lowercased()
+        let defaultPort = scheme == "http:" ? ":80" : scheme == "https:" ? ":443" : nil
+        if let defaultPort, host.hasSuffix(defaultPort) { host.removeLast(defaultPort.count) }
+        return scheme + "//" + host
     }
 
     /// `location` (absolute, or relative to `base`) as an absolute URL.

@@ -74,7 +74,7 @@ package final class RegistryClient {
             throw FleetError(.registryAuthFailed, reference.description, reason: "the registry asks for authentication Plugboard does not speak ('\(challenge.prefix(40))')", fix: "use Basic or Bearer token authentication")
         }
         let parameters = Self.challengeParameters(String(challenge.dropFirst(6)))
-        guard let realm = parameters["realm"], realm.hasPrefix("https://") || (realm.hasPrefix("http://") && reference.plainHTTP) else {
+        guard let realm = parameters["realm"], realm.lowercased().hasPrefix("https://") || (realm.lowercased().hasPrefix("http://") && reference.plainHTTP) else {
             throw FleetError(.registryAuthFailed, reference.description, reason: "the Bearer challenge names no token service over HTTPS (credentials go to it)",
                 fix: "check the registry's auth settings")
         }
@@ -83,7 +83,7 @@ package final class RegistryClient {
         if let scope = parameters["scope"] { query.append("scope=" + Self.percentEncoded(scope)) }
         let tokenURL = realm + (query.isEmpty ? "" : (realm.contains("?") ? "&" : "?") + query.joined(separator: "&"))
         // The token service gets the credentials (or nobody's, for anonymous pulls).
-        let response = try http.send("GET", tokenURL, headers: credentials.map { ["authorization": $0.basic] } ?? [:], sink: .memory(limit: 1 << 20))
+        let response = try http.send("GET", tokenURL, headers: credentials.map { ["authorization": $0.basic] } ?? [:], sink: .memory(limit: 1 << 20), timeout: 60)
         guard response.status == 200 else {
             throw FleetError(.registryAuthFailed, realm, reason: "the token service answered HTTP \(response.status)", fix: fix)
         }

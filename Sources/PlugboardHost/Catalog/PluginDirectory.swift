@@ -212,6 +212,23 @@ public enum PluginDirectory {
         return String(cString: resolved)
     }
 
+    /// `path` with every link and `..` resolved, for a path that may not
+    /// exist yet: its deepest existing folder resolved, the rest appended.
+    /// The same name before and after the path is made (a first install).
+    package static func resolvedPath(_ path: String) -> String {
+        let absolute = absolutePath(path)
+        if let real = realPath(absolute) { return real }
+        var parts = absolute.split(separator: "/").map(String.init)
+        var rest: [String] = []
+        while let last = parts.popLast() {
+            rest.insert(last, at: 0)
+            if let real = realPath("/" + parts.joined(separator: "/")) {
+                return (real == "/" ? "" : real) + "/" + rest.joined(separator: "/")
+            }
+        }
+        return absolute
+    }
+
     private static func readLink(_ path: String) -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink(path, &buffer, buffer.count - 1)

@@ -16,6 +16,10 @@ final class AcceptedSequences: Sendable {
         var channel: String
         var keyID: String
         var accepted: Date
+        /// SHA-256 (hex) of the lock file accepted: the same set accepted
+        /// again (an install interrupted after its record) is no reuse of
+        /// the sequence. Absent in records written before it was kept.
+        var lockSHA256: String? = nil
     }
 
     /// nil when the state directory is not trusted: remembered in memory only.
@@ -45,7 +49,7 @@ final class AcceptedSequences: Sendable {
 
     /// One key per lock file however its path is spelled (relative, through a symlink).
     private static func key(_ lockFile: String) -> String {
-        PluginDirectory.realPath(lockFile) ?? PluginDirectory.absolutePath(lockFile)
+        PluginDirectory.resolvedPath(lockFile)
     }
 
     /// Whether the numbers outlive the process.

@@ -56,14 +56,14 @@ package struct SignatureCheck: Sendable {
     }
 
     /// The last set accepted for `lockFile`, if a record is kept and readable.
-    package func lastAccepted(for lockFile: String) -> (sequence: UInt64, accepted: Date)? {
-        sequences.last(for: lockFile).map { ($0.sequence, $0.accepted) }
+    package func lastAccepted(for lockFile: String) -> (sequence: UInt64, accepted: Date, lockSHA256: String?)? {
+        sequences.last(for: lockFile).map { ($0.sequence, $0.accepted, $0.lockSHA256) }
     }
 
     /// Lowers the record of `lockFile` to `signed` (`plugboard rollback
     /// --lower-sequence`: the operator's explicit choice, never `follow`'s).
-    package func lowerRecord(to signed: SignedLock, lockFile: String, now: Date = Date()) -> String? {
-        sequences.replace(.init(lockFile: lockFile, sequence: signed.sequence, channel: signed.channel, keyID: signed.keyID, accepted: now))
+    package func lowerRecord(to signed: SignedLock, lockFile: String, lockSHA256: String?, now: Date = Date()) -> String? {
+        sequences.replace(.init(lockFile: lockFile, sequence: signed.sequence, channel: signed.channel, keyID: signed.keyID, accepted: now, lockSHA256: lockSHA256))
     }
 
     /// The signature file of a lock file.
@@ -82,7 +82,7 @@ package struct SignatureCheck: Sendable {
             return .failure(.signature(.signatureMissing, path: signatureFile, reason: "the lock file \(lockFile) has no signature; sign it with `plugboard lock --sign KEYFILE` (or minisign, docs/operations.md) and install both"))
         }
         let verified = verify(lock, signature: text, signatureFile: signatureFile, recordedAs: lockFile, now: now)
-        if case let .success(signed) = verified { accept(signed, lockFile: lockFile, now: now) }
+        if case let .success(signed) = verified { accept(signed, lockFile: lockFile, lockSHA256: SHA256.hex(lock), now: now) }
         return verified
     }
 
@@ -119,8 +119,8 @@ package struct SignatureCheck: Sendable {
     /// Remembers `signed` as the last set accepted for `lockFile` (only ever
     /// upwards); why the record could not be written, when not.
     @discardableResult
-    package func accept(_ signed: SignedLock, lockFile: String, now: Date = Date()) -> String? {
-        sequences.record(.init(lockFile: lockFile, sequence: signed.sequence, channel: signed.channel, keyID: signed.keyID, accepted: now))
+    package func accept(_ signed: SignedLock, lockFile: String, lockSHA256: String?, now: Date = Date()) -> String? {
+        sequences.record(.init(lockFile: lockFile, sequence: signed.sequence, channel: signed.channel, keyID: signed.keyID, accepted: now, lockSHA256: lockSHA256))
     }
 
     /// The record of `lockFile` as it is, to put back with ``restoreRecord(_:lockFile:)``.

@@ -51,23 +51,26 @@ enum RollbackCommand: CLICommand {
                 case let .install(verified), let .unchanged(verified): signed = verified
                 }
                 let last = signatures.lastAccepted(for: installer.lockFile)?.sequence
-                var lowered: UInt64?
-                // Lowered before the switch (a host may take the older set the moment it lands), put back if the switch fails.
+                let lock = FileManager.default.contents(atPath: previous + "/" + SetFiles.lockName).map(Array.init) ?? []
+                let lowers = lowering && (last ?? 0) > signed.sequence
+                // Going up, the record is raised first (never below the set in
+                // DIR); going down, it is lowered after the swap, and the swap
+                // is undone if it cannot be (a kill between leaves hosts
+                // refusing the older set, never a record below the newer one).
                 let saved = signatures.saveRecord(for: installer.lockFile)
-                if lowering, let last, last > signed.sequence {
-                    if let problem = signatures.lowerRecord(to: signed, lockFile: installer.lockFile) {
-                        throw FleetError(.recordUnwritable, installer.lockFile, reason: problem, fix: "make the records folder writable by this user; nothing was changed")
-                    }
-                    lowered = last
-                }
-                // Forward again (a second rollback): the record goes up to the set switched in.
-                if !lowering { try installer.record(signed) }
+                if !lowers { try installer.record(signed, lock: lock) }
                 do throws(FleetError) { try installer.swapWithPrevious() } catch {
                     signatures.restoreRecord(saved, lockFile: installer.lockFile)
                     throw error
                 }
-                if let lowered {
-                    Terminal.writeErr("rollback: the recorded sequence of \(Terminal.safe(installer.lockFile)) was lowered from \(lowered) to \(signed.sequence) (--lower-sequence)\n")
+                var lowered: UInt64?
+                if lowers, let last {
+                    if let problem = signatures.lowerRecord(to: signed, lockFile: installer.lockFile, lockSHA256: SHA256.hex(lock)) {
+                        try? installer.swapWithPrevious()
+                        throw FleetError(.recordUnwritable, installer.lockFile, reason: problem, fix: "make the records folder writable by this user; nothing was changed")
+                    }
+                    lowered = last
+                    Terminal.writeErr("rollback: the recorded sequence of \(Terminal.safe(installer.lockFile)) was lowered from \(last) to \(signed.sequence) (--lower-sequence)\n")
                 }
                 return Report(plugins: installer.directory, sequence: signed.sequence, channel: signed.channel, loweredFrom: lowered)
             }

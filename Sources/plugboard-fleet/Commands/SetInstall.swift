@@ -38,7 +38,7 @@ enum SetInstall {
             switch try installer.verify(staging: staging, files: fetched.files) {
             case let .unchanged(same):
                 // Recorded too, if the record was missing or lower (a first pull with a floor).
-                try installer.record(same)
+                try installer.record(same, lock: FileManager.default.contents(atPath: installer.lockFile).map(Array.init) ?? [])
                 signed = same
                 outcome = "unchanged"
             case let .install(new):
