@@ -1,3 +1,4 @@
+import PlugboardHost
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,9 +24,7 @@ package enum FleetCommands {
     /// Replaces this process with `plugboard-fleet` (beside this
     /// executable) running `arguments`; returns only when it cannot.
     package static func exec(_ arguments: [String]) -> Never {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &buffer, Int(PATH_MAX))
-        let own = length > 0 ? String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
+        let own = PluginDirectory.resolvedPath("/proc/self/exe")
         let folder = own.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         let path = (folder.isEmpty ? "." : folder) + "/" + executableName
         let argv = [path] + arguments

@@ -80,17 +80,7 @@ package enum LayoutArchive {
         let input = open(file, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw failure(file, "cannot be read: \(String(cString: strerror(errno)))") }
         defer { close(input) }
-        func readExactly(_ count: Int) -> [UInt8]? {
-            var bytes = [UInt8](repeating: 0, count: count)
-            var done = 0
-            while done < count {
-                let got = bytes.withUnsafeMutableBytes { read(input, $0.baseAddress! + done, count - done) }
-                if got < 0 && errno == EINTR { continue }
-                guard got > 0 else { return nil }
-                done += got
-            }
-            return bytes
-        }
+        func readExactly(_ count: Int) -> [UInt8]? { LocalFiles.readExactly(input, count) }
         guard mkdir(folder + "/blobs", 0o755) == 0 || errno == EEXIST, mkdir(folder + "/blobs/sha256", 0o755) == 0 || errno == EEXIST else {
             throw FleetError(.installFailed, folder, reason: String(cString: strerror(errno)), fix: "free space for the staging folder")
         }

@@ -39,9 +39,6 @@ package struct Descriptor: Codable, Sendable, Equatable {
 
 package enum Annotation {
     package static let title = "org.opencontainers.image.title"
-    package static let created = "org.opencontainers.image.created"
-    /// The lock file's signed sequence, for people browsing the registry (never trusted: the signature is).
-    package static let sequence = "dev.plugboard.set.sequence"
 }
 
 package struct Platform: Codable, Sendable, Hashable, CustomStringConvertible {

@@ -107,8 +107,15 @@ package struct SetInstaller {
             throw FleetError(.setUnsigned, directory, reason: "the set has no \(SetFiles.missing(lock: FileManager.default.fileExists(atPath: staging + "/" + SetFiles.lockName), signature: FileManager.default.fileExists(atPath: staging + "/" + SetFiles.signatureName)))",
                 fix: "publish a signed set (`plugboard lock --plugins DIR --sign KEYFILE`, then `plugboard publish DIR REF`); nothing was installed")
         }
-        let (signed, listed) = try admit(lock, signature: signature)
-        if let mismatch = SetFiles.mismatch(files, listed: listed) {
+        return try verdict(lock: lock, signature: signature, admitted: admit(lock, signature: signature), files: files)
+    }
+
+    /// The rest of ``verify(staging:files:)`` for a lock file `admitted`
+    /// already (a pull admits it before fetching the files): every file
+    /// against it, then whether the set in the directory is this one.
+    package func verdict(lock: [UInt8], signature: String, admitted: (signed: SignedLock, files: [String: String]),
+                         files: [(title: String, sha256: String)]) throws(FleetError) -> Verdict {
+        if let mismatch = SetFiles.mismatch(files, listed: admitted.files) {
             throw FleetError(.setMismatch, directory, reason: "the set does not match its signed lock file: \(mismatch)", fix: "publish the set again from the signed folder; nothing was installed")
         }
         // Checked like any set first: the same lock file with other files is
@@ -117,7 +124,7 @@ package struct SetInstaller {
         // must reach the hosts too.
         let installedLock = FileManager.default.contents(atPath: lockFile).map(Array.init)
         let installedSignature = FileManager.default.contents(atPath: lockFile + ".minisig").map(Array.init)
-        return installedLock == lock && installedSignature == Array(signature.utf8) ? .unchanged(signed) : .install(signed)
+        return installedLock == lock && installedSignature == Array(signature.utf8) ? .unchanged(admitted.signed) : .install(admitted.signed)
     }
 
     /// Records `signed` as accepted, then makes `staging` the directory in

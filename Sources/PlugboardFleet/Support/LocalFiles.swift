@@ -23,13 +23,18 @@ package enum LocalFiles {
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, Int(info.st_size) <= limit else { return nil }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        return readExactly(fd, Int(info.st_size))
+    }
+
+    /// The next `count` bytes of `fd`; nil when it ends (or fails) first.
+    package static func readExactly(_ fd: Int32, _ count: Int) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: count)
         var done = 0
-        while done < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + done, $0.count - done) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return nil }
-            done += count
+        while done < count {
+            let got = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + done, count - done) }
+            if got < 0 && errno == EINTR { continue }
+            guard got > 0 else { return nil }
+            done += got
         }
         return bytes
     }

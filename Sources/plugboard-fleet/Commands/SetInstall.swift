@@ -29,16 +29,24 @@ enum SetInstall {
         let progress = FleetOptions.progress(json: json)
         defer { FleetOptions.endProgress(json: json) }
         return try installer.withStaging { staging throws(FleetError) in
+            // Admitted once, before the other files are fetched, and kept for the verdict.
+            var admitted: (lock: [UInt8], signature: String, signed: SignedLock, files: [String: String])?
             let fetched = try SetFetch.fetch(name, from: source, platform: platform, into: staging, installed: installer.directory, subject: subject,
-                                             admit: { lock, signature throws(FleetError) in try installer.admit(lock, signature: signature).files }) { layer, position, count in
+                                             admit: { lock, signature throws(FleetError) in
+                let (signed, files) = try installer.admit(lock, signature: signature)
+                admitted = (lock, signature, signed, files)
+                return files
+            }) { layer, position, count in
                 progress("fetching \(position)/\(count) \(layer.title ?? layer.digest) (\(layer.size) bytes)")
             }
+            // SetFetch admits the lock file before it returns a set.
+            guard let admitted else { preconditionFailure("a set was fetched without its lock file admitted") }
             let outcome: String
             let signed: SignedLock
-            switch try installer.verify(staging: staging, files: fetched.files) {
+            switch try installer.verdict(lock: admitted.lock, signature: admitted.signature, admitted: (admitted.signed, admitted.files), files: fetched.files) {
             case let .unchanged(same):
                 // Recorded too, if the record was missing or lower (a first pull with a floor).
-                try installer.record(same, lock: FileManager.default.contents(atPath: installer.lockFile).map(Array.init) ?? [])
+                try installer.record(same, lock: admitted.lock)
                 signed = same
                 outcome = "unchanged"
             case let .install(new):
