@@ -14,6 +14,19 @@ struct CommandLineTests {
         #expect(overview.stdout.contains("FLEET COMMANDS") && overview.stdout.contains("  follow "))
         let usage = try Fleet.run(["pull", "127.0.0.1:1/plugins/x:1"])
         #expect(usage.status == 64 && usage.stderr.contains("--plugins"), "\(usage.stderr)")
+        // Each wrong option gets 64 and names what is wrong.
+        for (arguments, says) in [
+            (["pull", "127.0.0.1:1/plugins/x:1", "--plugins", "/tmp/x"], "--trusted-key"),
+            (["pull", "127.0.0.1:1/plugins/x:1", "--plugins", "/tmp/x", "--trusted-key", "k.pub", "--sequence-floor", "-1"], "--sequence-floor"),
+            (["pull", "127.0.0.1:1/plugins/x:1", "--plugins", "/tmp/x", "--trusted-key", "k.pub", "--platform", "amd64"], "OS/ARCH"),
+            (["follow", "127.0.0.1:1/plugins/x:1", "--plugins", "/tmp/x", "--trusted-key", "k.pub", "--interval", "0"], "--interval"),
+            (["follow", "127.0.0.1:1/plugins/x@sha256:" + String(repeating: "a", count: 64), "--plugins", "/tmp/x", "--trusted-key", "k.pub"], "a digest never changes"),
+            (["publish", "/tmp/x", "127.0.0.1:1/plugins/x@sha256:" + String(repeating: "a", count: 64)], "not a digest"),
+            (["pull", "127.0.0.1:1/plugins/x@sha256:ABC", "--plugins", "/tmp/x", "--trusted-key", "k.pub"], "sha256"),
+        ] {
+            let result = try Fleet.run(arguments)
+            #expect(result.status == 64 && result.stderr.contains(says), "\(arguments): \(result.stderr)")
+        }
         let typo = try Fleet.run(["pul"])
         #expect(typo.status == 64 && typo.stderr.contains("did you mean 'pull'?"), "\(typo.stderr)")
 

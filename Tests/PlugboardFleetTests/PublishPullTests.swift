@@ -93,6 +93,22 @@ struct PublishPullTests {
         let mismatch = try Fleet.run(["publish", changed, reference, "--json"])
         #expect(mismatch.status == 1 && mismatch.code == "set-mismatch", "\(mismatch.stdout)")
 
+        // Not a set: no folder; no plugin; a .so that is no ELF library (platform unknown); two sets for one platform.
+        let missing = try Fleet.run(["publish", work.sub("nothing"), reference, "--json"])
+        #expect(missing.status == 1 && missing.code == "set-unreadable", "\(missing.stdout)")
+        let empty = work.sub("empty")
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        let none = try Fleet.run(["publish", empty, reference, "--allow-unsigned", "--json"])
+        #expect(none.status == 1 && none.code == "set-unreadable", "\(none.stdout)")
+        try Data("not an ELF file".utf8).write(to: URL(fileURLWithPath: empty + "/libText.so"))
+        let unknown = try Fleet.run(["publish", empty, reference, "--allow-unsigned", "--json"])
+        #expect(unknown.status == 1 && unknown.code == "platform-unknown", "\(unknown.stdout)")
+        let set1 = try publisher.set("set1", plugins: ["Alpha"], sequence: 1)
+        let twice = try Fleet.run(["publish", set1, reference, "--also", set1, "--json"])
+        #expect(twice.status == 1 && twice.code == "platform-repeated", "\(twice.stdout)")
+        let badAlso = try Fleet.run(["publish", set1, reference, "--also", "\(set1)=arm64"])
+        #expect(badAlso.status == 64, "\(badAlso.stderr)")
+
         let usage = try Fleet.run(["publish", changed])
         #expect(usage.status == 64)
         let badReference = try Fleet.run(["publish", changed, "not a reference"])
