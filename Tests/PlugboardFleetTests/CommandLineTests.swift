@@ -4,7 +4,8 @@ import Testing
 /// The fleet commands run as `plugboard NAME` from their own executable,
 /// so libcurl is never loaded by `plugboard` (which scanners and isolated
 /// children re-execute).
-struct CommandLineTests {
+extension FleetSuites {
+@Suite struct CommandLineTests {
     @Test func plugboardRunsTheFleetCommandsAndNeverLinksLibcurl() throws {
         for command in ["publish", "pull", "follow", "rollback", "export", "import"] {
             let help = try Fleet.run([command, "--help"])
@@ -44,4 +45,5 @@ struct CommandLineTests {
         #expect(!(try libraries(Fleet.tool)).contains("libcurl"), "plugboard links libcurl")
         #expect(try libraries(Fleet.tool + "-fleet").contains("libcurl"))
     }
+}
 }

@@ -5,8 +5,8 @@ import Testing
 
 /// The registry is untrusted transport and the set untrusted until checked:
 /// each fault gets its code, and the plugins directory stays byte-identical.
-@Suite(.enabled(if: Fleet.canRun, "docker-registry is not installed (sudo apt-get install docker-registry); make test installs it"))
-struct FaultTests {
+extension FleetSuites {
+@Suite struct FaultTests {
     /// A registry with set 1 installed from it, and set 2 published: each
     /// fault is done to set 2 and then pulled.
     struct Scene {
@@ -232,4 +232,5 @@ struct FaultTests {
         let again = try Fleet.run(["pull", reference, "--plugins", work.sub("real/plugins")] + trust)
         #expect(again.status == 0 && again.json["outcome"] as? String == "unchanged", "the record is found without a floor: \(again.stdout)")
     }
+}
 }

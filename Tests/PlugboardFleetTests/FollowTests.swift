@@ -6,8 +6,8 @@ import Testing
 /// `plugboard follow`, `rollback`, `export` and `import` against a real
 /// registry: sets 1 → 2 → 3, a replayed 2 refused, a rollback only when
 /// asked for, a set carried on disk.
-@Suite(.enabled(if: Fleet.canRun, "docker-registry is not installed (sudo apt-get install docker-registry); make test installs it"))
-struct FollowTests {
+extension FleetSuites {
+@Suite struct FollowTests {
     @Test func followInstallsEachNewerSetAndRefusesAReplayedOne() throws {
         let registry = try RegistryServer()
         let work = try Folder()
@@ -181,4 +181,5 @@ struct FollowTests {
         let records = host.json["plugins"] as? [[String: Any]] ?? []
         #expect(records.count == 2 && records.allSatisfy { $0["status"] as? String == "available" }, "\(host.stdout)\(host.stderr)")
     }
+}
 }

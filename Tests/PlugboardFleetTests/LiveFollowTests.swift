@@ -7,8 +7,8 @@ import Testing
 /// A running host that requires signatures and watches its plugins
 /// directory, with `plugboard follow` installing into it: a set published
 /// to the tag is live in the host without a restart.
-@Suite(.enabled(if: Fleet.canRun, "docker-registry is not installed (sudo apt-get install docker-registry); make test installs it"))
-struct LiveFollowTests {
+extension FleetSuites {
+@Suite struct LiveFollowTests {
     @Test func aPublishedSetGoesLiveInARunningHost() throws {
         let registry = try RegistryServer()
         let work = try Folder()
@@ -86,4 +86,5 @@ struct LiveFollowTests {
         #expect(elsewhere.records.allSatisfy { $0.code == "lock-sequence-unknown" }, "\(elsewhere.records.map { $0.code ?? "-" })")
         elsewhere.shutdown()
     }
+}
 }

@@ -6,8 +6,8 @@ import Testing
 /// `plugboard publish` and `pull` against a real registry: by tag and by
 /// digest, blobs not sent twice, the host's signature checks before
 /// anything lands, one switch.
-@Suite(.enabled(if: Fleet.canRun, "docker-registry is not installed (sudo apt-get install docker-registry); make test installs it"))
-struct PublishPullTests {
+extension FleetSuites {
+@Suite struct PublishPullTests {
     @Test func aSignedSetIsPublishedOnceAndPulledByTagAndByDigest() throws {
         let registry = try RegistryServer()
         let work = try Folder()
@@ -162,4 +162,5 @@ struct PublishPullTests {
         #expect(pulled.status == 0 && pulled.json["outcome"] as? String == "installed", "\(pulled.stdout)\(pulled.stderr)")
         #expect(tokens.heads.contains { $0.contains("scope=repository%3Aplugins%2Fcheckout%3A") }, "the scope of the challenge is asked for")
     }
+}
 }

@@ -4,6 +4,14 @@ import PlugboardHostTesting
 import Synchronization
 import Testing
 
+/// Every fleet suite, nested here so their tests run one at a time: each
+/// blocks a thread of Swift's pool (two on a 2-core machine) while its
+/// processes run, and two at once for a minute starved the host suites'
+/// async tests, which need a pool thread to start their calls (seen in
+/// `make test`: nothing parked within 60 s). One at a time, they hold one.
+@Suite(.serialized, .enabled(if: Fleet.canRun, "docker-registry is not installed (sudo apt-get install docker-registry); make test installs it"))
+enum FleetSuites {}
+
 /// Paths, the tool, and folders for the fleet tests.
 enum Fleet {
     static let repository: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

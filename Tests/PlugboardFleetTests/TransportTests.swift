@@ -10,8 +10,8 @@ private func digest(in path: String) -> String { "sha256:" + (path.components(se
 /// of a real registry: redirect blobs to another host (followed, without
 /// the credentials), answer without end (cut off), stall while the pull is
 /// killed (nothing half-installed; the next pull completes).
-@Suite(.enabled(if: Fleet.canRun, "docker-registry is not installed (sudo apt-get install docker-registry); make test installs it"))
-struct TransportTests {
+extension FleetSuites {
+@Suite struct TransportTests {
     @Test func blobsRedirectedToAnotherHostAreFetchedWithoutTheCredentials() throws {
         let registry = try RegistryServer(auth: .basic)
         let work = try Folder()
@@ -117,4 +117,5 @@ struct TransportTests {
         #expect(!elsewhere.heads.isEmpty && elsewhere.heads.allSatisfy { !$0.lowercased().contains("authorization:") }, "\(elsewhere.heads)")
         #expect(!FileManager.default.fileExists(atPath: work.sub("host/plugins")))
     }
+}
 }
