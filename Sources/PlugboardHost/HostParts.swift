@@ -22,7 +22,8 @@ struct HostParts {
             configuration: configuration.settings, dataDirectory: configuration.paths.data, logSink: configuration.observability.logSink,
             storageQuota: configuration.storageQuota, diagnostics: diagnostics, activator: link)
         registry = ExtensionRegistry(activator: link)
-        let state = StateDirectory(configuration: configuration, report: diagnostics.append)
+        let state = StateDirectory(
+            configured: configuration.paths.cache, checksOwnership: configuration.trust.directories.enforced, report: diagnostics.append)
         taint = HostTaint(report: diagnostics.append)
         let journal = CrashJournal(
             directory: state.path + "/journal", hangThreshold: configuration.crashJournal.hangThreshold, isUsable: state.isTrusted,
@@ -45,8 +46,19 @@ struct HostParts {
             registry: registry, services: services)
         lifecycle = Lifecycle(
             catalog: catalog, registry: registry, services: services, journal: journal, environment: environment,
-            configuration: configuration, taint: taint)
+            configuration: Self.lifecycleSettings(configuration), taint: taint)
         link.join(lifecycle)
+    }
+
+    /// What the lifecycle reads of `configuration`.
+    private static func lifecycleSettings(_ configuration: PluginHost.Configuration) -> LifecycleSettings {
+        LifecycleSettings(
+            checksOwnership: configuration.trust.directories.enforced, scanner: configuration.scanner,
+            ownKeyFiles: configuration.trust.ownKeyFiles,
+            isolation: { id, signedByHost in configuration.isolation(of: id, signedByHost: signedByHost) },
+            isolatesUnsigned: configuration.isolation.unsigned != nil, settings: configuration.settings,
+            storageQuota: configuration.storageQuota, restartBudget: configuration.isolation.restartBudget,
+            startTimeout: configuration.isolation.startTimeout, isolationEvents: configuration.observability.isolationEvents)
     }
 
     /// `scanner` with the policy its processes get (when it has a sandbox):

@@ -33,6 +33,8 @@ package struct PluginCandidate: Sendable {
 ///   second is rejected as `duplicate-file`.
 public enum PluginDirectory {
     package static let librarySuffix = ".so"
+    /// The SDK's own library file: plugins link it by this name, so no plugin can be called that.
+    package static let sdkSoname = "libPlugboard.so"
     /// The folder of a plugins directory that holds interface libraries: the
     /// dynamic libraries of a host's own extension points that plugins need
     /// beside them. They are not plugins.
@@ -114,7 +116,7 @@ public enum PluginDirectory {
             if name.hasPrefix(".") || !name.hasSuffix(librarySuffix) { continue }
             // The SDK's own library (beside a plugin in its build folder): plugins
             // link it by this very name, so no plugin can be called that.
-            if name == HostEnvironment.sdkSoname { continue }
+            if name == Self.sdkSoname { continue }
             names.append(name)
         }
         var seen: [FileKey: String] = [:]

@@ -11,13 +11,15 @@ struct StateDirectory: Sendable {
     let path: String
     let isTrusted: Bool
 
-    init(configuration: PluginHost.Configuration, report: (HostDiagnostic) -> Void) {
-        guard configuration.trust.directories.enforced else {
-            path = PluginDirectory.absolutePath(configuration.paths.cache ?? Self.defaultPath())
+    /// `configured`: ``PluginHost/Configuration/Paths/cache``; `checksOwnership`:
+    /// whether ``PluginHost/Configuration/Trust/directories`` are enforced.
+    init(configured: String?, checksOwnership: Bool, report: (HostDiagnostic) -> Void) {
+        guard checksOwnership else {
+            path = PluginDirectory.absolutePath(configured ?? Self.defaultPath())
             isTrusted = true
             return
         }
-        if let configured = configuration.paths.cache {
+        if let configured {
             path = PluginDirectory.absolutePath(configured)
             let reason = Self.untrustedReason(path)
             isTrusted = reason == nil

@@ -32,9 +32,9 @@ package enum FileCompatibility {
         if image.defines(sdkProtocolSymbol) { return .sdkEmbedded(path: path) }
         guard (image.sectionSize(swiftTypeSection) ?? 0) > 0 else { return .notSwiftPlugin(path: path) }
         guard let pluginABI = compiledABI(of: image) else { return .noSDKMarker(path: path) }
-        if let host = environment.sdkEmbeddedIn, image.needed.contains(HostEnvironment.sdkSoname) {
+        if let host = environment.sdkEmbeddedIn, image.needed.contains(PluginDirectory.sdkSoname) {
             return .sdkDuplicated(
-                path: path, pluginSDK: "\(HostEnvironment.sdkSoname) (a dynamic library, as it should)",
+                path: path, pluginSDK: "\(PluginDirectory.sdkSoname) (a dynamic library, as it should)",
                 hostSDK: "a static copy inside \(host)")
         }
         if let plugin = image.toolchainComment, let host = environment.runtimeToolchain, plugin != host {

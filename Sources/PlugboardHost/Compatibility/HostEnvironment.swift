@@ -24,7 +24,6 @@ package struct HostEnvironment: Sendable {
     let sdkImagePath: String?
 
     package static let current = HostEnvironment()
-    static let sdkSoname = "libPlugboard.so"
 
     private init() {
         sdkABI = ABIVersion(major: PLUGBOARD_SDK_ABI_MAJOR, minor: PLUGBOARD_SDK_ABI_MINOR)
@@ -36,7 +35,7 @@ package struct HostEnvironment: Sendable {
         sdkLibrary = sdkImage.flatMap(DynamicLibrary.alreadyLoaded)
         // SwiftPM sets no DT_SONAME; plugins record the file name in DT_NEEDED.
         let sdkFile = sdkImage.flatMap(PluginDirectory.realPath) ?? sdkImage
-        let isSharedSDK = sdkFile.map { $0.split(separator: "/").last.map(String.init) == Self.sdkSoname } ?? false
+        let isSharedSDK = sdkFile.map { $0.split(separator: "/").last.map(String.init) == PluginDirectory.sdkSoname } ?? false
         sdkEmbeddedIn = isSharedSDK ? nil : (sdkFile ?? "the host executable")
         let runtime = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "swift_retain")
             .flatMap { DynamicLibrary.imagePath(containing: $0) }

@@ -60,7 +60,7 @@ extension Lifecycle {
 extension Lifecycle {
     /// Directory checks off: every file admitted from now on is unverified.
     private func markUnverifiedDirectories() {
-        guard !configuration.trust.directories.enforced else { return }
+        guard !configuration.checksOwnership else { return }
         taint.mark(HostTaint.directoryChecksOff,
             "plugin files are admitted without the ownership and permission checks of their folders (\(DirectoryTrust.environmentOptOut), --allow-unsafe-directories or Configuration.trust)")
     }

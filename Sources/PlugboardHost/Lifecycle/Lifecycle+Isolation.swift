@@ -19,7 +19,7 @@ extension Lifecycle {
 
     /// Whether plugin `id` runs in a child process, and with which limits.
     func isolation(of id: String) -> PluginIsolation? {
-        let chosen = configuration.isolation(of: id, signedByHost: configuration.isolation.unsigned == nil || isSignedByHost)
+        let chosen = configuration.isolation(id, !configuration.isolatesUnsigned || isSignedByHost)
         return chosen.isolated ? chosen : nil
     }
 
@@ -88,9 +88,9 @@ extension Lifecycle {
         let mayRoute = scan.services.contains(Services.Router.id) && !denied.contains(Services.Router.id)
         let launch = IsolatedPlugin.Launch(
             program: scanner.program, environmentNames: scanner.environment, extraEnvironment: extraEnvironment,
-            request: request, crossings: crossings, policies: policies, budget: configuration.isolation.restartBudget,
-            startTimeout: configuration.isolation.startTimeout, logSink: services.logSink, report: services.report,
-            events: configuration.observability.isolationEvents, eventHub: services.events,
+            request: request, crossings: crossings, policies: policies, budget: configuration.restartBudget,
+            startTimeout: configuration.startTimeout, logSink: services.logSink, report: services.report,
+            events: configuration.isolationEvents, eventHub: services.events,
             registerRoute: mayRoute ? router.register : nil,
             retireRoutes: { [services] in services.routes.removeAll(owner: owner) })
         let id = scan.id

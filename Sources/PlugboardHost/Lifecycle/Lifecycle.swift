@@ -16,7 +16,7 @@ final class Lifecycle: PluginActivating {
     let services: HostServices
     let journal: CrashJournal
     let environment: HostEnvironment
-    let configuration: PluginHost.Configuration
+    let configuration: LifecycleSettings
     /// Why this host ran code it could not verify.
     let taint: HostTaint
     /// The ids of ``PluginHost/Configuration/Trust/ownKeyFiles``' keys, read once.
@@ -39,7 +39,7 @@ final class Lifecycle: PluginActivating {
 
     init(
         catalog: Catalog, registry: ExtensionRegistry, services: HostServices, journal: CrashJournal,
-        environment: HostEnvironment, configuration: PluginHost.Configuration, taint: HostTaint
+        environment: HostEnvironment, configuration: LifecycleSettings, taint: HostTaint
     ) {
         self.taint = taint
         self.catalog = catalog
@@ -48,8 +48,8 @@ final class Lifecycle: PluginActivating {
         self.journal = journal
         self.environment = environment
         self.configuration = configuration
-        ownKeyIDs = Set(configuration.trust.ownKeyFiles.flatMap { file -> [String] in
-            guard case let .success(keys) = SignatureCheck.keys(in: file, checksOwnership: configuration.trust.directories.enforced) else {
+        ownKeyIDs = Set(configuration.ownKeyFiles.flatMap { file -> [String] in
+            guard case let .success(keys) = SignatureCheck.keys(in: file, checksOwnership: configuration.checksOwnership) else {
                 services.report(HostDiagnostic(.warning, code: "own-key-unreadable",
                     message: "\(file): the host's own key file cannot be read; no plugin counts as signed by the host (Trust.ownKeyFiles)"))
                 return []

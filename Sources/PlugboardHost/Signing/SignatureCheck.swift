@@ -27,11 +27,8 @@ package struct SignatureCheck: Sendable {
     /// that state directory. Why not, when the records could not be kept.
     package static func required(trustedKeyFiles: [String], channel: String?, floor: UInt64?, cache: String?, records: String? = nil,
                                  checksOwnership: Bool = true) -> Result<(check: SignatureCheck, stateDirectory: String), KeyFileProblem> {
-        var configuration = PluginHost.Configuration()
-        configuration.paths.cache = cache
-        configuration.trust.directories = checksOwnership ? .enforced : .unenforced
         var untrusted: String?
-        let state = StateDirectory(configuration: configuration) { untrusted = $0.message }
+        let state = StateDirectory(configured: cache, checksOwnership: checksOwnership) { untrusted = $0.message }
         let sequences: AcceptedSequences
         if let records {
             let told = Mutex<String?>(nil)

@@ -64,65 +64,6 @@ struct PluginScanner: Sendable {
     }
 }
 
-/// A scanner process just started: its pid, channel and stderr. (Package
-/// access: the benchmark times a scanner's start with it.)
-package struct StartedScanner: Sendable {
-    package let pid: pid_t
-    package let channel: Int32
-    package let errors: Int32
-
-    package struct Failure: Error {
-        package let reason: String
-    }
-
-    /// Starts `executable` as a scanner (its C constructor takes over before
-    /// main), with only the host's environment variables named in `names`
-    /// (a plugin's constructors must not read the host's secrets), plus the
-    /// variables in `extra` with their values (``ScannerSettings/extraEnvironment``;
-    /// they win over a passed-through variable of the same name, and the
-    /// scanner's own two below win over them).
-    ///
-    /// `rehearsing`: a spare, which scans a built-in plugin before it says
-    /// hello (``ScannerRehearsal``).
-    package static func start(
-        _ executable: String, passing names: [String] = ScannerSettings.defaultEnvironment, adding extra: [String: String] = [:],
-        rehearsing: Bool = false
-    ) throws(Failure) -> StartedScanner {
-        var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(executable), nil]
-        var environment = environment(passing: names, adding: extra, mode: PLUGBOARD_SCANNER_PROTOCOL)
-        environment[ScannerRehearsal.variable] = rehearsing ? "1" : nil
-        var entries: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            arguments.forEach { free($0) }
-            entries.forEach { free($0) }
-        }
-        var channel: Int32 = -1, errors: Int32 = -1
-        var pid: pid_t = 0
-        let result = plugboard_spawn_scanner(executable, &arguments, &entries, &channel, &errors, &pid)
-        guard result == 0 else { throw Failure(reason: "cannot start \(executable): \(String(cString: strerror(result)))") }
-        _ = fcntl(errors, F_SETFL, fcntl(errors, F_GETFL) | O_NONBLOCK)
-        return StartedScanner(pid: pid, channel: channel, errors: errors)
-    }
-
-    /// A child's environment: the host's variables named in `names`, those
-    /// in `extra`, and the two the child needs (`mode` starts it as scanner
-    /// or as an isolated plugin), which nothing overrides.
-    static func environment(passing names: [String], adding extra: [String: String], mode: String) -> [String: String] {
-        var environment = ProcessInfo.processInfo.environment.filter { names.contains($0.key) }
-        environment.merge(extra) { _, given in given }
-        environment[PLUGBOARD_SCANNER_VARIABLE] = mode
-        // The runtime's crash report would push the plugin's own last words
-        // out of the stderr tail; the signal and phase say where it died.
-        environment["SWIFT_BACKTRACE"] = "enable=no"
-        return environment
-    }
-
-    package func close() {
-        Glibc.close(channel)
-        Glibc.close(errors)
-    }
-}
-
 /// One scanner child as the host sees it.
 private final class ScannerProcess {
     let pid: pid_t
