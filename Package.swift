@@ -39,7 +39,19 @@ let package = Package(
         // libcrypto (Debian libssl-dev) for SHA-256: see CPlugboardHost/sha256.c.
         // libdispatch for the main queue's run-loop hooks (shims.c).
         .target(name: "CPlugboardHost", linkerSettings: [.linkedLibrary("crypto"), .linkedLibrary("dispatch")]),
-        .target(name: "PlugboardHost", dependencies: [sdk, "CPlugboardHost"], swiftSettings: strict),
+        // The host library, one module per part, bottom to top: a part
+        // names only the modules below it, and the compiler refuses the rest
+        // (docs/ARCHITECTURE.md, "Modules"; a test checks that graph against
+        // this file). `PlugboardHost` is the facade and re-exports them all.
+        .target(name: "PlugboardCore", dependencies: [sdk, "CPlugboardHost"], swiftSettings: strict),
+        .target(name: "PlugboardAdmission", dependencies: ["PlugboardCore", sdk, "CPlugboardHost"], swiftSettings: strict),
+        .target(name: "PlugboardRegistry", dependencies: ["PlugboardCore", sdk], swiftSettings: strict),
+        .target(name: "PlugboardServices", dependencies: ["PlugboardAdmission", "PlugboardRegistry", sdk, "CPlugboardHost"], swiftSettings: strict),
+        .target(name: "PlugboardLoading", dependencies: ["PlugboardServices", sdk, "CPlugboardHost"], swiftSettings: strict),
+        .target(name: "PlugboardCatalog", dependencies: ["PlugboardLoading", sdk, "CPlugboardHost"], swiftSettings: strict),
+        .target(name: "PlugboardIsolation", dependencies: ["PlugboardLoading", sdk, "CPlugboardHost"], swiftSettings: strict),
+        .target(name: "PlugboardLifecycle", dependencies: ["PlugboardCatalog", "PlugboardIsolation", sdk, "CPlugboardHost"], swiftSettings: strict),
+        .target(name: "PlugboardHost", dependencies: ["PlugboardLifecycle", sdk, "CPlugboardHost"], swiftSettings: strict),
         .target(name: "PlugboardDev", dependencies: ["PlugboardHost", "CPlugboardHost"], swiftSettings: strict),
         // Hooks the benchmark and the fuzzer need into the host's internals
         // (package access): not a product, never linked by a production host.

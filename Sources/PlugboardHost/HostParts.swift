@@ -1,3 +1,11 @@
+import PlugboardCore
+import PlugboardAdmission
+import PlugboardRegistry
+import PlugboardServices
+import PlugboardLoading
+import PlugboardCatalog
+import PlugboardLifecycle
+
 /// The host's parts, made once from its configuration in the order they
 /// depend on each other: the leaves (diagnostics, services, the registry,
 /// the state directory, taint, journal, admission), then the catalog, then

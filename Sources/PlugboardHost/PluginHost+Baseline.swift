@@ -1,3 +1,5 @@
+import PlugboardCore
+
 extension PluginHost {
     /// What every plugin is checked against: the SDK this host was built
     /// with and the toolchain of the Swift runtime it runs on.

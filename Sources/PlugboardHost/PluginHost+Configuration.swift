@@ -3,6 +3,9 @@ import FoundationEssentials
 import Glibc
 #endif
 import Plugboard
+import PlugboardCore
+import PlugboardServices
+import PlugboardLoading
 
 extension PluginHost {
     /// How the host loads plugins and what it offers them: where plugins

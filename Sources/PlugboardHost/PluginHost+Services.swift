@@ -1,4 +1,6 @@
 @_spi(PlugboardHost) import Plugboard
+import PlugboardAdmission
+import PlugboardServices
 
 /// What a host reaches of its services directly: routes, events, storage.
 extension PluginHost {

@@ -1,4 +1,7 @@
 import Plugboard
+import PlugboardCore
+import PlugboardRegistry
+import PlugboardCatalog
 
 /// What the `plugboard` tool and the benchmark need of a host beyond its
 /// public verbs (package access: not a host author's API).

@@ -1,5 +1,12 @@
 @_spi(PlugboardHost) import Plugboard
 import Synchronization
+import PlugboardCore
+import PlugboardAdmission
+import PlugboardRegistry
+import PlugboardServices
+import PlugboardCatalog
+import PlugboardIsolation
+import PlugboardLifecycle
 
 /// The facade a host author holds: declare extension points, start on a
 /// plugins directory, read providers from ``registry``, shut down.

@@ -1,3 +1,5 @@
+import PlugboardCore
+
 /// What the host reads out of its configuration, resolved.
 extension PluginHost.Configuration {
     /// Every disabled id with its source: ``disabledPlugins`` and

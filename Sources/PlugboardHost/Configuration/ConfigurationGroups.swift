@@ -1,6 +1,8 @@
 // The groups of ``PluginHost/Configuration``, each a struct of its own so
 // later settings join a group without changing the others.
 import Plugboard
+import PlugboardCore
+import PlugboardServices
 
 extension PluginHost.Configuration {
     /// Where the host keeps what it writes.

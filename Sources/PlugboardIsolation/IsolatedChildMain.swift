@@ -1,0 +1,460 @@
+import CPlugboardHost
+import Dispatch
+import FoundationEssentials
+@_spi(PlugboardHost) import Plugboard
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+import PlugboardCore
+import PlugboardAdmission
+import PlugboardServices
+import PlugboardLoading
+
+/// An isolated plugin's child process: checks what the host sent, loads
+/// the plugin's private copy, creates and activates it, then serves calls
+/// side by side (``CallThreads``) until the host closes the channel (or dies).
+///
+/// Entered from the C constructor in `scanner.c`, before the executable's
+/// `main`, when the host started it with `PLUGBOARD_SCANNER=isolated-1`.
+@_cdecl("plugboard_isolated_main")
+@usableFromInline
+func plugboardIsolatedMain(_ requests: Int32, _ replies: Int32, _ log: Int32, _ storage: Int32) -> Never {
+    // A sandbox's constructor set the limits already (its seccomp layer refuses setting them).
+    if SandboxReport.current == nil {
+        var noCore = rlimit(rlim_cur: 0, rlim_max: 0)
+        setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &noCore)
+    }
+    let rings = (incoming: SharedRing(fd: PLUGBOARD_ISOLATED_RINGS_FD), outgoing: SharedRing(fd: PLUGBOARD_ISOLATED_RINGS_FD + 1))
+    let channel = FrameChannel(input: requests, output: replies, incoming: rings.incoming, outgoing: rings.outgoing)
+    let child = IsolatedChild(channel: channel, log: log, relayAnswers: storage)
+    child.watchHost(requests)
+    Task.detached { await child.run() }
+    // The child's work runs in that task, which ends the process. The main
+    // thread serves the main dispatch queue (and the main actor), as a
+    // program's main thread would; in a program that links Foundation, by
+    // running Foundation's main run loop. Not dispatchMain(): it calls
+    // pthread_exit, which crashes inside the constructor this runs from
+    // (before the program's main).
+    plugboard_serve_main_queue()
+}
+
+/// The child's side of the channel.
+final class IsolatedChild: @unchecked Sendable {
+    // @unchecked: `plugin`, `services` and `providers` are written by run()
+    // before it reads the first request after the start, and only read
+    // after that, by the tasks it starts for calls (which start after the
+    // writes); `serving` is an atomic, `calls` a mutex, the channels lock
+    // their writes.
+    let channel: FrameChannel
+    let notices: ChildNoticeWriter
+    private var plugin: (any Plugin)?
+    private var services: HostServices?
+    /// Requests (calls, events, a state save) being served: a hang-up
+    /// then means the host is gone.
+    let serving = Atomic<Int>(0)
+    /// Runs the plugin's handlers of the host's events, in order.
+    private let eventHandlers = DispatchQueue(label: "plugboard.child-events")
+    /// Events waiting for their handlers, bounded.
+    private let events = EventQueue(bound: IsolatedPlugin.eventQueue)
+    /// Each call in flight is a task of its own, so the host can cancel it:
+    /// kept in 16 shards by sequence, as every call thread removes its own
+    /// (one lock for all was among the most contended of a busy child).
+    private let calls = (0..<16).map { _ in CallShard() }
+
+    final class CallShard: Sendable {
+        let tasks = Mutex<[UInt64: Task<Void, Never>]>([:])
+    }
+
+    private func shard(_ sequence: UInt64) -> CallShard { calls[Int(sequence & 15)] }
+    private var providers: [(crossing: PointCrossing, provider: any Sendable)] = []
+
+    /// Asks the host to make what the child cannot (``HostRelay``).
+    let host: HostRelay.Asker
+    /// The plugin's routes: registered in the host, served here.
+    let router: RelayedRouter
+
+    init(channel: FrameChannel, log: Int32, relayAnswers: Int32) {
+        self.channel = channel
+        notices = ChildNoticeWriter(fd: log)
+        host = HostRelay.Asker(notices: notices, answers: FrameChannel(input: relayAnswers, output: -1))
+        router = RelayedRouter(host: host)
+    }
+
+    /// Ends the process when the host's end of the request pipe hangs up:
+    /// the host exited or was killed, even while a call of the plugin's
+    /// hangs (the main loop would never read the end of the stream).
+    ///
+    /// A hang-up while no call runs is most likely a stop: the main loop
+    /// reads the end of the stream and deactivates the plugin, so the
+    /// watcher only ends the process if that has not happened after a grace
+    /// longer than the host's.
+    func watchHost(_ requests: Int32) {
+        startDetachedThread(stackSize: 64 << 10) { [self] in
+            var poller = pollfd(fd: requests, events: 0, revents: 0)
+            while true {
+                guard poll(&poller, 1, -1) > 0 else { continue }
+                // The plugin closed the descriptor: the main loop's read fails and ends the process.
+                if poller.revents & Int16(POLLNVAL) != 0 { return }
+                guard poller.revents & Int16(POLLHUP | POLLERR) != 0 else { continue }
+                if serving.load(ordering: .acquiring) == 0 { sleep(3) }
+                // The whole group: processes the plugin started end too
+                // (this child leads it), unless they left it.
+                kill(0, SIGKILL)
+                _exit(0)
+            }
+        }
+    }
+
+    func run() async {
+        let start: FrameChannel.Frame
+        do {
+            start = try channel.receive(until: nil)
+        } catch {
+            _exit(0)
+        }
+        guard start.kind == IsolationProtocol.Kind.start.rawValue,
+              let request = try? CompactDecoder().decode(IsolationProtocol.StartRequest.self, from: start.payload)
+        else {
+            fail(start.sequence, "isolation-handshake-failed", "the host's first message was not a start request this program understands")
+        }
+        await begin(request, sequence: start.sequence)
+        let threads = CallThreads(maximum: request.limits.callsInFlight)
+        // Cancels of calls not read yet (their frames cross on one pipe, in
+        // the host's order of writing, which may put the cancel first).
+        // This loop alone uses them.
+        var earlyCancels = Set<UInt64>()
+        while true {
+            let frame: FrameChannel.Frame
+            do {
+                frame = try channel.receive(until: nil)
+            } catch {
+                break
+            }
+            serving.add(1, ordering: .releasing)
+            switch IsolationProtocol.Kind(rawValue: frame.kind) {
+            case .call?:
+                let sequence = frame.sequence
+                shard(sequence).tasks.withLock { tasks in
+                    let task = Task(executorPreference: threads) {
+                        await self.serve(frame)
+                        _ = self.shard(sequence).tasks.withLock { $0.removeValue(forKey: sequence) }
+                    }
+                    tasks[sequence] = task
+                    // Its cancel came first (the host cancels as it sends).
+                    if !earlyCancels.isEmpty, earlyCancels.remove(sequence) != nil { task.cancel() }
+                }
+            case .cancel?:
+                if let task = shard(frame.sequence).tasks.withLock({ $0[frame.sequence] }) {
+                    task.cancel()
+                } else {
+                    // Not read yet (cancelled as it arrives), or answered
+                    // already: kept, a bounded number of them.
+                    if earlyCancels.count >= 4_096 { earlyCancels.removeAll() }
+                    earlyCancels.insert(frame.sequence)
+                }
+                serving.subtract(1, ordering: .releasing)
+            case .saveState?: sendState(frame.sequence)
+            case .event?:
+                // In order, beside the calls: a slow handler holds up later
+                // events (at most `eventQueue` wait), never a call.
+                let payload = frame.payload
+                if events.enter() {
+                    eventHandlers.async {
+                        self.deliver(payload)
+                        self.events.leave()
+                    }
+                } else {
+                    let (report, firstUntold) = events.dropToTell()
+                    // The host counts the events dropped here: told after the
+                    // events queued before them, so before any event after
+                    // them is handled, even if none follows (one teller waits
+                    // at a time: it is queued when none is owed).
+                    if firstUntold {
+                        eventHandlers.async {
+                            if case let told = self.events.takeUntold(), told > 0 { self.notices.send(.eventsDropped(told)) }
+                        }
+                    }
+                    if report {
+                        notices.send(.diagnostic(IsolationProtocol.Diagnostic(
+                            error: false, code: "event-dropped",
+                            message: "its event handlers take events slower than they come: past \(events.bound) waiting, events are dropped until they catch up",
+                            keyPath: nil)))
+                    }
+                }
+                serving.subtract(1, ordering: .releasing)
+            default: serving.subtract(1, ordering: .releasing)
+            }
+        }
+        // The host closed the channel: the calls in flight are answered
+        // before the plugin is deactivated.
+        for call in calls.flatMap({ $0.tasks.withLock { Array($0.values) } }) { await call.value }
+        // And the event handlers queued before it.
+        eventHandlers.sync {}
+        plugin?.deactivate()
+        _exit(0)
+    }
+
+    /// The handshake's checks, then the plugin's init and activate.
+    private func begin(_ request: IsolationProtocol.StartRequest, sequence: UInt64) async {
+        let environment = HostEnvironment.current
+        guard request.protocolVersion == IsolationProtocol.version else {
+            fail(sequence, "isolation-handshake-failed", "the host speaks isolation protocol \(request.protocolVersion), this program \(IsolationProtocol.version): start the child from the host's own program or one built with the same PlugboardHost")
+        }
+        guard request.sdkABI == [environment.sdkABI.major, environment.sdkABI.minor] else {
+            fail(sequence, "isolation-handshake-failed", "the host was built with SDK ABI \(request.sdkABI.map(String.init).joined(separator: ".")), this program with \(environment.sdkABI): ScannerSettings.executable must be built with the host's SDK")
+        }
+        let sandbox = SandboxReport.current
+        if let wanted = request.sandbox {
+            let unmet = (sandbox ?? SandboxReport()).unmet(wanted.needed)
+            if wanted.required && !unmet.isEmpty {
+                fail(sequence, "sandbox-unavailable", "\(request.path): plugin \(request.pluginID) must run sandboxed and its child did not reach \(unmet.map { "\($0.layer) (\($0.reason))" }.joined(separator: "; ")); nothing of the plugin ran. Fix: run the host on a kernel with Landlock and seccomp (docs/sandbox.md, \"Checking a machine\"), or let it start with what this machine offers (PluginSandbox.Enforcement.bestEffort; the host is then tainted)")
+            }
+        } else {
+            applyLimits(request.limits)
+        }
+        let fd = open(request.file, O_RDONLY | O_CLOEXEC)
+        let bytes = fd >= 0 ? readToEnd(fd) : nil
+        if fd >= 0 { close(fd) }
+        guard let bytes, ContentHash.text(bytes.withUnsafeBytes(ContentHash.of)) == request.contentHash else {
+            fail(sequence, "file-changed", "\(request.path): the bytes the child found are not the ones the host admitted; nothing of the plugin ran")
+        }
+        var crossings: [PointCrossing] = []
+        for point in request.points {
+            guard let crossing = PointCrossing(typeName: point.typeName) else {
+                fail(sequence, "isolation-point-missing", "extension point \(point.interfaceID) is not in the child's program (\(ProcessInfo.processInfo.arguments.first ?? "?")): isolate with the host's own program (ScannerSettings.executable nil), or one that links the point's module")
+            }
+            crossings.append(crossing)
+        }
+        let image: LoadedImage
+        switch PluginLoader.loadInScannerChild(request.file, reportedAs: request.path, environment: environment, phase: { _ in }) {
+        case let .success(loaded): image = loaded
+        case let .failure(error): fail(sequence, error.code.rawValue, error.reason)
+        }
+        guard image.descriptor.id == request.pluginID else {
+            fail(sequence, "file-changed", "\(request.path): it now says plugin \(image.descriptor.id), it was \(request.pluginID) when scanned")
+        }
+        let services = childServices(request)
+        self.services = services
+        let context = services.context(
+            for: image.descriptor, defaults: image.factory.defaultConfiguration, activePlugins: Set(request.activePlugins))
+        let instance: any Plugin
+        do {
+            instance = try image.factory.make(context: context)
+        } catch {
+            fail(sequence, "init-failed", "\(request.path): init of plugin \(request.pluginID) threw: \(error)")
+        }
+        var stateNote: String?
+        if let state = request.state {
+            if let stateful = instance as? any ReloadableState {
+                do {
+                    try stateful.restore(encodedState: state)
+                    stateNote = "state handed over"
+                } catch {
+                    stateNote = "state not restored: the new code cannot decode the old state (\(error)); it starts fresh"
+                }
+            } else {
+                stateNote = "the new generation does not adopt ReloadableState; it starts fresh"
+            }
+        }
+        do {
+            try instance.activate()
+        } catch {
+            fail(sequence, "activate-failed", "\(request.path): activate of plugin \(request.pluginID) threw: \(error)")
+        }
+        plugin = instance
+        var reply = IsolationProtocol.StartReply(providers: [], subscriptions: [], stateNote: stateNote, sandbox: sandbox)
+        // Each side writes to its ring once the other reads it.
+        if request.rings == true && channel.hasRings {
+            channel.useRings()
+            reply.rings = true
+        }
+        let contributions = instance.contributions()
+        for crossing in crossings {
+            guard contributions.contains(where: { $0.interfaceID == crossing.interfaceID }) else {
+                let error = PluginLoadError.missingProvider(path: request.path, id: request.pluginID, interface: crossing.interfaceID)
+                fail(sequence, error.code.rawValue, error.reason)
+            }
+            for contribution in contributions where contribution.interfaceID == crossing.interfaceID {
+                guard crossing.accepts(contribution.provider) else {
+                    fail(sequence, "provider-type-mismatch", "\(request.path): plugin \(request.pluginID) provides \(crossing.interfaceID) with a \(String(reflecting: type(of: contribution.provider))), not the point's provider type")
+                }
+                do {
+                    reply.providers.append(.init(interfaceID: crossing.interfaceID, profile: try crossing.profile(contribution.provider)))
+                } catch {
+                    fail(sequence, "isolation-handshake-failed", "the profile of plugin \(request.pluginID)'s \(crossing.interfaceID) provider cannot be encoded: \(error)")
+                }
+                providers.append((crossing, contribution.provider))
+            }
+        }
+        reply.subscriptions = notices.announcedNames
+        send(.started, sequence, reply)
+    }
+
+    /// Services as the host would grant them, backed here: logging to the
+    /// log pipe, configuration merged with the host's overrides, storage in
+    /// the plugin's own folder with the host's quota.
+    private func childServices(_ request: IsolationProtocol.StartRequest) -> HostServices {
+        var settings = HostSettings(file: request.settingsFile)
+        settings.plugins[request.pluginID] = HostSettings.PluginSettings(
+            deniedServices: Set(request.deniedServices), overrides: request.overrides.mapValues(\.value))
+        let quota = request.quota.count == 3
+            ? StorageQuota(maximumBytes: request.quota[0], maximumKeys: request.quota[1], maximumValueBytes: request.quota[2])
+            : StorageQuota()
+        let notices = self.notices
+        let sink = LogSink(minimumLevel: .trace) { record in notices.send(.log(record.level, record.message)) }
+        // Diagnostics of the child's services (configuration, storage
+        // quotas, event handlers) are the host's to report.
+        let diagnostics = DiagnosticLog(capacity: 1) { diagnostic in
+            notices.send(.diagnostic(IsolationProtocol.Diagnostic(
+                error: diagnostic.severity == .error, code: diagnostic.code.rawValue, message: diagnostic.message, keyPath: diagnostic.keyPath)))
+        }
+        // Sandboxed, its folder is read-only to it: the host makes its writes.
+        let host = self.host, router = self.router
+        let relayed: (@Sendable (FileKeyValueStore) -> any KeyValueStore)? = request.sandbox == nil ? nil : { @Sendable local in
+            RelayedKeyValueStore(local: local, host: host)
+        }
+        return HostServices(
+            configuration: settings, dataDirectory: request.dataDirectory, logSink: sink, storageQuota: quota, diagnostics: diagnostics,
+            makeEventBus: { hub, owner in IsolatedEventBus(hub: hub, owner: owner, notices: notices) }, makeStore: relayed,
+            makeRouter: { _ in router })
+    }
+
+    private func applyLimits(_ limits: IsolationProtocol.StartRequest.Limits) {
+        func set(_ resource: Int32, _ value: Int?) {
+            guard let value else { return }
+            var limit = rlimit(rlim_cur: rlim_t(value), rlim_max: rlim_t(value))
+            setrlimit(__rlimit_resource_t(UInt32(resource)), &limit)
+        }
+        set(Int32(RLIMIT_CPU.rawValue), limits.cpuSeconds)
+        set(Int32(RLIMIT_NOFILE.rawValue), limits.descriptors)
+        if plugboard_under_sanitizer() == 0 { set(Int32(RLIMIT_AS.rawValue), limits.addressSpace) }
+    }
+
+    private func serve(_ frame: FrameChannel.Frame) async {
+        let payload = frame.payload
+        guard payload.count >= 6 else { return reportThrew(frame.sequence, "a call without its header") }
+        let base = payload.startIndex
+        let index = UInt32(payload.littleEndian(at: base, count: 4))
+        let methodLength = Int(payload.littleEndian(at: base + 4, count: 2))
+        guard index == IsolationProtocol.routeIndex || index < providers.count, payload.count >= 6 + methodLength else {
+            return reportThrew(frame.sequence, "a call for provider \(index), which this child does not have")
+        }
+        let method = String(decoding: payload[(base + 6)..<(base + 6 + methodLength)], as: UTF8.self)
+        let call = ChildCall(method: method, arguments: payload[(base + 6 + methodLength)...])
+        do {
+            if index == IsolationProtocol.routeIndex {
+                try serveRoute(call)
+            } else {
+                let (crossing, provider) = providers[Int(index)]
+                try await crossing.serve(call, provider)
+            }
+        } catch {
+            return reportThrew(frame.sequence, String(describing: error))
+        }
+        if call.unknownMethod {
+            answer(.unknownMethod, frame.sequence, Array(method.utf8))
+        } else if let result = call.result, result.count + 64 > IsolationProtocol.maximumFrame {
+            answer(.replyTooLarge, frame.sequence, Array("its reply to '\(method)' takes \(result.count) bytes, over the limit of \(IsolationProtocol.maximumFrame) per message".utf8))
+        } else if let result = call.result {
+            answer(.reply, frame.sequence, result)
+        } else {
+            reportThrew(frame.sequence, "the provider's serve(_:on:) for '\(method)' returned without replying")
+        }
+    }
+
+    /// A call for the route whose pattern is the call's method: the
+    /// handler the plugin registered for it must lead to a ``RouteEndpoint``.
+    private func serveRoute(_ call: ChildCall) throws {
+        guard let (match, request) = RouteWire.request(from: call.argumentBytes, pattern: call.method) else {
+            throw RouteRefused(reason: "the host's request for route '\(call.method)' does not decode")
+        }
+        guard let handler = router.handler(for: call.method) else {
+            throw RouteRefused(reason: "route '\(call.method)' has no handler in this child: the plugin no longer registers it when it starts")
+        }
+        guard let endpoint = try handler(match) as? RouteEndpoint else {
+            throw RouteRefused(reason: "route '\(call.method)' leads to a destination that cannot leave the child; an isolated plugin's routes answer requests: register them with Router.serve(_:_:)")
+        }
+        call.result = RouteWire.response(try endpoint.respond(to: request))
+    }
+
+    private struct RouteRefused: Error, CustomStringConvertible {
+        let reason: String
+        var description: String { reason }
+    }
+
+    /// An event the host forwarded: delivered to the plugin's handlers here,
+    /// inside the chain the host was delivering (minus the event itself,
+    /// which this delivery adds back).
+    private func deliver(_ payload: ArraySlice<UInt8>) {
+        guard let services, let event = CrossingEvent(payload) else { return }
+        _ = EventHub.within(Array(event.chain.dropLast())) { services.events.publish(event.payload, from: .host) }
+    }
+
+    private func sendState(_ sequence: UInt64) {
+        var bytes: [UInt8] = []
+        var kind = IsolationProtocol.Kind.state
+        if let stateful = plugin as? any ReloadableState {
+            do {
+                bytes = try stateful.encodedState()
+            } catch {
+                kind = .threw
+                bytes = Array("state not saved by the old generation (\(error))".utf8)
+            }
+        } else {
+            kind = .threw
+            bytes = Array("the plugin does not adopt ReloadableState".utf8)
+        }
+        answer(kind, sequence, bytes)
+    }
+
+    private func reportThrew(_ sequence: UInt64, _ message: String) {
+        answer(.threw, sequence, Array(message.utf8))
+    }
+
+    /// Answers a request being served: the last act for it, so it no
+    /// longer counts as served. (The host may stop the child as soon as it
+    /// reads the last answer; the watcher must then leave the end of the
+    /// stream to the main loop, which deactivates the plugin, rather than
+    /// kill a child it still believes busy.)
+    private func answer(_ kind: IsolationProtocol.Kind, _ sequence: UInt64, _ payload: [UInt8]) {
+        serving.subtract(1, ordering: .releasing)
+        _ = channel.send(kind.rawValue, sequence: sequence, payload: payload)
+    }
+
+    private func send<Value: Encodable>(_ kind: IsolationProtocol.Kind, _ sequence: UInt64, _ value: Value) {
+        guard let payload = try? CompactEncoder().encode(value) else { _exit(70) }
+        _ = channel.send(kind.rawValue, sequence: sequence, payload: payload)
+    }
+
+    /// Tells the host why the plugin cannot start, and ends the process.
+    private func fail(_ sequence: UInt64, _ code: String, _ reason: String) -> Never {
+        send(.startFailed, sequence, IsolationProtocol.StartFailure(code: code, reason: reason))
+        _exit(0)
+    }
+}
+
+/// One call as the child received it.
+private final class ChildCall: IsolatedCall {
+    let method: String
+    let argumentBytes: ArraySlice<UInt8>
+    var result: [UInt8]?
+    var unknownMethod = false
+
+    init(method: String, arguments: ArraySlice<UInt8>) {
+        self.method = method
+        self.argumentBytes = arguments
+    }
+
+    func arguments<Arguments: Decodable>(_ type: Arguments.Type) throws -> Arguments {
+        try CompactDecoder().decode(type, from: argumentBytes)
+    }
+
+    func reply<Result: Encodable>(_ result: Result) throws {
+        self.result = try CompactEncoder().encode(result)
+    }
+
+    func replyUnknownMethod() throws {
+        unknownMethod = true
+    }
+}
