@@ -120,11 +120,11 @@ struct ScannerChild {
 
 /// Newline-delimited messages over a socket, written with `MSG_NOSIGNAL`
 /// so a closed peer is an error, never a SIGPIPE.
-final class LineChannel {
+package final class LineChannel {
     let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(fd: Int32) { self.fd = fd }
+    package init(fd: Int32) { self.fd = fd }
 
     /// The next line without its newline, waiting for it; nil at end of
     /// stream or on error.
@@ -140,7 +140,7 @@ final class LineChannel {
     }
 
     /// The next whole line already received, without its newline.
-    func bufferedLine() -> [UInt8]? {
+    package func bufferedLine() -> [UInt8]? {
         guard let newline = buffer.firstIndex(of: 0x0A) else { return nil }
         defer { buffer.removeSubrange(...newline) }
         return Array(buffer[..<newline])
@@ -148,7 +148,7 @@ final class LineChannel {
 
     /// Takes in what has arrived, without waiting; false at end of stream
     /// or on an error (the peer is gone).
-    func receiveAvailable() -> Bool {
+    package func receiveAvailable() -> Bool {
         var chunk = [UInt8](repeating: 0, count: 8192)
         let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
         if count < 0 { return errno == EAGAIN || errno == EINTR }
@@ -159,7 +159,7 @@ final class LineChannel {
 
     /// Whether every byte was written.
     @discardableResult
-    func write(_ bytes: [UInt8]) -> Bool {
+    package func write(_ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let count = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }

@@ -41,9 +41,9 @@ public struct ScannerSettings: Sendable {
     /// sandbox (not advised).
     public var sandbox: PluginSandbox? = PluginSandbox(enforcement: .bestEffort)
     /// The policy scanners get, set by the host from its folders.
-    var policy: SandboxPolicy?
+    package var policy: SandboxPolicy?
     /// Hears a scanner whose sandbox missed a layer (best effort).
-    var onSandboxGap: (@Sendable (String) -> Void)?
+    package var onSandboxGap: (@Sendable (String) -> Void)?
     /// Makes the folders the policy names before a scanner starts (a rule
     /// for a folder that does not exist yet is dropped).
     var preparePolicy: (@Sendable () -> Void)?
@@ -67,7 +67,7 @@ public struct ScannerSettings: Sendable {
 
     /// The variables a scanner gets with their values: ``extraEnvironment``
     /// and its sandbox policy.
-    func childEnvironment() -> [String: String] {
+    package func childEnvironment() -> [String: String] {
         if policy != nil { preparePolicy?() }
         var environment = extraEnvironment
         environment[SandboxPolicy.variable] = policy?.encoded
@@ -75,5 +75,5 @@ public struct ScannerSettings: Sendable {
     }
 
     /// The program started as scanner: ``executable``, else this program.
-    var program: String { executable ?? "/proc/self/exe" }
+    package var program: String { executable ?? "/proc/self/exe" }
 }

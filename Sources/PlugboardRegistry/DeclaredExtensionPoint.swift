@@ -2,8 +2,8 @@ import Plugboard
 
 /// An extension point the host declared, with its Swift type erased so the
 /// registry can check and store providers of any point.
-struct DeclaredExtensionPoint: Sendable {
-    let interface: Interface
+package struct DeclaredExtensionPoint: Sendable {
+    package let interface: Interface
     /// The provider type's qualified name, for messages.
     let providerTypeName: String
     let pointType: ObjectIdentifier

@@ -133,7 +133,7 @@ public final class ExtensionRegistry: Sendable {
         rebuild()
     }
 
-    func declaredPoint(for interfaceID: String) -> DeclaredExtensionPoint? {
+    package func declaredPoint(for interfaceID: String) -> DeclaredExtensionPoint? {
         points.withLock { $0.first { $0.interface.id == interfaceID } }
     }
 

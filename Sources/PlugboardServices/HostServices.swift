@@ -16,7 +16,7 @@ package final class HostServices: Sendable {
     let logSink: LogSink
     let dataDirectory: String?
     let storageQuota: StorageQuota
-    let configuration: HostSettings
+    package let configuration: HostSettings
     private let custom = Mutex<[String: @Sendable (String) -> any Sendable]>([:])
     /// The event bus a plugin gets (nil: the host's own, `PluginEventBus` in
     /// its `directEventBus()`); an isolated plugin's child gives one that
@@ -57,7 +57,7 @@ package final class HostServices: Sendable {
         self.routes = RouteTable(triggers: triggers)
     }
 
-    func report(_ diagnostic: HostDiagnostic) { diagnostics.append(diagnostic) }
+    package func report(_ diagnostic: HostDiagnostic) { diagnostics.append(diagnostic) }
 
     /// Plugin `id`'s storage: the plugin gets the error, the host a diagnostic when a quota refuses.
     func store(for id: String, in dataDirectory: String) -> FileKeyValueStore {

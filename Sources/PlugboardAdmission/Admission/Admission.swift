@@ -29,18 +29,18 @@ package struct Admission: Sendable {
 
     /// Why a file was not admitted, and what was learned of it first.
     package struct Refusal: Error, Sendable {
-        let error: PluginLoadError
+        package let error: PluginLoadError
         /// Set when the bytes were read and parsed: their identity, hash and ELF facts.
-        var read: (identity: FileIdentity, hash: UInt64, details: PluginRecord.FileDetails?)?
+        package var read: (identity: FileIdentity, hash: UInt64, details: PluginRecord.FileDetails?)?
         /// Whether the refusal says something lasting about the bytes (a
         /// static check), worth remembering in the registry cache; trust and
         /// lock refusals depend on the machine, not on the file.
-        var isAboutContents = false
+        package var isAboutContents = false
     }
 
     let environment: HostEnvironment
     let trust: DirectoryTrust
-    let lock: LockPolicy?
+    package let lock: LockPolicy?
     package let copies: PrivateCopies
     /// Record each admitted file's SHA-256 even without a lock file (`plugboard lock`).
     let recordsSHA256: Bool
@@ -147,7 +147,7 @@ package struct Admission: Sendable {
     }
 
     /// Where a scan joined to a checked image comes from.
-    enum ScanSource: Sendable {
+    package enum ScanSource: Sendable {
         /// A scanner process loaded this image's own copy.
         case thisImage
         /// The registry cache remembers a scan of bytes with this content hash
@@ -159,7 +159,7 @@ package struct Admission: Sendable {
     /// bytes (a remembered scan's hash must be theirs), and under a lock file
     /// the scanned id and version are the ones recorded for the file
     /// (`lock-id-mismatch`).
-    func join(_ image: CheckedImage, with scan: ScannedPlugin, from source: ScanSource) -> Result<LoadableImage, PluginLoadError> {
+    package func join(_ image: CheckedImage, with scan: ScannedPlugin, from source: ScanSource) -> Result<LoadableImage, PluginLoadError> {
         if case let .remembered(hash) = source, hash != ContentHash.text(image.hash) {
             return .failure(.fileChanged(path: image.path, detail: "it is not the file that was scanned: it changed since"))
         }
@@ -180,16 +180,16 @@ package struct CheckedImage: Sendable {
     /// As found (in the plugins directory, or as given): for messages and records.
     let path: String
     /// The real path the bytes were read through, once the trust check walked it.
-    let readPath: String
+    package let readPath: String
     /// The file's identity while it was read.
-    let identity: FileIdentity
+    package let identity: FileIdentity
     /// ``ContentHash`` of the bytes read: what the registry cache remembers.
-    let hash: UInt64
+    package let hash: UInt64
     /// Lowercase hex SHA-256 of the bytes read, when a lock file is in force
     /// or a lock file is being written.
-    let sha256: String?
+    package let sha256: String?
     /// What the ELF file says, for `inspect` and the cache.
-    let details: PluginRecord.FileDetails
+    package let details: PluginRecord.FileDetails
     /// The private copy of exactly those bytes: what a scanner or the host loads.
     package let copy: String
     /// The lock file's entry for the file, under a lock file.

@@ -4,11 +4,11 @@
 /// It tells whether the bytes about to be loaded are the bytes that were
 /// checked and scanned (accidental change, not an attacker: a hash that
 /// resists forgery is the lock file's job).
-enum ContentHash {
+package enum ContentHash {
     private static let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
     private static let prime2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
 
-    static func of(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+    package static func of(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
         var lanes: (UInt64, UInt64, UInt64, UInt64) = (prime1, prime2, prime1 ^ prime2, ~prime1)
         let count = bytes.count
         var offset = 0
@@ -34,7 +34,7 @@ enum ContentHash {
     }
 
     /// 16 hex digits, as stored in the registry cache.
-    static func text(_ hash: UInt64) -> String {
+    package static func text(_ hash: UInt64) -> String {
         let digits = String(hash, radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits
     }

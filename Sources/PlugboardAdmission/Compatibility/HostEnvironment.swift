@@ -15,7 +15,7 @@ package struct HostEnvironment: Sendable {
     /// `__clang_version__` of the compiler that built the host.
     package let compiledToolchain: String
     /// The toolchain line of the loaded Swift runtime's `.comment`.
-    let runtimeToolchain: String?
+    package let runtimeToolchain: String?
     /// The SDK image (`libPlugboard.so`) this process uses.
     let sdkLibrary: DynamicLibrary?
     /// Set when the host carries its own static copy of the SDK (its SDK image

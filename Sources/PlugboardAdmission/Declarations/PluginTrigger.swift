@@ -71,7 +71,7 @@ package enum PluginTrigger: Hashable, Sendable {
 extension ScannedPlugin {
     /// Its activation triggers, typed (checked when the descriptor was read;
     /// one that does not parse, from a damaged cache, is ignored).
-    var triggers: [PluginTrigger] { activation.compactMap(PluginTrigger.init) }
+    package var triggers: [PluginTrigger] { activation.compactMap(PluginTrigger.init) }
 }
 
 extension PluginRecord {

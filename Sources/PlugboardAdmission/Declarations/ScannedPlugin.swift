@@ -4,28 +4,33 @@ import PlugboardCore
 /// in the scanner process, so the host knows it without running its code.
 /// Cached on disk with the file's identity.
 package struct ScannedPlugin: Sendable, Codable, Equatable {
-    struct Provided: Sendable, Codable, Equatable {
-        let interface: String
-        let version: String
+    package struct Provided: Sendable, Codable, Equatable {
+        package let interface: String
+        package let version: String
+
+        package init(interface: String, version: String) {
+            self.interface = interface
+            self.version = version
+        }
     }
 
     package let id: String
-    let version: String
-    let provides: [Provided]
-    let services: [String]
-    let sdkABI: String
-    let sdkVersion: String
-    let toolchain: String
+    package let version: String
+    package let provides: [Provided]
+    package let services: [String]
+    package let sdkABI: String
+    package let sdkVersion: String
+    package let toolchain: String
     /// Activation triggers as the descriptor spells them (see ``ActivationTrigger``).
-    let activation: [String]
+    package let activation: [String]
     /// The plugins it builds on (nil in cache entries written before they were read).
-    let requires: [PluginDependency]?
+    package let requires: [PluginDependency]?
     /// What it needs when sandboxed, as ``SandboxNeed`` spells it (SDK 2.3).
-    let needs: [String]
+    package let needs: [String]
 
-    var dependencies: [PluginDependency] { requires ?? [] }
+    package var dependencies: [PluginDependency] { requires ?? [] }
 
-    init(
+    package init(
         id: String, version: String, provides: [Provided], services: [String], sdkABI: String, sdkVersion: String,
         toolchain: String, activation: [String], requires: [PluginDependency]?, needs: [String] = []
     ) {
@@ -96,12 +101,12 @@ extension ScannedPlugin {
     // Requirements are kept as one string each ("?" first when optional,
     // then the id, a space, the range), in the scanner's message and in a
     // cache entry: a keyed container per requirement cost more than the rest.
-    static func requirementText(_ dependency: PluginDependency) -> String {
+    package static func requirementText(_ dependency: PluginDependency) -> String {
         "\(dependency.optional ? "?" : "")\(dependency.id) \(dependency.range)"
     }
 
     /// The requirement `text` spells; nil without a range.
-    static func requirement(_ text: String) -> PluginDependency? {
+    package static func requirement(_ text: String) -> PluginDependency? {
         guard let space = text.firstIndex(of: " ") else { return nil }
         let optional = text.hasPrefix("?")
         return PluginDependency(

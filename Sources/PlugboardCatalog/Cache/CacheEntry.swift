@@ -5,7 +5,7 @@ import PlugboardAdmission
 /// On disk as ``bytes()`` (see CacheEntry+Bytes.swift).
 package struct CacheEntry: Sendable, Equatable {
     /// The outcome of examining the file.
-    enum Result: Sendable, Equatable {
+    package enum Result: Sendable, Equatable {
         /// Compatible: its descriptor, read by the scanner.
         case plugin(ScannedPlugin)
         /// Refused by a static check or by the scanner.

@@ -45,7 +45,7 @@ package final class HostTaint: Sendable {
     var all: [TaintEntry] { entries.withLock { $0 } }
 
     /// The codes, for a record made now; nil when untainted.
-    var codes: [String]? {
+    package var codes: [String]? {
         let codes = entries.withLock { $0.map(\.code) }
         return codes.isEmpty ? nil : codes
     }

@@ -41,7 +41,7 @@ public enum PluginDirectory {
     package static let interfaceFolder = "lib"
 
     /// The `.so` files of `directory`'s interface folder, sorted; empty without one.
-    static func interfaceLibraries(in directory: String) -> [String] {
+    package static func interfaceLibraries(in directory: String) -> [String] {
         let folder = absolutePath(directory) + "/" + interfaceFolder
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [] }
         return names.filter { $0.hasSuffix(librarySuffix) }.sorted().map { folder + "/" + $0 }.filter { path in

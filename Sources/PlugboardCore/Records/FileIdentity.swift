@@ -17,11 +17,11 @@ import Glibc
 package struct FileIdentity: Sendable, Hashable, Codable {
     package let device: UInt64
     package let inode: UInt64
-    let size: Int64
+    package let size: Int64
     /// `st_mtim` in nanoseconds since the epoch.
-    let modified: Int64
+    package let modified: Int64
     /// `st_ctim` in nanoseconds since the epoch.
-    let changed: Int64
+    package let changed: Int64
 
     package init(device: UInt64, inode: UInt64, size: Int64, modified: Int64, changed: Int64) {
         self.device = device

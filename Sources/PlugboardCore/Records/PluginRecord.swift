@@ -75,13 +75,13 @@ public struct PluginRecord: Sendable {
         }
     }
 
-    init(path: String, resolvedPath: String?, status: PluginStatus = .rejected) {
+    package init(path: String, resolvedPath: String?, status: PluginStatus = .rejected) {
         self.path = path
         self.resolvedPath = resolvedPath
         self.status = status
     }
 
-    mutating func fail(_ error: PluginLoadError) {
+    package mutating func fail(_ error: PluginLoadError) {
         self.error = error
         self.status = error.status
     }

@@ -27,7 +27,7 @@ public struct Quarantine: Sendable, Equatable, Codable {
         case thread
 
         /// How the phase reads in a reason.
-        var label: String {
+        package var label: String {
             switch self {
             case .dlopen: "constructor/dlopen"
             case .entry: "entry (plugboard_entry)"
@@ -94,6 +94,21 @@ public struct Quarantine: Sendable, Equatable, Codable {
     /// whether the process that crashed ran unverified code.
     public package(set) var taint: [String]? = nil
 
+    package init(phase: Phase, ending: Ending, signal: String? = nil, exitStatus: Int32? = nil, milliseconds: Double? = nil, stderrTail: [String], date: String, evidence: Evidence? = nil, interruptedStarts: Int? = nil, crashes: Int? = nil, window: Int? = nil, taint: [String]? = nil) {
+        self.phase = phase
+        self.ending = ending
+        self.signal = signal
+        self.exitStatus = exitStatus
+        self.milliseconds = milliseconds
+        self.stderrTail = stderrTail
+        self.date = date
+        self.evidence = evidence
+        self.interruptedStarts = interruptedStarts
+        self.crashes = crashes
+        self.window = window
+        self.taint = taint
+    }
+
     /// Stable code: `scan-crashed`, `scan-exited`, `scan-timeout`,
     /// `host-crashed`, `host-hung`, `isolated-crash-loop`.
     public var code: PluginLoadError.Code {
@@ -149,9 +164,9 @@ public struct Quarantine: Sendable, Equatable, Codable {
     }
 
     /// Now, as ``date`` spells it.
-    static func now() -> String { UTCTimestamp.string(secondsSinceEpoch: time(nil)) }
+    package static func now() -> String { UTCTimestamp.string(secondsSinceEpoch: time(nil)) }
 
-    static func format(_ milliseconds: Double) -> String {
+    package static func format(_ milliseconds: Double) -> String {
         milliseconds >= 1000 ? "\((milliseconds / 100).rounded() / 10) s" : "\(Int(milliseconds.rounded())) ms"
     }
 }
@@ -159,7 +174,7 @@ public struct Quarantine: Sendable, Equatable, Codable {
 extension Quarantine.Ending {
     /// Decided by a host running the plugin, not by a scan: kept for every
     /// host of the state directory (``SharedQuarantines``).
-    var isDecidedByAHost: Bool {
+    package var isDecidedByAHost: Bool {
         switch self {
         case .hostDied, .hostInterrupted, .isolatedCrashes: true
         case .signal, .exit, .timeout: false

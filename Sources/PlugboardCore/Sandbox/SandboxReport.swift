@@ -8,9 +8,9 @@ package struct SandboxReport: Sendable, Equatable, Codable {
     var missing: [Missing] = []
     var landlockABI: Int?
 
-    struct Missing: Sendable, Equatable, Codable {
-        var layer: String
-        var reason: String
+    package struct Missing: Sendable, Equatable, Codable {
+        package var layer: String
+        package var reason: String
     }
 
     /// This process's report; nil when no sandbox was asked for.
@@ -18,13 +18,13 @@ package struct SandboxReport: Sendable, Equatable, Codable {
         plugboard_sandbox_report().map { SandboxReport(text: String(cString: $0)) }
     }
 
-    init(reached: [String] = [], missing: [Missing] = [], landlockABI: Int? = nil) {
+    package init(reached: [String] = [], missing: [Missing] = [], landlockABI: Int? = nil) {
         self.reached = reached
         self.missing = missing
         self.landlockABI = landlockABI
     }
 
-    init(text: String) {
+    package init(text: String) {
         for line in text.split(separator: "\n") {
             let parts = line.split(separator: " ", maxSplits: 2).map(String.init)
             switch parts.first {
@@ -37,7 +37,7 @@ package struct SandboxReport: Sendable, Equatable, Codable {
     }
 
     /// The layers in `needed` that were not reached, with why.
-    func unmet(_ needed: [String]) -> [Missing] {
+    package func unmet(_ needed: [String]) -> [Missing] {
         needed.filter { !reached.contains($0) }.map { layer in
             missing.first { $0.layer == layer } ?? missing.first { ["threads", "sanitizer", "policy", "no-new-privileges"].contains($0.layer) }
                 .map { Missing(layer: layer, reason: "not applied: \($0.reason)") }
@@ -62,7 +62,7 @@ public struct SandboxStatus: Sendable, Equatable, Codable {
     /// (namespaces), with why.
     public let optionalMissing: [String]
 
-    init(_ report: SandboxReport, needed: [String]) {
+    package init(_ report: SandboxReport, needed: [String]) {
         let unmet = report.unmet(needed)
         level = unmet.isEmpty ? "sandboxed" : "partial"
         layers = report.reached

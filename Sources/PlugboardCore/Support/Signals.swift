@@ -3,9 +3,9 @@ import Glibc
 #endif
 
 /// Signal names for messages (scanner quarantines, the child verifier).
-enum Signals {
+package enum Signals {
     /// `SIGABRT`, ...; `signal N` for the others.
-    static func name(_ signal: Int32) -> String {
+    package static func name(_ signal: Int32) -> String {
         switch signal {
         case SIGABRT: "SIGABRT"
         case SIGSEGV: "SIGSEGV"

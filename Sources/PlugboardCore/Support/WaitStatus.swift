@@ -11,7 +11,7 @@ package enum WaitStatus {
     package static func exitCode(_ status: Int32) -> Int32 { (status >> 8) & 0xff }
 
     /// `was killed by SIGSEGV`, `exited with status 3`.
-    static func describe(_ status: Int32) -> String {
+    package static func describe(_ status: Int32) -> String {
         signaled(status) ? "was killed by \(Signals.name(signal(status)))" : "exited with status \(exitCode(status))"
     }
 }

@@ -8,7 +8,7 @@ import PlugboardServices
 /// What one child process may do, as the host hands it to the child's
 /// pre-main constructor (`sandbox.c`): one `key=value` per line in
 /// `PLUGBOARD_SANDBOX`, read and removed before any plugin code runs.
-struct SandboxPolicy: Sendable, Equatable {
+package struct SandboxPolicy: Sendable, Equatable {
     var reads: [String] = []
     var writes: [String] = []
     var tcpConnect: [Int] = []
@@ -44,7 +44,7 @@ struct SandboxPolicy: Sendable, Equatable {
     }
 
     /// The layers whose absence breaks a guarantee of this policy.
-    var neededLayers: [String] {
+    package var neededLayers: [String] {
         var layers = ["no-new-privileges", "landlock", "seccomp"]
         layers.append("limits")
         if !network && !(tcpConnect.isEmpty && tcpBind.isEmpty) { layers.append("landlock-network") }
