@@ -3,17 +3,17 @@ import PlugboardCore
 import PlugboardAdmission
 
 /// A plugin image that passed every check and is mapped, with its factory.
-struct LoadedImage: Sendable {
+package struct LoadedImage: Sendable {
     let library: DynamicLibrary
-    let descriptor: Descriptor
-    let factory: PluginExport.Factory
+    package let descriptor: Descriptor
+    package let factory: PluginExport.Factory
 }
 
 /// The two halves of loading a plugin file: the static checks on its bytes
 /// (nothing runs), and loading a private copy of those bytes (its
 /// constructors and entry run: in the scanner child first, in the host only
 /// once the child reported it healthy).
-enum PluginLoader {
+package enum PluginLoader {
     typealias Entry = @convention(c) () -> UnsafeRawPointer?
 
     /// Loads an admitted image into the host: its private copy, whose
@@ -35,7 +35,7 @@ enum PluginLoader {
     /// In a scanner child (another process): loads the copy it was sent,
     /// phase by phase. Never called in the host process, whose only way in is
     /// ``load(_:environment:)``.
-    static func loadInScannerChild(
+    package static func loadInScannerChild(
         _ file: String, reportedAs path: String, environment: HostEnvironment,
         phase: (Quarantine.Phase) -> Void
     ) -> Result<LoadedImage, PluginLoadError> {

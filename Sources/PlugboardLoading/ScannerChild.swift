@@ -128,7 +128,7 @@ package final class LineChannel {
 
     /// The next line without its newline, waiting for it; nil at end of
     /// stream or on error.
-    func readLine() -> [UInt8]? {
+    package func readLine() -> [UInt8]? {
         while true {
             if let line = bufferedLine() { return line }
             var chunk = [UInt8](repeating: 0, count: 4096)

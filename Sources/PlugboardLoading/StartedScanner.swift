@@ -49,7 +49,7 @@ package struct StartedScanner: Sendable {
     /// A child's environment: the host's variables named in `names`, those
     /// in `extra`, and the two the child needs (`mode` starts it as scanner
     /// or as an isolated plugin), which nothing overrides.
-    static func environment(passing names: [String], adding extra: [String: String], mode: String) -> [String: String] {
+    package static func environment(passing names: [String], adding extra: [String: String], mode: String) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment.filter { names.contains($0.key) }
         environment.merge(extra) { _, given in given }
         environment[PLUGBOARD_SCANNER_VARIABLE] = mode

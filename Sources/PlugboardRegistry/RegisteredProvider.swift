@@ -10,4 +10,11 @@ public struct RegisteredProvider: Sendable {
     public let interfaceID: String
     /// The provider, as the plugin handed it over.
     public let provider: any Sendable
+
+    package init(pluginID: String, generation: Int, interfaceID: String, provider: any Sendable) {
+        self.pluginID = pluginID
+        self.generation = generation
+        self.interfaceID = interfaceID
+        self.provider = provider
+    }
 }

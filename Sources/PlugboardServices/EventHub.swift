@@ -95,11 +95,11 @@ package final class EventHub: Sendable {
     /// The events being delivered on this thread, outermost first: what an
     /// isolated plugin's event carries across, so a cycle through a child
     /// process is still found.
-    static var currentChain: [String] { DeliveryStack.current.names }
+    package static var currentChain: [String] { DeliveryStack.current.names }
 
     /// Runs `body` as if delivering `names` (outermost first), which another
     /// process was delivering when it published.
-    static func within<Result>(_ names: [String], _ body: () -> Result) -> Result {
+    package static func within<Result>(_ names: [String], _ body: () -> Result) -> Result {
         let stack = DeliveryStack.current
         let saved = stack.names
         stack.names = names
@@ -112,7 +112,7 @@ package final class EventHub: Sendable {
         self.triggers = triggers
     }
 
-    func subscribe(owner: ServiceOwner, event: String, handler: @escaping @Sendable (EventPayload) throws -> Void) -> EventSubscription {
+    package func subscribe(owner: ServiceOwner, event: String, handler: @escaping @Sendable (EventPayload) throws -> Void) -> EventSubscription {
         subscribe(owner: owner, event: event, Handler(call: handler), type: nil, typed: .untyped)
     }
 
@@ -172,7 +172,7 @@ package final class EventHub: Sendable {
         subscribers.withLock { state in state.removeAll { $0.owner == owner } }
     }
 
-    func publish(_ payload: EventPayload, from publisher: ServiceOwner) -> EventDelivery {
+    package func publish(_ payload: EventPayload, from publisher: ServiceOwner) -> EventDelivery {
         deliver(payload.name, typed: nil, payload: { payload }, from: publisher)
     }
 
@@ -247,8 +247,12 @@ package final class EventHub: Sendable {
 /// A subscriber's queue was full: the event was not delivered. The queue's
 /// owner counts it and reports once per episode, so a flood costs one
 /// diagnostic, not one per event.
-struct EventNotQueued: Error, CustomStringConvertible {
-    let description: String
+package struct EventNotQueued: Error, CustomStringConvertible {
+    package let description: String
+
+    package init(description: String) {
+        self.description = description
+    }
 }
 
 /// The events being delivered on one thread, outermost first. Delivery is
@@ -348,5 +352,5 @@ package struct ServiceOwner: Sendable, Hashable {
         self.generation = generation
     }
 
-    static let host = ServiceOwner(pluginID: "host")
+    package static let host = ServiceOwner(pluginID: "host")
 }

@@ -30,11 +30,16 @@ public struct LogSink: Sendable {
 }
 
 /// The ``PluginLogger`` a plugin receives.
-struct HostLogger: PluginLogger {
-    let label: String
+package struct HostLogger: PluginLogger {
+    package let label: String
     let sink: LogSink
 
-    func log(_ level: LogLevel, _ message: String) {
+    package init(label: String, sink: LogSink) {
+        self.label = label
+        self.sink = sink
+    }
+
+    package func log(_ level: LogLevel, _ message: String) {
         guard level >= sink.minimumLevel else { return }
         sink.write(LogRecord(level: level, label: label, message: message))
     }

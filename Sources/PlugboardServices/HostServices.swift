@@ -7,7 +7,7 @@ import PlugboardRegistry
 /// The services one host offers its plugins, and the per-plugin views of them
 /// that go into each ``PluginContext``. Also collects the host's diagnostics.
 package final class HostServices: Sendable {
-    let events: EventHub
+    package let events: EventHub
     /// The host's own bus (`PluginHost.events`), made once.
     let hostEvents: any EventBus
     let routes: RouteTable

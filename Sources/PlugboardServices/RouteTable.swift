@@ -151,7 +151,7 @@ package final class RouteTable: Sendable {
         }
     }
 
-    static func segments(of pattern: String) throws(ServiceError) -> [String] {
+    package static func segments(of pattern: String) throws(ServiceError) -> [String] {
         guard pattern.hasPrefix("/") else { throw invalidPattern(pattern, "must start with '/'") }
         let segments = pattern.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         var names: Set<String> = []

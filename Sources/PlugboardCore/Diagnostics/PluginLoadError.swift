@@ -138,7 +138,7 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
         public var description: String { "\(call): \(String(cString: strerror(errno)))" }
     }
 
-    init(code: Code, path: String, reason: String, status: PluginStatus = .rejected, quarantine: Quarantine? = nil) {
+    package init(code: Code, path: String, reason: String, status: PluginStatus = .rejected, quarantine: Quarantine? = nil) {
         self.code = code
         self.path = path
         self.reason = reason

@@ -44,7 +44,7 @@ public struct IsolatedCallError: Error, Sendable, CustomStringConvertible {
     /// The child's last lines of output (stdout and stderr).
     public let outputTail: [String]
 
-    init(_ code: Code, pluginID: String, message: String, signal: String? = nil, exitStatus: Int32? = nil, outputTail: [String] = []) {
+    package init(_ code: Code, pluginID: String, message: String, signal: String? = nil, exitStatus: Int32? = nil, outputTail: [String] = []) {
         self.code = code
         self.pluginID = pluginID
         self.message = message

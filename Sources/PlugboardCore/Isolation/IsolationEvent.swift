@@ -22,4 +22,11 @@ public struct IsolationEvent: Sendable, Equatable {
     public let pid: Int32?
     /// What happened, in words.
     public let detail: String
+
+    package init(pluginID: String, kind: Kind, pid: Int32? = nil, detail: String) {
+        self.pluginID = pluginID
+        self.kind = kind
+        self.pid = pid
+        self.detail = detail
+    }
 }

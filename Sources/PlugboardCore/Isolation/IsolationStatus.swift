@@ -14,4 +14,13 @@ public struct IsolationStatus: Sendable, Equatable, Codable {
     public let restarts: Int
     /// What the running child's sandbox reached (nil: not sandboxed, or no child yet).
     public var sandbox: SandboxStatus?
+
+    package init(mode: String, state: String, pid: Int32? = nil, pool: [Int32]? = nil, restarts: Int, sandbox: SandboxStatus? = nil) {
+        self.mode = mode
+        self.state = state
+        self.pid = pid
+        self.pool = pool
+        self.restarts = restarts
+        self.sandbox = sandbox
+    }
 }

@@ -129,7 +129,7 @@ public struct Quarantine: Sendable, Equatable, Codable {
 
     /// What happened and when, with the plugin's last output: the reason
     /// without the advice (a reload's verification gives its own).
-    var account: String {
+    package var account: String {
         let duration = milliseconds.map { " after \(Self.format($0))" } ?? ""
         let what: String
         switch ending {

@@ -19,16 +19,34 @@ package struct SandboxPolicy: Sendable, Equatable {
     var cpuSeconds: Int?
     var addressSpace: Int?
     var descriptors: Int?
+
+    package init(
+        reads: [String] = [], writes: [String] = [], tcpConnect: [Int] = [], tcpBind: [Int] = [], network: Bool = false, off: Set<PluginSandbox.Layer> = [],
+        fileSize: Int? = nil, cpuSeconds: Int? = nil, addressSpace: Int? = nil, descriptors: Int? = nil, networkNamespace: Bool = true
+    ) {
+        self.reads = reads
+        self.writes = writes
+        self.tcpConnect = tcpConnect
+        self.tcpBind = tcpBind
+        self.network = network
+        self.off = off
+        self.fileSize = fileSize
+        self.cpuSeconds = cpuSeconds
+        self.addressSpace = addressSpace
+        self.descriptors = descriptors
+        self.networkNamespace = networkNamespace
+    }
+
     /// A network namespace where no network is granted (a scanner does
     /// without: seccomp refuses its sockets anyway, and the namespace's
     /// setup and teardown cost most of the sandbox's share of a scan).
     var networkNamespace = true
 
-    static let variable = PLUGBOARD_SANDBOX_VARIABLE
+    package static let variable = PLUGBOARD_SANDBOX_VARIABLE
 
     /// The variable's value. A path holding a line break cannot be written
     /// and is left out (it is then not granted).
-    var encoded: String {
+    package var encoded: String {
         var lines: [String] = []
         lines += reads.filter { !$0.contains("\n") }.map { "read=\($0)" }
         lines += writes.filter { !$0.contains("\n") }.map { "write=\($0)" }
