@@ -4,8 +4,8 @@ import PlugboardAdmission
 
 extension Catalog {
     /// A record of one candidate, and what is needed to activate it if it is compatible.
-    struct Examined {
-        var record: PluginRecord
+    package struct Examined {
+        package var record: PluginRecord
         var available: AvailablePlugin?
     }
 
@@ -16,7 +16,7 @@ extension Catalog {
     /// identity unchanged), never for a check: such a plugin is admitted in
     /// full when it activates. Under a lock file every file is admitted now,
     /// and a remembered scan is used only for the very bytes it was made of.
-    func examine(_ candidates: [PluginCandidate], rescan: Bool) -> [Examined] {
+    package func examine(_ candidates: [PluginCandidate], rescan: Bool) -> [Examined] {
         var (entries, warning) = cache.load()
         if let warning { services.report(warning) }
         var changed = applyJournal(to: &entries) || warning != nil
@@ -258,31 +258,37 @@ extension Catalog {
 
     /// What the host already has when a discovery settles: the lifecycle's
     /// table, as far as discovery needs it.
-    struct Known {
+    package struct Known {
         /// One record per file, in discovery order.
-        let records: [PluginRecord]
+        package let records: [PluginRecord]
         /// Plugins taken for a start or running, by id, with their file.
-        let claimed: [String: String]
+        package let claimed: [String: String]
         /// Plugins available, by id.
-        let available: [String: AvailablePlugin]
+        package let available: [String: AvailablePlugin]
+
+        package init(records: [PluginRecord], claimed: [String: String], available: [String: AvailablePlugin]) {
+            self.records = records
+            self.claimed = claimed
+            self.available = available
+        }
     }
 
     /// What settling a discovery decided, for the lifecycle to record.
-    struct Settlement {
+    package struct Settlement {
         /// One record per candidate, in the candidates' order (a file the
         /// host already has keeps its current record).
-        let records: [PluginRecord]
+        package let records: [PluginRecord]
         /// The records of files examined now (not already held).
-        let fresh: [PluginRecord]
+        package let fresh: [PluginRecord]
         /// The plugins that become available.
-        let admitted: [AvailablePlugin]
+        package let admitted: [AvailablePlugin]
     }
 
     /// Settles examined candidates against what the host already has
     /// (`table`): interface versions, duplicate ids, disabled plugins and
     /// dependencies; the rest become `available`. Changes nothing: the
     /// lifecycle records the result.
-    func settle(_ examined: consuming [Examined], against table: Known) -> Settlement {
+    package func settle(_ examined: consuming [Examined], against table: Known) -> Settlement {
         // A file this host already has (available or active) stays as it is:
         // discovering twice must not make a plugin its own duplicate.
         let known = Set(table.claimed.values).union(table.available.values.map(\.path))
@@ -318,7 +324,7 @@ extension Catalog {
 
     /// Rejects a plugin that provides a declared interface at an incompatible
     /// version; warns about interfaces the host does not declare.
-    func checkInterfaces(_ plugin: ScannedPlugin, _ record: inout PluginRecord) -> Bool {
+    package func checkInterfaces(_ plugin: ScannedPlugin, _ record: inout PluginRecord) -> Bool {
         for interface in plugin.interfaces {
             guard let point = registry.declaredPoint(for: interface.id) else {
                 record.warnings.append(PluginRecord.undeclaredWarning(interface))
@@ -364,7 +370,7 @@ extension Catalog {
 }
 
 extension ScannedPlugin {
-    var semanticVersion: SemanticVersion { SemanticVersion(version) ?? SemanticVersion(0, 0, 0) }
+    package var semanticVersion: SemanticVersion { SemanticVersion(version) ?? SemanticVersion(0, 0, 0) }
 
     var interfaces: [Interface] {
         provides.map { Interface(id: $0.interface, version: SemanticVersion($0.version) ?? SemanticVersion(0, 0, 0)) }
@@ -373,7 +379,7 @@ extension ScannedPlugin {
 
 extension PluginRecord {
     /// Fills in what the scan learned.
-    mutating func describe(_ plugin: ScannedPlugin) {
+    package mutating func describe(_ plugin: ScannedPlugin) {
         id = plugin.id
         version = plugin.semanticVersion
         provides = plugin.interfaces

@@ -11,15 +11,15 @@ import PlugboardLoading
 /// never calls the lifecycle: it turns candidate files into facts (records,
 /// and ``AvailablePlugin``s for the compatible ones) that the lifecycle,
 /// which owns each plugin's state, records in its ``PluginTable``.
-final class Catalog: Sendable {
-    struct Settings: Sendable {
+package final class Catalog: Sendable {
+    package struct Settings: Sendable {
         var trust: DirectoryTrust
         var scanner: ScannerSettings
         /// Plugin ids kept out, with where that was decided.
         var disabled: [String: String]
     }
 
-    let admission: Admission
+    package let admission: Admission
     let cache: RegistryCache
     /// Quarantines decided while running plugins, for every host of the state directory.
     let quarantines: SharedQuarantines
@@ -31,22 +31,22 @@ final class Catalog: Sendable {
     let services: HostServices
 
     /// What the catalog learned about files, beyond any one plugin's state.
-    struct Facts {
+    package struct Facts {
         /// Whether the journal's dead notes were read (once per host).
         var recovered = false
         /// Plugins whose init or activate the last start was stopped in
         /// (before the hang threshold), by path: the count goes into this
         /// start's notes for them.
         var interruptedStarts: [String: (identity: FileIdentity, count: Int)] = [:]
-        var lastDiscovery = DiscoveryStatistics()
+        package var lastDiscovery = DiscoveryStatistics()
         /// Every interface library admitted or refused so far.
         var interfaceLibraries: [InterfaceLibrary] = []
     }
 
-    let facts = Mutex(Facts())
+    package let facts = Mutex(Facts())
     /// One discovery at a time (each sees the records the previous one
     /// left), and the cache's other writes between discoveries.
-    let discovering = Mutex(())
+    package let discovering = Mutex(())
 
     init(
         admission: Admission, cache: RegistryCache, quarantines: SharedQuarantines, journal: CrashJournal, settings: Settings,
@@ -61,19 +61,19 @@ final class Catalog: Sendable {
         self.services = services
     }
 
-    var lastDiscovery: DiscoveryStatistics { facts.withLock { $0.lastDiscovery } }
+    package var lastDiscovery: DiscoveryStatistics { facts.withLock { $0.lastDiscovery } }
     var interfaceLibraries: [InterfaceLibrary] { facts.withLock { $0.interfaceLibraries } }
 
     /// How many starts in a row were stopped during the init or activate of
     /// the file at `path` (still `identity`), if any.
-    func interruptedStarts(of path: String, identity: FileIdentity?) -> Int? {
+    package func interruptedStarts(of path: String, identity: FileIdentity?) -> Int? {
         facts.withLock { facts in
             facts.interruptedStarts[path].flatMap { $0.identity == identity ? $0.count : nil }
         }
     }
 
     /// Warns about plugins the settings file configures that `directory` does not hold.
-    func reportUnknownConfiguredPlugins(known records: [PluginRecord], in directory: String) {
+    package func reportUnknownConfiguredPlugins(known records: [PluginRecord], in directory: String) {
         let known = Set(records.compactMap(\.id))
         for id in services.configuration.plugins.keys.sorted() where !known.contains(id) {
             services.report(HostDiagnostic(.warning, code: "config-unknown-plugin",
@@ -87,7 +87,7 @@ final class Catalog: Sendable {
     /// A running isolated plugin went over its restart budget: its cache
     /// entry says quarantined, so the next start keeps it out until the file
     /// changes or a rescan.
-    func quarantineInCache(path: String, identity: FileIdentity?, _ quarantine: Quarantine) {
+    package func quarantineInCache(path: String, identity: FileIdentity?, _ quarantine: Quarantine) {
         guard let identity = identity ?? FileIdentity.of(path: path) else { return }
         discovering.withLock { _ in
             var (entries, _) = cache.load()
@@ -102,7 +102,7 @@ final class Catalog: Sendable {
 
     /// Drops what the cache says about `path`, so the next start examines it.
     /// (Between discoveries: one running now would write the entry back.)
-    func forgetCacheEntry(_ path: String) {
+    package func forgetCacheEntry(_ path: String) {
         discovering.withLock { _ in
             var (entries, _) = cache.load()
             guard entries[path] != nil else { return }

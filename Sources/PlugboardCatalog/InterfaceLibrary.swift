@@ -16,12 +16,12 @@ extension Catalog {
     /// scanners), so a plugin of a host's own extension point finds the
     /// library it needs even in a host that does not link it (the
     /// `plugboard` tool). A library installed by an earlier discovery stays.
-    func installInterfaceLibraries(from directory: String) -> [InterfaceLibrary] {
+    package func installInterfaceLibraries(from directory: String) -> [InterfaceLibrary] {
         installInterfaceLibraries(PluginDirectory.interfaceLibraries(in: directory))
     }
 
     /// Admits and installs the interface libraries at `paths` (see above).
-    func installInterfaceLibraries(_ paths: [String]) -> [InterfaceLibrary] {
+    package func installInterfaceLibraries(_ paths: [String]) -> [InterfaceLibrary] {
         var ownership = OwnershipCheck()
         let installed = paths.map { library -> InterfaceLibrary in
             // Installed by an earlier discovery of this host: its image may be mapped already.
@@ -53,7 +53,7 @@ extension Catalog {
     /// library of that point. A file refused for having no entry point
     /// (`no-entry-symbol`) that another file of its folder needs (its ELF
     /// `NEEDED` entries) is that library, not a rejected plugin. Their paths.
-    func siblingInterfaceLibraries(_ examined: [Examined]) -> [String] {
+    package func siblingInterfaceLibraries(_ examined: [Examined]) -> [String] {
         // Most discoveries have no such file: nothing else is looked at then.
         let noEntry = PluginLoadError.Code.noEntrySymbol.rawValue
         let libraries = examined.filter { $0.record.code == noEntry }.map(\.record.path)

@@ -10,7 +10,7 @@ import Glibc
 /// waiter sleeps in `poll(2)` on a pipe, and a release writes a byte to
 /// it only while someone sleeps. An isolated plugin's calls in flight take
 /// one slot each; a stop or a state save takes them all.
-final class CallSlots: Sendable {
+package final class CallSlots: Sendable {
     private let readEnd: Int32
     private let writeEnd: Int32
     let count: Int
@@ -28,9 +28,9 @@ final class CallSlots: Sendable {
     /// `count` free slots; a failure (with `errno`'s reason) when no pipe
     /// can be made (out of descriptors).
     /// The most slots one plugin has (a pool's calls in flight together).
-    static let maximum = 4_096
+    package static let maximum = 4_096
 
-    static func make(count: Int = 1) -> Result<CallSlots, SystemFailure> {
+    package static func make(count: Int = 1) -> Result<CallSlots, SystemFailure> {
         precondition(count >= 1 && count <= maximum, "CallSlots of \(count)")
         var ends: [Int32] = [-1, -1]
         let failure = plugboard_pipe(&ends, 1)
@@ -38,8 +38,8 @@ final class CallSlots: Sendable {
         return .success(CallSlots(readEnd: ends[0], writeEnd: ends[1], count: count))
     }
 
-    struct SystemFailure: Error {
-        let reason: String
+    package struct SystemFailure: Error {
+        package let reason: String
     }
 
     deinit {

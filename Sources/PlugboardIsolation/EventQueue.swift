@@ -4,11 +4,11 @@ import Synchronization
 /// at most `bound`; past it they are dropped and counted, so a plugin that
 /// publishes faster than its subscribers take (or a child that takes
 /// events slower than they come) costs a count, never the host's memory.
-final class EventQueue: Sendable {
+package final class EventQueue: Sendable {
     let bound: Int
     private let waiting = Atomic<Int>(0)
     /// Events dropped so far.
-    let dropped = Atomic<Int>(0)
+    package let dropped = Atomic<Int>(0)
     /// Dropped and not yet told to the host (a child's queue).
     private let untold = Atomic<Int>(0)
     /// Dropping since the queue was last half empty (reported once per episode).
@@ -57,11 +57,11 @@ final class EventQueue: Sendable {
 
 /// An isolated plugin's two queues, and what its children were sent and
 /// said they dropped (a child's word is bounded by what it was sent).
-final class EventQueues: Sendable {
+package final class EventQueues: Sendable {
     /// The children's publications, waiting for the host's subscribers.
-    let published: EventQueue
+    package let published: EventQueue
     /// The host's events, waiting to be written to a child.
-    let delivered: EventQueue
+    package let delivered: EventQueue
     /// Events written to its children.
     let written = Atomic<Int>(0)
     /// Drops its children told, as accepted.

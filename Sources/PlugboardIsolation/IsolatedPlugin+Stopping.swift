@@ -13,7 +13,7 @@ extension IsolatedPlugin {
 
     /// The plugin's saved state, for a hot reload; a failure says why there
     /// is none (`plugin-threw`: it does not adopt ReloadableState, or saving threw).
-    func savedState() -> Result<[UInt8], IsolatedCallError> {
+    package func savedState() -> Result<[UInt8], IsolatedCallError> {
         // Calls in flight get the stop's grace to finish, not more: the
         // reload (which holds the host's lifecycle) goes on without the state.
         guard slots.acquire(slots.count, until: .now + Self.stopGrace) else {
@@ -45,7 +45,7 @@ extension IsolatedPlugin {
     /// and exits) once the calls in flight are answered, killed after
     /// `grace`. A call still in flight then fails with `plugin-unavailable`
     /// or `plugin-crashed`, never silently.
-    func stop(grace: Duration = IsolatedPlugin.stopGrace) {
+    package func stop(grace: Duration = IsolatedPlugin.stopGrace) {
         let wasRunning = state.withLock { state in
             defer { state.phase = .stopped }
             return state.phase == .running

@@ -16,9 +16,9 @@ import PlugboardServices
 /// inline on the caller's thread: write the request, wait for its reply
 /// (``ReplyRouter``). A call that waits past its deadline for a slot gives
 /// up without touching the child; one whose reply is late kills the child.
-final class IsolatedPlugin: Sendable {
+package final class IsolatedPlugin: Sendable {
     /// Everything needed to start a child for this plugin.
-    struct Launch: Sendable {
+    package struct Launch: Sendable {
         let program: String
         let environmentNames: [String]
         let extraEnvironment: [String: String]
@@ -37,6 +37,23 @@ final class IsolatedPlugin: Sendable {
         let registerRoute: (@Sendable (String, @escaping @Sendable (RouteMatch) throws -> any Sendable) throws(ServiceError) -> Void)?
         /// Removes this generation's routes from the host's table.
         let retireRoutes: @Sendable () -> Void
+
+        package init(program: String, environmentNames: [String], extraEnvironment: [String: String], request: IsolationProtocol.StartRequest, crossings: [String: PointCrossing], policies: [String: IsolatedCallPolicy], budget: RestartBudget, startTimeout: Duration, logSink: LogSink, report: @escaping @Sendable (HostDiagnostic) -> Void, events: (@Sendable (IsolationEvent) -> Void)? = nil, eventHub: EventHub, registerRoute: (@Sendable (String, @escaping @Sendable (RouteMatch) throws -> any Sendable) throws(ServiceError) -> Void)? = nil, retireRoutes: @escaping @Sendable () -> Void) {
+            self.program = program
+            self.environmentNames = environmentNames
+            self.extraEnvironment = extraEnvironment
+            self.request = request
+            self.crossings = crossings
+            self.policies = policies
+            self.budget = budget
+            self.startTimeout = startTimeout
+            self.logSink = logSink
+            self.report = report
+            self.events = events
+            self.eventHub = eventHub
+            self.registerRoute = registerRoute
+            self.retireRoutes = retireRoutes
+        }
     }
 
     enum Phase: String {
@@ -88,10 +105,10 @@ final class IsolatedPlugin: Sendable {
     /// restart of each at a time.
     let restarting: [CallSlots]
     /// Whether it runs in more than one child.
-    var pooled: Bool { restarting.count > 1 }
+    package var pooled: Bool { restarting.count > 1 }
     let state: Mutex<State>
     /// Calls and failures, for ``PluginHost/snapshot()``.
-    let counts = CallCounts()
+    package let counts = CallCounts()
     /// Events the child subscribed to (once each, across restarts).
     let subscribed = Mutex<Set<String>>([])
     /// Publishes what the child published, in order, off the thread that
@@ -100,7 +117,7 @@ final class IsolatedPlugin: Sendable {
     /// Writes the host's events to the child, in order, off the publisher's thread.
     let deliveries = DispatchQueue(label: "plugboard.isolated-deliveries")
     /// Events waiting each way, bounded.
-    let eventQueues = EventQueues(bound: IsolatedPlugin.eventQueue)
+    package let eventQueues = EventQueues(bound: IsolatedPlugin.eventQueue)
     /// Events that may wait each way between the host and one child.
     static let eventQueue = 1_024
     /// Hears the quarantine (the host records it and drops the providers) and
@@ -133,7 +150,7 @@ final class IsolatedPlugin: Sendable {
     /// Off only for the benchmark's restarts without a spare.
     let sparesAllowed = Atomic<Bool>(true)
 
-    init(
+    package init(
         pluginID: String, path: String, generation: Int, launch: Launch, slots: CallSlots, restarting: [CallSlots],
         onQuarantine: @escaping @Sendable (Quarantine) -> Void, onAvailability: @escaping @Sendable (Bool) -> Void
     ) {
@@ -150,7 +167,7 @@ final class IsolatedPlugin: Sendable {
         self.onAvailability = onAvailability
     }
 
-    var status: IsolationStatus {
+    package var status: IsolationStatus {
         state.withLock { state in
             let running = state.phase == .running ? state.children.compactMap { $0?.pid } : []
             var status = IsolationStatus(
@@ -172,7 +189,7 @@ final class IsolatedPlugin: Sendable {
 
     /// Starts the first child: the handshake, init and activate. Returns the
     /// providers to register (proxies), with the state note of a handover.
-    func start(state handedOver: [UInt8]? = nil) -> Result<(providers: [RegisteredProvider], stateNote: String?), PluginLoadError> {
+    package func start(state handedOver: [UInt8]? = nil) -> Result<(providers: [RegisteredProvider], stateNote: String?), PluginLoadError> {
         guard restarting[0].acquire(until: .now + launch.startTimeout) else {
             return .failure(.isolationFailed(path: path, code: .pluginTimeout, reason: "its child could not be started in time"))
         }
@@ -395,12 +412,12 @@ final class IsolatedPlugin: Sendable {
     /// Calls made, those that failed (any ``IsolatedCallError``), those in
     /// flight now, those that waited for a free slot, and those that gave up
     /// waiting (shed).
-    final class CallCounts: Sendable {
-        let calls = Atomic<Int>(0)
-        let failures = Atomic<Int>(0)
-        let inFlight = Atomic<Int>(0)
-        let queued = Atomic<Int>(0)
-        let shed = Atomic<Int>(0)
+    package final class CallCounts: Sendable {
+        package let calls = Atomic<Int>(0)
+        package let failures = Atomic<Int>(0)
+        package let inFlight = Atomic<Int>(0)
+        package let queued = Atomic<Int>(0)
+        package let shed = Atomic<Int>(0)
     }
 
     /// One call of requirement `method` of provider `index`; the reply's
@@ -462,7 +479,7 @@ final class IsolatedPlugin: Sendable {
     /// one after its stop began, never sent to its child, go there. Earlier
     /// generations go straight to it too, so each replaced one (its pipes)
     /// is freed once no caller holds its providers, not kept by a chain.
-    func replaced(by successor: IsolatedPlugin) {
+    package func replaced(by successor: IsolatedPlugin) {
         let earlier = state.withLock { state in
             state.successor = successor
             defer { state.predecessors = [] }

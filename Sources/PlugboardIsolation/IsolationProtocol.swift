@@ -10,7 +10,7 @@ import PlugboardCore
 /// pattern for its method, its bytes ``RouteWire``'s.
 package enum IsolationProtocol {
     /// Raised when either side's messages change shape.
-    static let version = 5
+    package static let version = 5
     /// The largest frame either side accepts (a bigger one is a protocol
     /// violation: the child is killed). Above the 1 MiB calls the bench makes.
     package static let maximumFrame = 64 << 20
@@ -32,93 +32,157 @@ package enum IsolationProtocol {
     }
 
     /// The provider index of a call for one of the plugin's routes.
-    static let routeIndex = UInt32.max
+    package static let routeIndex = UInt32.max
 
     /// What the child must load and how, checked before any plugin code runs.
-    struct StartRequest: Codable, Sendable {
-        var protocolVersion: Int
-        var sdkABI: [UInt32]
+    package struct StartRequest: Codable, Sendable {
+        package var protocolVersion: Int
+        package var sdkABI: [UInt32]
         /// The private copy of the admitted bytes, and the path to name in messages.
-        var file: String
-        var path: String
-        var pluginID: String
+        package var file: String
+        package var path: String
+        package var pluginID: String
         /// ``ContentHash`` of the admitted bytes, as text.
-        var contentHash: String
-        var points: [Point]
-        var deniedServices: [String]
-        var overrides: [String: WireValue]
-        var settingsFile: String?
-        var dataDirectory: String?
-        var quota: [Int]
-        var limits: Limits
+        package var contentHash: String
+        package var points: [Point]
+        package var deniedServices: [String]
+        package var overrides: [String: WireValue]
+        package var settingsFile: String?
+        package var dataDirectory: String?
+        package var quota: [Int]
+        package var limits: Limits
         /// State handed over by the previous generation (a hot reload).
-        var state: [UInt8]?
+        package var state: [UInt8]?
         /// The plugins active in the host when it starts (`PluginContext.hasPlugin`).
-        var activePlugins: [String]
+        package var activePlugins: [String]
         /// What the child's sandbox must reach (nil: not sandboxed).
-        var sandbox: Sandbox?
+        package var sandbox: Sandbox?
         /// The host mapped both rings: the child may send large frames in its own.
-        var rings: Bool?
+        package var rings: Bool?
 
-        struct Sandbox: Codable, Sendable {
+        package init(protocolVersion: Int, sdkABI: [UInt32], file: String, path: String, pluginID: String, contentHash: String, points: [Point], deniedServices: [String], overrides: [String: WireValue], settingsFile: String? = nil, dataDirectory: String? = nil, quota: [Int], limits: Limits, state: [UInt8]? = nil, activePlugins: [String], sandbox: Sandbox? = nil, rings: Bool? = nil) {
+            self.protocolVersion = protocolVersion
+            self.sdkABI = sdkABI
+            self.file = file
+            self.path = path
+            self.pluginID = pluginID
+            self.contentHash = contentHash
+            self.points = points
+            self.deniedServices = deniedServices
+            self.overrides = overrides
+            self.settingsFile = settingsFile
+            self.dataDirectory = dataDirectory
+            self.quota = quota
+            self.limits = limits
+            self.state = state
+            self.activePlugins = activePlugins
+            self.sandbox = sandbox
+            self.rings = rings
+        }
+
+        package struct Sandbox: Codable, Sendable {
             /// The layers the guarantees need.
-            var needed: [String]
+            package var needed: [String]
             /// Refuse to start when one is missing (else start and report).
-            var required: Bool
+            package var required: Bool
+
+            package init(needed: [String], required: Bool) {
+                self.needed = needed
+                self.required = required
+            }
         }
 
-        struct Point: Codable, Sendable {
-            var interfaceID: String
-            var major: Int
-            var minor: Int
+        package struct Point: Codable, Sendable {
+            package var interfaceID: String
+            package var major: Int
+            package var minor: Int
             /// The point type's mangled name, found again in the child (the same program).
-            var typeName: String
+            package var typeName: String
+
+            package init(interfaceID: String, major: Int, minor: Int, typeName: String) {
+                self.interfaceID = interfaceID
+                self.major = major
+                self.minor = minor
+                self.typeName = typeName
+            }
         }
 
-        struct Limits: Codable, Sendable {
-            var cpuSeconds: Int?
-            var addressSpace: Int?
-            var descriptors: Int?
+        package struct Limits: Codable, Sendable {
+            package var cpuSeconds: Int?
+            package var addressSpace: Int?
+            package var descriptors: Int?
             /// Calls the host may have in flight at once: the child's call threads.
-            var callsInFlight: Int
+            package var callsInFlight: Int
+
+            package init(cpuSeconds: Int? = nil, addressSpace: Int? = nil, descriptors: Int? = nil, callsInFlight: Int) {
+                self.cpuSeconds = cpuSeconds
+                self.addressSpace = addressSpace
+                self.descriptors = descriptors
+                self.callsInFlight = callsInFlight
+            }
         }
     }
 
     /// The plugin started: its providers, in order, with their profiles.
-    struct StartReply: Codable {
-        var providers: [Provider]
+    package struct StartReply: Codable {
+        package var providers: [Provider]
         /// Events the plugin subscribed to while it started.
-        var subscriptions: [String]
+        package var subscriptions: [String]
         /// Whether the old generation's state was restored, and how (for a reload).
-        var stateNote: String?
+        package var stateNote: String?
         /// What the child's sandbox reached (nil: none was asked for).
-        var sandbox: SandboxReport?
+        package var sandbox: SandboxReport?
         /// The child mapped both rings: the host may send large frames in its own.
-        var rings: Bool?
+        package var rings: Bool?
 
-        struct Provider: Codable {
-            var interfaceID: String
-            var profile: [UInt8]
+        package init(providers: [Provider], subscriptions: [String], stateNote: String? = nil, sandbox: SandboxReport? = nil, rings: Bool? = nil) {
+            self.providers = providers
+            self.subscriptions = subscriptions
+            self.stateNote = stateNote
+            self.sandbox = sandbox
+            self.rings = rings
+        }
+
+        package struct Provider: Codable {
+            package var interfaceID: String
+            package var profile: [UInt8]
+
+            package init(interfaceID: String, profile: [UInt8]) {
+                self.interfaceID = interfaceID
+                self.profile = profile
+            }
         }
     }
 
-    struct StartFailure: Codable {
-        var code: String
-        var reason: String
+    package struct StartFailure: Codable {
+        package var code: String
+        package var reason: String
+
+        package init(code: String, reason: String) {
+            self.code = code
+            self.reason = reason
+        }
     }
 
-    struct Diagnostic: Codable {
-        var error: Bool
-        var code: String
-        var message: String
-        var keyPath: String?
+    package struct Diagnostic: Codable {
+        package var error: Bool
+        package var code: String
+        package var message: String
+        package var keyPath: String?
+
+        package init(error: Bool, code: String, message: String, keyPath: String? = nil) {
+            self.error = error
+            self.code = code
+            self.message = message
+            self.keyPath = keyPath
+        }
     }
 
     /// A configuration value as it crosses (``ConfigValue`` is not `Codable`).
-    indirect enum WireValue: Codable, Sendable {
+    package indirect enum WireValue: Codable, Sendable {
         case bool(Bool), int(Int), double(Double), string(String), array([WireValue]), object([String: WireValue])
 
-        init(_ value: ConfigValue) {
+        package init(_ value: ConfigValue) {
             switch value {
             case let .bool(flag): self = .bool(flag)
             case let .int(number): self = .int(number)
@@ -129,7 +193,7 @@ package enum IsolationProtocol {
             }
         }
 
-        var value: ConfigValue {
+        package var value: ConfigValue {
             switch self {
             case let .bool(flag): .bool(flag)
             case let .int(number): .int(number)

@@ -2,10 +2,10 @@
 
 /// An ``IsolatableExtensionPoint`` with its types erased: how the host
 /// makes a proxy for one of its providers, and how the child serves it.
-struct PointCrossing: Sendable {
+package struct PointCrossing: Sendable {
     let interfaceID: String
     /// The point type's mangled name: the child finds the same type by it.
-    let typeName: String
+    package let typeName: String
     /// Host: the proxy for a provider whose profile the child sent.
     let makeProxy: @Sendable (any IsolatedProvider, ArraySlice<UInt8>) throws -> any Sendable
     /// Child: whether a contribution has the point's provider type.

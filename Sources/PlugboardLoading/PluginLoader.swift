@@ -21,7 +21,7 @@ package enum PluginLoader {
     /// can be loaded in the host process. `mapped` hears of the image once
     /// it is mapped, before any of its code runs but its constructors (crash
     /// attribution registers its address range there).
-    static func load(
+    package static func load(
         _ image: LoadableImage, environment: HostEnvironment, mapped: (DynamicLibrary) -> Void
     ) -> Result<LoadedImage, PluginLoadError> {
         let loaded = open(image.checked.copy, reportedAs: image.path, environment: environment, mapped: mapped)

@@ -5,14 +5,14 @@ import Plugboard
 package struct DeclaredExtensionPoint: Sendable {
     package let interface: Interface
     /// The provider type's qualified name, for messages.
-    let providerTypeName: String
+    package let providerTypeName: String
     let pointType: ObjectIdentifier
     /// Whether a provider has the point's provider type (one dynamic cast).
-    let accepts: @Sendable (any Sendable) -> Bool
+    package let accepts: @Sendable (any Sendable) -> Bool
     /// Builds the typed array readers get, so reads need no casts.
     let makeTypedProviders: @Sendable ([RegisteredProvider], _ pending: Bool) -> any TypedProviderList
 
-    init<Point: ExtensionPoint>(_ point: Point.Type) {
+    package init<Point: ExtensionPoint>(_ point: Point.Type) {
         interface = Point.interface
         // What `String(reflecting:)` prints for a type, without its three
         // conformance lookups (a scan of every image's conformances each, a

@@ -24,7 +24,7 @@ public final class ExtensionRegistry: Sendable {
     /// refresh that finds it, as the handle's first read would have.
     private let handled = Mutex<Set<String>>([])
 
-    var interfacesWithHandles: Set<String> { handled.withLock { $0 } }
+    package var interfacesWithHandles: Set<String> { handled.withLock { $0 } }
     /// Where a lookup sends its one request when a point's providers are
     /// not started yet: the host's lifecycle, which starts them and
     /// publishes a new snapshot (nil: a registry without a host, which
@@ -125,7 +125,7 @@ public final class ExtensionRegistry: Sendable {
 
     // MARK: - Writing (host only)
 
-    func declare(_ point: DeclaredExtensionPoint) {
+    package func declare(_ point: DeclaredExtensionPoint) {
         points.withLock { points in
             points.removeAll { $0.interface.id == point.interface.id }
             points.append(point)
@@ -139,13 +139,13 @@ public final class ExtensionRegistry: Sendable {
 
     /// Replaces every provider of `pluginIDs` with `providers`, in one step;
     /// `pending` (when given) replaces the interfaces available plugins provide.
-    func replaceProviders(of pluginIDs: Set<String>, with providers: [RegisteredProvider], pending: Set<String>? = nil) {
+    package func replaceProviders(of pluginIDs: Set<String>, with providers: [RegisteredProvider], pending: Set<String>? = nil) {
         update(pending: pending) { old in old.filter { !pluginIDs.contains($0.pluginID) } + providers }
     }
 
     /// Takes out the providers of generation `generation` of plugin `id`
     /// only: a newer generation published meanwhile stays.
-    func removeProviders(of id: String, generation: Int) {
+    package func removeProviders(of id: String, generation: Int) {
         update { old in old.filter { $0.pluginID != id || $0.generation != generation } }
     }
 

@@ -23,7 +23,7 @@ package final class ActivationTriggers: Sendable {
     }
 
     /// Adds the event and route triggers of an available plugin.
-    func add(_ triggers: [PluginTrigger], for pluginID: String) {
+    package func add(_ triggers: [PluginTrigger], for pluginID: String) {
         pending.withLock { pending in
             for trigger in triggers {
                 switch trigger {
@@ -37,7 +37,7 @@ package final class ActivationTriggers: Sendable {
     }
 
     /// Drops every trigger of plugins that are no longer available.
-    func remove(_ pluginIDs: Set<String>) {
+    package func remove(_ pluginIDs: Set<String>) {
         pending.withLock { pending in
             for name in pending.events.keys {
                 pending.events[name]!.subtract(pluginIDs)
@@ -49,7 +49,7 @@ package final class ActivationTriggers: Sendable {
     }
 
     /// Drops every trigger (the host shut down).
-    func removeAll() {
+    package func removeAll() {
         pending.withLock { pending in
             pending = Pending()
             count.store(0, ordering: .releasing)

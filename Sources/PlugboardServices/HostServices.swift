@@ -10,11 +10,11 @@ package final class HostServices: Sendable {
     package let events: EventHub
     /// The host's own bus (`PluginHost.events`), made once.
     let hostEvents: any EventBus
-    let routes: RouteTable
+    package let routes: RouteTable
     /// Event and route triggers of plugins not yet active.
-    let triggers: ActivationTriggers
-    let logSink: LogSink
-    let dataDirectory: String?
+    package let triggers: ActivationTriggers
+    package let logSink: LogSink
+    package let dataDirectory: String?
     let storageQuota: StorageQuota
     package let configuration: HostSettings
     private let custom = Mutex<[String: @Sendable (String) -> any Sendable]>([:])
@@ -133,24 +133,24 @@ package final class HostServices: Sendable {
     }
 
     /// Holds back events and routes of a generation a reload is starting.
-    func stage(_ owner: ServiceOwner) {
+    package func stage(_ owner: ServiceOwner) {
         events.stage(owner)
         routes.stage(owner)
     }
 
-    func unstage(_ owner: ServiceOwner) {
+    package func unstage(_ owner: ServiceOwner) {
         events.unstage(owner)
         routes.unstage(owner)
     }
 
     /// Commits a reload: `new` receives events and routes, `old` nothing more.
-    func switchOver(from old: ServiceOwner, to new: ServiceOwner) {
+    package func switchOver(from old: ServiceOwner, to new: ServiceOwner) {
         events.switchOver(from: old, to: new)
         routes.switchOver(from: old, to: new)
     }
 
     /// Ends the subscriptions and routes of one generation of a plugin.
-    func retire(_ pluginID: String, generation: Int = 1) {
+    package func retire(_ pluginID: String, generation: Int = 1) {
         let owner = ServiceOwner(pluginID: pluginID, generation: generation)
         events.removeAll(owner: owner)
         routes.removeAll(owner: owner)

@@ -140,7 +140,7 @@ package final class RouteTable: Sendable {
         }
     }
 
-    func removeAll(owner: ServiceOwner) {
+    package func removeAll(owner: ServiceOwner) {
         change { $0.removeAll(owner: owner) }
     }
 
@@ -172,12 +172,18 @@ package final class RouteTable: Sendable {
 }
 
 /// The ``Router`` a plugin receives: the table, labelled with the plugin.
-struct PluginRouter: Router {
+package struct PluginRouter: Router {
     let table: RouteTable
     let owner: ServiceOwner
     let report: @Sendable (HostDiagnostic) -> Void
 
-    func register(_ pattern: String, _ handler: @escaping @Sendable (RouteMatch) throws -> any Sendable) throws(ServiceError) {
+    package init(table: RouteTable, owner: ServiceOwner, report: @escaping @Sendable (HostDiagnostic) -> Void) {
+        self.table = table
+        self.owner = owner
+        self.report = report
+    }
+
+    package func register(_ pattern: String, _ handler: @escaping @Sendable (RouteMatch) throws -> any Sendable) throws(ServiceError) {
         do {
             try table.register(pattern, owner: owner, handler: handler)
         } catch {
@@ -186,7 +192,7 @@ struct PluginRouter: Router {
         }
     }
 
-    func navigate(to path: String) throws(ServiceError) -> any Sendable {
+    package func navigate(to path: String) throws(ServiceError) -> any Sendable {
         try table.navigate(to: path)
     }
 }

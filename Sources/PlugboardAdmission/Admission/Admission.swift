@@ -139,7 +139,7 @@ package struct Admission: Sendable {
     /// lock file, the lock file as it is now (its signature, expiry, listing
     /// and the recorded SHA-256) must still vouch for its bytes when the
     /// plugin starts, however long after its discovery. nil when it may.
-    func stillVouched(_ image: LoadableImage, kind: Kind = .plugin) -> PluginLoadError? {
+    package func stillVouched(_ image: LoadableImage, kind: Kind = .plugin) -> PluginLoadError? {
         guard let lock else { return nil }
         guard let sha256 = image.checked.sha256 else { return .notLocked(path: image.path, lockFile: lock.path ?? "") }
         if case let .failure(problem) = lock.entry(for: image.path, sha256: sha256, kind: kind) { return problem }
@@ -178,7 +178,7 @@ package struct Admission: Sendable {
 /// ``Admission/admit(_:as:label:ownership:)`` makes one.
 package struct CheckedImage: Sendable {
     /// As found (in the plugins directory, or as given): for messages and records.
-    let path: String
+    package let path: String
     /// The real path the bytes were read through, once the trust check walked it.
     package let readPath: String
     /// The file's identity while it was read.

@@ -64,7 +64,7 @@ package final class LockPolicy: Sendable {
 
     /// Who signed the lock file in force, while its signature holds (not
     /// once it expired, or the files it depends on changed and no longer do).
-    var signedLock: SignedLock? {
+    package var signedLock: SignedLock? {
         let reading = current
         guard case .success = reading.file, reading.unverified == nil else { return nil }
         return reading.signed

@@ -21,7 +21,7 @@ package struct PrivateCopies: Sendable {
     /// directory, or `$XDG_RUNTIME_DIR` or the temp directory), removed at
     /// shutdown: nothing an earlier process left is ever where a plugin
     /// looks for its libraries.
-    let directory: String
+    package let directory: String
     /// Whether the directory must pass the directory checks (``DirectoryTrust``):
     /// whoever can write it could swap a copy between its write and its load.
     let checksOwnership: Bool
@@ -141,13 +141,13 @@ package struct PrivateCopies: Sendable {
 
     /// Removes this host's copies. Safe while their images are mapped:
     /// unlinking a file never unmaps it.
-    func remove() {
+    package func remove() {
         try? FileManager.default.removeItem(atPath: directory)
         lock.release()
     }
 
     /// Bytes of address space mapped from `path` (what loading it added).
-    static func mappedBytes(of path: String) -> Int {
+    package static func mappedBytes(of path: String) -> Int {
         guard let maps = procSelfMaps() else { return 0 }
         // On the bytes: every reload reads the whole map, which grows by a
         // few lines per generation kept (a split into characters was most

@@ -23,7 +23,7 @@ package struct Descriptor: Sendable {
     /// Activation triggers: `startup`, `route:<prefix>`, `event:<name>`.
     let activation: [String]
     /// The plugins it builds on (SDK 2.2; none before).
-    let requires: [PluginDependency]
+    package let requires: [PluginDependency]
     /// What it needs when sandboxed, as ``SandboxNeed`` spells it (SDK 2.3; none before).
     let needs: [String]
     /// Bit patterns of the descriptor's pointers (raw pointers are not Sendable).

@@ -167,7 +167,7 @@ package struct SignatureCheck: Sendable {
 
     /// The public keys of a trusted key file (minisign's format; several may
     /// follow one another); why none can be used otherwise.
-    static func keys(in file: String, checksOwnership: Bool) -> Result<[PublicSigningKey], KeyFileProblem> {
+    package static func keys(in file: String, checksOwnership: Bool) -> Result<[PublicSigningKey], KeyFileProblem> {
         // A key file others can write would let them trust their own key.
         var ownership = OwnershipCheck()
         if checksOwnership, access(file, F_OK) == 0, let problem = ownership.problem(file: file) { return .failure(KeyFileProblem(problem.reason)) }

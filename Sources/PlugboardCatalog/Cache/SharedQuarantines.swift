@@ -19,7 +19,7 @@ import PlugboardAdmission
 /// with a mark that it was lifted, and only that mark lifts the quarantine
 /// in other hosts' caches: a record that could not be written or read
 /// lifts nothing.
-struct SharedQuarantines: Sendable {
+package struct SharedQuarantines: Sendable {
     struct Entry: Codable, Sendable, Equatable {
         let path: String
         let identity: FileIdentity

@@ -44,8 +44,8 @@ import PlugboardCore
 /// `handlesInterruptSignals`), and a host that handles the signals itself
 /// calls ``interrupted(signal:)`` on its way out. A host that does neither
 /// and is stopped by a signal leaves its note as a crash would.
-final class CrashJournal: Sendable {
-    struct Note: Sendable, Codable, Equatable {
+package final class CrashJournal: Sendable {
+    package struct Note: Sendable, Codable, Equatable {
         let pluginID: String
         let path: String
         let identity: FileIdentity?
@@ -57,6 +57,16 @@ final class CrashJournal: Sendable {
         var interruptedStarts: Int? = nil
         /// The host's taint codes when the note was written.
         var taint: [String]? = nil
+
+        package init(pluginID: String, path: String, identity: FileIdentity? = nil, phase: Quarantine.Phase, date: String, interruptedStarts: Int? = nil, taint: [String]? = nil) {
+            self.pluginID = pluginID
+            self.path = path
+            self.identity = identity
+            self.phase = phase
+            self.date = date
+            self.interruptedStarts = interruptedStarts
+            self.taint = taint
+        }
     }
 
     /// A note as one line: its compact coding in base64 after a `c` (no
@@ -130,7 +140,7 @@ final class CrashJournal: Sendable {
     private static let installing = Mutex(())
 
     /// The host's taint, stamped on every note (nil: untainted).
-    let taint: HostTaint?
+    package let taint: HostTaint?
 
     init(directory: String, hangThreshold: Duration, isUsable: Bool = true, taint: HostTaint? = nil) {
         self.taint = taint
@@ -183,7 +193,7 @@ final class CrashJournal: Sendable {
     }
 
     /// Runs `body` with a note saying plugin code of `note` is running.
-    func record<Result, Failure: Error>(_ note: Note, _ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+    package func record<Result, Failure: Error>(_ note: Note, _ body: () throws(Failure) -> Result) throws(Failure) -> Result {
         let token = begin(note)
         defer { end(token) }
         return try body()
@@ -345,7 +355,7 @@ final class CrashJournal: Sendable {
     /// Registers a loaded plugin image: a fault whose innermost plugin frame
     /// lies in it is noted as that plugin's (phase `thread` unless a
     /// journaled call of it was running).
-    func registerImage(_ library: DynamicLibrary, note: Note) {
+    package func registerImage(_ library: DynamicLibrary, note: Note) {
         var note = note
         note.taint = taint?.codes
         let line = Self.line(note) ?? []  // not `encoded`: this note comes between the same init notes
@@ -393,7 +403,7 @@ final class CrashJournal: Sendable {
     private static let paddingLimit = 4096
 
     /// Removes this host's note file (a clean stop).
-    func close() {
+    package func close() {
         state.withLock { release(&$0) }
     }
 

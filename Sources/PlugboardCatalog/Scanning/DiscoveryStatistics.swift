@@ -15,7 +15,7 @@ public struct DiscoveryStatistics: Sendable, Equatable, Encodable {
     init() {}
 
     /// Adds what another pass of the same discovery did.
-    mutating func add(_ other: DiscoveryStatistics) {
+    package mutating func add(_ other: DiscoveryStatistics) {
         cacheHits += other.cacheHits
         filesRead += other.filesRead
         filesScanned += other.filesScanned

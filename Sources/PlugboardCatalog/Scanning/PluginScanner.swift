@@ -18,15 +18,20 @@ import PlugboardLoading
 /// ran and its last stderr lines, and a fresh child takes the rest. Each
 /// child runs in its own process group, killed whole when it is done, so
 /// nothing a plugin forks outlives its scan.
-struct PluginScanner: Sendable {
-    struct Job: Sendable {
+package struct PluginScanner: Sendable {
+    package struct Job: Sendable {
         /// The private copy to load.
         let file: String
         /// Also create and activate the plugin in the child.
-        var activation: ScanRequest.ActivationCheck?
+        package var activation: ScanRequest.ActivationCheck?
+
+        package init(file: String, activation: ScanRequest.ActivationCheck? = nil) {
+            self.file = file
+            self.activation = activation
+        }
     }
 
-    enum Outcome: Sendable {
+    package enum Outcome: Sendable {
         case plugin(ScannedPlugin)
         case rejected(code: String, reason: String)
         case quarantined(Quarantine)
@@ -36,18 +41,22 @@ struct PluginScanner: Sendable {
 
     /// When one job was queued (the scan's start), when its request went to
     /// a ready child and when the child answered: how a verification splits.
-    struct Timeline: Sendable {
+    package struct Timeline: Sendable {
         var queued = ContinuousClock.now
         var requested: ContinuousClock.Instant?
         var answered: ContinuousClock.Instant?
 
         /// From the scan's start to the request: waiting for a ready child.
-        var waiting: Double? { requested.map { ($0 - queued).milliseconds } }
+        package var waiting: Double? { requested.map { ($0 - queued).milliseconds } }
         /// From the request to the answer: the child's load (and activation).
-        var inChild: Double? { answered.flatMap { answered in requested.map { (answered - $0).milliseconds } } }
+        package var inChild: Double? { answered.flatMap { answered in requested.map { (answered - $0).milliseconds } } }
     }
 
     let settings: ScannerSettings
+
+    package init(settings: ScannerSettings) {
+        self.settings = settings
+    }
 
     /// Scans `jobs`, in parallel; outcomes in job order, and how many
     /// scanner processes were started. A process waiting in `spare` is used
@@ -57,7 +66,7 @@ struct PluginScanner: Sendable {
     /// killed and reaped off this thread instead of waited for (a hot
     /// reload's verification: its scanner ends with `_exit`, so its end tells
     /// nothing more, and a process's end takes milliseconds).
-    func scan(
+    package func scan(
         _ jobs: [Job], spare: ScannerSpare? = nil, endingAtAnswers: Bool = false
     ) -> (outcomes: [Outcome], processes: Int, timelines: [Timeline]) {
         guard !jobs.isEmpty else { return ([], 0, []) }

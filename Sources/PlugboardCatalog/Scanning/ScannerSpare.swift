@@ -15,19 +15,19 @@ import PlugboardLoading
 /// Spares are started by one thread of the spare's own, alive as long as
 /// the spare: a scanner child dies with the *thread* that started it
 /// (`PR_SET_PDEATHSIG`), and a reload may run on a short-lived thread.
-final class ScannerSpare: Sendable {
+package final class ScannerSpare: Sendable {
     /// What the owner thread holds: not the spare itself, so a host never
     /// shut down still ends its spare and thread when it is released.
     private let core = Core()
 
-    init() {}
+    package init() {}
 
     /// Asks the owner thread to start one, unless one is waiting, and
     /// returns at once: the reload that asks has its answer already, and
     /// waiting for the spawn made every verification wait for the next
     /// one's process too. A verification that comes before the spare is
     /// ready starts a scanner of its own.
-    func fill(_ settings: ScannerSettings) { core.fill(settings) }
+    package func fill(_ settings: ScannerSettings) { core.fill(settings) }
 
     /// Returns once every spare asked for so far was started (or could not
     /// be): for tests, and for a caller that must know the spare is there.
@@ -40,7 +40,7 @@ final class ScannerSpare: Sendable {
     var waitingPID: pid_t? { core.waitingPID }
 
     /// Ends the waiting process, reaps it, and ends the owner thread.
-    func discard() { core.discard() }
+    package func discard() { core.discard() }
 
     deinit { core.discard() }
 }

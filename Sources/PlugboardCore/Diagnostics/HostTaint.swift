@@ -18,10 +18,10 @@ public struct TaintEntry: Sendable, Codable, Equatable {
 
 /// The host's taint, shared by its parts.
 package final class HostTaint: Sendable {
-    static let directoryChecksOff = "directory-checks-off"
+    package static let directoryChecksOff = "directory-checks-off"
     static let devBuildLoaded = "dev-build-loaded"
     package static let unsignedSet = "unsigned-set"
-    static let sandboxPartial = "sandbox-partial"
+    package static let sandboxPartial = "sandbox-partial"
     static let scannerSandboxPartial = "scanner-sandbox-partial"
 
     private let entries = Mutex<[TaintEntry]>([])

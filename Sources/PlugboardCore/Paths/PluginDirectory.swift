@@ -102,7 +102,7 @@ public enum PluginDirectory {
     }
 
     /// The candidates in `directory`, sorted by name.
-    static func scan(_ directory: String) throws(ScanError) -> [PluginCandidate] {
+    package static func scan(_ directory: String) throws(ScanError) -> [PluginCandidate] {
         let absolute = try existingDirectory(directory)
         guard let dir = opendir(absolute) else {
             throw .cannotOpen(path: absolute, call: "opendir", errno: errno)
@@ -132,7 +132,7 @@ public enum PluginDirectory {
     }
 
     /// Files given by path; the same file twice is a `duplicate-file`.
-    static func candidates(at paths: [String]) -> [PluginCandidate] {
+    package static func candidates(at paths: [String]) -> [PluginCandidate] {
         var seen: [FileKey: String] = [:]
         return paths.map { candidate(at: absolutePath($0), seen: &seen) }
     }

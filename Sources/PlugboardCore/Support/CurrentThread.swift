@@ -4,7 +4,7 @@ import Glibc
 
 /// The calling thread's identity (its `pthread_t`), to tell whether a
 /// thread is the one doing some work.
-func currentThreadIdentity() -> UInt {
+package func currentThreadIdentity() -> UInt {
     #if canImport(Glibc)
     UInt(pthread_self())
     #else

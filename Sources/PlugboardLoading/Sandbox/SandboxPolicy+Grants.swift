@@ -2,7 +2,7 @@ import PlugboardCore
 
 extension SandboxPolicy {
     /// What a child gets of `grants`: only what `needs` declares too.
-    static func granted(_ grants: PluginSandbox.Grants, declared needs: [DeclaredNeed]) -> PluginSandbox.Grants {
+    package static func granted(_ grants: PluginSandbox.Grants, declared needs: [DeclaredNeed]) -> PluginSandbox.Grants {
         var given = PluginSandbox.Grants()
         for need in needs where need.isGranted(by: grants) {
             switch need {

@@ -89,7 +89,7 @@ extension SandboxPolicy {
     /// own settings, so not the settings file),
     /// its own storage folder, read-only (made here; the host makes its
     /// writes, ``HostRelay``), what `confinement` grants, and its limits.
-    static func child(
+    package static func child(
         _ confinement: PluginSandbox, copy: String, storage: FileKeyValueStore?,
         limits: PluginIsolation.Limits
     ) -> SandboxPolicy {
