@@ -17,10 +17,16 @@ package final class Catalog: Sendable {
         var scanner: ScannerSettings
         /// Plugin ids kept out, with where that was decided.
         var disabled: [String: String]
+
+        package init(trust: DirectoryTrust, scanner: ScannerSettings, disabled: [String: String]) {
+            self.trust = trust
+            self.scanner = scanner
+            self.disabled = disabled
+        }
     }
 
     package let admission: Admission
-    let cache: RegistryCache
+    package let cache: RegistryCache
     /// Quarantines decided while running plugins, for every host of the state directory.
     let quarantines: SharedQuarantines
     /// Read for the notes of hosts that died (the lifecycle writes them).
@@ -48,7 +54,7 @@ package final class Catalog: Sendable {
     /// left), and the cache's other writes between discoveries.
     package let discovering = Mutex(())
 
-    init(
+    package init(
         admission: Admission, cache: RegistryCache, quarantines: SharedQuarantines, journal: CrashJournal, settings: Settings,
         registry: ExtensionRegistry, services: HostServices
     ) {
@@ -62,7 +68,7 @@ package final class Catalog: Sendable {
     }
 
     package var lastDiscovery: DiscoveryStatistics { facts.withLock { $0.lastDiscovery } }
-    var interfaceLibraries: [InterfaceLibrary] { facts.withLock { $0.interfaceLibraries } }
+    package var interfaceLibraries: [InterfaceLibrary] { facts.withLock { $0.interfaceLibraries } }
 
     /// How many starts in a row were stopped during the init or activate of
     /// the file at `path` (still `identity`), if any.

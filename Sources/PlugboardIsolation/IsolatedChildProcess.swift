@@ -12,8 +12,8 @@ import PlugboardLoading
 /// One running child of an isolated plugin, as the host sees it: its pid,
 /// its channel, and a thread that drains its output and log records into
 /// the host's diagnostics and log.
-final class IsolatedChildProcess: Sendable {
-    let pid: pid_t
+package final class IsolatedChildProcess: Sendable {
+    package let pid: pid_t
     /// Written by calls and event deliveries (see FrameChannel); read only
     /// through ``replies``, or by a stop that holds every call slot.
     let channel: FrameChannel

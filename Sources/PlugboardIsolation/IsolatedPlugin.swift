@@ -131,24 +131,24 @@ package final class IsolatedPlugin: Sendable {
     /// A child spawned ahead, waiting for its start request, once the
     /// plugin has crashed: the next restart skips the spawn, most of its
     /// cost. Plugins that never crash pay nothing for it.
-    let spare = Mutex<SpareSlot>(.none)
+    package let spare = Mutex<SpareSlot>(.none)
     private let spareTickets = Atomic<UInt64>(0)
 
     /// The spare's slot: claimed (`coming`) before the spawn, under the
     /// lock, so a crash and the restart after it start one spare, not two.
-    enum SpareSlot {
+    package enum SpareSlot {
         case none
         /// Being spawned by the work holding this ticket.
         case coming(UInt64)
         case ready(IsolatedChildProcess)
 
-        var child: IsolatedChildProcess? {
+        package var child: IsolatedChildProcess? {
             if case let .ready(child) = self { return child }
             return nil
         }
     }
     /// Off only for the benchmark's restarts without a spare.
-    let sparesAllowed = Atomic<Bool>(true)
+    package let sparesAllowed = Atomic<Bool>(true)
 
     package init(
         pluginID: String, path: String, generation: Int, launch: Launch, slots: CallSlots, restarting: [CallSlots],
@@ -329,7 +329,7 @@ package final class IsolatedPlugin: Sendable {
     /// the plugin is no longer running: called once it has crashed.
     /// `waiting`: on this thread, taking over a spare still coming (the
     /// benchmark and the tests want it now).
-    func keepSpare(waiting: Bool = false) {
+    package func keepSpare(waiting: Bool = false) {
         guard sparesAllowed.load(ordering: .acquiring), state.withLock({ $0.phase == .running }) else { return }
         let ticket = spareTickets.wrappingAdd(1, ordering: .relaxed).newValue
         let claimed = spare.withLock { slot -> Bool in
@@ -368,7 +368,7 @@ package final class IsolatedPlugin: Sendable {
     }
 
     /// Ends the spare (a stop, a quarantine); one still coming is ended when it comes.
-    func discardSpare() {
+    package func discardSpare() {
         spare.withLock { slot in defer { slot = .none }; return slot.child }?.stop(grace: .zero)
     }
 

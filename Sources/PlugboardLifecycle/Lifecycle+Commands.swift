@@ -3,7 +3,7 @@ import PlugboardRegistry
 
 extension Lifecycle {
     /// See ``PluginHost/commandProviders(named:)``.
-    func commandProviders(named name: String) -> [RegisteredProvider] {
+    package func commandProviders(named name: String) -> [RegisteredProvider] {
         let interfaceID = Commands.interface.id
         let wanted = records.filter { record in
             guard record.status == .available, record.provides.contains(where: { $0.id == interfaceID }) else { return false }
@@ -15,7 +15,7 @@ extension Lifecycle {
     }
 
     /// See ``PluginHost/undeclaredCommands(among:)``.
-    func undeclaredCommands(among registrations: [RegisteredProvider]) -> [(pluginID: String, name: String, declared: [String])] {
+    package func undeclaredCommands(among registrations: [RegisteredProvider]) -> [(pluginID: String, name: String, declared: [String])] {
         // Active records only: every registration is an active plugin's, and
         // a refused duplicate of its id may declare other names.
         let declared = Dictionary(records.filter { $0.status == .active }.compactMap { record in

@@ -6,7 +6,7 @@ import PlugboardCore
 extension Lifecycle {
     /// Every candidate of `directory` (and its `lib/` interface libraries)
     /// admitted and scanned, or answered by the cache.
-    func discover(_ directory: String, rescan: Bool) throws(PluginDirectory.ScanError) -> [PluginRecord] {
+    package func discover(_ directory: String, rescan: Bool) throws(PluginDirectory.ScanError) -> [PluginRecord] {
         let candidates = try PluginDirectory.scan(directory)
         guard let records = discover(candidates, libraryFolders: [directory], rescan: rescan) else { return [] }
         catalog.reportUnknownConfiguredPlugins(known: records, in: directory)
@@ -15,7 +15,7 @@ extension Lifecycle {
 
     /// `files` (absolute or relative paths) as discovery would take them,
     /// with the interface libraries of the `lib/` folder beside each.
-    func discover(files: [String], rescan: Bool) -> [PluginRecord] {
+    package func discover(files: [String], rescan: Bool) -> [PluginRecord] {
         let candidates = PluginDirectory.candidates(at: files)
         return discover(candidates, libraryFolders: Set(candidates.map { OwnershipCheck.parent(of: $0.path) }).sorted(), rescan: rescan) ?? []
     }

@@ -172,7 +172,7 @@ extension Lifecycle {
 
     /// `records` with where each available or active plugin runs, and its
     /// child's state when isolated.
-    func withIsolation(_ records: consuming [PluginRecord]) -> [PluginRecord] {
+    package func withIsolation(_ records: consuming [PluginRecord]) -> [PluginRecord] {
         // In place: a copy of each record per installed plugin of every start.
         for index in records.indices {
             if let id = records[index].id, records[index].status == .active || records[index].status == .available {

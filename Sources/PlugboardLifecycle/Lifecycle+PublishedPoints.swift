@@ -4,7 +4,7 @@ import PlugboardRegistry
 /// Extension points a plugin publishes (``Services/Extensions``): the host
 /// does not know them until the publisher first asks for their providers.
 extension Lifecycle {
-    func providers<Point: ExtensionPoint>(publishedAs point: Point.Type) -> [Point.Provider] {
+    package func providers<Point: ExtensionPoint>(publishedAs point: Point.Type) -> [Point.Provider] {
         if registry.declaredPoint(for: Point.interface.id) == nil {
             declare(point, isolatedCalls: .standard)
             collectProviders(of: Point.interface.id)

@@ -8,7 +8,7 @@ extension Lifecycle {
     /// and those providing a point someone holds a handle on (a handle's
     /// reads check nothing, so it would never see them), and reloads active
     /// plugins whose file changed.
-    func refresh(discovering: () throws(PluginDirectory.ScanError) -> [PluginRecord]) throws(PluginDirectory.ScanError) -> RefreshOutcome {
+    package func refresh(discovering: () throws(PluginDirectory.ScanError) -> [PluginRecord]) throws(PluginDirectory.ScanError) -> RefreshOutcome {
         let before = Set(records.map(\.path))
         let (changed, gone) = changedFiles()
         retire(gone)

@@ -21,7 +21,7 @@ public enum ReloadVerification: Sendable {
 
 extension Lifecycle {
     /// See ``PluginHost/reload(_:from:verification:beforeActing:)``.
-    func reload(
+    package func reload(
         _ pluginID: String, from file: String, verification: ReloadVerification, beforeActing: (ReloadPlan) -> Void
     ) -> ReloadOutcome {
         work.run { _ in
@@ -30,7 +30,7 @@ extension Lifecycle {
     }
 
     /// See ``PluginHost/planReload(_:from:verification:)``.
-    func planReload(_ pluginID: String, from file: String, verification: ReloadVerification) -> ReloadPlan {
+    package func planReload(_ pluginID: String, from file: String, verification: ReloadVerification) -> ReloadPlan {
         work.run { _ in
             let old = livePlugin(pluginID)
             var timings = ReloadOutcome.Timings()

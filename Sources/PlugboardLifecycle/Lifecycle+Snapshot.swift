@@ -2,7 +2,7 @@ import Synchronization
 
 extension Lifecycle {
     /// See ``PluginHost/snapshot()``.
-    func snapshot() -> [PluginSnapshot] {
+    package func snapshot() -> [PluginSnapshot] {
         withIsolation(records).map { record in
             let live = record.id.flatMap { record.status == .active ? liveFacts(of: $0) : nil }
             let isolated = live?.isolated, calls = isolated?.counts

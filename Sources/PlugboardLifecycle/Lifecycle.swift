@@ -17,20 +17,20 @@ import PlugboardIsolation
 /// (``LoadableImage``), keeps the crash journal around plugin code, and is
 /// the only writer of the views others read: the ``ExtensionRegistry``'s
 /// snapshots and the pending ``ActivationTriggers``.
-final class Lifecycle: PluginActivating {
+package final class Lifecycle: PluginActivating {
     let catalog: Catalog
     let registry: ExtensionRegistry
     let services: HostServices
-    let journal: CrashJournal
+    package let journal: CrashJournal
     let environment: HostEnvironment
     let configuration: LifecycleSettings
     /// Why this host ran code it could not verify.
     let taint: HostTaint
     /// The ids of ``PluginHost/Configuration/Trust/ownKeyFiles``' keys, read once.
     let ownKeyIDs: Set<String>
-    var scanner: ScannerSettings { configuration.scanner }
+    package var scanner: ScannerSettings { configuration.scanner }
     /// A scanner process kept ready for the next reload's verification.
-    let spareScanner = ScannerSpare()
+    package let spareScanner = ScannerSpare()
     /// How declared points cross to isolated plugins (the registry knows nothing of it).
     let isolatedPoints = IsolatedPoints()
     /// One declaration at a time, in both the registry and ``isolatedPoints``.
@@ -44,7 +44,7 @@ final class Lifecycle: PluginActivating {
     /// runs inside it (never under ``table``).
     let work = SerialWork()
 
-    init(
+    package init(
         catalog: Catalog, registry: ExtensionRegistry, services: HostServices, journal: CrashJournal,
         environment: HostEnvironment, configuration: LifecycleSettings, taint: HostTaint
     ) {
@@ -69,13 +69,13 @@ final class Lifecycle: PluginActivating {
 
     // MARK: - Reading the table
 
-    var records: [PluginRecord] { table.withLock { $0.records } }
-    var activePluginIDs: [String] { table.withLock { $0.live.map(\.id) } }
+    package var records: [PluginRecord] { table.withLock { $0.records } }
+    package var activePluginIDs: [String] { table.withLock { $0.live.map(\.id) } }
     var livePlugins: [LivePlugin] { table.withLock { $0.live } }
-    func livePlugin(_ id: String) -> LivePlugin? { table.withLock { $0.livePlugin(id) } }
-    func current(_ records: [PluginRecord]) -> [PluginRecord] { table.withLock { $0.current(records) } }
-    func availableIDs(trigger: PluginTrigger? = nil) -> Set<String> { table.withLock { $0.availableIDs(trigger: trigger) } }
-    func activationOrder(_ pluginIDs: Set<String>?) -> [String] {
+    package func livePlugin(_ id: String) -> LivePlugin? { table.withLock { $0.livePlugin(id) } }
+    package func current(_ records: [PluginRecord]) -> [PluginRecord] { table.withLock { $0.current(records) } }
+    package func availableIDs(trigger: PluginTrigger? = nil) -> Set<String> { table.withLock { $0.availableIDs(trigger: trigger) } }
+    package func activationOrder(_ pluginIDs: Set<String>?) -> [String] {
         table.withLock { $0.activationOrder(pluginIDs ?? $0.availableIDs()) }
     }
 
@@ -84,12 +84,12 @@ final class Lifecycle: PluginActivating {
     // A request made from plugin code the lifecycle is running (on the
     // work's thread) starts nothing: the caller gets what is active.
 
-    func activate(pluginIDs: Set<String>) {
+    package func activate(pluginIDs: Set<String>) {
         guard !pluginIDs.isEmpty, !work.isCurrentThread else { return }
         work.run { shutDown in if !shutDown { activateSerially(pluginIDs) } }
     }
 
-    func activateProviders(of interfaceID: String) {
+    package func activateProviders(of interfaceID: String) {
         guard !work.isCurrentThread else { return }
         // Inside the work: publishes the providers and what is still pending, in one update.
         work.run { shutDown in
@@ -99,7 +99,7 @@ final class Lifecycle: PluginActivating {
 
     /// Declares an extension point: in the registry, and for isolated
     /// plugins, as one step (two declarations of one point never interleave).
-    func declare<Point: ExtensionPoint>(_ point: Point.Type, isolatedCalls: IsolatedCallPolicy) {
+    package func declare<Point: ExtensionPoint>(_ point: Point.Type, isolatedCalls: IsolatedCallPolicy) {
         declaring.withLock { _ in
             isolatedPoints.declare(point, calls: isolatedCalls)
             registry.declare(DeclaredExtensionPoint(point))
@@ -121,7 +121,7 @@ final class Lifecycle: PluginActivating {
     // MARK: - Calls and shutdown
 
     /// Runs `body`, a call into plugin `pluginID`'s code, with a crash-journal note.
-    func journaled<Result, Failure: Error>(call pluginID: String, _ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+    package func journaled<Result, Failure: Error>(call pluginID: String, _ body: () throws(Failure) -> Result) throws(Failure) -> Result {
         // An isolated plugin's code runs in its child: a crash there costs a
         // call, not this process, so there is nothing to journal.
         guard let running = livePlugin(pluginID), running.isolated == nil else { return try body() }
@@ -134,7 +134,7 @@ final class Lifecycle: PluginActivating {
 
     /// Deactivates every plugin in reverse activation order and empties the
     /// registry. Images stay mapped (they can never be unloaded).
-    func shutdown() {
+    package func shutdown() {
         work.run { shutDown in
             shutDown = true
             // After any discovery under way: nothing is discovered any more.

@@ -10,7 +10,7 @@ import PlugboardLoading
 import PlugboardIsolation
 
 /// A plugin instance the host created and activated.
-struct LivePlugin: Sendable {
+package struct LivePlugin: Sendable {
     /// Where its code runs.
     enum Running: Sendable {
         /// In the host's process.
@@ -43,7 +43,7 @@ struct LivePlugin: Sendable {
         return nil
     }
 
-    var isolated: IsolatedPlugin? {
+    package var isolated: IsolatedPlugin? {
         if case let .isolated(plugin) = running { return plugin }
         return nil
     }

@@ -17,7 +17,7 @@ public struct RefreshOutcome: Sendable {
 
 extension RefreshOutcome {
     /// One line saying what changed, as the watcher reports it.
-    var summary: String {
+    package var summary: String {
         var parts = added.map { "added \($0.id ?? $0.path) (\($0.status.rawValue))" }
         parts += reloaded.map { "reloaded \($0.pluginID)" + ($0.error.map { " failed: [\($0.code.rawValue)] \($0.reason)" } ?? "") }
         parts += removed.map { "removed \($0)" }

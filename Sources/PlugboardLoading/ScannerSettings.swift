@@ -46,7 +46,7 @@ public struct ScannerSettings: Sendable {
     package var onSandboxGap: (@Sendable (String) -> Void)?
     /// Makes the folders the policy names before a scanner starts (a rule
     /// for a folder that does not exist yet is dropped).
-    var preparePolicy: (@Sendable () -> Void)?
+    package var preparePolicy: (@Sendable () -> Void)?
 
     /// What scanners get by default: where programs and libraries are found
     /// (the scanner must load the same libraries as the host), the locale,

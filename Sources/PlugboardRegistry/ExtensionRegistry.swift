@@ -31,7 +31,7 @@ public final class ExtensionRegistry: Sendable {
     /// starts nothing). The registry itself never loads or runs plugin code.
     private let activator: (any PluginActivating)?
 
-    init(activator: (any PluginActivating)? = nil) {
+    package init(activator: (any PluginActivating)? = nil) {
         self.activator = activator
     }
 

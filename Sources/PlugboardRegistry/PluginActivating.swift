@@ -21,17 +21,17 @@ package protocol PluginActivating: AnyObject, Sendable {
 /// before both, handed to each at init, and joined to the lifecycle once,
 /// inside the host's init, before the host is returned. Weak: the lifecycle
 /// lives inside the host.
-final class ActivationLink: PluginActivating {
+package final class ActivationLink: PluginActivating {
     private let target = Mutex<(weak: WeakTarget?, joined: Bool)>((nil, false))
 
     private struct WeakTarget {
         weak var value: (any PluginActivating)?
     }
 
-    init() {}
+    package init() {}
 
     /// Joins the link to `lifecycle`; once only.
-    func join(_ lifecycle: any PluginActivating) {
+    package func join(_ lifecycle: any PluginActivating) {
         target.withLock { target in
             precondition(!target.joined, "an activation link is joined once")
             target = (WeakTarget(value: lifecycle), true)
@@ -40,9 +40,9 @@ final class ActivationLink: PluginActivating {
 
     private var lifecycle: (any PluginActivating)? { target.withLock { $0.weak?.value } }
 
-    func activate(pluginIDs: Set<String>) { lifecycle?.activate(pluginIDs: pluginIDs) }
-    func activateProviders(of interfaceID: String) { lifecycle?.activateProviders(of: interfaceID) }
-    func providers<Point: ExtensionPoint>(publishedAs point: Point.Type) -> [Point.Provider] {
+    package func activate(pluginIDs: Set<String>) { lifecycle?.activate(pluginIDs: pluginIDs) }
+    package func activateProviders(of interfaceID: String) { lifecycle?.activateProviders(of: interfaceID) }
+    package func providers<Point: ExtensionPoint>(publishedAs point: Point.Type) -> [Point.Provider] {
         lifecycle?.providers(publishedAs: point) ?? []
     }
 }

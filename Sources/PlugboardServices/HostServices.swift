@@ -9,7 +9,7 @@ import PlugboardRegistry
 package final class HostServices: Sendable {
     package let events: EventHub
     /// The host's own bus (`PluginHost.events`), made once.
-    let hostEvents: any EventBus
+    package let hostEvents: any EventBus
     package let routes: RouteTable
     /// Event and route triggers of plugins not yet active.
     package let triggers: ActivationTriggers
@@ -60,17 +60,17 @@ package final class HostServices: Sendable {
     package func report(_ diagnostic: HostDiagnostic) { diagnostics.append(diagnostic) }
 
     /// Plugin `id`'s storage: the plugin gets the error, the host a diagnostic when a quota refuses.
-    func store(for id: String, in dataDirectory: String) -> FileKeyValueStore {
+    package func store(for id: String, in dataDirectory: String) -> FileKeyValueStore {
         let diagnostics = diagnosticLog
         return FileKeyValueStore(root: dataDirectory, folder: id, quota: storageQuota) { error in
             diagnostics.append(HostDiagnostic(.warning, code: .init(error.code.rawValue), message: error.message, plugin: id))
         }
     }
 
-    var allDiagnostics: [HostDiagnostic] { diagnostics.all }
+    package var allDiagnostics: [HostDiagnostic] { diagnostics.all }
     let diagnosticLog: DiagnosticLog
 
-    func provide(_ id: String, _ make: @escaping @Sendable (String) -> any Sendable) {
+    package func provide(_ id: String, _ make: @escaping @Sendable (String) -> any Sendable) {
         custom.withLock { $0[id] = make }
     }
 

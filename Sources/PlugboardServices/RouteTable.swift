@@ -145,7 +145,7 @@ package final class RouteTable: Sendable {
     }
 
     /// Patterns with their owners, sorted.
-    var routes: [(pattern: String, owner: String)] {
+    package var routes: [(pattern: String, owner: String)] {
         patterns.withLock { patterns in
             patterns.trie.liveRoutes.map { ($0.pattern, $0.owner.pluginID) }.sorted { $0.0 < $1.0 }
         }

@@ -38,7 +38,7 @@ package struct Admission: Sendable {
         package var isAboutContents = false
     }
 
-    let environment: HostEnvironment
+    package let environment: HostEnvironment
     let trust: DirectoryTrust
     package let lock: LockPolicy?
     package let copies: PrivateCopies

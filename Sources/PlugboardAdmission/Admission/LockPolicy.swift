@@ -31,7 +31,7 @@ package final class LockPolicy: Sendable {
 
     private let read: Mutex<Reading>
 
-    init(path: String?, checksOwnership: Bool, signatures: SignatureCheck? = nil, taint: HostTaint? = nil) {
+    package init(path: String?, checksOwnership: Bool, signatures: SignatureCheck? = nil, taint: HostTaint? = nil) {
         self.path = path
         self.checksOwnership = checksOwnership
         self.signatures = signatures

@@ -42,7 +42,7 @@ package struct PrivateCopies: Sendable {
     /// `configured` when it can hold private copies (it can be made, and
     /// nobody else can write it or a folder above it); otherwise nil, with one
     /// warning that names it and the fix (the default is used instead).
-    static func usableBase(_ configured: String?, checksOwnership: Bool, report: (HostDiagnostic) -> Void) -> String? {
+    package static func usableBase(_ configured: String?, checksOwnership: Bool, report: (HostDiagnostic) -> Void) -> String? {
         guard let configured else { return nil }
         let path = PluginDirectory.absolutePath(configured)
         guard checksOwnership, let reason = OwnershipCheck.problem(makingFolder: path) else { return path }
@@ -92,7 +92,7 @@ package struct PrivateCopies: Sendable {
 
     /// Creates the directory if needed and checks who can write it (also
     /// before a sandboxed scanner starts: its rules name the directory).
-    func prepare() throws(CopyError) {
+    package func prepare() throws(CopyError) {
         if let failed = lock.makeOnce(directory) { throw CopyError(reason: failed) }
         var ownership = OwnershipCheck()
         if checksOwnership, let problem = ownership.problem(folder: directory) {

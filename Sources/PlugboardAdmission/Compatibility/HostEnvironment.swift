@@ -11,7 +11,7 @@ package struct HostEnvironment: Sendable {
     /// SDK ABI the host was compiled against.
     package let sdkABI: ABIVersion
     /// SDK release version the host was compiled against.
-    let sdkVersion: String
+    package let sdkVersion: String
     /// `__clang_version__` of the compiler that built the host.
     package let compiledToolchain: String
     /// The toolchain line of the loaded Swift runtime's `.comment`.

@@ -9,7 +9,7 @@ import PlugboardCore
 /// kept in its state directory (which passes the same trust checks as a
 /// plugins directory), so a replayed older set is refused after a restart
 /// too. Without a trusted state directory it lasts as long as the process.
-final class AcceptedSequences: Sendable {
+package final class AcceptedSequences: Sendable {
     /// What is kept per lock file.
     struct Accepted: Codable, Equatable {
         var lockFile: String
@@ -28,14 +28,14 @@ final class AcceptedSequences: Sendable {
     private let inMemory = Mutex<[String: Accepted]>([:])
     private let report: @Sendable (HostDiagnostic) -> Void
 
-    init(stateDirectory: String, isUsable: Bool, report: @escaping @Sendable (HostDiagnostic) -> Void = { _ in }) {
+    package init(stateDirectory: String, isUsable: Bool, report: @escaping @Sendable (HostDiagnostic) -> Void = { _ in }) {
         directory = isUsable ? stateDirectory + "/signed-locks" : nil
         self.report = report
     }
 
     /// The records in `folder` (``PluginHost/Configuration/Trust/sequenceRecords``);
     /// in memory only, with one warning, when it fails the ownership checks.
-    init(folder: String, checksOwnership: Bool, report: @escaping @Sendable (HostDiagnostic) -> Void = { _ in }) {
+    package init(folder: String, checksOwnership: Bool, report: @escaping @Sendable (HostDiagnostic) -> Void = { _ in }) {
         let absolute = PluginDirectory.absolutePath(folder)
         var ownership = OwnershipCheck()
         let problem = checksOwnership ? (access(absolute, F_OK) == 0 ? ownership.problem(file: absolute).map(\.reason) : OwnershipCheck.problem(makingFolder: absolute)) : nil

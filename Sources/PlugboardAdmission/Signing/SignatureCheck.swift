@@ -20,6 +20,15 @@ package struct SignatureCheck: Sendable {
     /// The lowest sequence accepted with no record (``PluginHost/Configuration/Trust/sequenceFloor``).
     var floor: UInt64? = nil
 
+    package init(trustedKeyFiles: [String], isRequired: Bool, channel: String? = nil, checksOwnership: Bool, sequences: AcceptedSequences, floor: UInt64? = nil) {
+        self.trustedKeyFiles = trustedKeyFiles
+        self.isRequired = isRequired
+        self.channel = channel
+        self.checksOwnership = checksOwnership
+        self.sequences = sequences
+        self.floor = floor
+    }
+
     /// The checks of a host whose signatures are required, for the fleet
     /// commands, which install sets for such hosts: the same records of
     /// accepted sequences as a host given `records`

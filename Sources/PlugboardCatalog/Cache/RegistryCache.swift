@@ -36,12 +36,12 @@ package struct RegistryCache: Sendable {
         let sdkImage: String
     }
 
-    let directory: String
+    package let directory: String
     let host: HostKey
     /// False when the directory failed its trust check: nothing is read or written.
     let isUsable: Bool
 
-    init(directory: String, environment: HostEnvironment, isUsable: Bool = true) {
+    package init(directory: String, environment: HostEnvironment, isUsable: Bool = true) {
         self.directory = directory
         self.isUsable = isUsable
         let image = environment.sdkImagePath.map { PluginDirectory.realPath($0) ?? $0 } ?? ""

@@ -33,6 +33,11 @@ package struct SharedQuarantines: Sendable {
     /// False when the state directory failed its trust check: nothing is read or written.
     let isUsable: Bool
 
+    package init(directory: String, isUsable: Bool) {
+        self.directory = directory
+        self.isUsable = isUsable
+    }
+
     var file: String { directory + "/quarantined.json" }
 
     /// The entries by path; empty when there are none (or the file cannot be read).

@@ -142,7 +142,7 @@ package final class CrashJournal: Sendable {
     /// The host's taint, stamped on every note (nil: untainted).
     package let taint: HostTaint?
 
-    init(directory: String, hangThreshold: Duration, isUsable: Bool = true, taint: HostTaint? = nil) {
+    package init(directory: String, hangThreshold: Duration, isUsable: Bool = true, taint: HostTaint? = nil) {
         self.taint = taint
         self.directory = directory
         self.isUsable = isUsable
@@ -171,7 +171,7 @@ package final class CrashJournal: Sendable {
     /// Idempotent: a second call (or one after the host set its own handler)
     /// installs nothing. Returns how many handlers it installed.
     @discardableResult
-    static func installSignalHandlers() -> Int {
+    package static func installSignalHandlers() -> Int {
         installing.withLock { _ in Int(plugboard_journal_install_signal_handlers()) }
     }
 
@@ -182,7 +182,7 @@ package final class CrashJournal: Sendable {
     /// right before exiting: from then on the note file is left as this
     /// leaves it (calls starting or returning no longer rewrite it), until
     /// ``close()``.
-    func interrupted(signal: Int32) {
+    package func interrupted(signal: Int32) {
         state.withLock { state in
             state.interrupted = true
             // A crash under way keeps its notes, as the signal handler does.

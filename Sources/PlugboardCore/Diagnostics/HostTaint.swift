@@ -19,16 +19,16 @@ public struct TaintEntry: Sendable, Codable, Equatable {
 /// The host's taint, shared by its parts.
 package final class HostTaint: Sendable {
     package static let directoryChecksOff = "directory-checks-off"
-    static let devBuildLoaded = "dev-build-loaded"
+    package static let devBuildLoaded = "dev-build-loaded"
     package static let unsignedSet = "unsigned-set"
     package static let sandboxPartial = "sandbox-partial"
-    static let scannerSandboxPartial = "scanner-sandbox-partial"
+    package static let scannerSandboxPartial = "scanner-sandbox-partial"
 
     private let entries = Mutex<[TaintEntry]>([])
     /// Where the host's diagnostics go (shared with the parts made beside it).
-    let report: @Sendable (HostDiagnostic) -> Void
+    package let report: @Sendable (HostDiagnostic) -> Void
 
-    init(report: @escaping @Sendable (HostDiagnostic) -> Void) {
+    package init(report: @escaping @Sendable (HostDiagnostic) -> Void) {
         self.report = report
     }
 
@@ -42,7 +42,7 @@ package final class HostTaint: Sendable {
         if isNew { report(HostDiagnostic(.warning, code: "host-tainted", message: "this host is tainted (\(code)): \(reason)")) }
     }
 
-    var all: [TaintEntry] { entries.withLock { $0 } }
+    package var all: [TaintEntry] { entries.withLock { $0 } }
 
     /// The codes, for a record made now; nil when untainted.
     package var codes: [String]? {

@@ -10,7 +10,7 @@ import PlugboardServices
 /// `PLUGBOARD_SANDBOX`, read and removed before any plugin code runs.
 package struct SandboxPolicy: Sendable, Equatable {
     var reads: [String] = []
-    var writes: [String] = []
+    package var writes: [String] = []
     var tcpConnect: [Int] = []
     var tcpBind: [Int] = []
     var network = false
@@ -74,7 +74,7 @@ package struct SandboxPolicy: Sendable, Equatable {
     /// libraries beside them), the settings file a verification reads, and
     /// the verification's scratch folder, size-limited per file.
     /// No network namespace: see ``networkNamespace``.
-    static func scanner(copies: String, settingsFile: String?, off: Set<PluginSandbox.Layer>) -> SandboxPolicy {
+    package static func scanner(copies: String, settingsFile: String?, off: Set<PluginSandbox.Layer>) -> SandboxPolicy {
         var policy = SandboxPolicy(
             reads: [copies] + (settingsFile.map { [$0] } ?? []), writes: [copies + "/verification-data"], off: off,
             fileSize: 16 << 20, addressSpace: Int(ScannerChild.addressSpaceLimit))
@@ -104,7 +104,7 @@ extension SandboxPolicy {
     }
 
     /// Adds what `grants` gives: the paths to read, the TCP ports, the network.
-    mutating func grant(_ grants: PluginSandbox.Grants) {
+    package mutating func grant(_ grants: PluginSandbox.Grants) {
         reads += grants.readPaths
         tcpConnect = grants.tcpConnect.sorted()
         tcpBind = grants.tcpBind.sorted()
