@@ -1,6 +1,14 @@
 @_spi(PlugboardHost) import Plugboard
 import Foundation
 @testable import PlugboardHost
+@testable import PlugboardCore
+@testable import PlugboardAdmission
+@testable import PlugboardRegistry
+@testable import PlugboardServices
+@testable import PlugboardLoading
+@testable import PlugboardCatalog
+@testable import PlugboardIsolation
+@testable import PlugboardLifecycle
 import Testing
 
 /// The registry cache's entries are fields in a fixed order, so a change to

@@ -1,5 +1,13 @@
 import Testing
 @testable import PlugboardHost
+@testable import PlugboardCore
+@testable import PlugboardAdmission
+@testable import PlugboardRegistry
+@testable import PlugboardServices
+@testable import PlugboardLoading
+@testable import PlugboardCatalog
+@testable import PlugboardIsolation
+@testable import PlugboardLifecycle
 
 /// A bad input that must stay cheap: one cycle through thousands of
 /// plugins is found once, and its text grows with its length (a set of

@@ -1,5 +1,13 @@
 import Foundation
 @testable import PlugboardHost
+@testable import PlugboardCore
+@testable import PlugboardAdmission
+@testable import PlugboardRegistry
+@testable import PlugboardServices
+@testable import PlugboardLoading
+@testable import PlugboardCatalog
+@testable import PlugboardIsolation
+@testable import PlugboardLifecycle
 import Testing
 
 /// What the note file holds while calls run and after they return. The file

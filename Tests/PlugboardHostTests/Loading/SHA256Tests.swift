@@ -1,4 +1,12 @@
 @testable import PlugboardHost
+@testable import PlugboardCore
+@testable import PlugboardAdmission
+@testable import PlugboardRegistry
+@testable import PlugboardServices
+@testable import PlugboardLoading
+@testable import PlugboardCatalog
+@testable import PlugboardIsolation
+@testable import PlugboardLifecycle
 import Testing
 
 /// The NIST example vectors for SHA-256 (FIPS 180-4 examples, and the

@@ -3,6 +3,14 @@ import Foundation
 @_spi(PlugboardHost) import Plugboard
 import PlugboardDemo
 @testable import PlugboardHost
+@testable import PlugboardCore
+@testable import PlugboardAdmission
+@testable import PlugboardRegistry
+@testable import PlugboardServices
+@testable import PlugboardLoading
+@testable import PlugboardCatalog
+@testable import PlugboardIsolation
+@testable import PlugboardLifecycle
 import Synchronization
 import Testing
 

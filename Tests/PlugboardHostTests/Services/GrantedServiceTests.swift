@@ -1,5 +1,13 @@
 @_spi(PlugboardHost) import Plugboard
 @testable import PlugboardHost
+@testable import PlugboardCore
+@testable import PlugboardAdmission
+@testable import PlugboardRegistry
+@testable import PlugboardServices
+@testable import PlugboardLoading
+@testable import PlugboardCatalog
+@testable import PlugboardIsolation
+@testable import PlugboardLifecycle
 import Testing
 
 /// How a plugin's context hands over a service: boxed by the host with the

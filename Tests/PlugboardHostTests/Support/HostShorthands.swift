@@ -1,4 +1,12 @@
 @testable import PlugboardHost
+@testable import PlugboardCore
+@testable import PlugboardAdmission
+@testable import PlugboardRegistry
+@testable import PlugboardServices
+@testable import PlugboardLoading
+@testable import PlugboardCatalog
+@testable import PlugboardIsolation
+@testable import PlugboardLifecycle
 
 /// Shorthands the tests use, written only with the host's public verbs.
 extension PluginHost {
