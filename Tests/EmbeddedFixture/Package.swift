@@ -6,6 +6,8 @@
 // on the host side; it must report `sdk-duplicated` for a correct plugin.
 import PackageDescription
 
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]
+
 let package = Package(
     name: "EmbeddedFixture",
     products: [
@@ -17,7 +19,16 @@ let package = Package(
         .target(name: "Plugboard", dependencies: ["CPlugboard"], swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]),
         .target(name: "Embedded", dependencies: ["Plugboard"], swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]),
         .target(name: "CPlugboardHost", linkerSettings: [.linkedLibrary("crypto")]),
-        .target(name: "PlugboardHost", dependencies: ["Plugboard", "CPlugboardHost"], swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]),
+        // The host library's modules (docs/ARCHITECTURE.md), each on the SDK's sources.
+        .target(name: "PlugboardCore", dependencies: ["Plugboard", "CPlugboardHost"], swiftSettings: strict),
+        .target(name: "PlugboardAdmission", dependencies: ["PlugboardCore", "Plugboard", "CPlugboardHost"], swiftSettings: strict),
+        .target(name: "PlugboardRegistry", dependencies: ["PlugboardCore", "Plugboard"], swiftSettings: strict),
+        .target(name: "PlugboardServices", dependencies: ["PlugboardAdmission", "PlugboardRegistry", "Plugboard", "CPlugboardHost"], swiftSettings: strict),
+        .target(name: "PlugboardLoading", dependencies: ["PlugboardServices", "Plugboard", "CPlugboardHost"], swiftSettings: strict),
+        .target(name: "PlugboardCatalog", dependencies: ["PlugboardLoading", "Plugboard", "CPlugboardHost"], swiftSettings: strict),
+        .target(name: "PlugboardIsolation", dependencies: ["PlugboardLoading", "Plugboard", "CPlugboardHost"], swiftSettings: strict),
+        .target(name: "PlugboardLifecycle", dependencies: ["PlugboardCatalog", "PlugboardIsolation", "Plugboard", "CPlugboardHost"], swiftSettings: strict),
+        .target(name: "PlugboardHost", dependencies: ["PlugboardLifecycle", "Plugboard", "CPlugboardHost"], swiftSettings: strict),
         .executableTarget(name: "mispackaged-host", dependencies: ["PlugboardHost", "Plugboard"], swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]),
     ]
 )
