@@ -150,6 +150,9 @@ test-examples:
 # DocC for the SDK and the host library, from symbol graphs of the modules
 # already built (no rebuild) and the catalogs beside their sources.
 DOCS := .build/docs
+# The part modules PlugboardHost re-exports: DocC documents their public
+# symbols as the host library's (without the list it sees only the facade).
+HOST_PARTS = $(shell sed -n 's/^@_exported import //p' Sources/PlugboardHost/Exports.swift | paste -sd, -)
 docs: sdk host
 	$(MAKE) --no-print-directory docs-built
 
@@ -161,6 +164,7 @@ docs-built:
 	swift-symbolgraph-extract -module-name PlugboardHost -I .build/$(CONFIG)/Modules \
 		-Xcc -fmodule-map-file=$$(find .build -path '*$(CONFIG)/CPlugboard.build/module.modulemap' | head -n 1) \
 		-Xcc -fmodule-map-file=$$(find .build -path '*$(CONFIG)/CPlugboardHost.build/module.modulemap' | head -n 1) \
+		-experimental-allowed-reexported-modules=$(HOST_PARTS) \
 		-minimum-access-level public -output-dir $(DOCS)/symbols/host
 	docc convert SDK/Sources/Plugboard/Plugboard.docc --additional-symbol-graph-dir $(DOCS)/symbols/sdk \
 		--output-path $(DOCS)/Plugboard.doccarchive --warnings-as-errors

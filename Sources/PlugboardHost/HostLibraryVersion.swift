@@ -3,5 +3,5 @@ extension PluginHost {
     /// repository `.ci/release` makes (the one source of it), bumped by the
     /// host API's changes (CHANGELOG.md). The SDK's version, which plugins
     /// are checked against, is separate (``Baseline/sdkVersion``).
-    public static let libraryVersion = "3.0.0"
+    public static let libraryVersion = "3.1.0"
 }
