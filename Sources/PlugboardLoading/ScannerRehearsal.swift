@@ -13,7 +13,7 @@ import PlugboardAdmission
 /// A spare waits for the length of a build; without this, its first
 /// request paid the first use of the coders, of the SDK's descriptor code,
 /// of the services and of the runtime's caches: about half of the
-/// scanner's share of a hot reload's verification (CHANGELOG.md, "Host library 3.0.0 (unreleased)").
+/// scanner's share of a hot reload's verification (CHANGELOG.md, "Host library 3.0.0").
 enum ScannerRehearsal {
     /// Set in a spare's environment (``StartedScanner/start(_:passing:adding:rehearsing:)``).
     static let variable = "PLUGBOARD_SCANNER_REHEARSE"
