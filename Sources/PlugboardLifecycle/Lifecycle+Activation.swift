@@ -4,48 +4,71 @@ import PlugboardAdmission
 import PlugboardCatalog
 
 extension Lifecycle {
-    /// Activates the available plugins among `pluginIDs`, and the available
-    /// plugins they require, each after what it requires (ties by id), and
-    /// publishes their providers in one registry update. Each load, init and
-    /// activate runs with a crash-journal note. Inside the ``work``.
-    func activateSerially(_ pluginIDs: Set<String>) {
-        let (pending, alreadyRunning) = table.withLock { table -> ([AvailablePlugin], [String]) in
-            let order = table.activationOrder(pluginIDs)
-            let position = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
-            let taken = table.take(Set(order)).sorted { position[$0.plugin.id, default: 0] < position[$1.plugin.id, default: 0] }
-            // Taken: no longer available, so their triggers go, with the take.
-            services.triggers.remove(Set(taken.map(\.plugin.id)))
-            return (taken, table.live.map(\.id))
-        }
-        guard !pending.isEmpty else { return }
-        var started: [LivePlugin] = []
-        var running = Set(alreadyRunning)
+    /// Starts the available plugins among `pluginIDs`, and the available
+    /// plugins they require, each after what it requires (ties by file
+    /// name), each on its own line (``PluginLine``): it is taken, started
+    /// and published (its providers, what is still pending) alone, so a
+    /// start elsewhere of an unrelated plugin runs beside it. One of them
+    /// (or one it requires) being started elsewhere is waited for, at most
+    /// until `deadline` (then this goes on without it and says so). Each
+    /// load, init and activate runs with a crash-journal note.
+    func startInOrder(_ pluginIDs: Set<String>, lookingUp interfaceID: String? = nil) {
+        let order = table.withLock { $0.activationOrder(pluginIDs) }
+        let deadline = ContinuousClock.now + configuration.startTimeout
         // One check for the batch, as for a discovery: each folder walked once.
         var ownership = OwnershipCheck()
-        for plugin in pending {
-            let result = requirementsRunning(plugin, running).flatMap { start(plugin, ownership: &ownership, running: running) }
-            switch result {
-            case var .success(live):
-                running.insert(live.id)
-                live.identity = plugin.identity
-                started.append(live)
-                // Live from here: a quarantine during the rest of the batch finds it.
-                table.withLock { $0.finishStart(of: plugin, .success(live)) }
-            case let .failure(error):
-                table.withLock { $0.finishStart(of: plugin, .failure(error)) }
-                services.retire(plugin.plugin.id)
+        for id in order {
+            while true {
+                let step = table.withLock { table in
+                    let step = table.nextStep(starting: id)
+                    // Taken: no longer available, so its triggers go, with the take.
+                    if case let .start(plugin, _) = step { services.triggers.remove([plugin.plugin.id]) }
+                    return step
+                }
+                switch step {
+                case .closed: return
+                case .skip: break
+                case let .start(plugin, line):
+                    start(plugin, line, ownership: &ownership)
+                case let .wait(line, holder):
+                    if line.wait(until: deadline) { continue }
+                    reportStillStarting(holder, waitedFor: id, lookingUp: interfaceID)
+                }
+                break
             }
         }
-        // One registry update for the batch, of the plugins still live (one
-        // quarantined meanwhile is out), with the pending interfaces as the
-        // table has them now.
+    }
+
+    /// Starts one taken plugin, records how it went and publishes its
+    /// providers with what is still pending, in one table change that also
+    /// gives its line back; then wakes whoever waits on the line.
+    private func start(_ plugin: AvailablePlugin, _ line: PluginLine, ownership: inout OwnershipCheck) {
+        let running = Set(activePluginIDs)
+        let result = requirementsRunning(plugin, running).flatMap { start(plugin, ownership: &ownership, running: running) }
         table.withLock { table in
-            // The table's entries, not the copies above: a published point's
-            // providers may have joined them meanwhile.
-            let stillLive = table.live.filter { plugin in started.contains { $0.id == plugin.id && $0.generation == plugin.generation } }
-            registry.replaceProviders(
-                of: Set(started.map(\.id)), with: stillLive.flatMap(\.providers), pending: table.pendingInterfaces)
+            switch result {
+            case var .success(live):
+                live.identity = plugin.identity
+                table.finishStart(of: plugin, .success(live))
+                registry.replaceProviders(of: [live.id], with: live.providers, pending: table.pendingInterfaces)
+            case let .failure(error):
+                table.finishStart(of: plugin, .failure(error))
+                registry.replaceProviders(of: [], with: [], pending: table.pendingInterfaces)
+            }
+            table.dropLine(of: plugin.plugin.id, line)
         }
+        if case .failure = result { services.retire(plugin.plugin.id) }
+        line.release()
+    }
+
+    /// A start waited for did not end within the start timeout: the asker
+    /// goes on with what is active, and the host says why.
+    private func reportStillStarting(_ holder: String, waitedFor id: String, lookingUp interfaceID: String?) {
+        let asked = interfaceID.map { "a lookup of \($0)" } ?? "a start of \(id)"
+        let seconds = configuration.startTimeout.components.seconds
+        services.report(HostDiagnostic(.warning, code: "start-still-running",
+            message: "\(asked) waited \(seconds) s (the start timeout) for plugin \(holder), whose start is still running, and goes on with what is active; a plugin whose init or activate waits for a thread that needs that plugin causes this (look up from the thread after activate returns)",
+            plugin: holder))
     }
 
     /// A plugin whose required dependency did not start (its init threw,

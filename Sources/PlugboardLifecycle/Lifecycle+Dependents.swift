@@ -73,16 +73,13 @@ extension Lifecycle {
     /// registry in one update, and stops them, newest first.
     func stopDependents(_ dependents: [LivePlugin], savingState: Bool = true) -> [StoppedDependent] {
         guard !dependents.isEmpty else { return [] }
-        let stopped = work.shielding { dependents.map { StoppedDependent(plugin: $0, state: savingState ? savedState(of: $0) : SavedState()) } }
+        let stopped = dependents.map { StoppedDependent(plugin: $0, state: savingState ? savedState(of: $0) : SavedState()) }
         let ids = Set(dependents.map(\.id))
         table.withLock { $0.live.removeAll { plugin in ids.contains(plugin.id) } }
         registry.replaceProviders(of: ids, with: [])
-        // Shielded: a quarantine's cascade runs here outside the work.
-        work.shielding {
-            for plugin in dependents.reversed() {
-                plugin.stop()
-                services.retire(plugin.id, generation: plugin.generation)
-            }
+        for plugin in dependents.reversed() {
+            plugin.stop()
+            services.retire(plugin.id, generation: plugin.generation)
         }
         return stopped
     }

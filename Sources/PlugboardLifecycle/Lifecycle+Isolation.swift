@@ -112,7 +112,8 @@ extension Lifecycle {
             pluginID: id, path: path, generation: generation, launch: launch, slots: slots, restarting: restarting,
             onQuarantine: { [weak self] quarantine in self?.quarantineIsolated(id, generation: generation, quarantine) },
             onAvailability: { [weak self] available in self?.showIsolated(id, generation: generation, available) })
-        switch plugin.start(state: state) {
+        // What its child asks the host while it starts gets what is active.
+        switch services.starting.during(owner, { plugin.start(state: state) }) {
         case let .success((providers, note)):
             if let partial = plugin.status.sandbox, partial.level != "sandboxed" {
                 let gaps = partial.missing.joined(separator: "; ")
@@ -147,15 +148,16 @@ extension Lifecycle {
         guard let current else { return }
         services.retire(id, generation: generation)
         catalog.quarantineInCache(path: current.path, identity: current.identity, quarantine)
-        // The plugins that require it stop in the work, never beside a
-        // reload or start: at once when this thread is the work's or the work
-        // is free, else on a thread of its own once the work is done.
+        // The plugins that require it stop as a change, holding their
+        // lines: at once when this thread runs the change under way or none
+        // is, else on a thread of its own once the change is done.
         let error = PluginLoadError.quarantined(path: current.path, quarantine: quarantine)
-        if work.isCurrentThread {
-            stopDependents(ofQuarantined: id, error)
-        } else if work.runIfFree({ _ in stopDependents(ofQuarantined: id, error) }) == nil {
+        let cascade = { [self] in holdingLines(of: [id]) { stopDependents(ofQuarantined: id, error) } }
+        if changes.isCurrentThread {
+            cascade()
+        } else if changes.runIfFree({ _ in cascade() }) == nil {
             startDetachedThread { [weak self] in
-                self?.work.run { shutDown in if !shutDown { self?.stopDependents(ofQuarantined: id, error) } }
+                self?.changes.run { shutDown in if !shutDown { self?.holdingLines(of: [id]) { self?.stopDependents(ofQuarantined: id, error) } } }
             }
         }
     }

@@ -44,25 +44,28 @@ extension Lifecycle {
     /// require them (`dependency-missing`).
     func retire(_ plugins: [LivePlugin]) {
         guard !plugins.isEmpty else { return }
-        let retired = work.run { shutDown -> [LivePlugin] in
-            guard !shutDown else { return [] }
-            // The generations still live now: one reloaded since it was looked at is not this one.
-            let retired = table.withLock { table in
-                let current = table.live.filter { plugin in plugins.contains { $0.id == plugin.id && $0.generation == plugin.generation } }
-                let ids = Set(current.map(\.id))
-                table.live.removeAll { plugin in current.contains { $0.id == plugin.id && $0.generation == plugin.generation } }
-                registry.replaceProviders(of: ids, with: [], pending: table.pendingInterfaces)
-                return current
-            }
-            for plugin in retired.reversed() {
-                plugin.stop()
-                services.retire(plugin.id, generation: plugin.generation)
-            }
-            table.withLock { $0.forgetRecords(of: Set(retired.map(\.path))) }
-            return retired
+        changes.run { shutDown in
+            guard !shutDown else { return }
+            holdingLines(of: Set(plugins.map(\.id))) { retireHoldingLines(plugins) }
         }
-        // After the work: the plugins that stop are announced (PluginStopped)
-        // to handlers that may ask the host for more.
+    }
+
+    private func retireHoldingLines(_ plugins: [LivePlugin]) {
+        // The generations still live now: one reloaded since it was looked at is not this one.
+        let retired = table.withLock { table in
+            let current = table.live.filter { plugin in plugins.contains { $0.id == plugin.id && $0.generation == plugin.generation } }
+            let ids = Set(current.map(\.id))
+            table.live.removeAll { plugin in current.contains { $0.id == plugin.id && $0.generation == plugin.generation } }
+            registry.replaceProviders(of: ids, with: [], pending: table.pendingInterfaces)
+            return current
+        }
+        for plugin in retired.reversed() {
+            plugin.stop()
+            services.retire(plugin.id, generation: plugin.generation)
+        }
+        table.withLock { $0.forgetRecords(of: Set(retired.map(\.path))) }
+        // The plugins that stop are announced (PluginStopped) to handlers,
+        // which may look up more (a lookup takes no change line).
         for plugin in retired {
             stopDependents(of: plugin.id, .dependency(.dependencyMissing, path: plugin.path, id: plugin.id,
                 reason: "was removed: its file is gone"), gone: "removed (its file is gone)", code: .dependencyMissing)

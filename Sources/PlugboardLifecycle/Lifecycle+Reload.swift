@@ -24,14 +24,16 @@ extension Lifecycle {
     package func reload(
         _ pluginID: String, from file: String, verification: ReloadVerification, beforeActing: (ReloadPlan) -> Void
     ) -> ReloadOutcome {
-        work.run { _ in
-            reloadSerially(pluginID, from: PluginDirectory.absolutePath(file), verification: verification, beforeActing: beforeActing)
+        changes.run { _ in
+            holdingLines(of: [pluginID]) {
+                reloadSerially(pluginID, from: PluginDirectory.absolutePath(file), verification: verification, beforeActing: beforeActing)
+            }
         }
     }
 
     /// See ``PluginHost/planReload(_:from:verification:)``.
     package func planReload(_ pluginID: String, from file: String, verification: ReloadVerification) -> ReloadPlan {
-        work.run { _ in
+        changes.run { _ in
             let old = livePlugin(pluginID)
             var timings = ReloadOutcome.Timings()
             switch prepare(pluginID, old, from: PluginDirectory.absolutePath(file), verification: verification, timings: &timings) {

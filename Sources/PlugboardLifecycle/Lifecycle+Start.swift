@@ -3,6 +3,7 @@ import PlugboardCore
 import PlugboardAdmission
 import PlugboardLoading
 import PlugboardCatalog
+import PlugboardServices
 
 extension Lifecycle {
     /// Where a generation's code comes from.
@@ -42,7 +43,8 @@ extension Lifecycle {
         var stateNote = state.note
         let defaults = journal.record(note(.`init`)) { loaded.factory.defaultConfiguration }
         let context = services.context(for: loaded.descriptor, defaults: defaults, generation: generation, activePlugins: activePlugins)
-        let started = Activation.start(
+        // What it asks through its context while it starts gets what is active.
+        let started = services.starting.during(ServiceOwner(pluginID: id, generation: generation)) { Activation.start(
             loaded, path: path, generation: generation, context: context, registry: registry, journal: journal, note: note,
             beforeActivate: { instance in
                 guard let saved = state.bytes else { return }
@@ -56,7 +58,7 @@ extension Lifecycle {
                 } catch {
                     stateNote = "state not restored: the new code cannot decode the old state (\(error)); it starts fresh"
                 }
-            })
+            }) }
         switch started {
         case var .success(live):
             live.identity = identity

@@ -40,9 +40,9 @@ package final class Lifecycle: PluginActivating {
     /// the views that follow it (registry snapshots, triggers) in the same
     /// order: no plugin code, file read or process start runs under it.
     let table = Mutex(PluginTable())
-    /// Starts, reloads, retirements and shutdown, one at a time; plugin code
-    /// runs inside it (never under ``table``).
-    let work = SerialWork()
+    /// Reloads, retirements, cascades and shutdown, one at a time. Starts
+    /// and lookups never take it: each start holds its plugin's line.
+    let changes = ChangeLine()
 
     package init(
         catalog: Catalog, registry: ExtensionRegistry, services: HostServices, journal: CrashJournal,
@@ -81,20 +81,19 @@ package final class Lifecycle: PluginActivating {
 
     // MARK: - Requests (PluginActivating)
 
-    // A request made from plugin code the lifecycle is running (on the
-    // work's thread) starts nothing: the caller gets what is active.
+    // A request made through the context of a plugin being started never
+    // reaches here (``StartingPlugins``): it gets what is active.
 
     package func activate(pluginIDs: Set<String>) {
-        guard !pluginIDs.isEmpty, !work.isCurrentThread else { return }
-        work.run { shutDown in if !shutDown { activateSerially(pluginIDs) } }
+        guard !pluginIDs.isEmpty else { return }
+        startInOrder(pluginIDs)
     }
 
     package func activateProviders(of interfaceID: String) {
-        guard !work.isCurrentThread else { return }
-        // Inside the work: publishes the providers and what is still pending, in one update.
-        work.run { shutDown in
-            if !shutDown { activateSerially(table.withLock { $0.availableIDs(providing: interfaceID) }) }
-        }
+        // The available ones, and those another thread is starting (waited for).
+        let ids = table.withLock { $0.availableIDs(providing: interfaceID).union($0.startingIDs(providing: interfaceID)) }
+        guard !ids.isEmpty else { return }
+        startInOrder(ids, lookingUp: interfaceID)
     }
 
     /// Declares an extension point: in the registry, and for isolated
@@ -135,8 +134,14 @@ package final class Lifecycle: PluginActivating {
     /// Deactivates every plugin in reverse activation order and empties the
     /// registry. Images stay mapped (they can never be unloaded).
     package func shutdown() {
-        work.run { shutDown in
+        changes.run { shutDown in
             shutDown = true
+            // No start begins from here; those under way end first.
+            let starting = table.withLock { table in
+                table.closing = true
+                return Array(table.lines.values)
+            }
+            for line in starting { line.wait() }
             // After any discovery under way: nothing is discovered any more.
             let running = catalog.discovering.withLock { _ in
                 table.withLock { table in

@@ -10,7 +10,7 @@ import PlugboardCatalog
 ///
 /// A plugin's state is its record's ``PluginStatus``, with these facts beside it:
 /// - `available`: admitted and compatible, in ``available`` until taken for a start;
-/// - starting: taken (in ``claimed``, out of ``available``), its record still `available`;
+/// - starting: taken (in ``claimed``, out of ``available``) with its line (in ``lines``), its record still `available`;
 /// - `active`: in ``live``, its record `active` with its generation;
 /// - stopped for good (`failed`, `quarantined`): out of ``live`` and ``claimed``.
 /// docs/ARCHITECTURE.md has the table of every state and transition.
@@ -26,6 +26,11 @@ struct PluginTable: Sendable {
     var live: [LivePlugin] = []
     /// The host shut down: nothing is discovered or started any more.
     var closed = false
+    /// The host is shutting down: no start begins, those under way finish.
+    var closing = false
+    /// The lines held now (``PluginLine``): plugins being started, reloaded
+    /// or stopped in a cascade, by id.
+    var lines: [String: PluginLine] = [:]
 
     // MARK: - Reading
 

@@ -113,6 +113,12 @@ public final class ExtensionRegistry: Sendable {
         return snapshot.byInterface[interfaceID] ?? []
     }
 
+    /// The providers of `point` active now, activating nothing.
+    package func activeProviders<Point: ExtensionPoint>(of point: Point.Type) -> [Point.Provider] {
+        guard let list = cell.read().providers(of: ObjectIdentifier(point)) else { return [] }
+        return unsafeDowncast(list, to: TypedProviders<Point.Provider>.self).items
+    }
+
     /// The providers registered for an interface id now, activating nothing.
     package func activeRegistrations(for interfaceID: String) -> [RegisteredProvider] {
         cell.read().byInterface[interfaceID] ?? []

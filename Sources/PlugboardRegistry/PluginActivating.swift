@@ -10,8 +10,9 @@ package protocol PluginActivating: AnyObject, Sendable {
     /// Activates the available plugins providing `interfaceID`.
     func activateProviders(of interfaceID: String)
     /// The providers of a point a plugin publishes (``Services/Extensions``):
-    /// declared on first use, with the providers of active plugins collected.
-    func providers<Point: ExtensionPoint>(publishedAs point: Point.Type) -> [Point.Provider]
+    /// declared on first use, with the providers of active plugins collected;
+    /// the available ones started first when `activating`.
+    func providers<Point: ExtensionPoint>(publishedAs point: Point.Type, activating: Bool) -> [Point.Provider]
 }
 
 /// The one link from the registry and the trigger table back to the
@@ -42,7 +43,7 @@ package final class ActivationLink: PluginActivating {
 
     package func activate(pluginIDs: Set<String>) { lifecycle?.activate(pluginIDs: pluginIDs) }
     package func activateProviders(of interfaceID: String) { lifecycle?.activateProviders(of: interfaceID) }
-    package func providers<Point: ExtensionPoint>(publishedAs point: Point.Type) -> [Point.Provider] {
-        lifecycle?.providers(publishedAs: point) ?? []
+    package func providers<Point: ExtensionPoint>(publishedAs point: Point.Type, activating: Bool) -> [Point.Provider] {
+        lifecycle?.providers(publishedAs: point, activating: activating) ?? []
     }
 }

@@ -16,10 +16,13 @@ package final class ActivationTriggers: Sendable {
     private let pending = Mutex(Pending())
     private let count = Atomic<Int>(0)
     private let activator: (any PluginActivating)?
+    /// Plugins being started: what they publish or route to triggers nothing.
+    private let starting: StartingPlugins
 
     /// `activator`: what activates a triggered plugin (nil: nothing does).
-    init(activator: (any PluginActivating)? = nil) {
+    init(activator: (any PluginActivating)? = nil, starting: StartingPlugins = StartingPlugins()) {
         self.activator = activator
+        self.starting = starting
     }
 
     /// Adds the event and route triggers of an available plugin.
@@ -56,17 +59,20 @@ package final class ActivationTriggers: Sendable {
         }
     }
 
-    /// Activates the plugins waiting for event `name`, before it is delivered.
+    /// Activates the plugins waiting for event `name`, before it is
+    /// delivered; none when `publisher` is being started.
     @inline(__always)
-    func beforeEvent(_ name: String) {
-        guard count.load(ordering: .acquiring) > 0 else { return }
+    func beforeEvent(_ name: String, from publisher: ServiceOwner) {
+        guard count.load(ordering: .acquiring) > 0, !starting.contains(publisher) else { return }
         fire(pending.withLock { $0.events[name] ?? [] })
     }
 
-    /// Activates the plugins waiting for a prefix of `path`, before it is routed.
+    /// Activates the plugins waiting for a prefix of `path`, before it is
+    /// routed; none when `caller` (nil: the host) is being started.
     @inline(__always)
-    func beforeRoute(_ path: String) {
+    func beforeRoute(_ path: String, from caller: ServiceOwner?) {
         guard count.load(ordering: .acquiring) > 0 else { return }
+        if let caller, starting.contains(caller) { return }
         let segments = PluginTrigger.segments(Substring(path))
         fire(pending.withLock { pending in
             Set(pending.routes.filter { segments.starts(with: $0.segments) }.map(\.pluginID))

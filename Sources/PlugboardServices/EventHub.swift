@@ -198,7 +198,7 @@ package final class EventHub: Sendable {
             return EventDelivery(event: event, delivered: 0, failures: [], cycle: cycle)
         }
         // Plugins activated by this event subscribe before it is delivered.
-        triggers.beforeEvent(event)
+        triggers.beforeEvent(event, from: publisher)
         guard let targets = subscribers.withLock({ $0.deliverable[event] }) else {
             return EventDelivery(event: event, delivered: 0, failures: [], cycle: nil)
         }

@@ -13,6 +13,8 @@ package final class HostServices: Sendable {
     package let routes: RouteTable
     /// Event and route triggers of plugins not yet active.
     package let triggers: ActivationTriggers
+    /// The plugins being started: what they ask through their context starts nothing.
+    package let starting = StartingPlugins()
     package let logSink: LogSink
     package let dataDirectory: String?
     let storageQuota: StorageQuota
@@ -44,7 +46,7 @@ package final class HostServices: Sendable {
         self.makeStore = makeStore
         self.activator = activator
         self.storageQuota = storageQuota
-        let triggers = ActivationTriggers(activator: activator)
+        let triggers = ActivationTriggers(activator: activator, starting: starting)
         self.triggers = triggers
         for diagnostic in configuration.diagnostics { diagnostics.append(diagnostic) }
         self.diagnosticLog = diagnostics
@@ -111,7 +113,7 @@ package final class HostServices: Sendable {
                 granted[service] = Self.grant(Services.Router.self, makeRouter?(owner) ?? PluginRouter(table: routes, owner: owner, report: report))
             case Services.Extensions.id:
                 if let activator {
-                    granted[service] = Self.grant(Services.Extensions.self, PluginExtensionLookup(activator: activator))
+                    granted[service] = Self.grant(Services.Extensions.self, PluginExtensionLookup(activator: activator, owner: owner, starting: starting))
                 } else {
                     denied[service] = "providers of a plugin's own extension points are looked up in the host, not in an isolated child"
                 }

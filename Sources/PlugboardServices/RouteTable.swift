@@ -112,9 +112,9 @@ package final class RouteTable: Sendable {
     /// are compared as bytes, and only captured values become strings
     /// (Swift's `split` on a `String` walks characters, and cost more than
     /// the rest of the match).
-    package func match(_ path: String) -> (Route, RouteMatch)? {
+    package func match(_ path: String, from caller: ServiceOwner? = nil) -> (Route, RouteMatch)? {
         // Plugins activated by this path register their routes first.
-        triggers.beforeRoute(path)
+        triggers.beforeRoute(path, from: caller)
         let (published, held) = lookupState()
         var contiguous = path
         return contiguous.withUTF8 { bytes in
@@ -129,8 +129,8 @@ package final class RouteTable: Sendable {
         }
     }
 
-    func navigate(to path: String) throws(ServiceError) -> any Sendable {
-        guard let (route, match) = match(path) else {
+    func navigate(to path: String, from caller: ServiceOwner? = nil) throws(ServiceError) -> any Sendable {
+        guard let (route, match) = match(path, from: caller) else {
             throw ServiceError(.routeNotFound, "no plugin handles '\(path)'", path: path)
         }
         do {
@@ -193,6 +193,6 @@ package struct PluginRouter: Router {
     }
 
     package func navigate(to path: String) throws(ServiceError) -> any Sendable {
-        try table.navigate(to: path)
+        try table.navigate(to: path, from: owner)
     }
 }
