@@ -57,6 +57,34 @@ public final class ExtensionRegistry: Sendable {
         return items ?? activatingProviders(of: point)
     }
 
+    /// Every provider of `point`, as ``providers(of:)`` returns them, for
+    /// async callers: when available plugins must be started first, the
+    /// start runs on a thread of its own while the caller's task is
+    /// suspended, so no thread of Swift's pool waits on plugin code (a
+    /// plugin's `init`, a child's start). Once started, the snapshot answers
+    /// with no suspension.
+    public func activatedProviders<Point: ExtensionPoint>(of point: Point.Type) async -> [Point.Provider] {
+        let items = cell.withSnapshot { snapshot -> [Point.Provider]? in
+            guard let list = snapshot.providers(of: ObjectIdentifier(point)) else { return [] }
+            let typed = unsafeDowncast(list, to: TypedProviders<Point.Provider>.self)
+            return typed.pending ? nil : typed.items
+        }
+        if let items { return items }
+        let interfaceID = Point.interface.id
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let started = startDetachedThread { [self] in
+                _ = activate(interfaceID)
+                continuation.resume()
+            }
+            // Without a thread to spare, the start runs here (as the sync lookup would).
+            if !started {
+                _ = activate(interfaceID)
+                continuation.resume()
+            }
+        }
+        return activeProviders(of: point)
+    }
+
     /// The providers of a point whose providers are not active yet, after
     /// activating them.
     @inline(never) @usableFromInline

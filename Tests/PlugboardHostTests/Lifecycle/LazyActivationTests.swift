@@ -68,7 +68,8 @@ import Testing
     /// A plugin's `activate` publishes the event that would start another
     /// plugin: the host is inside that start, so the defined answer holds
     /// (what is active gets the event; nothing starts; no deadlock), set by
-    /// the lifecycle knowing its own thread, not by a flag at call sites.
+    /// the publisher being a plugin that is starting (``StartingPlugins``),
+    /// not by a thread check or a flag at call sites.
     /// The event started from the host afterwards starts it as usual.
     @Test func aTriggerFiredFromAPluginsOwnActivateStartsNothing() throws {
         let (host, dir) = try host(["ActivateAsks", "LazyEvent"])
