@@ -183,6 +183,10 @@ extension Catalog {
         var changed = false
         var shared: [SharedQuarantines.Entry] = []
         for recovered in recoveredNotes {
+            if !recovered.suspects.isEmpty {
+                reportUnattributed(recovered)
+                continue
+            }
             let note = recovered.note
             guard let identity = note.identity ?? FileIdentity.of(path: note.path) else { continue }
             var quarantine = Quarantine(
@@ -249,6 +253,16 @@ extension Catalog {
             services.report(problem)
         }
         return changed
+    }
+
+    /// A dead host was starting several plugins side by side: none is
+    /// quarantined on a guess; this host starts plugins one at a time.
+    private func reportUnattributed(_ recovered: CrashJournal.Recovered) {
+        facts.withLock { $0.startsOneAtATime = true }
+        let how = recovered.signal.map { "crashed with \(Signals.name($0))" } ?? "ended (exit status unknown)"
+        let plugins = recovered.suspects.map { "\($0.pluginID) (\($0.path), \($0.phase.label))" }.joined(separator: ", ")
+        services.report(HostDiagnostic(.warning, code: "host-crash-unattributed",
+            message: "the last host process \(how) while plugins started side by side: \(plugins); no stack frame named one, so none is quarantined; this host starts plugins one at a time, so a crash again names its plugin"))
     }
 
     /// How many starts in a row stopped (SIGINT/SIGTERM) during one

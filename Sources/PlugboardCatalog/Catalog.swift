@@ -47,6 +47,10 @@ package final class Catalog: Sendable {
         package var lastDiscovery = DiscoveryStatistics()
         /// Every interface library admitted or refused so far.
         var interfaceLibraries: [InterfaceLibrary] = []
+        /// The last host died while several plugins started side by side,
+        /// and nothing named one: this host starts plugins one at a time,
+        /// so that a crash again names its plugin.
+        package var startsOneAtATime = false
     }
 
     package let facts = Mutex(Facts())

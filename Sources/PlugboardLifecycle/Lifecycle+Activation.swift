@@ -44,7 +44,11 @@ extension Lifecycle {
     /// gives its line back; then wakes whoever waits on the line.
     private func start(_ plugin: AvailablePlugin, _ line: PluginLine, ownership: inout OwnershipCheck) {
         let running = Set(activePluginIDs)
-        let result = requirementsRunning(plugin, running).flatMap { start(plugin, ownership: &ownership, running: running) }
+        let started = { (ownership: inout OwnershipCheck) in
+            self.requirementsRunning(plugin, running).flatMap { self.start(plugin, ownership: &ownership, running: running) }
+        }
+        let result = catalog.facts.withLock(\.startsOneAtATime)
+            ? startTurns.take { started(&ownership) } : started(&ownership)
         table.withLock { table in
             switch result {
             case var .success(live):

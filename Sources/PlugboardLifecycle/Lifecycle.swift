@@ -43,6 +43,8 @@ package final class Lifecycle: PluginActivating {
     /// Reloads, retirements, cascades and shutdown, one at a time. Starts
     /// and lookups never take it: each start holds its plugin's line.
     let changes = ChangeLine()
+    /// Used only after a crash the journal could not attribute (``StartTurns``).
+    let startTurns = StartTurns()
 
     package init(
         catalog: Catalog, registry: ExtensionRegistry, services: HostServices, journal: CrashJournal,

@@ -95,6 +95,10 @@ package final class CrashJournal: Sendable {
         /// Set when a SIGINT/SIGTERM stopped the process during an init or
         /// activate; `pastThreshold` when it had run past the hang threshold.
         let interruption: (signal: Int32, milliseconds: Double, pastThreshold: Bool)?
+        /// Several plugins were starting side by side and nothing tells which
+        /// one crashed (no faulting frame of one): each one's latest note.
+        /// None is to blame; they start one at a time next.
+        var suspects: [Note] = []
     }
 
     let directory: String
@@ -498,6 +502,16 @@ package final class CrashJournal: Sendable {
         }
         if let faulting {
             return Recovered(note: faulting, evidence: .frame, signal: signal, interruption: nil)
+        }
+        // Starts run side by side: with the init or activate of several
+        // plugins open and no frame naming one (SIGKILL, an OOM kill, exit(),
+        // a thread of its own), the newest note is not the code that died.
+        let starting = notes.filter { $0.phase == .`init` || $0.phase == .activate }
+        if interruption == nil, Set(starting.map(\.pluginID)).count > 1 {
+            var latest: [String: Note] = [:]
+            for note in starting { latest[note.pluginID] = note }
+            let suspects = latest.values.sorted { $0.pluginID < $1.pluginID }
+            return Recovered(note: suspects[0], evidence: .call, signal: signal, interruption: nil, suspects: suspects)
         }
         // Notes are written oldest first. An interruption was judged on the
         // oldest init or activate (see `time`): blame that one. A crash: when

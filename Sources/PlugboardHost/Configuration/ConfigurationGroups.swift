@@ -107,7 +107,9 @@ extension PluginHost.Configuration {
         /// How often an isolated plugin may crash before it is quarantined.
         public var restartBudget = RestartBudget()
         /// Longest time an isolated plugin's child may take to start (the
-        /// handshake, the plugin's init and activate).
+        /// handshake, the plugin's init and activate); also the longest a
+        /// lookup waits for a plugin's start under way on another thread
+        /// (then it returns what is active, with `start-still-running`).
         public var startTimeout: Duration = .seconds(10)
 
         public init() {}

@@ -15,15 +15,17 @@ public enum StartGate {
         sem_post(gate)
     }
 
-    /// Waits for a post of `"/plugboard-<token>-<name>"`, at most 20 s.
-    public static func wait(_ token: String, _ name: String, _ what: String) throws {
+    /// Waits for a post of `"/plugboard-<token>-<name>"`, at most `patience` ms.
+    public static func wait(_ token: String, _ name: String, _ what: String, patience: Int = 20_000) throws {
         let gate = try open(token, name)
         defer { sem_close(gate) }
         var deadline = timespec()
         clock_gettime(CLOCK_REALTIME, &deadline)
-        deadline.tv_sec += 20
+        let nanoseconds = Int(deadline.tv_nsec) + (patience % 1000) * 1_000_000
+        deadline.tv_sec += patience / 1000 + nanoseconds / 1_000_000_000
+        deadline.tv_nsec = nanoseconds % 1_000_000_000
         while sem_timedwait(gate, &deadline) != 0 {
-            guard errno == EINTR else { throw FixtureError(message: "waited 20 s for \(what)") }
+            guard errno == EINTR else { throw FixtureError(message: "waited \(patience) ms for \(what)") }
         }
     }
 
@@ -40,7 +42,8 @@ public protocol GateName: FixtureName { static var partner: String { get } }
 
 /// A plugin whose `init` waits on gates its settings name: `rendezvous`
 /// (a token) makes it post its own name and wait for its partner's, so it
-/// starts only if the partner's `init` runs at the same time; `hold` makes
+/// starts only if the partner's `init` runs at the same time (waiting
+/// `patience-ms`, 20,000 unless set); `hold` makes
 /// it post `in` and wait for `go`. Its command `<name>` answers what
 /// happened ("met b", "held", "alone").
 public final class GatedPlugin<Name: GateName>: Plugin {
@@ -50,7 +53,8 @@ public final class GatedPlugin<Name: GateName>: Plugin {
         let settings = try context.service(Services.Configuration.self)
         if let token = settings.string("rendezvous"), !token.isEmpty {
             try StartGate.post(token, Name.name)
-            try StartGate.wait(token, Name.partner, "plugin \(Name.partner)'s init to run beside \(Name.name)'s")
+            try StartGate.wait(token, Name.partner, "plugin \(Name.partner)'s init to run beside \(Name.name)'s",
+                               patience: settings.int("patience-ms") ?? 20_000)
             story = "met \(Name.partner)"
         } else if let token = settings.string("hold"), !token.isEmpty {
             try StartGate.post(token, "in")
@@ -62,7 +66,7 @@ public final class GatedPlugin<Name: GateName>: Plugin {
     }
 
     /// Settings override only keys a plugin has defaults for.
-    public static var defaultConfiguration: [String: ConfigValue] { ["rendezvous": .string(""), "hold": .string("")] }
+    public static var defaultConfiguration: [String: ConfigValue] { ["rendezvous": .string(""), "hold": .string(""), "patience-ms": .int(20_000)] }
 
     public func contributions() -> [Contribution] {
         [.provider(EchoCommand(name: "\(Name.name): \(story)"), for: Commands.self)]
