@@ -209,7 +209,7 @@ BENCH_PLUGINS = $(addprefix Tests/Fixtures/.build/debug/lib,$(addsuffix .so,Alph
 
 BENCH_JSON   ?= bench/out/bench.json
 PROFILE_DATA ?= bench/out/perf.data
-# Benchmark groups to profile: calls, events, router, loading, admission, reload, startup.
+# Benchmark groups to profile: calls, events, router, loading, admission, reload, startup, starts.
 PROFILE_ONLY ?= calls,events,router
 
 bench: fixtures examples
@@ -229,6 +229,7 @@ bench: fixtures examples
 		--startup $(CURDIR)/.build/release/plugboard $(CURDIR)/Tests/Fixtures/.build/debug/libBenchPlugin.so .build/dlopen-baseline \
 		--spawner .build/spawn-measured \
 		--dependency-plugin $(CURDIR)/Tests/Fixtures/.build/debug/libBenchDepPlugin.so \
+		--slow-start-plugin $(CURDIR)/Tests/Fixtures/.build/debug/libBenchSlowStart.so \
 		--plugins $(BENCH_PLUGINS)
 
 # The regression gate: instructions counted by callgrind for a few paths

@@ -23,6 +23,8 @@ struct BenchSuite {
     let dependencies: DependencyBench?
     /// Isolated calls, when the IsolationFaults fixture was given.
     let isolation: IsolationBench?
+    /// Starts side by side, when the BenchSlowStart fixture was given.
+    let parallelStarts: ParallelStartBench?
     /// The LD_PRELOAD allocation counter (bench/malloc_count.c), if built.
     let mallocCounter: String?
     let report = Report()
@@ -42,6 +44,7 @@ struct BenchSuite {
         if wanted("reload") { reload?.run(into: report) }
         if wanted("startup") { startup?.run(into: report) }
         if wanted("dependencies") { dependencies?.run(into: report) }
+        if wanted("starts"), let parallelStarts { parallelStarts.run(into: report) }
         if wanted("signing"), let startup { SigningBench(startup: startup).run(into: report) }
         if wanted("fleet"), let startup { FleetBench(startup: startup).run(into: report) }
         if wanted("cache"), let startup { CacheScaleBench(startup: startup).run(into: report) }

@@ -156,8 +156,8 @@ struct StartupBench {
 
     /// Where the five placeholder digits of the id are in the library; the
     /// id must occur exactly once, or the copies' ids would not be what we think.
-    static func placeholderOffset(in image: Data, file: String, placeholder: String = idPlaceholder) throws -> Int {
-        let pattern = Data((idPrefix + placeholder).utf8)
+    static func placeholderOffset(in image: Data, file: String, placeholder: String = idPlaceholder, prefix: String = idPrefix) throws -> Int {
+        let pattern = Data((prefix + placeholder).utf8)
         var offsets: [Int] = []
         var from = image.startIndex
         while let range = image.range(of: pattern, in: from..<image.endIndex) {
@@ -166,10 +166,10 @@ struct StartupBench {
         }
         guard offsets.count == 1 else {
             throw Failure(
-                "\(file) holds \"\(idPrefix + placeholder)\" \(offsets.count) times, not once: "
+                "\(file) holds \"\(prefix + placeholder)\" \(offsets.count) times, not once: "
                     + "cannot give its copies distinct ids (is the id still one literal longer than 15 bytes?)")
         }
-        return offsets[0] + idPrefix.utf8.count
+        return offsets[0] + prefix.utf8.count
     }
 
     /// Writes copies 1...count of `image` into a new `directory` as
