@@ -59,13 +59,15 @@ struct ScannerChild {
 
     /// A spare's scan of ``ScannerRehearsal``'s plugin before its hello: a
     /// request decoded, the plugin checked, created, activated, its answer
-    /// encoded; nothing sent, nothing written.
-    func rehearse() {
+    /// encoded; nothing sent, nothing written. Whether it got as far as
+    /// the plugin's activation.
+    @discardableResult
+    func rehearse() -> Bool {
         let request = ScanRequest(
             request: -1, file: ScannerRehearsal.path, cpuSeconds: 1, activation: .init(dataDirectory: "/nonexistent", settingsFile: nil))
-        guard let line = try? JSONEncoder().encode(request), let decoded = try? JSONDecoder().decode(ScanRequest.self, from: line) else { return }
+        guard let line = try? JSONEncoder().encode(request), let decoded = try? JSONDecoder().decode(ScanRequest.self, from: line) else { return false }
         let result = ScannerRehearsal.image(environment: environment)
-        answer(decoded, with: result)
+        return answer(decoded, with: result)
     }
 
     func scan(_ request: ScanRequest) {
@@ -77,9 +79,12 @@ struct ScannerChild {
     }
 
     /// Activates the plugin when the request asks for it, then answers.
-    private func answer(_ request: ScanRequest, with result: Result<LoadedImage, PluginLoadError>) {
+    /// Whether it was activated.
+    @discardableResult
+    private func answer(_ request: ScanRequest, with result: Result<LoadedImage, PluginLoadError>) -> Bool {
+        var activated = false
         if case let .success(image) = result, let activation = request.activation {
-            activate(image, activation, request: request.request)
+            activated = activate(image, activation, request: request.request)
         }
         var message = ScannerMessage(kind: .result, request: request.request)
         switch result {
@@ -87,22 +92,25 @@ struct ScannerChild {
         case let .failure(error): message.rejection = .init(code: error.code.rawValue, reason: error.reason)
         }
         send(message)
+        return activated
     }
 
     /// Creates, activates and deactivates a throwaway instance, announcing
     /// each phase first. A thrown error is not a crash: the host meets it
     /// when it loads the plugin itself and reports it then.
-    private func activate(_ image: LoadedImage, _ check: ScanRequest.ActivationCheck, request: Int) {
+    /// Whether `activate` returned.
+    private func activate(_ image: LoadedImage, _ check: ScanRequest.ActivationCheck, request: Int) -> Bool {
         let settings = check.settingsFile.map(HostSettings.load(from:)) ?? HostSettings()
         let services = HostServices(
             configuration: settings, dataDirectory: check.dataDirectory, logSink: LogSink(minimumLevel: .error) { _ in })
         send(ScannerMessage(kind: .phase, request: request, phase: .`init`))
         let context = services.context(for: image.descriptor, defaults: image.factory.defaultConfiguration)
-        guard let instance = try? image.factory.make(context: context) else { return }
+        guard let instance = try? image.factory.make(context: context) else { return false }
         send(ScannerMessage(kind: .phase, request: request, phase: .activate))
-        guard (try? instance.activate()) != nil else { return }
+        guard (try? instance.activate()) != nil else { return false }
         _ = instance.contributions()
         instance.deactivate()
+        return true
     }
 
     /// RLIMIT_CPU counts the whole process: allow `seconds` more than used so far.

@@ -1,5 +1,4 @@
 import Plugboard
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,9 +29,6 @@ enum ScannerRehearsal {
     }
 
     static let path = "(scanner rehearsal)"
-
-    /// Rehearsal plugins activated in this process (for tests).
-    static let activations = Atomic<Int>(0)
 }
 
 /// Does what a small plugin does: takes its services, contributes nothing.
@@ -41,8 +37,6 @@ private final class RehearsalPlugin: Plugin {
         _ = try context.service(Services.Logging.self)
         _ = try context.service(Services.Configuration.self)
     }
-
-    func activate() throws { ScannerRehearsal.activations.add(1, ordering: .relaxed) }
 
     func contributions() -> [Contribution] { [] }
 }

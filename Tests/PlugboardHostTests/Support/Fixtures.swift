@@ -22,7 +22,13 @@ enum Fixtures {
     }
 
     private static let copies = Mutex<[String: URL]>([:])
-    private static let copiesFolder = FileManager.default.temporaryDirectory.path + "/plugboard-test-fixtures-\(getpid())-\(UUID().uuidString)"
+    /// The test process's copies, removed when it exits (a copy of every
+    /// fixture is 51 MB: left behind, each run would keep one).
+    private static let copiesFolder: String = {
+        let folder = FileManager.default.temporaryDirectory.path + "/plugboard-test-fixtures-\(getpid())-\(UUID().uuidString)"
+        atexit { try? FileManager.default.removeItem(atPath: Fixtures.copiesFolder) }
+        return folder
+    }()
 
     private static func safeCopy(of url: URL, folder: String) throws -> URL {
         try copies.withLock { copies in
