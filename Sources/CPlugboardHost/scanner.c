@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include "plugboard_host.h"
 
-// Defined in Swift (Scanning/ScannerChild.swift, Isolation/IsolatedChildMain.swift); never return.
+// Defined in Swift (PlugboardLoading/ScannerChild.swift, PlugboardIsolation/IsolatedChildMain.swift); never return.
 extern void plugboard_scanner_main(int channel) __attribute__((noreturn));
 extern void plugboard_isolated_main(int requests, int replies, int log, int storage) __attribute__((noreturn));
 

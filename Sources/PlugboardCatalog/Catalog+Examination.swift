@@ -90,7 +90,35 @@ extension Catalog {
         statistics.filesScanned = jobs.count
         statistics.scannerProcesses = processes
         facts.withLock { $0.lastDiscovery = statistics }
-        for (job, outcome) in zip(jobs, outcomes) {
+        changed = record(zip(jobs, outcomes), into: &examined, entries: &entries) || changed
+        // Entries of files gone from the candidates' folders go (the
+        // candidates were just stat'ed; found in the index without
+        // decoding); other folders' only when the file is written anyway: a
+        // warm start never pays for them.
+        let current = Set(candidates.map(\.path))
+        var folders = Set<String>(), lastFolder = ""
+        for candidate in candidates {
+            // A folder's files come one after another: compared before hashed.
+            let folder = OwnershipCheck.parent(of: candidate.path)
+            if folder != lastFolder { folders.insert(folder) }
+            lastFolder = folder
+        }
+        changed = dropGoneEntries(&entries, keeping: current, in: folders) || changed
+        if changed {
+            dropGoneEntries(&entries, keeping: current, in: nil)
+            if let problem = cache.save(entries) { services.report(problem) }
+        }
+        return examined
+    }
+
+    /// The scanner's outcomes into the records and the cache entries;
+    /// whether an entry changed.
+    private func record(
+        _ scans: some Sequence<((index: Int, image: CheckedImage), PluginScanner.Outcome)>,
+        into examined: inout [Examined], entries: inout CacheEntries
+    ) -> Bool {
+        var changed = false
+        for (job, outcome) in scans {
             let record = examined[job.index].record
             let path = record.path
             let result: CacheEntry.Result
@@ -116,28 +144,20 @@ extension Catalog {
             changed = true
             examined[job.index] = apply(entry, to: record, readPath: job.image.readPath, image: job.image)
         }
+        return changed
+    }
 
-        // Drop entries of files that are gone from the candidates' folders
-        // (found in the index without decoding; the candidates were just
-        // stat'ed). Other folders' entries are checked only when the file is
-        // written anyway: a warm start never pays for them.
-        let current = Set(candidates.map(\.path))
-        var folders = Set<String>(), lastFolder = ""
-        for candidate in candidates {
-            // A folder's files come one after another: compared before hashed.
-            let folder = OwnershipCheck.parent(of: candidate.path)
-            if folder != lastFolder { folders.insert(folder) }
-            lastFolder = folder
-        }
-        for path in folders.flatMap({ entries.paths(in: $0) }) where !current.contains(path) && FileIdentity.of(path: path) == nil {
+    /// Drops the entries of files that are gone (not among `current`, no
+    /// file at the path), those in `folders`, or all when nil; whether any went.
+    @discardableResult
+    private func dropGoneEntries(_ entries: inout CacheEntries, keeping current: Set<String>, in folders: Set<String>?) -> Bool {
+        let paths = folders.map { $0.flatMap { entries.paths(in: $0) } } ?? entries.paths
+        var dropped = false
+        for path in paths where !current.contains(path) && FileIdentity.of(path: path) == nil {
             entries[path] = nil
-            changed = true
+            dropped = true
         }
-        if changed {
-            for path in entries.paths where !current.contains(path) && FileIdentity.of(path: path) == nil { entries[path] = nil }
-            if let problem = cache.save(entries) { services.report(problem) }
-        }
-        return examined
+        return dropped
     }
 
     /// What a cache entry (fresh or remembered) means for a record; `image`
@@ -169,106 +189,6 @@ extension Catalog {
         }
         return Examined(record: record)
     }
-
-    /// Quarantines, in the cache, the plugins a dead host was running
-    /// (read once per host; the notes are removed as they are read).
-    /// Whether it changed anything.
-    private func applyJournal(to entries: inout CacheEntries) -> Bool {
-        let first = facts.withLock { facts in
-            defer { facts.recovered = true }
-            return !facts.recovered
-        }
-        guard first else { return false }
-        let recoveredNotes = journal.recoverDeadNotes()
-        var changed = false
-        var shared: [SharedQuarantines.Entry] = []
-        for recovered in recoveredNotes {
-            if !recovered.suspects.isEmpty {
-                reportUnattributed(recovered)
-                continue
-            }
-            let note = recovered.note
-            guard let identity = note.identity ?? FileIdentity.of(path: note.path) else { continue }
-            var quarantine = Quarantine(
-                phase: note.phase, ending: .hostDied, signal: recovered.signal.map(Signals.name), exitStatus: nil,
-                milliseconds: nil, stderrTail: [], date: note.date, evidence: recovered.evidence)
-            quarantine.taint = note.taint
-            if let interruption = recovered.interruption {
-                let starts = (note.interruptedStarts ?? 0) + 1
-                guard interruption.pastThreshold || starts >= Self.interruptedStartsForHang else {
-                    // Once is a person stopping a slow start; the next start
-                    // stopped in the same place is a hang (carried in its note).
-                    facts.withLock { $0.interruptedStarts[note.path] = (identity, starts) }
-                    services.report(HostDiagnostic(.warning, code: "host-interrupted",
-                        message: "\(note.path): the host was stopped by \(Signals.name(interruption.signal)) during this plugin's \(note.phase.label) after \(Quarantine.format(interruption.milliseconds)); if the next start is stopped there too, it is quarantined as a hang",
-                        plugin: note.pluginID))
-                    continue
-                }
-                quarantine.ending = .hostInterrupted
-                quarantine.signal = Signals.name(interruption.signal)
-                quarantine.milliseconds = interruption.milliseconds
-                quarantine.evidence = nil
-                quarantine.interruptedStarts = interruption.pastThreshold ? nil : starts
-            }
-            let entry = CacheEntry.quarantining(entries[note.path], identity: identity, quarantine)
-            entries[note.path] = entry
-            shared.append(.init(path: note.path, identity: identity, quarantine: quarantine, plugin: entry.plugin))
-            services.report(HostDiagnostic(.error, code: .init(quarantine.code.rawValue),
-                message: "\(note.path): \(quarantine.reason)", plugin: note.pluginID))
-            changed = true
-        }
-        // For every host of this state directory, not only this kind's cache.
-        if !shared.isEmpty, let problem = quarantines.update({ entries in for entry in shared { entries[entry.path] = entry } }) {
-            services.report(problem)
-        }
-        return changed
-    }
-
-    /// Quarantines other hosts of the state directory decided (see
-    /// ``SharedQuarantines``) go into this host's cache entries for the
-    /// candidates whose file is unchanged; a rescan lifts them for all.
-    /// Whether it changed anything.
-    private func applySharedQuarantines(
-        _ shared: [String: SharedQuarantines.Entry], to entries: inout CacheEntries, candidates: [PluginCandidate], rescan: Bool
-    ) -> Bool {
-        guard !shared.isEmpty else { return false }
-        var changed = false, lifted: [SharedQuarantines.Entry] = []
-        for candidate in candidates {
-            guard let entry = shared[candidate.path], let quarantine = entry.quarantine else { continue }
-            guard entry.identity == (candidate.identity ?? candidate.resolvedPath.flatMap(FileIdentity.of(path:))) else { continue }
-            if rescan {
-                lifted.append(entry)
-                continue
-            }
-            let known = entries[candidate.path]
-            if known?.identity == entry.identity, case .quarantined? = known?.result { continue }
-            var quarantined = CacheEntry.quarantining(known, identity: entry.identity, quarantine)
-            if quarantined.plugin == nil { quarantined.plugin = entry.plugin }
-            entries[candidate.path] = quarantined
-            changed = true
-        }
-        if !lifted.isEmpty, let problem = quarantines.update({ entries in
-            for entry in lifted { entries[entry.path] = .init(path: entry.path, identity: entry.identity, quarantine: nil, plugin: nil) }
-        }) {
-            services.report(problem)
-        }
-        return changed
-    }
-
-    /// A dead host was starting several plugins side by side: none is
-    /// quarantined on a guess; this host starts plugins one at a time.
-    private func reportUnattributed(_ recovered: CrashJournal.Recovered) {
-        facts.withLock { $0.startsOneAtATime = true }
-        let how = recovered.signal.map { "crashed with \(Signals.name($0))" } ?? "ended (exit status unknown)"
-        let plugins = recovered.suspects.map { "\($0.pluginID) (\($0.path), \($0.phase.label))" }.joined(separator: ", ")
-        services.report(HostDiagnostic(.warning, code: "host-crash-unattributed",
-            message: "the last host process \(how) while plugins started side by side: \(plugins); no stack frame named one, so none is quarantined; this host starts plugins one at a time, so a crash again names its plugin"))
-    }
-
-    /// How many starts in a row stopped (SIGINT/SIGTERM) during one
-    /// plugin's init or activate, each before the hang threshold, make it
-    /// quarantined as `host-hung`. One past the threshold does at once.
-    static let interruptedStartsForHang = 2
 
     /// What the host already has when a discovery settles: the lifecycle's
     /// table, as far as discovery needs it.

@@ -9,10 +9,10 @@ package struct LoadedImage: Sendable {
     package let factory: PluginExport.Factory
 }
 
-/// The two halves of loading a plugin file: the static checks on its bytes
-/// (nothing runs), and loading a private copy of those bytes (its
-/// constructors and entry run: in the scanner child first, in the host only
-/// once the child reported it healthy).
+/// Loading a private copy of a plugin's admitted bytes (the checks on the
+/// bytes are Admission's, before this): its constructors and entry run in
+/// the scanner child first, in the host only once the child reported it
+/// healthy.
 package enum PluginLoader {
     typealias Entry = @convention(c) () -> UnsafeRawPointer?
 

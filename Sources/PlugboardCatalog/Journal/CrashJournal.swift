@@ -77,9 +77,9 @@ package final class CrashJournal: Sendable {
         return [UInt8(ascii: "c")] + Array(Data(bytes).base64EncodedString().utf8)
     }
 
-    /// The note of a line: ours, or the JSON an older host wrote.
+    /// The note of a line (a note an older host wrote as JSON is not read:
+    /// host 3.0 writes this form, and a note lives one restart).
     static func note(_ line: some Collection<UInt8>) -> Note? {
-        if line.first == UInt8(ascii: "{") { return try? JSONDecoder().decode(Note.self, from: Data(line)) }
         guard line.first == UInt8(ascii: "c"), let data = Data(base64Encoded: Data(line.dropFirst())) else { return nil }
         return try? CompactDecoder().decode(Note.self, from: [UInt8](data))
     }
@@ -468,7 +468,7 @@ package final class CrashJournal: Sendable {
         var notes: [Note] = []
         var interruption: (Int32, Double, Bool)?
         for line in bytes.split(separator: 0x0A) {
-            if line.first == UInt8(ascii: "{") || line.first == UInt8(ascii: "c") {
+            if line.first == UInt8(ascii: "c") {
                 if let note = note(line) { notes.append(note) }
             } else {
                 let words = String(decoding: line, as: UTF8.self).split(separator: " ")

@@ -43,8 +43,8 @@ public enum PluginDirectory {
     /// The `.so` files of `directory`'s interface folder, sorted; empty without one.
     package static func interfaceLibraries(in directory: String) -> [String] {
         let folder = absolutePath(directory) + "/" + interfaceFolder
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [] }
-        return names.filter { $0.hasSuffix(librarySuffix) }.sorted().map { folder + "/" + $0 }.filter { path in
+        guard let names = libraryNames(in: folder) else { return [] }
+        return names.sorted().map { folder + "/" + $0 }.filter { path in
             var info = stat()
             return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
         }
@@ -104,9 +104,19 @@ public enum PluginDirectory {
     /// The candidates in `directory`, sorted by name.
     package static func scan(_ directory: String) throws(ScanError) -> [PluginCandidate] {
         let absolute = try existingDirectory(directory)
-        guard let dir = opendir(absolute) else {
+        guard let names = libraryNames(in: absolute) else {
             throw .cannotOpen(path: absolute, call: "opendir", errno: errno)
         }
+        var seen: [FileKey: String] = [:]
+        return names.sorted().map { name in
+            candidate(at: absolute == "/" ? "/\(name)" : "\(absolute)/\(name)", seen: &seen)
+        }
+    }
+
+    /// The names of the libraries in `folder` (not hidden, ending in `.so`,
+    /// not the SDK's own), unsorted; nil when it cannot be opened (`errno` says why).
+    private static func libraryNames(in folder: String) -> [String]? {
+        guard let dir = opendir(folder) else { return nil }
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
@@ -119,10 +129,7 @@ public enum PluginDirectory {
             if name == Self.sdkSoname { continue }
             names.append(name)
         }
-        var seen: [FileKey: String] = [:]
-        return names.sorted().map { name in
-            candidate(at: absolute == "/" ? "/\(name)" : "\(absolute)/\(name)", seen: &seen)
-        }
+        return names
     }
 
     /// A single file given by path (`plugboard inspect FILE`).

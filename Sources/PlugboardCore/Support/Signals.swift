@@ -22,13 +22,4 @@ package enum Signals {
         default: "signal \(signal)"
         }
     }
-
-    /// The name, with what the signal usually means for Swift code.
-    static func explained(_ signal: Int32) -> String {
-        switch signal {
-        case SIGTRAP: "SIGTRAP (Swift runtime trap: fatalError, precondition, force unwrap)"
-        case SIGSEGV: "SIGSEGV (bad memory access)"
-        default: name(signal)
-        }
-    }
 }
