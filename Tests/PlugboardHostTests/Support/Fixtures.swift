@@ -119,15 +119,30 @@ final class TemporaryDirectory: Sendable {
         // Explicit modes: the host refuses folders and plugin files other
         // users can write, whatever the umask of the machine running the tests.
         chmod(url.path, 0o755)
+        Self.made.withLock { _ = $0.insert(url.path) }
     }
 
     deinit {
-        // Make chmod-000 files removable again first.
-        if let names = try? FileManager.default.contentsOfDirectory(atPath: url.path) {
-            for name in names { chmod(url.appendingPathComponent(name).path, 0o755) }
-        }
-        try? FileManager.default.removeItem(at: url)
+        Self.remove(url.path)
     }
+
+    private static func remove(_ path: String) {
+        // Make chmod-000 files removable again first.
+        if let names = try? FileManager.default.contentsOfDirectory(atPath: path) {
+            for name in names { chmod(path + "/" + name, 0o755) }
+        }
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// Every folder made: at the test process's exit, those still there go
+    /// too (one a test kept alive, or one a child process made again after
+    /// the test removed it), so `make test` leaves none behind.
+    private static let made: Mutex<Set<String>> = {
+        atexit {
+            for path in TemporaryDirectory.made.withLock({ $0 }) { TemporaryDirectory.remove(path) }
+        }
+        return Mutex([])
+    }()
 
     /// Copies `source` in under `name`; returns the copy's path.
     @discardableResult
