@@ -48,26 +48,26 @@ final class IsolatedChild: @unchecked Sendable {
     // their writes.
     let channel: FrameChannel
     let notices: ChildNoticeWriter
-    private var plugin: (any Plugin)?
-    private var services: HostServices?
+    var plugin: (any Plugin)?
+    var services: HostServices?
     /// Requests (calls, events, a state save) being served: a hang-up
     /// then means the host is gone.
     let serving = Atomic<Int>(0)
     /// Runs the plugin's handlers of the host's events, in order.
-    private let eventHandlers = DispatchQueue(label: "plugboard.child-events")
+    let eventHandlers = DispatchQueue(label: "plugboard.child-events")
     /// Events waiting for their handlers, bounded.
-    private let events = EventQueue(bound: IsolatedPlugin.eventQueue)
+    let events = EventQueue(bound: IsolatedPlugin.eventQueue)
     /// Each call in flight is a task of its own, so the host can cancel it:
     /// kept in 16 shards by sequence, as every call thread removes its own
     /// (one lock for all was among the most contended of a busy child).
-    private let calls = (0..<16).map { _ in CallShard() }
+    let calls = (0..<16).map { _ in CallShard() }
 
     final class CallShard: Sendable {
         let tasks = Mutex<[UInt64: Task<Void, Never>]>([:])
     }
 
-    private func shard(_ sequence: UInt64) -> CallShard { calls[Int(sequence & 15)] }
-    private var providers: [(crossing: PointCrossing, provider: any Sendable)] = []
+    func shard(_ sequence: UInt64) -> CallShard { calls[Int(sequence & 15)] }
+    var providers: [(crossing: PointCrossing, provider: any Sendable)] = []
 
     /// Asks the host to make what the child cannot (``HostRelay``).
     let host: HostRelay.Asker
@@ -196,7 +196,7 @@ final class IsolatedChild: @unchecked Sendable {
     }
 
     /// The handshake's checks, then the plugin's init and activate.
-    private func begin(_ request: IsolationProtocol.StartRequest, sequence: UInt64) async {
+    func begin(_ request: IsolationProtocol.StartRequest, sequence: UInt64) async {
         let environment = HostEnvironment.current
         guard request.protocolVersion == IsolationProtocol.version else {
             fail(sequence, "isolation-handshake-failed", "the host speaks isolation protocol \(request.protocolVersion), this program \(IsolationProtocol.version): start the child from the host's own program or one built with the same PlugboardHost")
@@ -294,7 +294,7 @@ final class IsolatedChild: @unchecked Sendable {
     /// Services as the host would grant them, backed here: logging to the
     /// log pipe, configuration merged with the host's overrides, storage in
     /// the plugin's own folder with the host's quota.
-    private func childServices(_ request: IsolationProtocol.StartRequest) -> HostServices {
+    func childServices(_ request: IsolationProtocol.StartRequest) -> HostServices {
         var settings = HostSettings(file: request.settingsFile)
         settings.plugins[request.pluginID] = HostSettings.PluginSettings(
             deniedServices: Set(request.deniedServices), overrides: request.overrides.mapValues(\.value))
@@ -320,7 +320,7 @@ final class IsolatedChild: @unchecked Sendable {
             makeRouter: { _ in router })
     }
 
-    private func applyLimits(_ limits: IsolationProtocol.StartRequest.Limits) {
+    func applyLimits(_ limits: IsolationProtocol.StartRequest.Limits) {
         func set(_ resource: Int32, _ value: Int?) {
             guard let value else { return }
             var limit = rlimit(rlim_cur: rlim_t(value), rlim_max: rlim_t(value))
@@ -331,130 +331,4 @@ final class IsolatedChild: @unchecked Sendable {
         if plugboard_under_sanitizer() == 0 { set(Int32(RLIMIT_AS.rawValue), limits.addressSpace) }
     }
 
-    private func serve(_ frame: FrameChannel.Frame) async {
-        let payload = frame.payload
-        guard payload.count >= 6 else { return reportThrew(frame.sequence, "a call without its header") }
-        let base = payload.startIndex
-        let index = UInt32(payload.littleEndian(at: base, count: 4))
-        let methodLength = Int(payload.littleEndian(at: base + 4, count: 2))
-        guard index == IsolationProtocol.routeIndex || index < providers.count, payload.count >= 6 + methodLength else {
-            return reportThrew(frame.sequence, "a call for provider \(index), which this child does not have")
-        }
-        let method = String(decoding: payload[(base + 6)..<(base + 6 + methodLength)], as: UTF8.self)
-        let call = ChildCall(method: method, arguments: payload[(base + 6 + methodLength)...])
-        do {
-            if index == IsolationProtocol.routeIndex {
-                try serveRoute(call)
-            } else {
-                let (crossing, provider) = providers[Int(index)]
-                try await crossing.serve(call, provider)
-            }
-        } catch {
-            return reportThrew(frame.sequence, String(describing: error))
-        }
-        if call.unknownMethod {
-            answer(.unknownMethod, frame.sequence, Array(method.utf8))
-        } else if let result = call.result, result.count + 64 > IsolationProtocol.maximumFrame {
-            answer(.replyTooLarge, frame.sequence, Array("its reply to '\(method)' takes \(result.count) bytes, over the limit of \(IsolationProtocol.maximumFrame) per message".utf8))
-        } else if let result = call.result {
-            answer(.reply, frame.sequence, result)
-        } else {
-            reportThrew(frame.sequence, "the provider's serve(_:on:) for '\(method)' returned without replying")
-        }
-    }
-
-    /// A call for the route whose pattern is the call's method: the
-    /// handler the plugin registered for it must lead to a ``RouteEndpoint``.
-    private func serveRoute(_ call: ChildCall) throws {
-        guard let (match, request) = RouteWire.request(from: call.argumentBytes, pattern: call.method) else {
-            throw RouteRefused(reason: "the host's request for route '\(call.method)' does not decode")
-        }
-        guard let handler = router.handler(for: call.method) else {
-            throw RouteRefused(reason: "route '\(call.method)' has no handler in this child: the plugin no longer registers it when it starts")
-        }
-        guard let endpoint = try handler(match) as? RouteEndpoint else {
-            throw RouteRefused(reason: "route '\(call.method)' leads to a destination that cannot leave the child; an isolated plugin's routes answer requests: register them with Router.serve(_:_:)")
-        }
-        call.result = RouteWire.response(try endpoint.respond(to: request))
-    }
-
-    private struct RouteRefused: Error, CustomStringConvertible {
-        let reason: String
-        var description: String { reason }
-    }
-
-    /// An event the host forwarded: delivered to the plugin's handlers here,
-    /// inside the chain the host was delivering (minus the event itself,
-    /// which this delivery adds back).
-    private func deliver(_ payload: ArraySlice<UInt8>) {
-        guard let services, let event = CrossingEvent(payload) else { return }
-        _ = EventHub.within(Array(event.chain.dropLast())) { services.events.publish(event.payload, from: .host) }
-    }
-
-    private func sendState(_ sequence: UInt64) {
-        var bytes: [UInt8] = []
-        var kind = IsolationProtocol.Kind.state
-        if let stateful = plugin as? any ReloadableState {
-            do {
-                bytes = try stateful.encodedState()
-            } catch {
-                kind = .threw
-                bytes = Array("state not saved by the old generation (\(error))".utf8)
-            }
-        } else {
-            kind = .threw
-            bytes = Array("the plugin does not adopt ReloadableState".utf8)
-        }
-        answer(kind, sequence, bytes)
-    }
-
-    private func reportThrew(_ sequence: UInt64, _ message: String) {
-        answer(.threw, sequence, Array(message.utf8))
-    }
-
-    /// Answers a request being served: the last act for it, so it no
-    /// longer counts as served. (The host may stop the child as soon as it
-    /// reads the last answer; the watcher must then leave the end of the
-    /// stream to the main loop, which deactivates the plugin, rather than
-    /// kill a child it still believes busy.)
-    private func answer(_ kind: IsolationProtocol.Kind, _ sequence: UInt64, _ payload: [UInt8]) {
-        serving.subtract(1, ordering: .releasing)
-        _ = channel.send(kind.rawValue, sequence: sequence, payload: payload)
-    }
-
-    private func send<Value: Encodable>(_ kind: IsolationProtocol.Kind, _ sequence: UInt64, _ value: Value) {
-        guard let payload = try? CompactEncoder().encode(value) else { _exit(70) }
-        _ = channel.send(kind.rawValue, sequence: sequence, payload: payload)
-    }
-
-    /// Tells the host why the plugin cannot start, and ends the process.
-    private func fail(_ sequence: UInt64, _ code: String, _ reason: String) -> Never {
-        send(.startFailed, sequence, IsolationProtocol.StartFailure(code: code, reason: reason))
-        _exit(0)
-    }
-}
-
-/// One call as the child received it.
-private final class ChildCall: IsolatedCall {
-    let method: String
-    let argumentBytes: ArraySlice<UInt8>
-    var result: [UInt8]?
-    var unknownMethod = false
-
-    init(method: String, arguments: ArraySlice<UInt8>) {
-        self.method = method
-        self.argumentBytes = arguments
-    }
-
-    func arguments<Arguments: Decodable>(_ type: Arguments.Type) throws -> Arguments {
-        try CompactDecoder().decode(type, from: argumentBytes)
-    }
-
-    func reply<Result: Encodable>(_ result: Result) throws {
-        self.result = try CompactEncoder().encode(result)
-    }
-
-    func replyUnknownMethod() throws {
-        unknownMethod = true
-    }
 }

@@ -103,10 +103,10 @@ package final class CrashJournal: Sendable {
 
     let directory: String
     /// The host's hang threshold, as the signal side compares it.
-    private let hangThresholdNanoseconds: Int64
+    let hangThresholdNanoseconds: Int64
     /// False when the directory failed its trust check: no note is written or read.
     let isUsable: Bool
-    private struct State {
+    struct State {
         var fd: Int32 = -1
         var file: String?
         /// The note file's identity: `fd` is written only while it still is
@@ -135,11 +135,11 @@ package final class CrashJournal: Sendable {
         /// the note file stays as that left it.
         var interrupted = false
     }
-    private let state = Mutex(State())
+    let state = Mutex(State())
     /// The last note encoded and its line: an activation writes the same
     /// note around loading, the defaults and init (a third of its notes'
     /// cost was encoding them again).
-    private let lastLine = Mutex<(note: Note, line: [UInt8])?>(nil)
+    let lastLine = Mutex<(note: Note, line: [UInt8])?>(nil)
     /// Serialises installations, so the count each returns is exact.
     private static let installing = Mutex(())
 
@@ -160,7 +160,7 @@ package final class CrashJournal: Sendable {
     }
 
     /// `duration` in nanoseconds, clamped to 0...Int64.max.
-    private static func nanoseconds(_ duration: Duration) -> Int64 {
+    static func nanoseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
         guard seconds >= 0, attoseconds >= 0 else { return 0 }
         let whole = seconds.multipliedReportingOverflow(by: 1_000_000_000)
@@ -203,7 +203,7 @@ package final class CrashJournal: Sendable {
         return try body()
     }
 
-    private func begin(_ note: Note) -> Int? {
+    func begin(_ note: Note) -> Int? {
         var note = note
         note.taint = taint?.codes
         let line = encoded(note) + [0x0A]
@@ -219,14 +219,14 @@ package final class CrashJournal: Sendable {
     }
 
     /// `note`'s line (empty when it cannot be encoded).
-    private func encoded(_ note: Note) -> [UInt8] {
+    func encoded(_ note: Note) -> [UInt8] {
         if let last = lastLine.withLock({ $0 }), last.note == note { return last.line }
         let line = Self.line(note) ?? []
         lastLine.withLock { $0 = (note, line) }
         return line
     }
 
-    private func end(_ token: Int?) {
+    func end(_ token: Int?) {
         guard let token else { return }
         state.withLock { state in
             state.running[token] = nil
@@ -240,7 +240,7 @@ package final class CrashJournal: Sendable {
     /// What a signal judges, from the calls running now (with several on
     /// different threads): the oldest init or activate if there is one (a
     /// hang counts for it), else the oldest call (it never counts).
-    private static func time(_ state: inout State) {
+    static func time(_ state: inout State) {
         let hangable = state.starts.values.filter(\.hangApplies).map(\.nanoseconds).min()
         let oldest = state.starts.values.map(\.nanoseconds).min()
         guard let started = hangable ?? oldest else {
@@ -257,7 +257,7 @@ package final class CrashJournal: Sendable {
     /// A fault was noted: the process is crashing, and the notes stay as
     /// the crash left them (a thread still finishing its call must not clear
     /// them, nor a clean exit racing the crash).
-    private static func faulted(_ state: State) -> Bool {
+    static func faulted(_ state: State) -> Bool {
         state.slot >= 0 && plugboard_journal_faulted(state.slot) != 0
     }
 
@@ -265,94 +265,13 @@ package final class CrashJournal: Sendable {
     /// file, then the note under a `.tmp` name, locked, then renamed, so
     /// nobody ever sees the note unlocked. Registered in the signal
     /// handlers' table with this host's threshold.
-    private func open(_ state: inout State) -> Bool {
+    func open(_ state: inout State) -> Bool {
         if state.fd >= 0 { return true }
         guard isUsable, makeDirectories(directory) == nil, let files = Self.createFiles(in: directory) else { return false }
         Self.adopt(files, into: &state)
         // Full table: the note still protects against crashes; a signal
         // handler passes it by (interrupted(signal:) still works).
         state.slot = plugboard_journal_register(files.fd, files.fault, hangThresholdNanoseconds)
-        return true
-    }
-
-    /// A note file (open, locked) and its fault file.
-    private struct Files {
-        let fd: Int32
-        let note: String
-        let fault: String
-        let identity: (device: UInt64, inode: UInt64)
-    }
-
-    private static func createFiles(in directory: String) -> Files? {
-        let name = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let temporary = "\(directory)/.\(name).tmp"
-        let fault = "\(directory)/\(name).fault"
-        let faultFD = Glibc.open(fault, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard faultFD >= 0 else { return nil }
-        Glibc.close(faultFD)
-        let fd = Glibc.open(temporary, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        var info = stat()
-        guard fd >= 0, fstat(fd, &info) == 0, flock(fd, LOCK_EX | LOCK_NB) == 0,
-            rename(temporary, "\(directory)/\(name).note") == 0
-        else {
-            if fd >= 0 { Glibc.close(fd) }
-            unlink(temporary)
-            unlink(fault)
-            return nil
-        }
-        return Files(fd: fd, note: "\(directory)/\(name).note", fault: fault, identity: (UInt64(info.st_dev), UInt64(info.st_ino)))
-    }
-
-    private static func adopt(_ files: Files, into state: inout State) {
-        state.fd = files.fd
-        state.written = 0
-        state.file = files.note
-        state.faultFile = files.fault
-        state.identity = files.identity
-    }
-
-    /// Removes the note and fault files and forgets them (the descriptor is
-    /// the caller's to close, or not). The note is removed by name only
-    /// while the name is still the file this journal made.
-    private static func removeFiles(_ state: inout State) {
-        if let file = state.file, let identity = state.identity, let now = FileIdentity.of(path: file),
-            now.device == identity.device, now.inode == identity.inode {
-            unlink(file)
-        }
-        if let fault = state.faultFile { unlink(fault) }
-        forgetFiles(&state)
-    }
-
-    private static func forgetFiles(_ state: inout State) {
-        state.fd = -1
-        state.file = nil
-        state.faultFile = nil
-        state.identity = nil
-    }
-
-    /// Whether `fd` still is the note file this journal made.
-    private static func isNote(_ state: State) -> Bool {
-        var info = stat()
-        guard state.fd >= 0, let identity = state.identity, fstat(state.fd, &info) == 0 else { return false }
-        return UInt64(info.st_dev) == identity.device && UInt64(info.st_ino) == identity.inode
-    }
-
-    /// Plugin code took the note's descriptor (closed it, or put a file of
-    /// its own at its number): the number is no longer ours, so it is
-    /// neither written nor closed. The old files go (what they say is stale:
-    /// the lock went with the descriptor) and new ones take over.
-    private func replaceTakenFiles(_ state: inout State) -> Bool {
-        Self.removeFiles(&state)
-        guard let files = Self.createFiles(in: directory) else {
-            if state.slot >= 0 { plugboard_journal_unregister(state.slot) }
-            state.slot = -1
-            return false
-        }
-        Self.adopt(files, into: &state)
-        if state.slot < 0 || plugboard_journal_replace_files(state.slot, files.fd, files.fault) != 0 {
-            if state.slot >= 0 { plugboard_journal_unregister(state.slot) }
-            state.slot = plugboard_journal_register(files.fd, files.fault, hangThresholdNanoseconds)
-        }
         return true
     }
 
@@ -373,7 +292,7 @@ package final class CrashJournal: Sendable {
         }
     }
 
-    private func write(_ state: inout State) {
+    func write(_ state: inout State) {
         guard state.fd >= 0 else { return }
         if !Self.isNote(state) {
             guard replaceTakenFiles(&state) else { return }
@@ -411,7 +330,7 @@ package final class CrashJournal: Sendable {
         state.withLock { release(&$0) }
     }
 
-    private func release(_ state: inout State) {
+    func release(_ state: inout State) {
         guard state.fd >= 0 else { return }
         // A fault being handled on another thread: wait for the crash to end
         // the process rather than exit 0 (returns at once when none is).
@@ -431,96 +350,4 @@ package final class CrashJournal: Sendable {
         state.callStarted = 0
     }
 
-    /// Notes left by processes that have ended, removed as they are read.
-    func recoverDeadNotes() -> [Recovered] {
-        guard isUsable, let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
-        let own = state.withLock { $0.file }
-        var recovered: [Recovered] = []
-        for name in names.sorted() where name.hasSuffix(".note") {
-            let path = "\(directory)/\(name)"
-            if path == own { continue }
-            let fd = Glibc.open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
-            guard fd >= 0 else { continue }
-            defer { Glibc.close(fd) }
-            // Locked: its host is alive. Unlinked meanwhile: another start
-            // recovered it first.
-            var info = stat()
-            guard flock(fd, LOCK_EX | LOCK_NB) == 0, fstat(fd, &info) == 0, info.st_nlink > 0 else { continue }
-            let bytes = readToEnd(fd) ?? []
-            let faultPath = String(path.dropLast(".note".count)) + ".fault"
-            let faultBytes = Self.read(faultPath)
-            unlink(path)
-            unlink(faultPath)
-            if let found = Self.recover(notes: bytes, faults: faultBytes) { recovered.append(found) }
-        }
-        return recovered
-    }
-
-    private static func read(_ path: String) -> [UInt8] {
-        let fd = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { return [] }
-        defer { Glibc.close(fd) }
-        return readToEnd(fd) ?? []
-    }
-
-    /// Who to blame from a dead host's note and fault files.
-    private static func recover(notes bytes: [UInt8], faults faultBytes: [UInt8]) -> Recovered? {
-        var notes: [Note] = []
-        var interruption: (Int32, Double, Bool)?
-        for line in bytes.split(separator: 0x0A) {
-            if line.first == UInt8(ascii: "c") {
-                if let note = note(line) { notes.append(note) }
-            } else {
-                let words = String(decoding: line, as: UTF8.self).split(separator: " ")
-                // "interrupted SIGNO MS PAST" (an older host wrote no PAST: it
-                // noted only interruptions past the threshold).
-                if words.count >= 3, words[0] == "interrupted", let signal = Int32(words[1]), let ms = Double(words[2]) {
-                    interruption = (signal, ms, words.count < 4 || words[3] == "1")
-                }
-            }
-        }
-        // "fault SIGNO SECONDS[ NOTE]": the first fault is the one that ended
-        // the process; its note, when present, names the image that faulted.
-        var signal: Int32?
-        var faulting: Note?
-        if let line = faultBytes.split(separator: 0x0A).first {
-            let parts = line.split(separator: UInt8(ascii: " "), maxSplits: 3, omittingEmptySubsequences: false)
-            if parts.count >= 3, parts[0].elementsEqual("fault".utf8) {
-                // The fault was in another host's plugin: this host's running
-                // calls are innocent.
-                if parts.count == 4, parts[3].elementsEqual("elsewhere".utf8) { return nil }
-                signal = Int32(String(decoding: parts[1], as: UTF8.self))
-                if parts.count == 4, var note = note(parts[3]) {
-                    let seconds = Int(String(decoding: parts[2], as: UTF8.self)) ?? 0
-                    // Its own call, if one was running, says the phase.
-                    let phase = notes.last { $0.pluginID == note.pluginID }?.phase ?? .thread
-                    note = Note(pluginID: note.pluginID, path: note.path, identity: note.identity, phase: phase,
-                                date: UTCTimestamp.string(secondsSinceEpoch: seconds), interruptedStarts: nil, taint: note.taint)
-                    faulting = note
-                }
-            }
-        }
-        if let faulting {
-            return Recovered(note: faulting, evidence: .frame, signal: signal, interruption: nil)
-        }
-        // Starts run side by side: with the init or activate of several
-        // plugins open and no frame naming one (SIGKILL, an OOM kill, exit(),
-        // a thread of its own), the newest note is not the code that died.
-        let starting = notes.filter { $0.phase == .`init` || $0.phase == .activate }
-        if interruption == nil, Set(starting.map(\.pluginID)).count > 1 {
-            var latest: [String: Note] = [:]
-            for note in starting { latest[note.pluginID] = note }
-            let suspects = latest.values.sorted { $0.pluginID < $1.pluginID }
-            return Recovered(note: suspects[0], evidence: .call, signal: signal, interruption: nil, suspects: suspects)
-        }
-        // Notes are written oldest first. An interruption was judged on the
-        // oldest init or activate (see `time`): blame that one. A crash: when
-        // calls nest (a journaled call activating another plugin), the newest
-        // is the code that was running: blame that one only.
-        // A crash under way when a SIGINT/SIGTERM came is a crash, not a hang.
-        if signal != nil { interruption = nil }
-        let hung = interruption == nil ? nil : notes.first { $0.phase != .call }
-        guard let blamed = hung ?? notes.last else { return nil }
-        return Recovered(note: blamed, evidence: .call, signal: signal, interruption: hung == nil ? nil : interruption)
-    }
 }
