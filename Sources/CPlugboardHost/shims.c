@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/xattr.h>
@@ -118,4 +119,18 @@ long plugboard_pipe_room(int fd) {
     int capacity = fcntl(fd, F_GETPIPE_SZ);
     if (capacity < 0) return -1;
     return (long)capacity - unread;
+}
+
+int plugboard_wait_child_end(int pid, int timeout_ms) {
+#ifdef SYS_pidfd_open
+    int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    int fd = (int)syscall(434, pid, 0);
+#endif
+    if (fd < 0) return -1;
+    struct pollfd ended = {fd, POLLIN, 0};
+    int ready;
+    do { ready = poll(&ended, 1, timeout_ms); } while (ready < 0 && errno == EINTR);
+    close(fd);
+    return ready > 0 ? 1 : 0;
 }

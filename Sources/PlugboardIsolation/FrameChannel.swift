@@ -1,4 +1,5 @@
 import CPlugboardHost
+import Dispatch
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -68,6 +69,9 @@ package final class FrameChannel: @unchecked Sendable {
     /// Lock-free writers of small frames now, and the `exclusive` bit.
     private let writers = Atomic<UInt64>(0)
     private static let exclusive: UInt64 = 1 << 62
+    /// Signalled by the last lock-free writer out while the `exclusive` bit is set.
+    private let writersDrained = DispatchSemaphore(value: 0)
+    private let exclusiveWaits = Atomic<Bool>(false)
     /// The longest frame one write(2) to a pipe takes whole or not at all.
     private static let atomicWrite = 4_096
 
@@ -82,12 +86,23 @@ package final class FrameChannel: @unchecked Sendable {
 
     private func begin() {
         writers.bitwiseOr(Self.exclusive, ordering: .sequentiallyConsistent)
-        // Each counted writer is inside one write(2): a short wait, unless
-        // a blocking pipe is full (the child's replies): then not a busy one.
-        var spins = 0
+        // Each counted writer is inside one write(2) (or backing off): the
+        // last one out wakes this side (`leaveAlone`). Said to be waiting
+        // before looking, so a writer leaving now either sees it or is seen
+        // gone; a wake-up left over from a race costs one more look.
+        exclusiveWaits.store(true, ordering: .sequentiallyConsistent)
+        defer { exclusiveWaits.store(false, ordering: .sequentiallyConsistent) }
         while writers.load(ordering: .sequentiallyConsistent) & ~Self.exclusive != 0 {
-            spins += 1
-            if spins < 100 { sched_yield() } else { usleep(100) }
+            writersDrained.wait()
+        }
+    }
+
+    /// A lock-free writer is done: the last one out while an exclusive
+    /// writer waits wakes it.
+    private func leaveAlone() {
+        if writers.wrappingSubtract(1, ordering: .sequentiallyConsistent).newValue == Self.exclusive,
+           exclusiveWaits.load(ordering: .sequentiallyConsistent) {
+            writersDrained.signal()
         }
     }
 
@@ -101,7 +116,7 @@ package final class FrameChannel: @unchecked Sendable {
     private func writeAlone(_ frame: [UInt8]) -> SendOutcome? {
         guard frame.count <= Self.atomicWrite, frame.count < SharedRing.threshold else { return nil }
         let before = writers.wrappingAdd(1, ordering: .sequentiallyConsistent).oldValue
-        defer { writers.wrappingSubtract(1, ordering: .sequentiallyConsistent) }
+        defer { leaveAlone() }
         guard before & Self.exclusive == 0 else { return nil }
         let count = frame.withUnsafeBytes { plugboard_write_no_sigpipe(output, $0.baseAddress!, $0.count) }
         if count == frame.count { return .sent }
@@ -140,25 +155,39 @@ package final class FrameChannel: @unchecked Sendable {
         }
     }
 
-    /// Writes one frame once the pipe has room for all of it (waiting until
-    /// `deadline`), so a timeout leaves nothing of it in the pipe; a frame
-    /// larger than the pipe is written as ``send(_:sequence:until:fill:)`` does.
+    /// Writes one frame whole or not at all, so a timeout leaves nothing of
+    /// it in the pipe. A frame of at most `PIPE_BUF` bytes waits for room
+    /// until `deadline`, asleep in `poll` (the kernel wakes it when a page of
+    /// the pipe is free, which is room for such a frame: its write is atomic).
+    /// A longer one goes only if the pipe has room for all of it after that
+    /// wait (the kernel cannot wake a writer when N bytes are free), else it
+    /// is not sent (`timedOut`); one larger than the pipe is written as
+    /// ``send(_:sequence:until:fill:)`` does.
     func sendWhole(_ kind: UInt8, sequence: UInt64, until deadline: ContinuousClock.Instant, fill: (inout [UInt8]) -> Void) -> SendOutcome {
         let frame = Self.frame(kind, sequence: sequence, fill: fill)
         return exclusively {
+            guard frame.count <= 64 << 10 else { return outputClosed ? .closed : writeFrame(frame, until: deadline) }
+            var waited = false
             while true {
                 guard !outputClosed else { return .closed }
-                let room = plugboard_pipe_room(output)
-                if room < 0 { return .closed }
-                if room >= frame.count || frame.count > 64 << 10 { break }
+                if frame.count <= Self.atomicWrite {
+                    let count = frame.withUnsafeBytes { plugboard_write_no_sigpipe(output, $0.baseAddress!, $0.count) }
+                    if count == frame.count { return .sent }
+                    if count < 0 && errno == EPIPE { return .closed }
+                    // EAGAIN: no room, nothing written (atomic); EINTR: again.
+                } else {
+                    let room = plugboard_pipe_room(output)
+                    if room < 0 { return .closed }
+                    if room >= frame.count { return writeFrame(frame, until: deadline) }
+                    if waited { return .timedOut }
+                }
                 let remaining = deadline - .now
                 guard remaining > .zero else { return .timedOut }
                 var poller = pollfd(fd: output, events: Int16(POLLOUT), revents: 0)
-                // A pipe is writable once a page is free, which may be less
-                // than the frame: then wait a little before looking again.
-                if poll(&poller, 1, Int32(clamping: Int64((remaining / .milliseconds(1)).rounded(.up)))) > 0 { usleep(1_000) }
+                let ready = poll(&poller, 1, Int32(clamping: Int64((remaining / .milliseconds(1)).rounded(.up))))
+                if ready < 0 && errno != EINTR { return .closed }
+                waited = ready > 0
             }
-            return writeFrame(frame, until: deadline)
         }
     }
 

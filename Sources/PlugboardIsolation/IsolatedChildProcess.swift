@@ -101,11 +101,10 @@ package final class IsolatedChildProcess: Sendable {
             var status: Int32 = 0
             var waited: pid_t = 0
             if !force {
-                let deadline = ContinuousClock.now + .seconds(1)
-                while waited == 0 && ContinuousClock.now < deadline {
-                    waited = waitpid(pid, &status, WNOHANG)
-                    if waited == 0 { usleep(1_000) }
-                }
+                // Asleep on a pidfd until it ends or the second is up (a
+                // kernel without pidfd: no wait, it is killed at once).
+                _ = plugboard_wait_child_end(pid, 1_000)
+                waited = waitpid(pid, &status, WNOHANG)
             }
             if waited <= 0 {
                 signalGroup()

@@ -57,9 +57,15 @@ extension IsolatedPlugin {
             return state.failedRestarts
         }
         guard let failed else { return }
+        // Backs off while restarts keep failing: 0.1 s, 0.2 s, ... up to 30 s,
+        // on a timer (no thread asleep); the restart on a thread of its own.
+        guard failed > 0 else { return restartNow(member) }
+        let backoff = min(30_000, 100 << min(failed - 1, 9))
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(backoff)) { [self] in restartNow(member) }
+    }
+
+    private func restartNow(_ member: Int) {
         startDetachedThread { [self] in
-            // Backs off while restarts keep failing: 0.1 s, 0.2 s, ... up to 30 s.
-            if failed > 0 { usleep(useconds_t(min(30_000_000, 100_000 << min(failed - 1, 9)))) }
             let acquired = restarting[member].acquire(until: .now + launch.startTimeout)
             let wanted = state.withLock { state -> Bool in
                 state.restartPending[member] = false
@@ -167,9 +173,10 @@ extension IsolatedPlugin {
             return IsolatedCallError(error.code, pluginID: pluginID, message: "\(error.message); it crashed \(count) times in \(launch.budget.window) and is now quarantined",
                                      signal: error.signal, exitStatus: error.exitStatus, outputTail: error.outputTail)
         }
-        keepSpare()
         if failsOpen { updateAvailability() }
-        if failsOpen || pooled { restartInBackground(crashed) }
+        // A restart now: the spare follows it (not beside it: both want the
+        // CPU); else the next call restarts, on the spare if it is ready.
+        if failsOpen || pooled { restartInBackground(crashed) } else { keepSpare() }
         return error
     }
 

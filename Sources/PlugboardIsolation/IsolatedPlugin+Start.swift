@@ -182,12 +182,9 @@ extension IsolatedPlugin {
             extra?.stop(grace: .zero)
         }
         if waiting { work() } else {
-            // A little later: not beside the restart a crash is about to
-            // cause, nor the restarted child's first calls (both want the CPU).
-            _ = startDetachedThread(stackSize: 256 << 10) {
-                usleep(100_000)
-                work()
-            }
+            // Called once no restart is under way (after a crash that restarts
+            // on the next call, or after a restart): nothing to wait for.
+            _ = startDetachedThread(stackSize: 256 << 10) { work() }
         }
     }
 

@@ -85,6 +85,10 @@ final class ReplyRouter: Sendable {
     private let closeRequested = Atomic<Bool>(false)
     /// Set once: every waiter and every later request fails with it (rare: a lock is fine).
     private let broken = Mutex<Failure?>(nil)
+    /// Requests waiting for a free slot, and their wake-up (signalled only
+    /// when one waits: the usual release pays one atomic load).
+    private let slotWaiters = Atomic<Int>(0)
+    private let slotFreed = DispatchSemaphore(value: 0)
 
     /// `capacity`: the requests that may be in flight at once (more wait for a slot).
     init(channel: FrameChannel, capacity: Int = 64) {
@@ -146,10 +150,30 @@ final class ReplyRouter: Sendable {
                 }
                 index = (index + 1) & mask
             }
-            // Every slot taken (more requests than the capacity): wait for one.
-            guard ContinuousClock.now < deadline else { throw .sendTimedOut }
-            sched_yield()
+            // Every slot taken (more requests than twice the capacity: the
+            // call slots keep it from happening): sleep until one is freed.
+            slotWaiters.add(1, ordering: .sequentiallyConsistent)
+            defer { slotWaiters.subtract(1, ordering: .sequentiallyConsistent) }
+            // Counted first, then looked at again: a slot freed in between is seen here.
+            if slots.contains(where: { $0.word.load(ordering: .sequentiallyConsistent) == 0 }) { continue }
+            guard Self.wait(slotFreed, until: deadline) else { throw .sendTimedOut }
         }
+    }
+
+    /// Waits for a signal of `semaphore` until `deadline`; false when the deadline came first.
+    private static func wait(_ semaphore: DispatchSemaphore, until deadline: ContinuousClock.Instant) -> Bool {
+        let left = ContinuousClock.now.duration(to: deadline)
+        guard left > .zero else { return false }
+        let (seconds, attoseconds) = left.components
+        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let timeout: DispatchTime = nanoseconds.overflow ? .distantFuture
+            : .now() + .nanoseconds(Int(clamping: nanoseconds.partialValue + attoseconds / 1_000_000_000))
+        return semaphore.wait(timeout: timeout) == .success
+    }
+
+    /// A slot is free again: wakes a request waiting for one, if any.
+    private func slotReleased() {
+        if slotWaiters.load(ordering: .sequentiallyConsistent) > 0 { slotFreed.signal() }
     }
 
     /// The slot whose request has `sequence`, if one waits for it.
@@ -168,6 +192,7 @@ final class ReplyRouter: Sendable {
         slot.outcome = nil
         slot.word.store(0, ordering: .sequentiallyConsistent)
         requests.subtract(1, ordering: .sequentiallyConsistent)
+        slotReleased()
     }
 
     /// The owner gives up its slot in `state`; when something came for it
@@ -181,6 +206,7 @@ final class ReplyRouter: Sendable {
             slot.word.store(0, ordering: .sequentiallyConsistent)
         }
         requests.subtract(1, ordering: .sequentiallyConsistent)
+        slotReleased()
     }
 
     /// A waiting owner leaves with nothing: false when something came for
@@ -189,6 +215,7 @@ final class ReplyRouter: Sendable {
         guard slot.word.compareExchange(expected: Self.word(sequence, .waiting), desired: 0, ordering: .sequentiallyConsistent).exchanged else { return false }
         parked.subtract(1, ordering: .sequentiallyConsistent)
         requests.subtract(1, ordering: .sequentiallyConsistent)
+        slotReleased()
         return true
     }
 

@@ -112,6 +112,12 @@ ssize_t plugboard_write_no_sigpipe(int fd, const void *_Nonnull bytes, size_t co
 /// Bytes a pipe can take now (its capacity minus what is unread), or -1.
 long plugboard_pipe_room(int fd);
 
+/// Sleeps until child `pid` has ended (not reaped: `waitpid` still returns
+/// it) or `timeout_ms` passed, on a pidfd: no polling. 1 ended, 0 the
+/// timeout came first, -1 this kernel has no pidfd (before 5.3) or `pid`
+/// is not a child that can be waited for.
+int plugboard_wait_child_end(int pid, int timeout_ms);
+
 /// Whether this process runs under a sanitizer that reserves huge address
 /// ranges (an address-space limit would break it).
 int plugboard_under_sanitizer(void);
