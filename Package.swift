@@ -51,7 +51,13 @@ let package = Package(
         .target(name: "PlugboardCatalog", dependencies: ["PlugboardLoading", sdk, "CPlugboardHost"], swiftSettings: strict),
         .target(name: "PlugboardIsolation", dependencies: ["PlugboardLoading", sdk, "CPlugboardHost"], swiftSettings: strict),
         .target(name: "PlugboardLifecycle", dependencies: ["PlugboardCatalog", "PlugboardIsolation", sdk, "CPlugboardHost"], swiftSettings: strict),
-        .target(name: "PlugboardHost", dependencies: ["PlugboardLifecycle", sdk, "CPlugboardHost"], swiftSettings: strict),
+        .target(name: "PlugboardHost", dependencies: ["PlugboardLifecycle", "plugboard-child", sdk, "CPlugboardHost"], swiftSettings: strict),
+        // The process of an isolated plugin, with an entry and names of its
+        // own (its C constructor, CPlugboardChild, serves the host before
+        // main). The host library depends on it, so SwiftPM builds it beside
+        // every program that depends on PlugboardHost, where hosts find it.
+        .target(name: "CPlugboardChild", dependencies: ["CPlugboardHost"]),
+        .executableTarget(name: "plugboard-child", dependencies: ["PlugboardIsolation", "CPlugboardChild", sdk], swiftSettings: strict),
         .target(name: "PlugboardDev", dependencies: ["PlugboardHost", "CPlugboardHost"], swiftSettings: strict),
         // Hooks the benchmark and the fuzzer need into the host's internals
         // (package access): not a product, never linked by a production host.

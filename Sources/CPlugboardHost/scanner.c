@@ -17,27 +17,13 @@
 #include <unistd.h>
 #include "plugboard_host.h"
 
-// Defined in Swift (PlugboardLoading/ScannerChild.swift, PlugboardIsolation/IsolatedChildMain.swift); never return.
+// Defined in Swift (PlugboardLoading/ScannerChild.swift); never returns. An
+// isolated plugin's child is another program (plugboard-child).
 extern void plugboard_scanner_main(int channel) __attribute__((noreturn));
-extern void plugboard_isolated_main(int requests, int replies, int log, int storage) __attribute__((noreturn));
 
 __attribute__((constructor)) static void plugboard_scanner_hook(void) {
     const char *mode = getenv(PLUGBOARD_SCANNER_VARIABLE);
     if (mode == NULL) return;
-    if (strcmp(mode, PLUGBOARD_ISOLATED_PROTOCOL) == 0) {
-        unsetenv(PLUGBOARD_SCANNER_VARIABLE);
-        // No PR_SET_PDEATHSIG here: it fires when the *thread* that spawned
-        // the child ends, and an isolated plugin is restarted from whichever
-        // thread calls it. The child watches its request pipe instead (it
-        // hangs up when the host dies, however it dies).
-        closefrom(PLUGBOARD_ISOLATED_RINGS_FD + 2);
-        for (int fd = PLUGBOARD_ISOLATED_REQUESTS_FD; fd <= PLUGBOARD_ISOLATED_RINGS_FD + 1; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
-        // Before any Swift code of the child and before its plugin is
-        // loaded; the child checks the report against what the host requires.
-        plugboard_sandbox_apply(2);
-        plugboard_isolated_main(PLUGBOARD_ISOLATED_REQUESTS_FD, PLUGBOARD_ISOLATED_REQUESTS_FD + 1, PLUGBOARD_ISOLATED_LOG_FD,
-                                PLUGBOARD_ISOLATED_STORAGE_FD);
-    }
     if (strcmp(mode, PLUGBOARD_SCANNER_PROTOCOL) != 0) return;
     // Not inherited by anything a plugin starts.
     unsetenv(PLUGBOARD_SCANNER_VARIABLE);

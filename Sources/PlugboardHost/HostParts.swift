@@ -66,7 +66,8 @@ struct HostParts {
             isolation: { id, signedByHost in configuration.isolation(of: id, signedByHost: signedByHost) },
             isolatesUnsigned: configuration.isolation.unsigned != nil, settings: configuration.settings,
             storageQuota: configuration.storageQuota, restartBudget: configuration.isolation.restartBudget,
-            startTimeout: configuration.isolation.startTimeout, isolationEvents: configuration.observability.isolationEvents)
+            startTimeout: configuration.isolation.startTimeout, isolationEvents: configuration.observability.isolationEvents,
+            childProgram: configuration.isolation.childProgram)
     }
 
     /// `scanner` with the policy its processes get (when it has a sandbox):

@@ -219,17 +219,24 @@ final class IsolatedChild: @unchecked Sendable {
         guard let bytes, ContentHash.text(bytes.withUnsafeBytes(ContentHash.of)) == request.contentHash else {
             fail(sequence, "file-changed", "\(request.path): the bytes the child found are not the ones the host admitted; nothing of the plugin ran")
         }
-        var crossings: [PointCrossing] = []
-        for point in request.points {
-            guard let crossing = PointCrossing(typeName: point.typeName) else {
-                fail(sequence, "isolation-point-missing", "extension point \(point.interfaceID) is not in the child's program (\(ProcessInfo.processInfo.arguments.first ?? "?")): isolate with the host's own program (ScannerSettings.executable nil), or one that links the point's module")
-            }
-            crossings.append(crossing)
+        // The points the SDK defines are here already; a host's own are in
+        // its interface libraries, loaded first (the plugin links the same
+        // ones: the loader then finds them loaded, by their soname).
+        for library in request.libraries ?? [] where dlopen(library, RTLD_NOW | RTLD_GLOBAL) == nil {
+            let reason = dlerror().map { String(cString: $0) } ?? "unknown"
+            fail(sequence, "isolation-point-missing", "\(request.path): the interface library \(library) of plugin \(request.pluginID)'s points cannot be loaded in its child: \(reason)")
         }
+        var crossings = request.points.map { PointCrossing(typeName: $0.typeName) }
         let image: LoadedImage
         switch PluginLoader.loadInScannerChild(request.file, reportedAs: request.path, environment: environment, phase: { _ in }) {
         case let .success(loaded): image = loaded
         case let .failure(error): fail(sequence, error.code.rawValue, error.reason)
+        }
+        for (index, point) in request.points.enumerated() where crossings[index] == nil {
+            crossings[index] = PointCrossing(typeName: point.typeName)
+            guard crossings[index] != nil else {
+                fail(sequence, "isolation-point-missing", "extension point \(point.interfaceID) (\(point.typeName)) is neither in plugboard-child nor in a library plugin \(request.pluginID) links: declare an isolatable point in an interface package built as a dynamic library that host and plugins link (docs/isolation.md)")
+            }
         }
         guard image.descriptor.id == request.pluginID else {
             fail(sequence, "file-changed", "\(request.path): it now says plugin \(image.descriptor.id), it was \(request.pluginID) when scanned")
@@ -270,7 +277,7 @@ final class IsolatedChild: @unchecked Sendable {
             reply.rings = true
         }
         let contributions = instance.contributions()
-        for crossing in crossings {
+        for case let crossing? in crossings {
             guard contributions.contains(where: { $0.interfaceID == crossing.interfaceID }) else {
                 let error = PluginLoadError.missingProvider(path: request.path, id: request.pluginID, interface: crossing.interfaceID)
                 fail(sequence, error.code.rawValue, error.reason)

@@ -44,7 +44,8 @@ package final class IsolatedChildProcess: Sendable {
         self.output = output
     }
 
-    /// Starts `program` in isolation mode with the scanner's environment.
+    /// Starts `program` (`plugboard-child`) as an isolated plugin's child,
+    /// with the environment a scanner gets.
     static func spawn(
         program: String, passing names: [String], adding extra: [String: String], pluginID: String, callsInFlight: Int,
         report: @escaping @Sendable (HostDiagnostic) -> Void, notice: @escaping @Sendable (ChildNotice) -> Void,
@@ -52,7 +53,8 @@ package final class IsolatedChildProcess: Sendable {
         ended: @escaping @Sendable (Int32) -> Void
     ) -> Result<IsolatedChildProcess, IsolatedCallError> {
         var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(program), nil]
-        var entries: [UnsafeMutablePointer<CChar>?] = StartedScanner.environment(passing: names, adding: extra, mode: PLUGBOARD_ISOLATED_PROTOCOL)
+        var entries: [UnsafeMutablePointer<CChar>?] = StartedScanner.environment(
+            passing: names, adding: extra, variable: PLUGBOARD_CHILD_VARIABLE, value: PLUGBOARD_ISOLATED_PROTOCOL)
             .map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
             arguments.forEach { free($0) }

@@ -59,6 +59,9 @@ package enum IsolationProtocol {
         package var sandbox: Sandbox?
         /// The host mapped both rings: the child may send large frames in its own.
         package var rings: Bool?
+        /// Shared libraries defining the points' types (a host's interface
+        /// packages), loaded before the plugin: `plugboard-child` links only the SDK.
+        package var libraries: [String]?
 
         package init(protocolVersion: Int, sdkABI: [UInt32], file: String, path: String, pluginID: String, contentHash: String, points: [Point], deniedServices: [String], overrides: [String: WireValue], settingsFile: String? = nil, dataDirectory: String? = nil, quota: [Int], limits: Limits, state: [UInt8]? = nil, activePlugins: [String], sandbox: Sandbox? = nil, rings: Bool? = nil) {
             self.protocolVersion = protocolVersion

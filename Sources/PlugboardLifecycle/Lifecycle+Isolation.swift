@@ -43,9 +43,15 @@ extension Lifecycle {
     ) -> Result<(live: LivePlugin, stateNote: String?), PluginLoadError> {
         let scan = image.scan
         let path = image.path
+        let program: String
+        switch ChildProgram.locate(configured: configuration.childProgram) {
+        case let .success(found): program = found
+        case let .failure(missing): return .failure(.isolationChildMissing(path: path, id: scan.id, reason: missing.reason))
+        }
         var points: [IsolationProtocol.StartRequest.Point] = []
         var crossings: [String: PointCrossing] = [:]
         var policies: [String: IsolatedCallPolicy] = [:]
+        var libraries: [String] = []
         for interface in scan.provides {
             guard let point = registry.declaredPoint(for: interface.interface), let isolated = isolatedPoints.point(for: interface.interface) else { continue }
             guard let crossing = isolated.crossing else {
@@ -54,6 +60,7 @@ extension Lifecycle {
             points.append(.init(interfaceID: interface.interface, major: point.interface.version.major, minor: point.interface.version.minor, typeName: crossing.typeName))
             crossings[interface.interface] = crossing
             policies[interface.interface] = isolated.calls
+            if let library = isolated.library, !libraries.contains(library) { libraries.append(library) }
         }
         let settings = configuration.settings.plugins[scan.id]
         let denied = settings?.deniedServices ?? []
@@ -62,6 +69,14 @@ extension Lifecycle {
         }
         let quota = configuration.storageQuota
         var extraEnvironment = scanner.extraEnvironment
+        if !libraries.isEmpty {
+            // The plugin names its interface libraries by file name (they
+            // have no soname): the child's loader finds them where the host's
+            // are, as the same files the child loads first.
+            let folders = libraries.map { String($0[..<($0.lastIndex(of: "/") ?? $0.startIndex)]) }
+            extraEnvironment["LD_LIBRARY_PATH"] = (folders.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+                + [extraEnvironment["LD_LIBRARY_PATH"]].compactMap { $0 }).joined(separator: ":")
+        }
         var sandbox: IsolationProtocol.StartRequest.Sandbox?
         if var confinement = isolation.sandbox {
             // Refused before any of its code runs when a need is not
@@ -71,7 +86,7 @@ extension Lifecycle {
             guard refused.isEmpty else { return .failure(.sandboxNeedNotGranted(path: path, id: scan.id, needs: refused)) }
             confinement.grants = SandboxPolicy.granted(confinement.grants, declared: needs)
             let policy = SandboxPolicy.child(
-                confinement, copy: image.checked.copy,
+                confinement, copy: image.checked.copy, libraries: libraries,
                 storage: services.dataDirectory.map { FileKeyValueStore(root: $0, folder: scan.id) }, limits: isolation.limits)
             extraEnvironment[SandboxPolicy.variable] = policy.encoded
             sandbox = .init(needed: policy.neededLayers, required: confinement.enforcement == .required)
@@ -87,12 +102,13 @@ extension Lifecycle {
                           callsInFlight: isolation.limits.callsInFlight),
             state: nil, activePlugins: activePlugins.sorted())
         request.sandbox = sandbox
+        request.libraries = libraries.isEmpty ? nil : libraries
         // Its children register routes in the host's table, if it may.
         let owner = ServiceOwner(pluginID: scan.id, generation: generation)
         let router = PluginRouter(table: services.routes, owner: owner, report: services.report)
         let mayRoute = scan.services.contains(Services.Router.id) && !denied.contains(Services.Router.id)
         let launch = IsolatedPlugin.Launch(
-            program: scanner.program, environmentNames: scanner.environment, extraEnvironment: extraEnvironment,
+            program: program, environmentNames: scanner.environment, extraEnvironment: extraEnvironment,
             request: request, crossings: crossings, policies: policies, budget: configuration.restartBudget,
             startTimeout: configuration.startTimeout, logSink: services.logSink, report: services.report,
             events: configuration.isolationEvents, eventHub: services.events,

@@ -20,13 +20,16 @@ package struct LifecycleSettings: Sendable {
     package var restartBudget: RestartBudget
     package var startTimeout: Duration
     package var isolationEvents: (@Sendable (IsolationEvent) -> Void)?
+    /// ``PluginHost/Configuration/Isolation/childProgram``.
+    package var childProgram: String?
 
     package init(
         checksOwnership: Bool, scanner: ScannerSettings, ownKeyFiles: [String],
         isolation: @escaping @Sendable (_ id: String, _ signedByHost: Bool) -> PluginIsolation, isolatesUnsigned: Bool,
         settings: HostSettings, storageQuota: StorageQuota, restartBudget: RestartBudget, startTimeout: Duration,
-        isolationEvents: (@Sendable (IsolationEvent) -> Void)?
+        isolationEvents: (@Sendable (IsolationEvent) -> Void)?, childProgram: String? = nil
     ) {
+        self.childProgram = childProgram
         self.checksOwnership = checksOwnership
         self.scanner = scanner
         self.ownKeyFiles = ownKeyFiles

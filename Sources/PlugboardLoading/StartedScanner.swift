@@ -31,7 +31,7 @@ package struct StartedScanner: Sendable {
         rehearsing: Bool = false
     ) throws(Failure) -> StartedScanner {
         var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(executable), nil]
-        var environment = environment(passing: names, adding: extra, mode: PLUGBOARD_SCANNER_PROTOCOL)
+        var environment = environment(passing: names, adding: extra)
         environment[ScannerRehearsal.variable] = rehearsing ? "1" : nil
         var entries: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
@@ -46,13 +46,17 @@ package struct StartedScanner: Sendable {
         return StartedScanner(pid: pid, channel: channel, errors: errors)
     }
 
-    /// A child's environment: the host's variables named in `names`, those
-    /// in `extra`, and the two the child needs (`mode` starts it as scanner
-    /// or as an isolated plugin), which nothing overrides.
-    package static func environment(passing names: [String], adding extra: [String: String], mode: String) -> [String: String] {
+    /// A child's environment (a scanner's, or an isolated plugin's): the
+    /// host's variables named in `names`, those in `extra`, and the two the
+    /// child needs (`variable` set to `value` starts it as what it is),
+    /// which nothing overrides.
+    package static func environment(
+        passing names: [String], adding extra: [String: String], variable: String = PLUGBOARD_SCANNER_VARIABLE,
+        value: String = PLUGBOARD_SCANNER_PROTOCOL
+    ) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment.filter { names.contains($0.key) }
         environment.merge(extra) { _, given in given }
-        environment[PLUGBOARD_SCANNER_VARIABLE] = mode
+        environment[variable] = value
         // The runtime's crash report would push the plugin's own last words
         // out of the stderr tail; the signal and phase say where it died.
         environment["SWIFT_BACKTRACE"] = "enable=no"

@@ -54,7 +54,9 @@ const char *_Nullable plugboard_sandbox_report(void);
 
 // MARK: - Isolated plugin process
 
-/// The value of PLUGBOARD_SCANNER that starts an isolated plugin's child.
+/// The variable that starts `plugboard-child` as an isolated plugin's child
+/// (CPlugboardChild/child.c), and its value: the protocol it speaks.
+#define PLUGBOARD_CHILD_VARIABLE "PLUGBOARD_CHILD"
 #define PLUGBOARD_ISOLATED_PROTOCOL "isolated-1"
 /// The child's end of the request pipe; replies go to the next fd.
 #define PLUGBOARD_ISOLATED_REQUESTS_FD 3

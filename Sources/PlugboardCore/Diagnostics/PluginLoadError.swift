@@ -102,6 +102,8 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
         public static let isolationUnsupportedPoint = Code("isolation-unsupported-point")
         /// Isolation asked for, but a service the plugin uses cannot cross a process yet.
         public static let isolationUnsupportedService = Code("isolation-unsupported-service")
+        /// The program of isolated plugins' children (`plugboard-child`) is not where the host looks.
+        public static let isolationChildMissing = Code("isolation-child-missing")
         /// A requirement's version range is not one of the forms the SDK documents.
         public static let dependencyRangeInvalid = Code("dependency-range-invalid")
         /// A required plugin is not installed.
@@ -354,6 +356,10 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
         PluginLoadError(code: .isolationUnsupportedPoint, path: path,
             reason: "plugin \(id) cannot be isolated: it provides \(interface), whose point (providers of type \(providerType)) does not conform to IsolatableExtensionPoint, so its requirements cannot cross a process; run it in process, or give the point profile(of:), proxy(_:profile:) and serve(_:on:) (docs/isolation.md)",
             status: .failed)
+    }
+
+    package static func isolationChildMissing(path: String, id: String, reason: String) -> PluginLoadError {
+        PluginLoadError(code: .isolationChildMissing, path: path, reason: "plugin \(id) cannot start isolated: \(reason)", status: .failed)
     }
 
     package static func isolationUnsupportedService(path: String, id: String, service: String) -> PluginLoadError {

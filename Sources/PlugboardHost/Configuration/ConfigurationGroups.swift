@@ -111,6 +111,12 @@ extension PluginHost.Configuration {
         /// lookup waits for a plugin's start under way on another thread
         /// (then it returns what is active, with `start-still-running`).
         public var startTimeout: Duration = .seconds(10)
+        /// The program an isolated plugin's child runs: `plugboard-child`,
+        /// which SwiftPM builds beside every program that depends on
+        /// PlugboardHost. Nil (the default): beside this process's
+        /// executable. Without it, an isolated plugin fails to start with
+        /// `isolation-child-missing`.
+        public var childProgram: String?
 
         public init() {}
     }

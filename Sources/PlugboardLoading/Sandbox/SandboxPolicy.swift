@@ -90,14 +90,15 @@ extension SandboxPolicy {
     /// its own storage folder, read-only (made here; the host makes its
     /// writes, ``HostRelay``), what `confinement` grants, and its limits.
     package static func child(
-        _ confinement: PluginSandbox, copy: String, storage: FileKeyValueStore?,
+        _ confinement: PluginSandbox, copy: String, libraries: [String] = [], storage: FileKeyValueStore?,
         limits: PluginIsolation.Limits
     ) -> SandboxPolicy {
         let copies = String(copy[..<(copy.lastIndex(of: "/") ?? copy.endIndex)])
         var folders: [String] = []
         if let storage, makeDirectories(storage.directory) == nil { folders.append(storage.directory) }
+        // The points' interface libraries the child loads before the plugin (read only).
         var policy = SandboxPolicy(
-            reads: [copies] + folders, off: confinement.layersOff, fileSize: 1 << 20, cpuSeconds: limits.cpuSeconds,
+            reads: [copies] + libraries + folders, off: confinement.layersOff, fileSize: 1 << 20, cpuSeconds: limits.cpuSeconds,
             addressSpace: limits.addressSpace, descriptors: limits.descriptors)
         policy.grant(confinement.grants)
         return policy

@@ -455,6 +455,30 @@ import Glibc
         let reason = host.records.first { $0.code == "isolation-unsupported-service" }?.reason ?? ""
         #expect(reason.contains("plugboard.extensions"))
     }
+
+    /// The isolated child's program, `plugboard-child`, is found beside the
+    /// host's executable (every other isolation test starts it there); one
+    /// configured where there is none refuses the start with its code,
+    /// naming the place and the fix, and the host runs on.
+    @Test func aMissingChildProgramRefusesTheStartAndSaysWhere() throws {
+        let dir = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Alpha"), as: "alpha.so")
+        var configuration = PluginHost.Configuration(pluginsDirectory: dir.path, cacheDirectory: dir.file("cache"))
+        configuration.isolation.others = .isolated
+        configuration.isolation.childProgram = dir.file("no-such/plugboard-child")
+        let host = PluginHost(configuration: configuration)
+        host.declare(Commands.self)
+        try host.start()
+        host.activateAll()
+        defer { host.shutdown() }
+        let record = try #require(host.records.first)
+        #expect(record.status == .failed)
+        #expect(record.code == "isolation-child-missing")
+        #expect(record.reason?.contains(dir.file("no-such/plugboard-child")) == true && record.reason?.contains("isolation.childProgram") == true,
+                "\(record.reason ?? "")")
+        #expect(FileManager.default.isExecutableFile(atPath: Fixtures.repository.path + "/.build/debug/plugboard-child"),
+                "SwiftPM builds plugboard-child beside the programs that depend on PlugboardHost")
+    }
 }
 
 /// Whether process `pid` is a zombie (dead, not yet reaped by its parent).
