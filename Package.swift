@@ -27,6 +27,9 @@ let package = Package(
         // The demo host's own parts (screen composition, validation report).
         .library(name: "PlugboardDemo", targets: ["PlugboardDemo"]),
         .executable(name: "plugboard", targets: ["plugboard"]),
+        // The process of isolated plugins: a product, so that SwiftPM links it
+        // beside a client's program (the host library depends on it).
+        .executable(name: "plugboard-child", targets: ["plugboard-child"]),
         // The fleet commands (publish, pull, follow, ...), which `plugboard` runs:
         // libcurl stays out of `plugboard`, which scanners and isolated children re-execute.
         .executable(name: "plugboard-fleet", targets: ["plugboard-fleet"]),

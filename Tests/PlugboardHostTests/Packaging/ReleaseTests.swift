@@ -93,7 +93,9 @@ extension SwiftPMBuilding {
                 import Plugboard
                 import PlugboardHost
 
-                let host = PluginHost(configuration: .init(pluginsDirectory: CommandLine.arguments[1]))
+                var configuration = PluginHost.Configuration(pluginsDirectory: CommandLine.arguments[1])
+                if CommandLine.arguments.count > 2 { configuration.isolation.others = .isolated }
+                let host = PluginHost(configuration: configuration)
                 host.declare(Commands.self)
                 _ = try host.start()
                 for record in host.records where record.error != nil { print(record.error!.message) }
@@ -146,6 +148,12 @@ extension SwiftPMBuilding {
                 URL(fileURLWithPath: appBinary), [plugins.path], environment: ["XDG_CACHE_HOME": work.file("cache")])
             #expect(run.status == 0, "\(run.stderr)")
             #expect(run.stdout == "Hello by URL, Ada!\n", "\(run.stdout)\(run.stderr)")
+            // Isolated: in plugboard-child, which SwiftPM built beside the app
+            // because the host library depends on it.
+            #expect(FileManager.default.isExecutableFile(atPath: URL(fileURLWithPath: appBinary).deletingLastPathComponent().path + "/plugboard-child"))
+            let isolated = try runProcess(
+                URL(fileURLWithPath: appBinary), [plugins.path, "isolated"], environment: ["XDG_CACHE_HOME": work.file("cache")])
+            #expect(isolated.status == 0 && isolated.stdout == "Hello by URL, Ada!\n", "\(isolated.stdout)\(isolated.stderr)")
 
             // `plugboard new` with the SDK's URL: a package that depends by URL and
             // version, builds and passes its own test on the first try.
