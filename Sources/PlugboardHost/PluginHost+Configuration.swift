@@ -46,6 +46,27 @@ extension PluginHost {
         /// without a lock file: what `plugboard lock` writes.
         package var recordsSHA256 = false
 
+        /// A configuration scanning `pluginsDirectory`, every group at its
+        /// defaults: set the rest through the groups.
+        public init(pluginsDirectory: String? = nil) {
+            self.pluginsDirectory = pluginsDirectory
+            disabledPlugins = [:]
+            settings = HostSettings()
+            paths = Paths(data: nil, cache: nil, images: nil)
+            trust = Trust(directories: .enforced, lockFile: nil)
+            isolation = Isolation()
+            scanner = ScannerSettings()
+            storageQuota = StorageQuota()
+            crashJournal = CrashJournalSettings(hangThreshold: .seconds(5))
+            observability = Observability(logSink: .standardError)
+            watching = Watching()
+        }
+
+        /// The flat initialiser of host 2.x: each of its values has its
+        /// place in a group now (`paths.data`, `paths.cache`, `paths.images`,
+        /// `observability.logSink`, `trust.lockFile`, `trust.directories`,
+        /// `crashJournal.hangThreshold`), which is where to set them.
+        @available(*, deprecated, message: "use init(pluginsDirectory:) and set the groups (paths, trust, observability, crashJournal); removed in host 4.0.0")
         public init(
             pluginsDirectory: String? = nil, disabledPlugins: [String: String] = [:],
             settings: HostSettings = HostSettings(), dataDirectory: String? = nil,
@@ -53,17 +74,31 @@ extension PluginHost {
             scanner: ScannerSettings = ScannerSettings(), hangThreshold: Duration = .seconds(5),
             storageQuota: StorageQuota = StorageQuota(), lockFile: String? = nil, trust: DirectoryTrust = .enforced
         ) {
-            self.pluginsDirectory = pluginsDirectory
-            self.disabledPlugins = disabledPlugins
-            self.settings = settings
-            paths = Paths(data: dataDirectory, cache: cacheDirectory, images: imagesDirectory)
-            self.trust = Trust(directories: trust, lockFile: lockFile)
-            isolation = Isolation()
-            self.scanner = scanner
-            self.storageQuota = storageQuota
-            crashJournal = CrashJournalSettings(hangThreshold: hangThreshold)
-            observability = Observability(logSink: logSink)
-            watching = Watching()
+            self = .with(
+                pluginsDirectory: pluginsDirectory, disabledPlugins: disabledPlugins, settings: settings, dataDirectory: dataDirectory,
+                logSink: logSink, imagesDirectory: imagesDirectory, cacheDirectory: cacheDirectory, scanner: scanner,
+                hangThreshold: hangThreshold, storageQuota: storageQuota, lockFile: lockFile, trust: trust)
+        }
+
+        /// Many settings at once, each set in its group: what the tests and
+        /// the benchmark write (package access: a host sets the groups).
+        package static func with(
+            pluginsDirectory: String? = nil, disabledPlugins: [String: String] = [:],
+            settings: HostSettings = HostSettings(), dataDirectory: String? = nil,
+            logSink: LogSink = .standardError, imagesDirectory: String? = nil, cacheDirectory: String? = nil,
+            scanner: ScannerSettings = ScannerSettings(), hangThreshold: Duration = .seconds(5),
+            storageQuota: StorageQuota = StorageQuota(), lockFile: String? = nil, trust: DirectoryTrust = .enforced
+        ) -> Configuration {
+            var configuration = Configuration(pluginsDirectory: pluginsDirectory)
+            configuration.disabledPlugins = disabledPlugins
+            configuration.settings = settings
+            configuration.paths = Paths(data: dataDirectory, cache: cacheDirectory, images: imagesDirectory)
+            configuration.trust = Trust(directories: trust, lockFile: lockFile)
+            configuration.scanner = scanner
+            configuration.storageQuota = storageQuota
+            configuration.crashJournal = CrashJournalSettings(hangThreshold: hangThreshold)
+            configuration.observability = Observability(logSink: logSink)
+            return configuration
         }
 
         /// The environment variable `plugboard bisect` sets for the check it

@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import PlugboardCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -162,13 +163,8 @@ final class ReplyRouter: Sendable {
 
     /// Waits for a signal of `semaphore` until `deadline`; false when the deadline came first.
     private static func wait(_ semaphore: DispatchSemaphore, until deadline: ContinuousClock.Instant) -> Bool {
-        let left = ContinuousClock.now.duration(to: deadline)
-        guard left > .zero else { return false }
-        let (seconds, attoseconds) = left.components
-        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        let timeout: DispatchTime = nanoseconds.overflow ? .distantFuture
-            : .now() + .nanoseconds(Int(clamping: nanoseconds.partialValue + attoseconds / 1_000_000_000))
-        return semaphore.wait(timeout: timeout) == .success
+        guard deadline > .now else { return false }
+        return semaphore.wait(timeout: DispatchTime(deadline)) == .success
     }
 
     /// A slot is free again: wakes a request waiting for one, if any.

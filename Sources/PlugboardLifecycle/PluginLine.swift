@@ -1,4 +1,5 @@
 import Dispatch
+import PlugboardCore
 
 /// One plugin's line: held by whoever starts it, reloads it or stops it in
 /// a cascade, so that work on one plugin happens one piece at a time while
@@ -33,12 +34,8 @@ final class PluginLine: Sendable {
 
     /// Waits for the release until `deadline`; false when it came first.
     func wait(until deadline: ContinuousClock.Instant) -> Bool {
-        let left = ContinuousClock.now.duration(to: deadline)
-        guard left > .zero else { return false }
-        let nanoseconds = left.components.seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        let wait = nanoseconds.overflow ? DispatchTime.distantFuture
-            : DispatchTime.now() + .nanoseconds(Int(clamping: nanoseconds.partialValue + left.components.attoseconds / 1_000_000_000))
-        return released.wait(timeout: wait) == .success
+        guard deadline > .now else { return false }
+        return released.wait(timeout: DispatchTime(deadline)) == .success
     }
 
     /// Waits for the release, however long it takes.

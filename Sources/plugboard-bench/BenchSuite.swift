@@ -106,7 +106,7 @@ struct BenchSuite {
     /// time; against the same call on a provider of the bench's own.
     func calls() {
         report.begin("Calling a provider (release-built plugin, 9 rounds of 2,000,000 calls, ns per call)")
-        let host = PluginHost(configuration: .init(logSink: Self.quiet))
+        let host = PluginHost(configuration: .with(logSink: Self.quiet))
         host.declareDemoExtensionPoints()
         host.discover(files: [callPlugin])
         host.activateAll()
@@ -186,7 +186,7 @@ struct BenchSuite {
     /// costs a forwarding thunk, ten instructions a delivery, that the
     /// recorded counts do not have.)
     static func eventHost(crossing: Bool, observers: Int = 10, counter: Counter) -> PluginHost {
-        let host = PluginHost(configuration: .init(logSink: quiet))
+        let host = PluginHost(configuration: .with(logSink: quiet))
         for _ in 0..<observers {
             if crossing {
                 host.events.subscribe(TickCopy.self) { counter.add($0.n) }

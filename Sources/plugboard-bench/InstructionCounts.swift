@@ -188,7 +188,7 @@ enum InstructionCounts {
                     exit(1)
                 }
             }
-            let configuration = PluginHost.Configuration(
+            let configuration = PluginHost.Configuration.with(
                 pluginsDirectory: directory, logSink: quiet, imagesDirectory: work + "/images", cacheDirectory: cache)
             var started = 0
             measure {
@@ -200,14 +200,14 @@ enum InstructionCounts {
             exit(started == 50 ? 0 : 1)
         case "activation":
             // Its own images folder: the default's parent (the temp directory) is the machine's, not the path's.
-            let configuration = PluginHost.Configuration(logSink: quiet, imagesDirectory: work + "/images", cacheDirectory: work + "/cache-activation")
+            let configuration = PluginHost.Configuration.with(logSink: quiet, imagesDirectory: work + "/images", cacheDirectory: work + "/cache-activation")
             let host = PluginHost(configuration: configuration)
             host.declareDemoExtensionPoints()
             host.discover(files: [callPlugin])
             measure { host.activateAll() }
             exit(host.activePluginIDs.count == 1 ? 0 : 1)
         case "handle-call":
-            let host = PluginHost(configuration: .init(logSink: quiet, imagesDirectory: work + "/images", cacheDirectory: work + "/cache-calls"))
+            let host = PluginHost(configuration: .with(logSink: quiet, imagesDirectory: work + "/images", cacheDirectory: work + "/cache-calls"))
             host.declareDemoExtensionPoints()
             host.discover(files: [callPlugin])
             host.activateAll()
@@ -217,7 +217,7 @@ enum InstructionCounts {
             exit(total > 0 ? 0 : 1)
         case "typed-publish", "cross-publish":
             // Subscribers of the publisher's own type, or of another plugin's copy of it.
-            let host = PluginHost(configuration: .init(logSink: quiet))
+            let host = PluginHost(configuration: .with(logSink: quiet))
             let counter = BenchSuite.Counter()
             for _ in 0..<10 {
                 if workload.name == "typed-publish" {
@@ -231,7 +231,7 @@ enum InstructionCounts {
             measure { for index in 0..<workload.iterations { bus.publish(BenchSuite.Tick(n: index, label: "tick")) } }
             exit(counter.value > 0 ? 0 : 1)
         case "router-lookup":
-            let host = PluginHost(configuration: .init(logSink: quiet))
+            let host = PluginHost(configuration: .with(logSink: quiet))
             for index in 0..<1_000 {
                 let title = "section \(index)"
                 try? host.router.register("/section\(index)/items/{id}") { match in RenderedSection(title: title, lines: [match.parameter("id") ?? ""]) }

@@ -113,7 +113,7 @@ struct IsolationBench {
             for sandbox in [false, true] {
                 var scanner = ScannerSettings()
                 if !sandbox { scanner.sandbox = nil }
-                let host = PluginHost(configuration: .init(
+                let host = PluginHost(configuration: .with(
                     pluginsDirectory: dir + "/scan", logSink: BenchSuite.quiet, cacheDirectory: dir + "/scan-cache-\(round)-\(sandbox)",
                     scanner: scanner))
                 let milliseconds = timed { _ = try? host.discover() } / 1_000_000 / Double(files)
@@ -237,7 +237,7 @@ struct IsolationBench {
     /// A host on `dir` with the fixture, in process or isolated, started and called once.
     private func host(_ dir: String, isolation: PluginIsolation, label: String? = nil) -> PluginHost? {
         let name = label ?? (isolation.sandbox != nil ? "sandboxed" : isolation.isolated ? "isolated" : "in-process")
-        var configuration = PluginHost.Configuration(
+        var configuration = PluginHost.Configuration.with(
             pluginsDirectory: dir + "/plugins", dataDirectory: dir + "/data", logSink: BenchSuite.quiet,
             cacheDirectory: dir + "/cache-\(name)")
         configuration.isolation.others = isolation

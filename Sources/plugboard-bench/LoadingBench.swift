@@ -128,7 +128,7 @@ extension BenchSuite {
     /// everything; prints the nanoseconds and the resident KiB it added.
     static func printActivation(of directory: String) {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("plugboard-bench-data-\(getpid())").path
-        let host = PluginHost(configuration: .init(
+        let host = PluginHost(configuration: .with(
             pluginsDirectory: directory, dataDirectory: data, logSink: quiet, cacheDirectory: directory + "/cache"))
         host.declareDemoExtensionPoints()
         guard (try? host.start()) != nil else { exit(1) }

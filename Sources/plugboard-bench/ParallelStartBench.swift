@@ -62,7 +62,7 @@ struct ParallelStartBench {
         in work: URL, run: String, plugins: URL,
         _ body: @escaping @Sendable ([@Sendable (PluginHost) async -> Void], PluginHost) async -> Void
     ) throws -> Double {
-        let host = PluginHost(configuration: .init(
+        let host = PluginHost(configuration: .with(
             pluginsDirectory: plugins.path, dataDirectory: work.appendingPathComponent("data-\(run)").path,
             logSink: BenchSuite.quiet, cacheDirectory: work.appendingPathComponent("cache").path))
         defer { host.shutdown() }

@@ -22,7 +22,7 @@ struct ReloadBench {
     /// (load and activate in a scanner process), against spawning `/bin/true`.
     func hostSide(_ report: Report) {
         report.begin("Hot reload, host side (20 reloads 50 ms apart, verified with load and activate in a scanner)")
-        let host = PluginHost(configuration: .init(logSink: BenchSuite.quiet))
+        let host = PluginHost(configuration: .with(logSink: BenchSuite.quiet))
         host.declareDemoExtensionPoints()
         guard host.load(reloadable: versions[0]).status == .active else {
             print("  reload benchmark: first load failed")
@@ -97,7 +97,7 @@ struct ReloadBench {
     /// In the child: prints resident KiB after the first load, after 100 and
     /// after 1,000 reloads, and the median mapped bytes a generation added.
     static func printReloadMemory(_ versions: [String]) {
-        let host = PluginHost(configuration: .init(logSink: BenchSuite.quiet))
+        let host = PluginHost(configuration: .with(logSink: BenchSuite.quiet))
         host.declareDemoExtensionPoints()
         guard host.load(reloadable: versions[0]).status == .active else { exit(1) }
         var checkpoints = [Memory.residentKiB()]

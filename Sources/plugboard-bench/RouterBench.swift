@@ -14,7 +14,7 @@ extension BenchSuite {
     func routing() {
         report.begin("Router (9 rounds of 200,000 lookups, ns per lookup)")
         func makeRouter(patterns count: Int) -> (PluginHost, [String: @Sendable () -> any Sendable], [String]) {
-            let host = PluginHost(configuration: .init(logSink: Self.quiet))
+            let host = PluginHost(configuration: .with(logSink: Self.quiet))
             var exact: [String: @Sendable () -> any Sendable] = [:]
             for index in 0..<count {
                 let title = "section \(index)"

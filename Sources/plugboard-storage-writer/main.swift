@@ -15,7 +15,7 @@ import PlugboardHost
 
 let arguments = CommandLine.arguments
 if arguments.count == 6, arguments[2] == "--fill", let count = Int(arguments[4]), let maximumKeys = Int(arguments[5]) {
-    let host = PluginHost(configuration: .init(dataDirectory: arguments[1], storageQuota: StorageQuota(maximumKeys: maximumKeys)))
+    let host = PluginHost(configuration: .with(dataDirectory: arguments[1], storageQuota: StorageQuota(maximumKeys: maximumKeys)))
     guard let store = host.storage(for: "fixture.writer") else { fatalError("no data directory") }
     FileHandle.standardOutput.write(Data("ready\n".utf8))
     _ = readLine()
@@ -33,7 +33,7 @@ if arguments.count == 6, arguments[2] == "--fill", let count = Int(arguments[4])
     exit(0)
 }
 
-let host = PluginHost(configuration: .init(dataDirectory: arguments[1]))
+let host = PluginHost(configuration: .with(dataDirectory: arguments[1]))
 guard let store = host.storage(for: "fixture.writer") else { fatalError("no data directory") }
 var byte: UInt8 = 65
 var round = 0

@@ -99,7 +99,7 @@ enum TestHost {
     /// Starts a host on `directory` and `cache`, does what `options` ask, shuts it down.
     static func runHost(directory: String, cache: String, options: Options) -> Report {
         var report = Report()
-        var configuration = PluginHost.Configuration(pluginsDirectory: directory, cacheDirectory: cache)
+        var configuration = PluginHost.Configuration.with(pluginsDirectory: directory, cacheDirectory: cache)
         if let timeout = options.scanTimeout { configuration.scanner.timeout = timeout }
         if let threshold = options.hangThreshold { configuration.crashJournal.hangThreshold = threshold }
         // The tests interrupt this host while a plugin hangs: it must handle SIGINT/SIGTERM.

@@ -23,7 +23,7 @@ extension FleetSuites {
 
         let refreshed = DispatchSemaphore(value: 0)
         let reports = Mutex<[String]>([])
-        var configuration = PluginHost.Configuration(pluginsDirectory: plugins, dataDirectory: work.sub("data"), cacheDirectory: state)
+        var configuration = PluginHost.Configuration.with(pluginsDirectory: plugins, dataDirectory: work.sub("data"), cacheDirectory: state)
         configuration.trust.requiresSignatures = true
         configuration.trust.trustedKeyFiles = [publisher.publicKey]
         configuration.watching.pluginsDirectory = true
@@ -70,7 +70,7 @@ extension FleetSuites {
         try #require(followed.status == 0, "\(followed.stdout)\(followed.stderr)")
 
         func host(records: String) throws -> PluginHost {
-            var configuration = PluginHost.Configuration(pluginsDirectory: plugins, dataDirectory: work.sub("data"), cacheDirectory: work.sub("host-state"))
+            var configuration = PluginHost.Configuration.with(pluginsDirectory: plugins, dataDirectory: work.sub("data"), cacheDirectory: work.sub("host-state"))
             configuration.trust.requiresSignatures = true
             configuration.trust.trustedKeyFiles = [publisher.publicKey]
             configuration.trust.sequenceRecords = records

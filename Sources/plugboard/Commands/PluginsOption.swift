@@ -92,7 +92,7 @@ enum PluginsOption {
             }
             scanner.timeout = .milliseconds(Int(seconds * 1000))
         }
-        var configuration = PluginHost.Configuration(
+        var configuration = PluginHost.Configuration.with(
             pluginsDirectory: pluginsDirectory,
             settings: arguments.value(config.long).map(HostSettings.load(from:)) ?? HostSettings(),
             dataDirectory: arguments.value(data.long) ?? defaultData,

@@ -36,7 +36,7 @@ final class DevSession: @unchecked Sendable {
         self.dryRun = dryRun
         self.json = json
         self.command = command
-        var configuration = PluginHost.Configuration(
+        var configuration = PluginHost.Configuration.with(
             pluginsDirectory: pluginsDirectory, settings: settings, dataDirectory: dataDirectory,
             logSink: LogSink { Terminal.writeErr("  log \($0.level) [\(Terminal.safe($0.label))] \(Terminal.safe($0.message))\n") }, trust: trust)
         if isolated { configuration.isolation.others = .isolated }

@@ -83,7 +83,7 @@ import Testing
         let lock = LockFile.defaultPath(for: dir.path)
         try writeLockFile(lock, listing: [(alpha, "fixture.beta"), (beta, "fixture.beta")])
         for _ in 0..<2 {  // cold, then warm (the cached scan is compared too)
-            let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path, lockFile: lock))
+            let host = PluginHost(configuration: .with(pluginsDirectory: dir.path, cacheDirectory: cache.path, lockFile: lock))
             host.declare(Commands.self)
             let records = try host.loadAll()
             defer { host.shutdown() }
@@ -112,7 +112,7 @@ import Testing
     func cacheVouchingForANonPlugin() throws -> (TemporaryDirectory, TemporaryDirectory) {
         let dir = try TemporaryDirectory(), cache = try TemporaryDirectory()
         let plugin = try dir.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
-        try withHost(.init(pluginsDirectory: dir.path, cacheDirectory: cache.path), declaring: false) { _ = try $0.discover() }
+        try withHost(.with(pluginsDirectory: dir.path, cacheDirectory: cache.path), declaring: false) { _ = try $0.discover() }
         unlink(plugin)
         try FileManager.default.copyItem(at: Fixtures.library("CMarker"), to: URL(fileURLWithPath: plugin))
         try forgeCacheEntry(cache: cache.path, plugin: plugin)
@@ -122,7 +122,7 @@ import Testing
     @Test func aForgedCacheEntryCannotBringInBytesThatFailAStaticCheck() throws {
         let (dir, cache) = try cacheVouchingForANonPlugin()
 
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(pluginsDirectory: dir.path, cacheDirectory: cache.path))
         host.declare(Commands.self)
         #expect(try host.discover().map(\.status) == [.available], "the forged entry is believed as a hint")
         #expect(host.lastDiscovery.cacheHits == 1)
@@ -137,7 +137,7 @@ import Testing
         let plugin = try dir.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
         let lock = LockFile.defaultPath(for: dir.path)
         try writeLockFile(lock, listing: [(plugin, "fixture.alpha")])
-        let first = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path, lockFile: lock))
+        let first = PluginHost(configuration: .with(pluginsDirectory: dir.path, cacheDirectory: cache.path, lockFile: lock))
         _ = try first.discover()
         first.shutdown()
         // Another build of a good plugin (Beta's bytes under Alpha's name): it
@@ -145,7 +145,7 @@ import Testing
         unlink(plugin)
         try FileManager.default.copyItem(at: Fixtures.library("Beta"), to: URL(fileURLWithPath: plugin))
         try forgeCacheEntry(cache: cache.path, plugin: plugin)
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path, lockFile: lock))
+        let host = PluginHost(configuration: .with(pluginsDirectory: dir.path, cacheDirectory: cache.path, lockFile: lock))
         host.declare(Commands.self)
         let records = try host.loadAll()
         defer { host.shutdown() }
@@ -158,16 +158,16 @@ import Testing
     @Test func aCacheEntryWithoutAHashVouchesForNoBytes() throws {
         let dir = try TemporaryDirectory(), cache = try TemporaryDirectory()
         let plugin = try dir.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
-        try withHost(.init(pluginsDirectory: dir.path, cacheDirectory: cache.path)) { host in _ = try host.discover() }
+        try withHost(.with(pluginsDirectory: dir.path, cacheDirectory: cache.path)) { host in _ = try host.discover() }
         try forgeCacheEntry(cache: cache.path, plugin: plugin, withHash: false)
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(pluginsDirectory: dir.path, cacheDirectory: cache.path))
         host.declare(Commands.self)
         #expect(try host.discover().map(\.status) == [.available])
         host.activateAll()
         #expect(host.records.last?.code == "file-changed")
         #expect(host.activePluginIDs.isEmpty)
         host.shutdown()
-        let next = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        let next = PluginHost(configuration: .with(pluginsDirectory: dir.path, cacheDirectory: cache.path))
         defer { next.shutdown() }
         #expect(try next.discover().map(\.status) == [.available])
         #expect(next.lastDiscovery.filesScanned == 1, "the entry was forgotten and the file scanned again")
@@ -179,7 +179,7 @@ import Testing
         let (dir, cache) = try cacheVouchingForANonPlugin()
         chmod(cache.path, 0o777)
 
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(pluginsDirectory: dir.path, cacheDirectory: cache.path))
         let records = try host.discover()
         defer { host.shutdown() }
         #expect(records.map(\.code) == ["not-swift-plugin"], "scanned, not taken from the forged entry")
@@ -246,7 +246,7 @@ import Testing
             try #require(image.needed.contains("libm.so.6"), "\(image.needed)")
             try patchBytes(at: plugin, replacing: Array("libm.so.6".utf8), with: Array("/tmp/x.so".utf8))
         }
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(pluginsDirectory: dir.path, cacheDirectory: cache.path))
         defer { host.shutdown() }
         let record = try #require(try host.discover().first)
         #expect(record.code == "unsafe-library-path", "\(record.code ?? "") \(record.reason ?? "")")

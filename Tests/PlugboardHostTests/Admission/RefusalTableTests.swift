@@ -94,7 +94,7 @@ import Testing
         /// Scanners without their sandbox: the markers count the scans
         /// that ran code, so the code must be able to write them.
         func configuration(locked: Bool) -> PluginHost.Configuration {
-            PluginHost.Configuration(
+            PluginHost.Configuration.with(
                 pluginsDirectory: plugins, cacheDirectory: cache, scanner: scanner, lockFile: locked ? lock : nil)
         }
 
@@ -169,7 +169,7 @@ import Testing
             // another TMPDIR), then the file changes before the first lookup.
             try Data(contentsOf: Fixtures.library("MarkedDelta")).write(to: URL(fileURLWithPath: file))
             chmod(file, 0o755)
-            try withHost(.init(pluginsDirectory: setup.plugins, cacheDirectory: setup.cache)) { host in _ = try host.discover() }
+            try withHost(.with(pluginsDirectory: setup.plugins, cacheDirectory: setup.cache)) { host in _ = try host.discover() }
             var configuration = setup.configuration(locked: false)
             configuration.paths.images = setup.images
             try withHost(configuration) { host in

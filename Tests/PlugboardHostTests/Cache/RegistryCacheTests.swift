@@ -26,7 +26,7 @@ import Testing
     }
 
     func configuration(_ dir: TemporaryDirectory, _ cache: TemporaryDirectory) -> PluginHost.Configuration {
-        .init(pluginsDirectory: dir.path, cacheDirectory: cache.path)
+        .with(pluginsDirectory: dir.path, cacheDirectory: cache.path)
     }
 
     /// A host on `dir` with `cache`; the caller shuts it down.
@@ -184,7 +184,7 @@ import Testing
     @Test func aCacheThatCannotBeWrittenIsReportedAndTheHostCarriesOn() throws {
         let dir = try installed(), blocker = try TemporaryDirectory()
         try blocker.write(Data("a file, not a directory".utf8), as: "file")
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: blocker.file("file") + "/cache"))
+        let host = PluginHost(configuration: .with(pluginsDirectory: dir.path, cacheDirectory: blocker.file("file") + "/cache"))
         defer { host.shutdown() }
         host.declareDemoExtensionPoints()
         #expect(try host.discover().map(\.status) == [.available, .available, .available])

@@ -18,7 +18,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         for (index, name) in fixtures.enumerated() { _ = try dir.copy(Fixtures.library(name), as: "plugins/\(index)-\(name).so") }
         for name in builds { _ = try dir.copy(Fixtures.library(name), as: "\(name).so") }
-        var configuration = PluginHost.Configuration(
+        var configuration = PluginHost.Configuration.with(
             pluginsDirectory: dir.file("plugins"), dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache"))
         if isolated { configuration.isolation.others = .isolated }
         let host = PluginHost(configuration: configuration)

@@ -13,7 +13,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         // Numbered in the order given: file-name order is not dependency order.
         for (index, name) in fixtures.enumerated() { _ = try dir.copy(Fixtures.library(name), as: "plugins/\(index)-\(name).so") }
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.file("plugins"), cacheDirectory: dir.file("cache")))
+        let host = PluginHost(configuration: .with(pluginsDirectory: dir.file("plugins"), cacheDirectory: dir.file("cache")))
         host.declare(Commands.self)
         try host.start()
         return (host, dir)
@@ -85,7 +85,7 @@ import Testing
         let dir = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         for (index, name) in ["DepAsker", "DepBase"].enumerated() { _ = try dir.copy(Fixtures.library(name), as: "plugins/\(index)-\(name).so") }
-        var configuration = PluginHost.Configuration(pluginsDirectory: dir.file("plugins"), cacheDirectory: dir.file("cache"))
+        var configuration = PluginHost.Configuration.with(pluginsDirectory: dir.file("plugins"), cacheDirectory: dir.file("cache"))
         if isolated { configuration.isolation.plugins["fixture.dep.asker"] = .isolated }
         let host = PluginHost(configuration: configuration)
         host.declare(Commands.self)
@@ -124,7 +124,7 @@ import Testing
         let dir = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         for name in ["DepBase", "DepMiddle"] { _ = try dir.copy(Fixtures.library(name), as: "plugins/\(name).so") }
-        let host = PluginHost(configuration: .init(
+        let host = PluginHost(configuration: .with(
             pluginsDirectory: dir.file("plugins"), disabledPlugins: ["fixture.dep.base": "the test"], cacheDirectory: dir.file("cache")))
         host.declare(Commands.self)
         try host.start()

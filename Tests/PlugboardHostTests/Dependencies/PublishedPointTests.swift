@@ -14,7 +14,7 @@ import Testing
         let dir = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         for name in ["ExtContributor", "ExtPublisher"] { _ = try dir.copy(Fixtures.library(name), as: "plugins/\(name).so") }
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.file("plugins"), cacheDirectory: dir.file("cache")))
+        let host = PluginHost(configuration: .with(pluginsDirectory: dir.file("plugins"), cacheDirectory: dir.file("cache")))
         defer { host.shutdown() }
         host.declare(Commands.self)
         try host.start()
@@ -33,7 +33,7 @@ import Testing
     @Test func anIsolatedPublisherIsRefused() throws {
         let dir = try TemporaryDirectory()
         _ = try dir.copy(Fixtures.library("ExtPublisher"), as: "publisher.so")
-        var configuration = PluginHost.Configuration(pluginsDirectory: dir.path, cacheDirectory: dir.file("cache"))
+        var configuration = PluginHost.Configuration.with(pluginsDirectory: dir.path, cacheDirectory: dir.file("cache"))
         configuration.isolation.others = .isolated
         let host = PluginHost(configuration: configuration)
         defer { host.shutdown() }

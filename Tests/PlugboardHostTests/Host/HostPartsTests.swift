@@ -46,7 +46,7 @@ import Testing
         // The scan below reads v1 where it lies, outside the host's private
         // copies: a sandboxed spare could not (and that is not what this tests).
         scanner.sandbox = nil
-        let host = PluginHost(configuration: .init(cacheDirectory: cache.path, scanner: scanner))
+        let host = PluginHost(configuration: .with(cacheDirectory: cache.path, scanner: scanner))
         defer { host.shutdown() }
         host.declare(Commands.self)
         let id = try #require(host.load(files: [v1]).first?.id)
@@ -125,14 +125,14 @@ import Testing
         try FileManager.default.createDirectory(atPath: base.file("plugboard-images-999999-1"), withIntermediateDirectories: false)
 
         // A live host copying into the same place, then the next one.
-        let live = PluginHost(configuration: .init(imagesDirectory: base.path, cacheDirectory: work.file("live-cache")))
+        let live = PluginHost(configuration: .with(imagesDirectory: base.path, cacheDirectory: work.file("live-cache")))
         defer { live.shutdown() }
         live.declare(Commands.self)
         #expect(live.load(files: [dir.file("a.so")]).first?.status == .active)
         let afterLive = try folders()
         #expect(afterLive.isDisjoint(with: dead), "the killed host's folder is removed by the next host that copies")
         #expect(afterLive.contains("plugboard-images-999999-1"))
-        let next = PluginHost(configuration: .init(imagesDirectory: base.path, cacheDirectory: work.file("next-cache")))
+        let next = PluginHost(configuration: .with(imagesDirectory: base.path, cacheDirectory: work.file("next-cache")))
         defer { next.shutdown() }
         next.declare(Commands.self)
         #expect(next.load(files: [dir.file("a.so")]).first?.status == .active)
@@ -146,7 +146,7 @@ import Testing
         let dir = try TemporaryDirectory(), cache = try TemporaryDirectory()
         let settings = try dir.write(Data(#"{ "plugins": { "a.one": {}, "a.two": {}, "a.three": {}, "a.four": {}, "a.five": {} } }"#.utf8), as: "host.json")
         let heard = Mutex<[String]>([])
-        var configuration = PluginHost.Configuration(
+        var configuration = PluginHost.Configuration.with(
             pluginsDirectory: dir.path, settings: HostSettings.load(from: settings), cacheDirectory: cache.path)
         configuration.observability.diagnosticsLimit = 3
         configuration.observability.diagnosticSink = { diagnostic in heard.withLock { $0.append(diagnostic.keyPath ?? "") } }

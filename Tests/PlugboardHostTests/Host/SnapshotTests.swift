@@ -12,7 +12,7 @@ import Testing
         _ = try dir.copy(Fixtures.library("Alpha"), as: "plugins/alpha.so")
         _ = try dir.copy(Fixtures.library("IsolationFaults"), as: "plugins/faults.so")
         _ = FileManager.default.createFile(atPath: dir.file("plugins/notes.so"), contents: Data("notes".utf8))
-        var configuration = PluginHost.Configuration(
+        var configuration = PluginHost.Configuration.with(
             pluginsDirectory: dir.file("plugins"), dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache"))
         configuration.isolation.plugins["fixture.isolation-faults"] = .isolated
         let host = PluginHost(configuration: configuration)

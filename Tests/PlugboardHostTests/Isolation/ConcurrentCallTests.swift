@@ -271,7 +271,7 @@ import Glibc
         let parking = try Parking(in: dir.file("tmp"))
         try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try dir.copy(Fixtures.library("AsyncQuoter"), as: "plugins/quoter.so")
-        var configuration = PluginHost.Configuration(
+        var configuration = PluginHost.Configuration.with(
             pluginsDirectory: dir.file("plugins"), cacheDirectory: dir.file("cache"),
             scanner: ScannerSettings(extraEnvironment: ["TMPDIR": dir.file("tmp")]))
         configuration.isolation.others = Self.roomy

@@ -30,14 +30,22 @@ import Glibc
         return (ends[0], ends[1])
     }
 
-    /// Everything in the pipe now, and whether its writer is gone (end of stream).
-    func drain(_ fd: Int32) -> (bytes: Int, ended: Bool) {
+    /// Everything in the pipe now, and whether its writer is gone (end of
+    /// stream). `awaitingEnd`: once it is empty, wait (up to 20 s) for the
+    /// end instead of returning: a process another test spawns holds a copy
+    /// of every descriptor between its fork and its exec (close-on-exec
+    /// closes them only then), so the end may come a moment late.
+    func drain(_ fd: Int32, awaitingEnd: Bool = false) -> (bytes: Int, ended: Bool) {
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         var total = 0
         var chunk = [UInt8](repeating: 0, count: 8192)
         while true {
             let count = read(fd, &chunk, chunk.count)
             if count > 0 { total += count; continue }
+            if count < 0 && errno == EAGAIN && awaitingEnd {
+                var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                if poll(&poller, 1, 20_000) > 0 { continue }
+            }
             return (total, count == 0)
         }
     }
@@ -71,7 +79,7 @@ import Glibc
             $0 += [UInt8](repeating: 1, count: 10_000)
         }
         #expect(outcome == .timedOut)
-        let drained = drain(input)
+        let drained = drain(input, awaitingEnd: true)
         #expect(drained.bytes > 0 && drained.bytes < 10_013 && drained.ended, "part of it, then the end of the stream: \(drained)")
         #expect(channel.send(IsolationProtocol.Kind.call.rawValue, sequence: 2, payload: [1]) == .closed)
     }

@@ -23,7 +23,7 @@ import Glibc
     func host(_ dir: TemporaryDirectory, isolation: PluginIsolation) throws -> PluginHost {
         try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         _ = try FileManager.default.copyItem(atPath: Fixtures.library("RouteServer").path, toPath: dir.file("plugins/routes.so"))
-        var configuration = PluginHost.Configuration(pluginsDirectory: dir.file("plugins"), cacheDirectory: dir.file("cache"))
+        var configuration = PluginHost.Configuration.with(pluginsDirectory: dir.file("plugins"), cacheDirectory: dir.file("cache"))
         configuration.isolation.others = isolation
         let host = PluginHost(configuration: configuration)
         try host.router.serve("/taken") { _ in RouteResponse(text: "the host's") }

@@ -26,7 +26,7 @@ import Glibc
         }
         var settings = HostSettings()
         settings.plugins["fixture.isolation-faults"] = .init(overrides: ["greeting": .string("from the host")])
-        var configuration = PluginHost.Configuration(
+        var configuration = PluginHost.Configuration.with(
             pluginsDirectory: dir.file("plugins"), settings: settings, dataDirectory: dir.file("data"),
             logSink: LogSink(minimumLevel: .info) { record in logs?.lines.withLock { $0.append("\(record.level) [\(record.label)] \(record.message)") } },
             cacheDirectory: dir.file("cache"),
@@ -441,7 +441,7 @@ import Glibc
         let dir = try TemporaryDirectory()
         try dir.copy(Fixtures.library("CouponRival"), as: "rival.so")
         try dir.copy(Fixtures.library("ExtPublisher"), as: "publisher.so")
-        var configuration = PluginHost.Configuration(pluginsDirectory: dir.path, cacheDirectory: dir.file("cache"))
+        var configuration = PluginHost.Configuration.with(pluginsDirectory: dir.path, cacheDirectory: dir.file("cache"))
         configuration.isolation.others = .isolated
         let host = PluginHost(configuration: configuration)
         host.declareDemoExtensionPoints()
@@ -463,7 +463,7 @@ import Glibc
     @Test func aMissingChildProgramRefusesTheStartAndSaysWhere() throws {
         let dir = try TemporaryDirectory()
         try dir.copy(Fixtures.library("Alpha"), as: "alpha.so")
-        var configuration = PluginHost.Configuration(pluginsDirectory: dir.path, cacheDirectory: dir.file("cache"))
+        var configuration = PluginHost.Configuration.with(pluginsDirectory: dir.path, cacheDirectory: dir.file("cache"))
         configuration.isolation.others = .isolated
         configuration.isolation.childProgram = dir.file("no-such/plugboard-child")
         let host = PluginHost(configuration: configuration)

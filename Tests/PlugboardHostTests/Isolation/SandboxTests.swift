@@ -171,7 +171,7 @@ import Glibc
     ) throws -> PluginHost {
         try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         _ = try dir.copy(Fixtures.library(fixture), as: "plugins/lib\(fixture).so")
-        var configuration = PluginHost.Configuration(
+        var configuration = PluginHost.Configuration.with(
             pluginsDirectory: dir.file("plugins"), dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache"))
         configuration.isolation.others = isolation
         configuration.observability.diagnosticSink = diagnostics
@@ -237,7 +237,7 @@ import Glibc
     @Test func aScannersConstructorCannotWriteOutsideItsScratch() throws {
         let dir = try TemporaryDirectory(), images = try TemporaryDirectory(), cache = try TemporaryDirectory()
         try dir.copy(Fixtures.library("ScanProbe"), as: "probe.so")
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, imagesDirectory: images.path, cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(pluginsDirectory: dir.path, imagesDirectory: images.path, cacheDirectory: cache.path))
         defer { host.shutdown() }
         #expect(try host.discover().first?.status == .available)
         let files = FileManager.default.enumerator(atPath: images.path)?.compactMap { $0 as? String } ?? []
@@ -297,7 +297,7 @@ import Glibc
         let dir = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         _ = try dir.copy(Fixtures.library("IsolationFaults"), as: "plugins/plugin.so")
-        var configuration = PluginHost.Configuration(
+        var configuration = PluginHost.Configuration.with(
             pluginsDirectory: dir.file("plugins"), dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache"))
         configuration.isolation.others = .sandboxed
         configuration.storageQuota = StorageQuota(maximumBytes: 1 << 20, maximumKeys: 10, maximumValueBytes: 8)
@@ -410,7 +410,7 @@ import Glibc
         try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         _ = try dir.copy(Fixtures.library("SandboxBadNeed"), as: "plugins/libBad.so")
         func host(_ change: (inout PluginHost.Configuration) -> Void) -> PluginHost {
-            var configuration = PluginHost.Configuration(
+            var configuration = PluginHost.Configuration.with(
                 pluginsDirectory: dir.file("plugins"), dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache-\(UUID().uuidString)"))
             change(&configuration)
             return PluginHost(configuration: configuration)

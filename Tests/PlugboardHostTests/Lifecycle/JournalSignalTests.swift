@@ -104,7 +104,7 @@ import Testing
         try #require(isDefault(SIGTERM) && isDefault(SIGINT), "this test process set SIGINT/SIGTERM already: nothing to compare")
         let dir = try TemporaryDirectory(), cache = try TemporaryDirectory()
         try dir.copy(Fixtures.library("Alpha"), as: "a.so")
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(pluginsDirectory: dir.path, cacheDirectory: cache.path))
         defer {
             host.shutdown()
             withExtendedLifetime((dir, cache)) {}

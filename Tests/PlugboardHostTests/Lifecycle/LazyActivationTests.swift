@@ -19,7 +19,7 @@ import Testing
     func host(_ names: [String]) throws -> (PluginHost, TemporaryDirectory) {
         let dir = try TemporaryDirectory()
         for name in names { try dir.copy(Fixtures.library(name), as: "lib\(name).so") }
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, dataDirectory: dir.file("data")))
+        let host = PluginHost(configuration: .with(pluginsDirectory: dir.path, dataDirectory: dir.file("data")))
         host.declareDemoExtensionPoints()
         return (host, dir)
     }

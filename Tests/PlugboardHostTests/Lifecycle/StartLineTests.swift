@@ -24,7 +24,7 @@ import Testing
         let dir = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true)
         for name in names { try dir.copy(Fixtures.library(name), as: "plugins/lib\(name).so") }
-        var configuration = PluginHost.Configuration(
+        var configuration = PluginHost.Configuration.with(
             pluginsDirectory: dir.file("plugins"), settings: settings, dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache"))
         if let startTimeout { configuration.isolation.startTimeout = startTimeout }
         configuration.observability.diagnosticSink = diagnostics

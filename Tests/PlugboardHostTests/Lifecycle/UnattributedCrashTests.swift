@@ -40,7 +40,7 @@ import Testing
         for id in ["fixture.parallel.a", "fixture.parallel.b"] {
             settings.plugins[id] = .init(overrides: ["rendezvous": .string(token), "patience-ms": .int(2_000)])
         }
-        try withHost(.init(pluginsDirectory: dir.file("plugins"), settings: settings, dataDirectory: dir.file("data"),
+        try withHost(.with(pluginsDirectory: dir.file("plugins"), settings: settings, dataDirectory: dir.file("data"),
                            cacheDirectory: dir.file("cache"))) { host in
             try host.start()
             #expect(host.records.map(\.status) == [.available, .available], "none quarantined: \(host.records.map(\.message))")
@@ -66,7 +66,7 @@ import Testing
         try dir.copy(Fixtures.library("ParallelA"), as: "plugins/libParallelA.so")
         try dir.copy(Fixtures.library("ParallelB"), as: "plugins/libParallelB.so")
         try writeDeadNotes([("libParallelA.so", "fixture.parallel.a")], plugins: dir.file("plugins"), journal: dir.file("cache/journal"))
-        try withHost(.init(pluginsDirectory: dir.file("plugins"), dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache"))) { host in
+        try withHost(.with(pluginsDirectory: dir.file("plugins"), dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache"))) { host in
             try host.start()
             #expect(host.records.map(\.status) == [.quarantined, .available], "\(host.records.map(\.message))")
             #expect(!host.diagnostics.contains { $0.code == "host-crash-unattributed" })

@@ -134,7 +134,7 @@ import Testing
         // environment is never changed (tests run in parallel, and every
         // host's scanners would see it).
         let marker = dir.file("constructor-ran")
-        let host = PluginHost(configuration: .init(
+        let host = PluginHost(configuration: .with(
             pluginsDirectory: dir.path, imagesDirectory: images.path, cacheDirectory: cache.path,
             scanner: ScannerSettings(extraEnvironment: ["PLUGBOARD_FIXTURE_MARKER": marker])))
         defer { host.shutdown() }

@@ -33,7 +33,7 @@ import Testing
         while loads < 60 || (loads < 600 && (outcomes["active", default: 0] == 0 || outcomes["not-swift-plugin", default: 0] == 0)) {
             loads += 1
             let cache = try TemporaryDirectory(), images = try TemporaryDirectory()
-            let host = PluginHost(configuration: .init(
+            let host = PluginHost(configuration: .with(
                 pluginsDirectory: dir.path, imagesDirectory: images.path, cacheDirectory: cache.path, scanner: scanner))
             defer { host.shutdown() }
             host.declareDemoExtensionPoints()
@@ -73,7 +73,7 @@ import Testing
             close(fd)
         }
         let cache = try TemporaryDirectory()
-        let host = PluginHost(configuration: .init(cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(cacheDirectory: cache.path))
         defer { host.shutdown() }
         var codes: Set<String> = []
         for _ in 0..<100 {
@@ -92,7 +92,7 @@ import Testing
     @Test func copyingOverAnActivePluginDoesNotTouchTheRunningCode() throws {
         let dir = try TemporaryDirectory(), cache = try TemporaryDirectory()
         let installed = try dir.copy(Fixtures.library("Alpha"), as: "plugin.so")
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(pluginsDirectory: dir.path, cacheDirectory: cache.path))
         defer { host.shutdown() }  // also when a check throws before the shutdown below
         host.declareDemoExtensionPoints()
         try host.loadAll()
@@ -109,7 +109,7 @@ import Testing
         #expect(try host.registry.providers(of: Commands.self).map { try $0.run(arguments: []) } == ["alpha"])
         host.shutdown()
 
-        let next = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        let next = PluginHost(configuration: .with(pluginsDirectory: dir.path, cacheDirectory: cache.path))
         defer { next.shutdown() }
         #expect(try next.discover().first?.id == "fixture.beta")
         #expect(next.lastDiscovery.filesScanned == 1)

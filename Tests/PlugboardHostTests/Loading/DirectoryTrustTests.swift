@@ -49,7 +49,7 @@ import Testing
 
     /// A host; the caller shuts it down.
     func host(trust: DirectoryTrust = .enforced) -> PluginHost {
-        let host = PluginHost(configuration: .init(cacheDirectory: cache.path, trust: trust))
+        let host = PluginHost(configuration: .with(cacheDirectory: cache.path, trust: trust))
         host.declare(Commands.self)
         return host
     }
@@ -254,7 +254,7 @@ import Testing
         let lock = LockFile.defaultPath(for: dir.path)
         try writeLockFile(lock, listing: [(dir.file("libAlpha.so"), "fixture.alpha")])
         chmod(lock, 0o666)
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path, lockFile: lock))
+        let host = PluginHost(configuration: .with(pluginsDirectory: dir.path, cacheDirectory: cache.path, lockFile: lock))
         defer { host.shutdown() }
         let records = try host.discover()
         #expect(records.map(\.code) == ["lock-file-invalid"])
@@ -280,7 +280,7 @@ import Testing
     /// the lock file; the running generation stays.
     @Test func aReloadOfABuildOthersCanChangeOrThatIsNotLockedIsRefused() throws {
         let dir = try TemporaryDirectory()
-        let host = PluginHost(configuration: .init(imagesDirectory: dir.file("generations"), cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(imagesDirectory: dir.file("generations"), cacheDirectory: cache.path))
         host.declare(Commands.self)
         defer { host.shutdown() }
         #expect(host.load(reloadable: try Fixtures.library("ReloadV1").path).status == .active)
@@ -298,7 +298,7 @@ import Testing
         let first = try locked.copy(Fixtures.library("ReloadV1"), as: "libReloadV1.so")
         let lock = locked.file("plugboard.lock")
         try writeLockFile(lock, listing: [(first, "fixture.reloadable")])
-        let strict = PluginHost(configuration: .init(imagesDirectory: locked.file("generations"), cacheDirectory: cache.path, lockFile: lock))
+        let strict = PluginHost(configuration: .with(imagesDirectory: locked.file("generations"), cacheDirectory: cache.path, lockFile: lock))
         strict.declare(Commands.self)
         defer { strict.shutdown() }
         #expect(strict.load(reloadable: first).status == .active)
@@ -319,7 +319,7 @@ import Testing
         try dir.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
         let images = try TemporaryDirectory()
         chmod(images.path, 0o777)
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, imagesDirectory: images.path, cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(pluginsDirectory: dir.path, imagesDirectory: images.path, cacheDirectory: cache.path))
         host.declare(Commands.self)
         defer { host.shutdown() }
         #expect(try host.loadAll().map(\.status) == [.active])

@@ -26,7 +26,7 @@ import Testing
 
     /// A host on `dir` under `lock`; the caller shuts it down.
     func host(_ dir: TemporaryDirectory, lock: String, cache: TemporaryDirectory) -> PluginHost {
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path, lockFile: lock))
+        let host = PluginHost(configuration: .with(pluginsDirectory: dir.path, cacheDirectory: cache.path, lockFile: lock))
         host.declare(Commands.self)
         return host
     }
@@ -35,7 +35,7 @@ import Testing
         let (dir, lock) = try lockedDirectory()
         let cache = try TemporaryDirectory()
         // Warm the cache first: a locked host hashes cached files too.
-        try withHost(.init(pluginsDirectory: dir.path, cacheDirectory: cache.path, lockFile: lock), declaring: false) { warm in
+        try withHost(.with(pluginsDirectory: dir.path, cacheDirectory: cache.path, lockFile: lock), declaring: false) { warm in
             warm.declare(Commands.self)
             _ = try warm.discover()
         }

@@ -17,7 +17,7 @@ import Testing
 
     /// A host on `dir`; the caller shuts it down.
     func host(_ dir: TemporaryDirectory, disabled: [String: String] = [:]) -> PluginHost {
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, disabledPlugins: disabled, cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(pluginsDirectory: dir.path, disabledPlugins: disabled, cacheDirectory: cache.path))
         host.declareDemoExtensionPoints()
         return host
     }
@@ -54,7 +54,7 @@ import Testing
         let real = try elsewhere.copy(Fixtures.library("Alpha"), as: "libAlpha.so")
         let dir = try TemporaryDirectory()
         symlink(real, dir.file("alpha.so"))
-        let host = PluginHost(configuration: .init(
+        let host = PluginHost(configuration: .with(
             pluginsDirectory: dir.path, cacheDirectory: cache.path, trust: DirectoryTrust(trustedDirectories: [elsewhere.path])))
         defer { host.shutdown() }
         host.declareDemoExtensionPoints()
@@ -79,7 +79,7 @@ import Testing
     @Test func aHostThatDeclaresNothingLoadsPluginsButRegistersNothing() throws {
         let dir = try TemporaryDirectory()
         try dir.copy(Fixtures.library("Alpha"), as: "a.so")
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(pluginsDirectory: dir.path, cacheDirectory: cache.path))
         defer { host.shutdown() }
         let record = try #require(try host.loadAll().first)
         #expect(record.status == .active)
@@ -122,7 +122,7 @@ import Testing
     }
 
     @Test func aMissingDirectoryIsAnErrorNotAnEmptyList() throws {
-        let host = PluginHost(configuration: .init(pluginsDirectory: "/nonexistent/plugboard", cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(pluginsDirectory: "/nonexistent/plugboard", cacheDirectory: cache.path))
         defer { host.shutdown() }
         let error = #expect(throws: PluginDirectory.ScanError.self) { try host.loadAll() }
         #expect(error?.code == .cannotOpen)
@@ -135,7 +135,7 @@ import Testing
         let dir = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: dir.file("lib"), withIntermediateDirectories: true)
         try dir.copy(Fixtures.library("Alpha"), as: "lib/libExporters.so")
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, imagesDirectory: dir.file("images"), cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(pluginsDirectory: dir.path, imagesDirectory: dir.file("images"), cacheDirectory: cache.path))
         defer { host.shutdown() }
         // The images directory, good when the host was made, is now a plain
         // file: the host's own folder cannot be made in it (even as root).
@@ -164,7 +164,7 @@ import Testing
     @Test func aFileGivenAsThePluginsDirectoryIsAnErrorThatSaysWhatToPass() throws {
         let dir = try TemporaryDirectory()
         let file = try dir.copy(Fixtures.library("Alpha"), as: "a.so")
-        let host = PluginHost(configuration: .init(pluginsDirectory: file, cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(pluginsDirectory: file, cacheDirectory: cache.path))
         defer { host.shutdown() }
         let error = #expect(throws: PluginDirectory.ScanError.self) { try host.start() }
         #expect(error?.code == .notADirectory)

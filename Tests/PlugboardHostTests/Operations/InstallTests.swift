@@ -67,7 +67,7 @@ import Testing
         _ = try dir.copy(Fixtures.library("Alpha"), as: "plugins/alpha.so")
         let options = ["--plugins", plugins, "--cache", dir.file("tool-cache")]
         #expect(try runProcess(Fixtures.executable("plugboard"), ["lock"] + options).status == 0)
-        let host = PluginHost(configuration: .init(
+        let host = PluginHost(configuration: .with(
             pluginsDirectory: plugins, cacheDirectory: dir.file("cache"), lockFile: "\(plugins)/plugboard.lock"))
         defer { host.shutdown() }
         host.declare(Commands.self)

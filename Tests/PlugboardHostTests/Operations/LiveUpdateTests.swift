@@ -27,7 +27,7 @@ import Testing
         for (name, file) in [("Alpha", "alpha.so"), ("Beta", "beta.so"), ("ReloadV1", "reloadable.so"), ("DepBase", "base.so"), ("DepMiddle", "middle.so")] {
             try install(Fixtures.library(name), as: file, in: plugins)
         }
-        let host = PluginHost(configuration: .init(pluginsDirectory: plugins, dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache")))
+        let host = PluginHost(configuration: .with(pluginsDirectory: plugins, dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache")))
         defer { host.shutdown() }
         host.declare(Commands.self)
         try host.start()
@@ -77,7 +77,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try install(Fixtures.library("Alpha"), as: "alpha.so", in: plugins)
         try install(Fixtures.library("ReloadV1"), as: "reloadable.so", in: plugins)
-        let host = PluginHost(configuration: .init(pluginsDirectory: plugins, dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache")))
+        let host = PluginHost(configuration: .with(pluginsDirectory: plugins, dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache")))
         defer { host.shutdown() }
         host.declare(Commands.self)
         try host.start()
@@ -146,7 +146,7 @@ import Testing
         try install(Fixtures.library("Alpha"), as: "alpha.so", in: plugins)
         let refreshed = try EventPipe()
         let reports = Mutex<[String]>([])
-        var configuration = PluginHost.Configuration(pluginsDirectory: plugins, dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache"))
+        var configuration = PluginHost.Configuration.with(pluginsDirectory: plugins, dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache"))
         configuration.watching.pluginsDirectory = true
         configuration.observability.diagnosticSink = { diagnostic in
             guard diagnostic.code == "plugins-refreshed" else { return }
@@ -175,7 +175,7 @@ import Testing
         let plugins = dir.file("plugins")
         try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try install(Fixtures.library("Alpha"), as: "alpha.so", in: plugins)
-        let host = PluginHost(configuration: .init(pluginsDirectory: plugins, dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache")))
+        let host = PluginHost(configuration: .with(pluginsDirectory: plugins, dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache")))
         defer { host.shutdown() }
         host.declare(Commands.self)
         try host.start()

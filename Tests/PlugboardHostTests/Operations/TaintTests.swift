@@ -12,7 +12,7 @@ import Testing
         let dir = try TemporaryDirectory()
         _ = try dir.copy(Fixtures.library("Alpha"), as: "alpha.so")
         _ = try dir.copy(Fixtures.library("EntryAbort"), as: "abort.so")
-        let host = PluginHost(configuration: .init(
+        let host = PluginHost(configuration: .with(
             pluginsDirectory: dir.path, cacheDirectory: dir.file("cache"), trust: checksOff ? .unenforced : .enforced))
         defer { host.shutdown() }
         host.declare(Commands.self)

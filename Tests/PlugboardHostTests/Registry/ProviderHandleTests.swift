@@ -17,7 +17,7 @@ import Testing
 @Suite struct ProviderHandleTests {
     @Test func aHandleSeesTheNewGenerationAfterAReloadAndTheOldAfterARollback() throws {
         let dir = try TemporaryDirectory()
-        let host = PluginHost(configuration: .init(imagesDirectory: dir.file("generations"), cacheDirectory: dir.file("cache")))
+        let host = PluginHost(configuration: .with(imagesDirectory: dir.file("generations"), cacheDirectory: dir.file("cache")))
         defer { host.shutdown() }  // also when a check throws before the shutdown below
         host.declareDemoExtensionPoints()
         #expect(host.load(reloadable: try Fixtures.library("ReloadV1").path).status == .active)
@@ -40,7 +40,7 @@ import Testing
     @Test func gettingAHandleActivatesAndItFollowsLaterActivations() throws {
         let dir = try TemporaryDirectory()
         try dir.copy(Fixtures.library("Alpha"), as: "a.so")
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache")))
+        let host = PluginHost(configuration: .with(pluginsDirectory: dir.path, dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache")))
         host.declareDemoExtensionPoints()
         defer { host.shutdown() }
         try host.start()
@@ -56,7 +56,7 @@ import Testing
 
     @Test func aChangeToAnotherPointLeavesAHandlesListAsItWas() throws {
         let dir = try TemporaryDirectory()
-        let host = PluginHost(configuration: .init(imagesDirectory: dir.file("generations"), cacheDirectory: dir.file("cache")))
+        let host = PluginHost(configuration: .with(imagesDirectory: dir.file("generations"), cacheDirectory: dir.file("cache")))
         host.declareDemoExtensionPoints()
         defer { host.shutdown() }
         host.load(files: [try Fixtures.library("Alpha").path])

@@ -20,7 +20,7 @@ import Testing
     func host() throws -> (PluginHost, TemporaryDirectory) {
         let dir = try TemporaryDirectory()
         let first = try Fixtures.library("ReloadV1").path
-        let host = PluginHost(configuration: .init(imagesDirectory: dir.file("generations"), cacheDirectory: dir.file("cache")))
+        let host = PluginHost(configuration: .with(imagesDirectory: dir.file("generations"), cacheDirectory: dir.file("cache")))
         host.declareDemoExtensionPoints()
         let record = host.load(reloadable: first)
         #expect(record.status == .active)
@@ -111,7 +111,7 @@ import Testing
 @Suite struct ReloadStressTests {
     @Test func callsDuringManyReloadsAreNeverLostOrTorn() throws {
         let dir = try TemporaryDirectory()
-        let host = PluginHost(configuration: .init(imagesDirectory: dir.file("generations"), cacheDirectory: dir.file("cache")))
+        let host = PluginHost(configuration: .with(imagesDirectory: dir.file("generations"), cacheDirectory: dir.file("cache")))
         defer { host.shutdown(); withExtendedLifetime(dir) {} }
         host.declareDemoExtensionPoints()
         #expect(host.load(reloadable: try Fixtures.library("ReloadV1").path).status == .active)

@@ -29,7 +29,7 @@ import Testing
     ]
 
     static func configuration(_ dir: TemporaryDirectory, cache: String) -> PluginHost.Configuration {
-        .init(pluginsDirectory: dir.path, cacheDirectory: cache, scanner: ScannerSettings(timeout: .seconds(2)))
+        .with(pluginsDirectory: dir.path, cacheDirectory: cache, scanner: ScannerSettings(timeout: .seconds(2)))
     }
 
     /// A host on `dir`; the caller shuts it down.
@@ -103,7 +103,7 @@ import Testing
         for name in ["Alpha", "Beta", "Gamma", "ProbeA", "ProbeB", "Undeclared"] {
             try dir.copy(Fixtures.library(name), as: "lib\(name).so")
         }
-        let host = PluginHost(configuration: .init(
+        let host = PluginHost(configuration: .with(
             pluginsDirectory: dir.path, cacheDirectory: cache.path, scanner: ScannerSettings(parallelism: 2)))
         defer { host.shutdown() }
         host.declareDemoExtensionPoints()
@@ -121,7 +121,7 @@ import Testing
         try dir.copy(Fixtures.library("Alpha"), as: "a.so")
         try dir.copy(Fixtures.library("Beta"), as: "b.so")
         let bad = try dir.copy(Fixtures.library("EntryAbort"), as: "c.so")
-        let host = PluginHost(configuration: .init(
+        let host = PluginHost(configuration: .with(
             pluginsDirectory: dir.path, cacheDirectory: cache.path, scanner: ScannerSettings(parallelism: 1)))
         defer { host.shutdown() }
         host.declareDemoExtensionPoints()
@@ -155,7 +155,7 @@ import Testing
         let dir = try TemporaryDirectory()
         let cache = try TemporaryDirectory()
         try dir.copy(Fixtures.library("Alpha"), as: "a.so")
-        let host = PluginHost(configuration: .init(
+        let host = PluginHost(configuration: .with(
             pluginsDirectory: dir.path, cacheDirectory: cache.path, scanner: ScannerSettings(executable: "/bin/true")))
         defer { host.shutdown() }
         host.declareDemoExtensionPoints()
@@ -165,7 +165,7 @@ import Testing
         #expect(record.reason?.contains("ScannerSettings") == true || record.reason?.contains("Configuration.scanner") == true)
         #expect(host.activePluginIDs.isEmpty)
         // Nothing learned, nothing cached: a working scanner examines it next time.
-        let next = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        let next = PluginHost(configuration: .with(pluginsDirectory: dir.path, cacheDirectory: cache.path))
         defer { next.shutdown() }
         #expect(try next.discover().first?.status == .available)
     }
@@ -198,7 +198,7 @@ import Testing
         let dir = try TemporaryDirectory()
         try dir.copy(Fixtures.library("ScanProbe"), as: "probe.so")
         let images = try TemporaryDirectory(), cache = try TemporaryDirectory()
-        let host = PluginHost(configuration: .init(
+        let host = PluginHost(configuration: .with(
             pluginsDirectory: dir.path, imagesDirectory: images.path, cacheDirectory: cache.path, scanner: settings))
         defer { host.shutdown() }
         #expect(try host.discover().first?.status == .available)

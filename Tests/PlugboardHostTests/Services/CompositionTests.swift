@@ -11,7 +11,7 @@ import Testing
     /// data and cache in; the caller shuts the host down and keeps the folder.
     func host(_ settings: HostSettings = HostSettings()) throws -> (PluginHost, TemporaryDirectory) {
         let dir = try Fixtures.examplesDirectory()
-        let host = PluginHost(configuration: .init(
+        let host = PluginHost(configuration: .with(
             pluginsDirectory: dir.path, settings: settings, dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache")))
         host.declareDemoExtensionPoints()
         do {

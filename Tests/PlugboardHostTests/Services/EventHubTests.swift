@@ -359,7 +359,7 @@ import Testing
     @Test func theExamplesCouponCycleIsStoppedAndTheCheckoutStillUpdates() throws {
         let dir = try Fixtures.examplesDirectory(["Checkout", "Coupons"])
         let settings = HostSettings(plugins: ["dev.plugboard.example.coupons": .init(overrides: ["reapplyOnRefresh": .bool(true)])])
-        let host = PluginHost(configuration: .init(
+        let host = PluginHost(configuration: .with(
             pluginsDirectory: dir.path, settings: settings, dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache")))
         defer { host.shutdown() }
         host.declareDemoExtensionPoints()

@@ -23,7 +23,7 @@ import Testing
     /// is an error naming the key, and the host's default applies.
     @Test func childrenSizeAPoolAndABadCountIsAnError() throws {
         let (config, _) = try load(#"{ "plugins": { "a.one": { "isolated": true, "children": 3 }, "a.two": { "isolated": true, "children": 0 } } }"#)
-        var configuration = PluginHost.Configuration(pluginsDirectory: "/nonexistent")
+        var configuration = PluginHost.Configuration.with(pluginsDirectory: "/nonexistent")
         configuration.settings = config
         configuration.isolation.others = PluginIsolation(isolated: true, children: 2)
         #expect(configuration.isolation(of: "a.one").children == 3)
@@ -90,7 +90,7 @@ import Testing
         let (config, path) = try load(#"{ "plugins": { "fixture.nobody": { "enabled": false } } }"#)
         let dir = try TemporaryDirectory(), cache = try TemporaryDirectory()
         try dir.copy(Fixtures.library("Alpha"), as: "a.so")
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, settings: config, cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(pluginsDirectory: dir.path, settings: config, cacheDirectory: cache.path))
         defer { host.shutdown() }
         host.declareDemoExtensionPoints()
         let records = try host.loadAll()

@@ -9,7 +9,7 @@ import Testing
     @Test func pluginMessagesCarryThePluginIDAndGoToTheHostsSink() throws {
         let records = Mutex<[String]>([])
         let dir = try Fixtures.examplesDirectory(["Coupons"]), cache = try TemporaryDirectory()
-        let host = PluginHost(configuration: .init(
+        let host = PluginHost(configuration: .with(
             pluginsDirectory: dir.path,
             logSink: LogSink(minimumLevel: .info) { record in records.withLock { $0.append("\(record.level) \(record.label) \(record.message)") } },
             cacheDirectory: cache.path))

@@ -66,7 +66,7 @@ import Testing
         try dir.copy(Fixtures.library("RouteOwnerB"), as: "a-route-b.so")
         try dir.copy(Fixtures.library("RouteOwnerA"), as: "b-route-a.so")
         let cache = try TemporaryDirectory()
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(pluginsDirectory: dir.path, cacheDirectory: cache.path))
         defer { host.shutdown() }  // also when a check throws before the shutdown below
         try host.loadAll()
         #expect(host.records.map(\.status) == [.active, .active])

@@ -12,7 +12,7 @@ import Testing
         let dir = try TemporaryDirectory()
         try dir.copy(Fixtures.library("ProbeA"), as: "a.so")
         try dir.copy(Fixtures.library("ProbeB"), as: "b.so")
-        let host = PluginHost(configuration: .init(
+        let host = PluginHost(configuration: .with(
             pluginsDirectory: dir.path, settings: settings, dataDirectory: data ?? dir.file("data"), cacheDirectory: dir.file("cache")))
         host.declareDemoExtensionPoints()
         do {
@@ -79,7 +79,7 @@ import Testing
         try dir.copy(Fixtures.library("StorageAsker"), as: "a.so")
         try dir.copy(Fixtures.library("StorageRelay"), as: "b.so")
         let data = dir.file("data")
-        let host = PluginHost(configuration: .init(pluginsDirectory: dir.path, dataDirectory: data, cacheDirectory: dir.file("cache")))
+        let host = PluginHost(configuration: .with(pluginsDirectory: dir.path, dataDirectory: data, cacheDirectory: dir.file("cache")))
         defer { host.shutdown() }
         host.declare(Commands.self)
         try host.loadAll()
@@ -108,7 +108,7 @@ import Testing
         let data = dir.file("data")
         try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: false)
         symlink(outside.path, data + "/fixture.probe-a")
-        let host = PluginHost(configuration: .init(
+        let host = PluginHost(configuration: .with(
             pluginsDirectory: dir.path, dataDirectory: data, cacheDirectory: dir.file("cache"), storageQuota: StorageQuota(maximumKeys: 1)))
         defer { host.shutdown() }
         host.declare(Commands.self)

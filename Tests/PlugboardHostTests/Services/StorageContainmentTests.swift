@@ -16,7 +16,7 @@ import Testing
     @Test func aSymlinkedPluginFolderIsRefusedAndNothingIsWrittenThroughIt() throws {
         let data = try TemporaryDirectory(), outside = try TemporaryDirectory(), cache = try TemporaryDirectory()
         symlink(outside.path, data.file("fixture.a"))
-        let host = PluginHost(configuration: .init(dataDirectory: data.path, cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(dataDirectory: data.path, cacheDirectory: cache.path))
         defer { host.shutdown() }
         let store = try #require(host.storage(for: "fixture.a"))
         let error = expectServiceError(.storageSymlink) { try store.set("x", for: "k") }
@@ -27,7 +27,7 @@ import Testing
 
     @Test func aSymlinkedValueFileIsNotFollowed() throws {
         let data = try TemporaryDirectory(), outside = try TemporaryDirectory(), cache = try TemporaryDirectory()
-        let host = PluginHost(configuration: .init(dataDirectory: data.path, cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(dataDirectory: data.path, cacheDirectory: cache.path))
         defer { host.shutdown() }
         let store = try #require(host.storage(for: "fixture.a"))
         try store.set("mine", for: "other")  // creates the folder
@@ -47,7 +47,7 @@ import Testing
     @Test(arguments: ["FIFO", "hard link"])
     func aValueFileThatIsNotAPlainFileOfItsOwnIsRefused(_ kind: String) throws {
         let data = try TemporaryDirectory(), outside = try TemporaryDirectory(), cache = try TemporaryDirectory()
-        let host = PluginHost(configuration: .init(dataDirectory: data.path, cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(dataDirectory: data.path, cacheDirectory: cache.path))
         defer { host.shutdown() }
         let store = try #require(host.storage(for: "fixture.a"))
         try store.set("mine", for: "other")  // creates the folder
@@ -68,7 +68,7 @@ import Testing
     @Test func aFIFOInPlaceOfThePluginsFolderIsNamedForWhatItIs() throws {
         let data = try TemporaryDirectory(), cache = try TemporaryDirectory()
         #expect(mkfifo(data.file("fixture.a"), 0o600) == 0)
-        let host = PluginHost(configuration: .init(dataDirectory: data.path, cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(dataDirectory: data.path, cacheDirectory: cache.path))
         defer { host.shutdown() }
         let store = try #require(host.storage(for: "fixture.a"))
         let error = expectServiceError(.storageNotAFile) { _ = try store.value(for: "k") }
@@ -80,7 +80,7 @@ import Testing
     /// descriptors behind (other tests running meanwhile open a few).
     @Test func listingKeysLeavesNoDescriptorOpen() throws {
         let data = try TemporaryDirectory(), cache = try TemporaryDirectory()
-        let host = PluginHost(configuration: .init(dataDirectory: data.path, cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(dataDirectory: data.path, cacheDirectory: cache.path))
         defer { host.shutdown() }
         let store = try #require(host.storage(for: "fixture.a"))
         try store.set("v", for: "k")
@@ -92,7 +92,7 @@ import Testing
 
     @Test func composedAndDecomposedKeysAreOneKey() throws {
         let data = try TemporaryDirectory(), cache = try TemporaryDirectory()
-        let host = PluginHost(configuration: .init(dataDirectory: data.path, cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(dataDirectory: data.path, cacheDirectory: cache.path))
         defer { host.shutdown() }
         let store = try #require(host.storage(for: "fixture.a"))
         let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
@@ -107,7 +107,7 @@ import Testing
     @Test func quotasRefuseAWriteAndKeepWhatWasStored() throws {
         let data = try TemporaryDirectory(), cache = try TemporaryDirectory()
         let quota = StorageQuota(maximumBytes: 10, maximumKeys: 2, maximumValueBytes: 6)
-        let host = PluginHost(configuration: .init(dataDirectory: data.path, cacheDirectory: cache.path, storageQuota: quota))
+        let host = PluginHost(configuration: .with(dataDirectory: data.path, cacheDirectory: cache.path, storageQuota: quota))
         defer { host.shutdown() }
         let store = try #require(host.storage(for: "fixture.a"))
         try store.set("12345", for: "a")

@@ -15,7 +15,7 @@ import Testing
     @Test(arguments: ["a/b", "../../etc/passwd", "..", ".", "/", "nul\u{0}key", "é✓", "key with spaces", String(repeating: "k", count: 120)])
     func anyKeyStaysInsideThePluginsSpace(_ key: String) throws {
         let data = try TemporaryDirectory(), cache = try TemporaryDirectory()
-        let host = PluginHost(configuration: .init(dataDirectory: data.path, cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(dataDirectory: data.path, cacheDirectory: cache.path))
         defer { host.shutdown() }
         let a = try #require(host.storage(for: "fixture.a"))
         let b = try #require(host.storage(for: "fixture.b"))
@@ -33,7 +33,7 @@ import Testing
 
     @Test func tooLongAndEmptyKeysAreRefusedAndLoseNothing() throws {
         let data = try TemporaryDirectory(), cache = try TemporaryDirectory()
-        let host = PluginHost(configuration: .init(dataDirectory: data.path, cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(dataDirectory: data.path, cacheDirectory: cache.path))
         defer { host.shutdown() }
         let store = try #require(host.storage(for: "fixture.a"))
         try store.set("kept", for: "k")
@@ -48,7 +48,7 @@ import Testing
         let data = try TemporaryDirectory(), cache = try TemporaryDirectory()
         // A regular file where a directory should be: not writable even for root.
         try data.write(Data("x".utf8), as: "blocker")
-        let host = PluginHost(configuration: .init(dataDirectory: data.file("blocker"), cacheDirectory: cache.path))
+        let host = PluginHost(configuration: .with(dataDirectory: data.file("blocker"), cacheDirectory: cache.path))
         defer { host.shutdown() }
         let store = try #require(host.storage(for: "fixture.a"))
         let refused = expectServiceError(.storageNotWritable) { try store.set("v", for: "k") }
@@ -58,10 +58,10 @@ import Testing
 
     @Test func storageSurvivesANewHost() throws {
         let data = try TemporaryDirectory(), cache = try TemporaryDirectory()
-        try withHost(.init(dataDirectory: data.path, cacheDirectory: cache.path)) { host in
+        try withHost(.with(dataDirectory: data.path, cacheDirectory: cache.path)) { host in
             try #require(host.storage(for: "fixture.a")).set("1", for: "n")
         }
-        let stored = try withHost(.init(dataDirectory: data.path, cacheDirectory: cache.path)) { host in
+        let stored = try withHost(.with(dataDirectory: data.path, cacheDirectory: cache.path)) { host in
             try #require(host.storage(for: "fixture.a")).string(for: "n")
         }
         #expect(stored == "1")
@@ -105,7 +105,7 @@ import Testing
             let leftovers = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasPrefix(".tmp-") }
             if !leftovers.isEmpty { killedMidWrite += 1 }
             for name in leftovers { try? FileManager.default.removeItem(atPath: "\(directory)/\(name)") }
-            let reader = PluginHost(configuration: .init(dataDirectory: data.path, cacheDirectory: cache.path))
+            let reader = PluginHost(configuration: .with(dataDirectory: data.path, cacheDirectory: cache.path))
             defer { reader.shutdown() }
             let store = try #require(reader.storage(for: "fixture.writer"))
             guard let value = try store.value(for: "value") else { continue }
@@ -181,7 +181,7 @@ import Testing
     @Test(arguments: ["v1 0 0 dirty\n", "garbage", ""])
     func aDirtyOrTornRecordIsRecounted(_ record: String) throws {
         let data = try TemporaryDirectory()
-        let host = PluginHost(configuration: .init(dataDirectory: data.path, storageQuota: StorageQuota(maximumKeys: 4)))
+        let host = PluginHost(configuration: .with(dataDirectory: data.path, storageQuota: StorageQuota(maximumKeys: 4)))
         defer { host.shutdown() }
         let store = try #require(host.storage(for: "fixture.counted"))
         for key in ["a", "b", "c"] { try store.set(Array("v".utf8), for: key) }
@@ -198,7 +198,7 @@ import Testing
     /// place is refused with its code, without blocking and writing nothing.
     @Test func aFIFOOrLinkInTheRecordsPlaceIsRefused() throws {
         let data = try TemporaryDirectory(), outside = try TemporaryDirectory()
-        let host = PluginHost(configuration: .init(dataDirectory: data.path))
+        let host = PluginHost(configuration: .with(dataDirectory: data.path))
         defer { host.shutdown() }
         let store = try #require(host.storage(for: "fixture.counted"))
         try store.set(Array("v".utf8), for: "a")

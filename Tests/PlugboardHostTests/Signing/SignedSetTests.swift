@@ -46,7 +46,7 @@ import Testing
         }
 
         func configuration(required: Bool = true, channel: String? = nil, floor: UInt64? = 1) -> PluginHost.Configuration {
-            var configuration = PluginHost.Configuration(pluginsDirectory: dir.path, cacheDirectory: state.path)
+            var configuration = PluginHost.Configuration.with(pluginsDirectory: dir.path, cacheDirectory: state.path)
             configuration.trust.requiresSignatures = required
             configuration.trust.trustedKeyFiles = [trustedKeys]
             configuration.trust.lockChannel = channel

@@ -92,7 +92,7 @@ enum Fixtures {
     static let baseline: PluginHost.Baseline = {
         let cache = try? TemporaryDirectory("plugboard-baseline-cache")
         return withExtendedLifetime(cache) {
-            withHost(.init(cacheDirectory: cache?.path), declaring: false) { $0.baseline }
+            withHost(.with(cacheDirectory: cache?.path), declaring: false) { $0.baseline }
         }
     }()
 

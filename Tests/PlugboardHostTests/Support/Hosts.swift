@@ -65,7 +65,7 @@ func realPath(_ path: String) -> String {
 func faultsHost(in dir: TemporaryDirectory, _ names: [String], crashes: Int) throws -> PluginHost {
     try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     for (index, name) in names.enumerated() { _ = try dir.copy(Fixtures.library(name), as: "plugins/\(index)-\(name).so") }
-    var configuration = PluginHost.Configuration(
+    var configuration = PluginHost.Configuration.with(
         pluginsDirectory: dir.file("plugins"), dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache"))
     configuration.isolation.plugins["fixture.isolation-faults"] = .isolated
     configuration.isolation.restartBudget = RestartBudget(crashes: crashes, window: .seconds(300))
