@@ -32,7 +32,7 @@ package enum IsolationProtocol {
     }
 
     /// The provider index of a call for one of the plugin's routes.
-    package static let routeIndex = UInt32.max
+    static let routeIndex = UInt32.max
 
     /// What the child must load and how, checked before any plugin code runs.
     package struct StartRequest: Codable, Sendable {
@@ -58,7 +58,7 @@ package enum IsolationProtocol {
         /// What the child's sandbox must reach (nil: not sandboxed).
         package var sandbox: Sandbox?
         /// The host mapped both rings: the child may send large frames in its own.
-        package var rings: Bool?
+        var rings: Bool?
         /// Shared libraries defining the points' types (a host's interface
         /// packages), loaded before the plugin: `plugboard-child` links only the SDK.
         package var libraries: [String]?
@@ -127,7 +127,7 @@ package enum IsolationProtocol {
     }
 
     /// The plugin started: its providers, in order, with their profiles.
-    package struct StartReply: Codable {
+    struct StartReply: Codable {
         package var providers: [Provider]
         /// Events the plugin subscribed to while it started.
         package var subscriptions: [String]
@@ -136,7 +136,7 @@ package enum IsolationProtocol {
         /// What the child's sandbox reached (nil: none was asked for).
         package var sandbox: SandboxReport?
         /// The child mapped both rings: the host may send large frames in its own.
-        package var rings: Bool?
+        var rings: Bool?
 
         package init(providers: [Provider], subscriptions: [String], stateNote: String? = nil, sandbox: SandboxReport? = nil, rings: Bool? = nil) {
             self.providers = providers
@@ -157,7 +157,7 @@ package enum IsolationProtocol {
         }
     }
 
-    package struct StartFailure: Codable {
+    struct StartFailure: Codable {
         package var code: String
         package var reason: String
 
@@ -167,7 +167,7 @@ package enum IsolationProtocol {
         }
     }
 
-    package struct Diagnostic: Codable {
+    struct Diagnostic: Codable {
         package var error: Bool
         package var code: String
         package var message: String

@@ -22,7 +22,7 @@ import Glibc
 /// between states by compare-and-exchange on one word holding the sequence
 /// and the state, so a late reply never lands in a slot reused since.
 final class ReplyRouter: Sendable {
-    enum Failure: Error, Equatable {
+    package enum Failure: Error, Equatable {
         /// The child closed its end, or the channel was closed here.
         case closed
         /// The request could not be written whole before the deadline.

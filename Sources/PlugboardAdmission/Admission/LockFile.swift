@@ -43,7 +43,7 @@ package struct LockFile: Sendable, Codable, Equatable {
     /// The format's version: 2 adds ``libraries`` (a version 1 file lists
     /// none, so a locked host refuses every interface library until it is
     /// written again).
-    package var lockVersion = 2
+    var lockVersion = 2
     package var plugins: [Entry]
     package var libraries: [Library]
 

@@ -184,7 +184,7 @@ extension ELFImage {
 
 /// Read-only view of the file with every access checked, so a lying header
 /// becomes a `ReadError` instead of an out-of-bounds read.
-struct ELFBytes {
+package struct ELFBytes {
     let raw: UnsafeRawBufferPointer
 
     /// Validates that [offset, offset + size) lies inside the file.

@@ -58,7 +58,7 @@ package struct LockSignature: Sendable, Equatable {
     package let keyID: [UInt8]
     package let signature: [UInt8]
     package let trustedComment: String
-    package let globalSignature: [UInt8]
+    let globalSignature: [UInt8]
 
     /// Signs `lock` (the lock file's bytes) with `key`.
     package static func sign(_ lock: [UInt8], key: SigningKey, terms: Terms) -> LockSignature? {
@@ -107,7 +107,7 @@ package struct LockSignature: Sendable, Equatable {
 
     /// The key whose both signatures hold for `message` (minisign's own
     /// check, whatever the trusted comment says).
-    package func verifySignatures(_ message: [UInt8], trustedKeys: [PublicSigningKey]) -> Result<PublicSigningKey, Failure> {
+    func verifySignatures(_ message: [UInt8], trustedKeys: [PublicSigningKey]) -> Result<PublicSigningKey, Failure> {
         guard let key = trustedKeys.first(where: { $0.id == keyID }) else {
             let id = PublicSigningKey.idText(keyID)
             return .failure(Failure(code: "key-unknown", reason: "signed with key \(id), which this host does not trust; add its public key to the trusted keys, or sign with a trusted key"))

@@ -49,7 +49,7 @@ final class ScannerProcess {
 /// started, say), so that file and the earlier ones are scanned again, each
 /// alone in a fresh child, before anyone is quarantined. A child that ends
 /// abnormally after answering is treated the same way.
-struct Pool {
+package struct Pool {
     let settings: ScannerSettings
     let jobs: [PluginScanner.Job]
     var outcomes: [PluginScanner.Outcome?]

@@ -255,7 +255,7 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
         PluginLoadError(code: .missingSDKSymbols, path: path, reason: "uses SDK API the host's SDK lacks: \(symbols.joined(separator: "; ")) (plugin built against SDK \(pluginSDK), host has SDK \(hostSDK)); rebuild the plugin against the host's SDK or upgrade the host")
     }
 
-    package static func duplicateFile(path: String, original: String) -> PluginLoadError {
+    static func duplicateFile(path: String, original: String) -> PluginLoadError {
         PluginLoadError(code: .duplicateFile, path: path, reason: "is the same file as \(original) (symlinks are followed); remove one of them")
     }
 

@@ -32,7 +32,7 @@ package struct PluginCandidate: Sendable {
 ///   directory); two entries that are the same file are one plugin, the
 ///   second is rejected as `duplicate-file`.
 public enum PluginDirectory {
-    package static let librarySuffix = ".so"
+    static let librarySuffix = ".so"
     /// The SDK's own library file: plugins link it by this name, so no plugin can be called that.
     package static let sdkSoname = "libPlugboard.so"
     /// The folder of a plugins directory that holds interface libraries: the

@@ -36,7 +36,7 @@ package struct OwnershipCheck {
 
     /// What makes one path unsafe.
     struct Violation: Equatable {
-        enum Kind: Equatable {
+        package enum Kind: Equatable {
             case owner, permissions
             /// It could not be examined (`errno`): unsafe until it can.
             case unverifiable(Int32)
