@@ -109,8 +109,14 @@ test: prerequisites
 	echo "== runs: $$(( $$(date +%s) - start )) s (host tests exit $$tests, checks exit $$checks)"; \
 	[ $$tests -eq 0 ] && [ $$checks -eq 0 ]
 
-test-builds: fixtures examples-tested sdk tsan-build bench-counter
-	$(SWIFT) build --build-tests $(STRICT)
+# Each build timed, so a run says where the builds go.
+test-builds:
+	@$(call TIME_STEP,$(MAKE) --no-print-directory fixtures,build: fixtures)
+	@$(call TIME_STEP,$(MAKE) --no-print-directory examples-tested,build: examples with their tests)
+	@$(call TIME_STEP,$(MAKE) --no-print-directory sdk,build: SDK)
+	@$(call TIME_STEP,$(MAKE) --no-print-directory tsan-build,build: ThreadSanitizer)
+	@$(call TIME_STEP,$(MAKE) --no-print-directory bench-counter,build: release benchmark)
+	@$(call TIME_STEP,$(SWIFT) build --build-tests $(STRICT),build: host and tests)
 
 # The checks that build nothing (run beside the host tests by make test).
 test-checks: api-check-built docs-built doc-references layers fuzz-replay
