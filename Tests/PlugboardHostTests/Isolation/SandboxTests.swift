@@ -257,6 +257,9 @@ import Glibc
         let layers = try #require(report["layers"] as? [String])
         #expect(Set(["limits", "no-new-privileges", "landlock", "seccomp"]).isSubset(of: Set(layers)), "\(layers)")
         #expect((report["missing"] as? [String])?.isEmpty == true)
+        // Beside the tool's real path (.build/debug is a link).
+        #expect(report["childProgram"] as? String == plugboard.resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("plugboard-child").path,
+                "plugboard-child beside the tool: \(report)")
         #expect(try runProcess(plugboard, ["doctor", "extra"]).status == 64)
     }
 
