@@ -228,7 +228,7 @@ final class IsolatedChild: @unchecked Sendable {
         }
         var crossings = request.points.map { PointCrossing(typeName: $0.typeName) }
         let image: LoadedImage
-        switch PluginLoader.loadInScannerChild(request.file, reportedAs: request.path, environment: environment, phase: { _ in }) {
+        switch PluginLoader.loadInChildProcess(request.file, reportedAs: request.path, environment: environment, phase: { _ in }) {
         case let .success(loaded): image = loaded
         case let .failure(error): fail(sequence, error.code.rawValue, error.reason)
         }

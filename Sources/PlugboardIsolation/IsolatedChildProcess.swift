@@ -53,7 +53,7 @@ package final class IsolatedChildProcess: Sendable {
         ended: @escaping @Sendable (Int32) -> Void
     ) -> Result<IsolatedChildProcess, IsolatedCallError> {
         var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(program), nil]
-        var entries: [UnsafeMutablePointer<CChar>?] = StartedScanner.environment(
+        var entries: [UnsafeMutablePointer<CChar>?] = ChildEnvironment.make(
             passing: names, adding: extra, variable: PLUGBOARD_CHILD_VARIABLE, value: PLUGBOARD_ISOLATED_PROTOCOL)
             .map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {

@@ -32,10 +32,10 @@ package enum PluginLoader {
         return loaded
     }
 
-    /// In a scanner child (another process): loads the copy it was sent,
-    /// phase by phase. Never called in the host process, whose only way in is
-    /// ``load(_:environment:)``.
-    package static func loadInScannerChild(
+    /// In a child process (a scanner, or an isolated plugin's
+    /// `plugboard-child`): loads the copy it was sent, phase by phase. Never
+    /// called in the host process, whose only way in is ``load(_:environment:)``.
+    package static func loadInChildProcess(
         _ file: String, reportedAs path: String, environment: HostEnvironment,
         phase: (Quarantine.Phase) -> Void
     ) -> Result<LoadedImage, PluginLoadError> {

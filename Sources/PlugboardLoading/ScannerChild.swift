@@ -72,7 +72,7 @@ struct ScannerChild {
 
     func scan(_ request: ScanRequest) {
         limitCPU(to: request.cpuSeconds)
-        let result = PluginLoader.loadInScannerChild(request.file, reportedAs: request.file, environment: environment) { phase in
+        let result = PluginLoader.loadInChildProcess(request.file, reportedAs: request.file, environment: environment) { phase in
             send(ScannerMessage(kind: .phase, request: request.request, phase: phase))
         }
         answer(request, with: result)

@@ -31,7 +31,7 @@ package struct StartedScanner: Sendable {
         rehearsing: Bool = false
     ) throws(Failure) -> StartedScanner {
         var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(executable), nil]
-        var environment = environment(passing: names, adding: extra)
+        var environment = ChildEnvironment.make(passing: names, adding: extra)
         environment[ScannerRehearsal.variable] = rehearsing ? "1" : nil
         var entries: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
@@ -44,23 +44,6 @@ package struct StartedScanner: Sendable {
         guard result == 0 else { throw Failure(reason: "cannot start \(executable): \(String(cString: strerror(result)))") }
         _ = fcntl(errors, F_SETFL, fcntl(errors, F_GETFL) | O_NONBLOCK)
         return StartedScanner(pid: pid, channel: channel, errors: errors)
-    }
-
-    /// A child's environment (a scanner's, or an isolated plugin's): the
-    /// host's variables named in `names`, those in `extra`, and the two the
-    /// child needs (`variable` set to `value` starts it as what it is),
-    /// which nothing overrides.
-    package static func environment(
-        passing names: [String], adding extra: [String: String], variable: String = PLUGBOARD_SCANNER_VARIABLE,
-        value: String = PLUGBOARD_SCANNER_PROTOCOL
-    ) -> [String: String] {
-        var environment = ProcessInfo.processInfo.environment.filter { names.contains($0.key) }
-        environment.merge(extra) { _, given in given }
-        environment[variable] = value
-        // The runtime's crash report would push the plugin's own last words
-        // out of the stderr tail; the signal and phase say where it died.
-        environment["SWIFT_BACKTRACE"] = "enable=no"
-        return environment
     }
 
     package func close() {
