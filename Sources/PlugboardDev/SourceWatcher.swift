@@ -1,3 +1,4 @@
+import Dispatch
 import FoundationEssentials
 import PlugboardHost
 import Synchronization
@@ -43,6 +44,8 @@ public final class SourceWatcher: Sendable {
     private let inotify: InotifyEvents?
     private let watches = Mutex<[Int32: String]>([:])
     private let stopped = Atomic<Bool>(false)
+    /// Polling: signalled by ``stop()``, so the wait between two looks ends at once.
+    private let stopping = DispatchSemaphore(value: 0)
     /// Polling: the state last seen, kept across calls so saves made while
     /// the caller was busy (building) are still seen.
     private let lastSnapshot = Mutex<[String: Stamp]?>(nil)
@@ -91,7 +94,10 @@ public final class SourceWatcher: Sendable {
     }
 
     /// Makes ``waitForChange()`` return nil soon (from any thread or a signal handler's queue).
-    public func stop() { stopped.store(true, ordering: .relaxed) }
+    public func stop() {
+        stopped.store(true, ordering: .relaxed)
+        stopping.signal()
+    }
 
     /// Whether ``stop()`` was called.
     public var isStopped: Bool { stopped.load(ordering: .relaxed) }
@@ -208,7 +214,10 @@ public final class SourceWatcher: Sendable {
         var first: ContinuousClock.Instant?
         var lastChange = ContinuousClock.now
         while !stopped.load(ordering: .relaxed) {
-            if first == nil { usleep(300_000) } else { usleep(UInt32(quiet * 500_000)) }
+            // Where inotify is missing the only way to see a change is to look
+            // again: the interval is the poll, and a stop ends it early.
+            let interval: Duration = first == nil ? .milliseconds(300) : .milliseconds(Int(quiet * 500))
+            if stopping.wait(until: .now + interval) { break }
             let now = snapshot()
             let differing = Set(now.keys).union(before.keys).filter { now[$0] != before[$0] }
             before = now

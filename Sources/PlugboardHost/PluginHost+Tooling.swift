@@ -30,6 +30,12 @@ extension PluginHost {
         return plugin.spare.withLock { $0.child?.pid }
     }
 
+    /// Waits (up to 10 s) until the spare scanner a reload asked for is
+    /// ready: the benchmark's stand-in for a dev loop's pause between builds.
+    package func awaitSpareScanner() {
+        lifecycle.spareScanner.awaitReady(until: .now + .seconds(10))
+    }
+
     /// Whether isolated plugin `id` keeps a spare child after a crash (the
     /// benchmark times restarts without one too); the spare it has goes.
     package func keepsSpareChildren(_ keeps: Bool, of id: String) {

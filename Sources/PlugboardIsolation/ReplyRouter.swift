@@ -157,14 +157,8 @@ final class ReplyRouter: Sendable {
             defer { slotWaiters.subtract(1, ordering: .sequentiallyConsistent) }
             // Counted first, then looked at again: a slot freed in between is seen here.
             if slots.contains(where: { $0.word.load(ordering: .sequentiallyConsistent) == 0 }) { continue }
-            guard Self.wait(slotFreed, until: deadline) else { throw .sendTimedOut }
+            guard slotFreed.wait(until: deadline) else { throw .sendTimedOut }
         }
-    }
-
-    /// Waits for a signal of `semaphore` until `deadline`; false when the deadline came first.
-    private static func wait(_ semaphore: DispatchSemaphore, until deadline: ContinuousClock.Instant) -> Bool {
-        guard deadline > .now else { return false }
-        return semaphore.wait(timeout: DispatchTime(deadline)) == .success
     }
 
     /// A slot is free again: wakes a request waiting for one, if any.
@@ -253,9 +247,7 @@ final class ReplyRouter: Sendable {
                 if giveUp(slot, sequence) { throw brokenFailure }
                 return try take(settle(slot, sequence), slot)
             }
-            // Clamped: a deadline centuries away must not overflow.
-            let remaining = max(.zero, min(deadline - .now, .seconds(86_400 * 365)))
-            if slot.wake.wait(timeout: .now() + .nanoseconds(Int((remaining / .nanoseconds(1)).rounded(.up)))) == .timedOut {
+            if !slot.wake.wait(until: deadline) {
                 // Its deadline. Nothing came: it leaves. Something is coming: settled first.
                 if giveUp(slot, sequence) { throw isBroken.load(ordering: .sequentiallyConsistent) ? brokenFailure : .timedOut }
                 return try take(settle(slot, sequence), slot)

@@ -33,10 +33,7 @@ final class PluginLine: Sendable {
     func release() { released.leave() }
 
     /// Waits for the release until `deadline`; false when it came first.
-    func wait(until deadline: ContinuousClock.Instant) -> Bool {
-        guard deadline > .now else { return false }
-        return released.wait(timeout: DispatchTime(deadline)) == .success
-    }
+    func wait(until deadline: ContinuousClock.Instant) -> Bool { released.wait(until: deadline) }
 
     /// Waits for the release, however long it takes.
     func wait() { released.wait() }

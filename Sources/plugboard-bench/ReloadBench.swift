@@ -32,8 +32,9 @@ struct ReloadBench {
         var admission: [Double] = [], waiting: [Double] = [], inScanner: [Double] = []
         for index in 0..<20 {
             // Untimed: the pause a build makes between two reloads of a dev
-            // loop, in which the spare scanner process gets ready.
-            usleep(50_000)
+            // loop, in which the spare scanner process gets ready: waited
+            // for until it said hello.
+            host.awaitSpareScanner()
             let outcome = host.reload("fixture.reloadable", from: versions[(index + 1) % 2], verification: .loadAndActivate)
             guard outcome.result == .reloaded else {
                 print("  reload benchmark: \(outcome.error?.message ?? "failed")")

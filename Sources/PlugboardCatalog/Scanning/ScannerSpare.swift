@@ -33,6 +33,17 @@ package final class ScannerSpare: Sendable {
     /// be): for tests, and for a caller that must know the spare is there.
     func awaitFilled() { core.awaitFilled() }
 
+    /// Returns once the spare asked for has rehearsed and said hello (its
+    /// channel is readable; the hello stays for whoever takes it), or at
+    /// `deadline`: what a dev loop's pause between two builds gives it.
+    package func awaitReady(until deadline: ContinuousClock.Instant) {
+        core.awaitFilled()
+        guard let channel = core.waitingChannel else { return }
+        var poller = pollfd(fd: channel, events: Int16(POLLIN), revents: 0)
+        let left = max(0, Int64((ContinuousClock.now.duration(to: deadline) / .milliseconds(1)).rounded(.up)))
+        while poll(&poller, 1, Int32(clamping: left)) < 0 && errno == EINTR {}
+    }
+
     /// The waiting process, if it is still alive.
     func take() -> StartedScanner? { core.take() }
 
@@ -129,6 +140,7 @@ private final class Core: Sendable {
     }
 
     var waitingPID: pid_t? { state.withLock { $0.waiting?.pid } }
+    var waitingChannel: Int32? { state.withLock { $0.waiting?.channel } }
 
     /// Ends the waiting process (end of stream makes it exit), reaps it,
     /// and ends the owner thread.

@@ -15,3 +15,18 @@ extension DispatchTime {
             : .now() + .nanoseconds(Int(clamping: nanoseconds.partialValue + attoseconds / 1_000_000_000))
     }
 }
+
+extension DispatchSemaphore {
+    /// Waits for a signal until `deadline` (one already there is taken even
+    /// when the deadline has passed); false when the deadline came first.
+    package func wait(until deadline: ContinuousClock.Instant) -> Bool {
+        wait(timeout: DispatchTime(deadline)) == .success
+    }
+}
+
+extension DispatchGroup {
+    /// Waits until every member left or `deadline`; false when the deadline came first.
+    package func wait(until deadline: ContinuousClock.Instant) -> Bool {
+        wait(timeout: DispatchTime(deadline)) == .success
+    }
+}
