@@ -21,8 +21,7 @@ package enum ChildProgram {
                 return .failure(Missing(path: name, reason: "this process's executable cannot be read from /proc/self/exe"))
             }
             defer { free(executable) }
-            let own = String(cString: executable)
-            path = String(own[..<(own.lastIndex(of: "/") ?? own.startIndex)]) + "/" + name
+            path = OwnershipCheck.parent(of: String(cString: executable)) + "/" + name
         }
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, access(path, X_OK) == 0 else {

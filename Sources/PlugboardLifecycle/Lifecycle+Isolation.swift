@@ -73,9 +73,10 @@ extension Lifecycle {
             // The plugin names its interface libraries by file name (they
             // have no soname): the child's loader finds them where the host's
             // are, as the same files the child loads first.
-            let folders = libraries.map { String($0[..<($0.lastIndex(of: "/") ?? $0.startIndex)]) }
-            extraEnvironment["LD_LIBRARY_PATH"] = (folders.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
-                + [extraEnvironment["LD_LIBRARY_PATH"]].compactMap { $0 }).joined(separator: ":")
+            var folders: [String] = []
+            for folder in libraries.map(OwnershipCheck.parent(of:)) where !folders.contains(folder) { folders.append(folder) }
+            if let given = extraEnvironment["LD_LIBRARY_PATH"] { folders.append(given) }
+            extraEnvironment["LD_LIBRARY_PATH"] = folders.joined(separator: ":")
         }
         var sandbox: IsolationProtocol.StartRequest.Sandbox?
         if var confinement = isolation.sandbox {
