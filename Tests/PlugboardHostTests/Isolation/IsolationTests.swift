@@ -456,6 +456,27 @@ import Glibc
         #expect(reason.contains("plugboard.extensions"))
     }
 
+    /// An isolatable point declared in the host's executable (here, the
+    /// test program), not in a dynamic library the plugin links: the child
+    /// cannot have its type, so the start is refused with its code, naming
+    /// the point and where to declare it.
+    @Test func aPointOfTheHostsExecutableCannotCrossToTheChild() throws {
+        let dir = try TemporaryDirectory()
+        try dir.copy(Fixtures.library("Alpha"), as: "alpha.so")
+        var configuration = PluginHost.Configuration(pluginsDirectory: dir.path)
+        configuration.paths.cache = dir.file("cache")
+        configuration.isolation.others = .isolated
+        let host = PluginHost(configuration: configuration)
+        host.declare(ExecutableCommands.self)
+        try host.start()
+        host.activateAll()
+        defer { host.shutdown() }
+        let record = try #require(host.records.first)
+        #expect(record.status == .failed)
+        #expect(record.code == "isolation-point-missing", "\(record.reason ?? "")")
+        #expect(record.reason?.contains("interface package") == true, "\(record.reason ?? "")")
+    }
+
     /// The isolated child's program, `plugboard-child`, is found beside the
     /// host's executable (every other isolation test starts it there); one
     /// configured where there is none refuses the start with its code,
@@ -586,4 +607,14 @@ func callsLooping(during: () -> Void, _ body: @escaping @Sendable (Int) throws -
     stop.store(true, ordering: .releasing)
     finished.wait()
     return (failures.lines.withLock { $0 }, calls.load(ordering: .relaxed))
+}
+
+/// The SDK's commands point, declared again in the test program: isolatable
+/// (it forwards to `Commands`), but its type lives in an executable.
+enum ExecutableCommands: IsolatableExtensionPoint {
+    typealias Provider = any Command
+    static var interface: Interface { Commands.interface }
+    static func profile(of provider: any Command) -> Commands.Profile { Commands.profile(of: provider) }
+    static func proxy(_ isolated: any IsolatedProvider, profile: Commands.Profile) -> any Command { Commands.proxy(isolated, profile: profile) }
+    static func serve(_ call: any IsolatedCall, on provider: any Command) async throws { try await Commands.serve(call, on: provider) }
 }
