@@ -13,7 +13,7 @@ PLUGBOARD    := .build/$(CONFIG)/plugboard
 # required by version may not carry unsafe flags).
 STRICT       := -Xswiftc -warnings-as-errors
 
-.PHONY: all build sdk host examples examples-tested test-examples run fixtures prerequisites test test-builds test-checks check test-tsan tsan-build test-tsan-run bench bench-check bench-record bench-counter instructions-check profile api-check api-check-built api-record api-record-host docs docs-built doc-references fuzz fuzz-replay layers clean help
+.PHONY: all build sdk host examples examples-tested test-examples run fixtures prerequisites test test-builds test-checks check test-tsan tsan-build test-tsan-run bench bench-check bench-record bench-counter bench-counter-built instructions-check profile api-check api-check-built api-record api-record-host docs docs-built doc-references fuzz fuzz-replay layers clean help
 
 all: build
 
@@ -118,7 +118,7 @@ test-builds:
 	@$(call TIME_STEP,$(MAKE) --no-print-directory examples-tested,build: examples with their tests)
 	@$(call TIME_STEP,$(MAKE) --no-print-directory sdk,build: SDK)
 	@$(call TIME_STEP,$(MAKE) --no-print-directory tsan-build,build: ThreadSanitizer)
-	@$(call TIME_STEP,$(MAKE) --no-print-directory bench-counter,build: release benchmark)
+	@$(call TIME_STEP,$(MAKE) --no-print-directory bench-counter-built,build: release benchmark)
 	@$(call TIME_STEP,$(SWIFT) build --build-tests $(STRICT),build: host and tests)
 
 # The checks that build nothing (run beside the host tests by make test).
@@ -196,19 +196,22 @@ api-record: sdk
 api-record-host: host
 	sh Tests/API/check-host record
 
-# The registry and reload stress tests again, under ThreadSanitizer.
+# The registry and reload stress tests again, under ThreadSanitizer, from
+# the package Tests/ThreadSanitized (symlinks to those test files), so the
+# sanitized build is the host library and a few tests, not every target.
 # Not the isolation tests: their threads contend on a Mutex (the output
 # drain and a caller meeting at a crash), and the toolchain's Mutex waits and
 # wakes in libswiftSynchronization (futex, not instrumented), so ThreadSanitizer
 # reports accesses made under the lock as races (seen on a fresh clone).
+TSAN := --package-path Tests/ThreadSanitized --sanitize=thread --scratch-path .build-tsan
 test-tsan: fixtures tsan-build
 	$(MAKE) --no-print-directory test-tsan-run
 
 tsan-build:
-	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan $(STRICT)
+	$(SWIFT) build --build-tests $(TSAN) $(STRICT)
 
 test-tsan-run:
-	XDG_CACHE_HOME=$(CURDIR)/.build-tsan/test-cache $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter "ReloadStressTests|ExtensionRegistryTests"
+	XDG_CACHE_HOME=$(CURDIR)/.build-tsan/test-cache $(SWIFT) test --skip-build $(TSAN) --filter "ReloadStressTests|ExtensionRegistryTests"
 
 # Good plugins with distinct ids: the loading benchmark loads all of them.
 # (The startup benchmark makes its own: up to 200 copies of libBenchPlugin.so,
@@ -250,6 +253,10 @@ BENCH_CHECK_ARGS = --call-plugin $(CURDIR)/Tests/Fixtures/.build/release/libBenc
 	--template $(CURDIR)/Tests/Fixtures/.build/debug/libBenchPlugin.so
 
 bench-counter: fixtures
+	$(MAKE) --no-print-directory bench-counter-built
+
+# The release builds alone (make test has built the fixtures already).
+bench-counter-built:
 	$(SWIFT) build -c release --product plugboard-bench $(STRICT)
 	$(SWIFT) build -c release --package-path Tests/Fixtures --product BenchPlugin $(STRICT)
 

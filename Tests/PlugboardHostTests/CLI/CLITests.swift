@@ -293,14 +293,21 @@ extension SwiftPMBuilding {
             let created = try runProcess(Fixtures.executable("plugboard"), ["new", "Hello", "--dir", dir.path, "--sdk-path", sdk])
             #expect(created.status == 0, "\(created.stderr)")
             let package = dir.file("Hello")
-            let build = try runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["swift", "build", "--build-tests", "--package-path", package])
+            // In the example plugins' build folder, where the SDK they share
+            // is compiled already (with the flags make uses): only the
+            // scaffold compiles, warnings as errors.
+            let builds = Fixtures.repository.appendingPathComponent(".build/examples").path
+            let build = try runProcess(
+                URL(fileURLWithPath: "/usr/bin/env"),
+                ["swift", "build", "--build-tests", "--package-path", package, "--scratch-path", builds, "-Xswiftc", "-warnings-as-errors"])
             #expect(build.status == 0, "\(build.stdout)\(build.stderr)")
             // Its own test, written with PluginHarness, passes as scaffolded.
-            let test = try runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["swift", "test", "--skip-build", "--package-path", package])
+            let test = try runProcess(
+                URL(fileURLWithPath: "/usr/bin/env"), ["swift", "test", "--skip-build", "--package-path", package, "--scratch-path", builds])
             #expect(test.status == 0, "\(test.stdout)\(test.stderr)")
             #expect(test.stdout.contains("2 tests"), "\(test.stdout)")
             let plugins = try TemporaryDirectory(), cache = try TemporaryDirectory()
-            try plugins.copy(URL(fileURLWithPath: package + "/.build/debug/libHello.so"), as: "libHello.so")
+            try plugins.copy(URL(fileURLWithPath: builds + "/debug/libHello.so"), as: "libHello.so")
             let run = try runProcess(Fixtures.executable("plugboard"), ["run", "hello", "--plugins", plugins.path, "--cache", cache.path, "--", "Ada"])
             #expect(run.stdout == "Hello from Hello, Ada!\n", "\(run.stderr)")
             #expect(try runProcess(Fixtures.executable("plugboard"), ["new", "Hello", "--dir", dir.path, "--sdk", sdk]).status == 1)

@@ -9,8 +9,10 @@ extension SwiftPMBuilding {
     /// directory's `lib/` folder and lists it as what it is. (This is also the
     /// test of `plugboard new --interface`: the scaffold builds as a dynamic library.)
     @Suite(.serialized) struct InterfaceLibraryTests {
-        func swiftBuild(_ package: String) throws -> ProcessResult {
-            try runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["swift", "build", "--package-path", package])
+        /// The interface and the plugin build in one folder, as the
+        /// plugin's own build would hold both: the SDK compiles once.
+        func swiftBuild(_ package: String, in builds: String) throws -> ProcessResult {
+            try runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["swift", "build", "--package-path", package, "--scratch-path", builds])
         }
 
         @Test func pluginsOfACustomInterfaceLoadWhenItsLibraryIsInLib() throws {
@@ -23,19 +25,20 @@ extension SwiftPMBuilding {
             let interface = work.file("Exporters")
             let plugin = work.file("CSVExporter")
             try writeExporterPlugin(at: plugin, sdk: (".package(path: \"\(sdk)\")", "SDK"), interface: interface)
-            let builtInterface = try swiftBuild(interface)
+            let builds = work.file("builds"), build = builds + "/debug"
+            let builtInterface = try swiftBuild(interface, in: builds)
             #expect(builtInterface.status == 0, "\(builtInterface.stdout)\(builtInterface.stderr)")
             // The scaffold is a dynamic library with the id it was given.
-            #expect(FileManager.default.fileExists(atPath: interface + "/.build/debug/libExporters.so"))
+            #expect(FileManager.default.fileExists(atPath: build + "/libExporters.so"))
             let source = try String(contentsOfFile: interface + "/Sources/Exporters/Exporters.swift", encoding: .utf8)
             #expect(source.contains("Interface(id: \"com.example.exporter\""))
             // Its point can run isolated (the build above compiled the conformance).
             #expect(source.contains("extension Exporters: IsolatableExtensionPoint"))
-            let builtPlugin = try swiftBuild(plugin)
+            let builtPlugin = try swiftBuild(plugin, in: builds)
             #expect(builtPlugin.status == 0, "\(builtPlugin.stdout)\(builtPlugin.stderr)")
 
             let plugins = try TemporaryDirectory()
-            try plugins.copy(URL(fileURLWithPath: plugin + "/.build/debug/libCSVExporter.so"), as: "libCSVExporter.so")
+            try plugins.copy(URL(fileURLWithPath: build + "/libCSVExporter.so"), as: "libCSVExporter.so")
             let cache = try TemporaryDirectory()
             var lastErrors = ""
             func list(_ extra: [String] = []) throws -> [String: Any] {
@@ -58,7 +61,7 @@ extension SwiftPMBuilding {
 
             // With it in lib/: the plugin is available, and the library is not listed as a plugin.
             try FileManager.default.createDirectory(atPath: plugins.file("lib"), withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: interface + "/.build/debug/libExporters.so", toPath: plugins.file("lib/libExporters.so"))
+            try FileManager.default.copyItem(atPath: build + "/libExporters.so", toPath: plugins.file("lib/libExporters.so"))
             let with = try list()
             let records = try #require(with["plugins"] as? [[String: Any]])
             #expect(records.count == 1)
@@ -77,7 +80,6 @@ extension SwiftPMBuilding {
             // The plugin author's path: the build folder itself, where the
             // interface library lies beside the plugin. It is installed, not
             // listed as a rejected plugin, and the plugin loads; again warm.
-            let build = plugin + "/.build/debug"
             for pass in ["cold", "warm"] {
                 let listed = try runProcess(
                     Fixtures.executable("plugboard"), ["list", "--plugins", build, "--json", "--cache", cache.file("build-folder")])
@@ -115,13 +117,13 @@ extension SwiftPMBuilding {
             let destination = try TemporaryDirectory()
             try FileManager.default.createDirectory(atPath: destination.file("lib"), withIntermediateDirectories: true)
             func install() throws -> ProcessResult {
-                try runProcess(Fixtures.executable("plugboard"), ["install", plugin + "/.build/debug/libCSVExporter.so", "--plugins", destination.path, "--cache", cache.path])
+                try runProcess(Fixtures.executable("plugboard"), ["install", build + "/libCSVExporter.so", "--plugins", destination.path, "--cache", cache.path])
             }
-            try FileManager.default.createSymbolicLink(atPath: destination.file("lib/libExporters.so"), withDestinationPath: interface + "/.build/debug/libExporters.so")
+            try FileManager.default.createSymbolicLink(atPath: destination.file("lib/libExporters.so"), withDestinationPath: build + "/libExporters.so")
             let linked = try install()
             #expect(linked.status == 1 && linked.stderr.contains("interface library refused [untrusted-symlink]"), "\(linked.stdout)\(linked.stderr)")
             try FileManager.default.removeItem(atPath: destination.file("lib/libExporters.so"))
-            try FileManager.default.copyItem(atPath: interface + "/.build/debug/libExporters.so", toPath: destination.file("lib/libExporters.so"))
+            try FileManager.default.copyItem(atPath: build + "/libExporters.so", toPath: destination.file("lib/libExporters.so"))
             let installed = try install()
             #expect(installed.status == 0, "\(installed.stdout)\(installed.stderr)")
             #expect(FileManager.default.fileExists(atPath: destination.file("libCSVExporter.so")))

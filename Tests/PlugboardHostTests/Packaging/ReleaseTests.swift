@@ -134,7 +134,8 @@ extension SwiftPMBuilding {
                 """.write(toFile: plugin + "/Sources/Hello/Hello.swift", atomically: true, encoding: .utf8)
 
             // One build at a time: they share the machine's cores.
-            let builtPlugin = try swift(["build"], in: plugin)
+            // The plugin in the apps' build folder too: the SDK by URL compiles once.
+            let builtPlugin = try swift(["build", "--scratch-path", shared.appBuilds], in: plugin)
             #expect(builtPlugin.status == 0, "\(builtPlugin.stdout)\(builtPlugin.stderr)")
             let (builtApp, appBinary) = try buildApp(app, shared)
             #expect(builtApp.status == 0, "\(builtApp.stdout)\(builtApp.stderr)")
@@ -143,7 +144,7 @@ extension SwiftPMBuilding {
             #expect(resolved.contains("\"version\" : \"\(PluginHost.libraryVersion)\""), "the host resolved by version: \(resolved)")
 
             let plugins = try TemporaryDirectory()
-            try plugins.copy(URL(fileURLWithPath: plugin + "/.build/debug/libHello.so"), as: "libHello.so")
+            try plugins.copy(URL(fileURLWithPath: shared.appBuilds + "/debug/libHello.so"), as: "libHello.so")
             let run = try runProcess(
                 URL(fileURLWithPath: appBinary), [plugins.path], environment: ["XDG_CACHE_HOME": work.file("cache")])
             #expect(run.status == 0, "\(run.stderr)")
@@ -162,7 +163,7 @@ extension SwiftPMBuilding {
             #expect(scaffolded.status == 0, "\(scaffolded.stderr)")
             let manifest = try String(contentsOfFile: work.file("Greeting/Package.swift"), encoding: .utf8)
             #expect(manifest.contains(".package(url: \"file://\(repos)/plugboard-sdk\", from: \"\(Self.version)\")"), "\(manifest)")
-            let tested = try swift(["test"], in: work.file("Greeting"))
+            let tested = try swift(["test", "--scratch-path", shared.appBuilds], in: work.file("Greeting"))
             #expect(tested.status == 0, "\(tested.stdout)\(tested.stderr)")
         }
 

@@ -1,11 +1,16 @@
 import Foundation
-import PlugboardHost
+@testable import PlugboardHost
+@testable import PlugboardCore
+@testable import PlugboardAdmission
 import Synchronization
 import Testing
 
 /// Paths of things `make fixtures` builds, and temporary plugin directories.
 enum Fixtures {
-    static let repository: URL = URL(fileURLWithPath: #filePath)
+    /// The checkout. Tests/ThreadSanitized compiles this file through a
+    /// symlink, so the path is resolved first (and its imports are
+    /// `@testable`: `package` symbols reach another package only that way).
+    static let repository: URL = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// `lib<name>.so` from one of the fixture packages, as a copy in a folder

@@ -1,7 +1,7 @@
 import Foundation
 import Plugboard
 import PlugboardDemo
-import PlugboardHost
+@testable import PlugboardHost
 
 /// Runs `body` with a host made from `configuration` (declaring the demo
 /// extension points unless `declaring` is false) and shuts the host down

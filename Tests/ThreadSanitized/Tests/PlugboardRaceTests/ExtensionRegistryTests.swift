@@ -1,0 +1,1 @@
+../../../PlugboardHostTests/Registry/ExtensionRegistryTests.swift

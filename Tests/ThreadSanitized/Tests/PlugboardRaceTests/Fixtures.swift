@@ -1,0 +1,1 @@
+../../../PlugboardHostTests/Support/Fixtures.swift

@@ -1,0 +1,1 @@
+../../../PlugboardHostTests/Reload/ReloadStressTests.swift
