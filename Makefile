@@ -67,7 +67,9 @@ examples:
 		mv -f $(PLUGINS_DIR)/lib$$example.so.tmp $(PLUGINS_DIR)/lib$$example.so; \
 	done
 
-# The same, each built with its tests (what make test runs), built once.
+# The same, each built with its tests and tested (what make test runs):
+# tested here, not beside the host tests, whose scaffold test builds in
+# the same folder (SwiftPM holds a folder for one process at a time).
 examples-tested:
 	@mkdir -p $(PLUGINS_DIR)
 	@set -e; for example in $(EXAMPLES); do \
@@ -75,6 +77,8 @@ examples-tested:
 		$(SWIFT) build --package-path Plugins/$$example --scratch-path $(EXAMPLES_BUILD) --build-tests $(STRICT); \
 		cp $(EXAMPLES_BUILD)/$(CONFIG)/lib$$example.so $(PLUGINS_DIR)/lib$$example.so.tmp; \
 		mv -f $(PLUGINS_DIR)/lib$$example.so.tmp $(PLUGINS_DIR)/lib$$example.so; \
+		echo "== testing example plugin $$example"; \
+		$(SWIFT) test --package-path Plugins/$$example --scratch-path $(EXAMPLES_BUILD) --skip-build; \
 	done
 
 run: build
@@ -115,7 +119,7 @@ test: prerequisites
 # Each build timed, so a run says where the builds go.
 test-builds:
 	@$(call TIME_STEP,$(MAKE) --no-print-directory fixtures,build: fixtures)
-	@$(call TIME_STEP,$(MAKE) --no-print-directory examples-tested,build: examples with their tests)
+	@$(call TIME_STEP,$(MAKE) --no-print-directory examples-tested,build: examples with their tests and their tests run)
 	@$(call TIME_STEP,$(MAKE) --no-print-directory sdk,build: SDK)
 	@$(call TIME_STEP,$(MAKE) --no-print-directory tsan-build,build: ThreadSanitizer)
 	@$(call TIME_STEP,$(MAKE) --no-print-directory bench-counter-built,build: release benchmark)
@@ -123,10 +127,6 @@ test-builds:
 
 # The checks that build nothing (run beside the host tests by make test).
 test-checks: api-check-built docs-built doc-references layers fuzz-replay
-	@set -e; for example in $(EXAMPLES); do \
-		echo "== testing example plugin $$example"; \
-		$(SWIFT) test --package-path Plugins/$$example --scratch-path $(EXAMPLES_BUILD) --skip-build; \
-	done
 	$(MAKE) --no-print-directory test-tsan-run
 	$(MAKE) --no-print-directory instructions-check
 
@@ -149,12 +149,7 @@ layers:
 
 # Each example plugin's own unit tests, written with the SDK's PluginHarness
 # the way an outside author writes theirs.
-test-examples:
-	@set -e; for example in $(EXAMPLES); do \
-		echo "== testing example plugin $$example"; \
-		$(SWIFT) build --package-path Plugins/$$example --scratch-path $(EXAMPLES_BUILD) --build-tests $(STRICT); \
-		$(SWIFT) test --package-path Plugins/$$example --scratch-path $(EXAMPLES_BUILD) --skip-build; \
-	done
+test-examples: examples-tested
 
 # DocC for the SDK and the host library, from symbol graphs of the modules
 # already built (no rebuild) and the catalogs beside their sources.
@@ -226,14 +221,14 @@ PROFILE_ONLY ?= calls,events,router
 
 bench: fixtures examples
 	$(SWIFT) build -c release $(STRICT)
-	$(SWIFT) build -c release --package-path Tests/Fixtures --product BenchPlugin $(STRICT)
+	$(MAKE) --no-print-directory bench-counter-built
 	$(SWIFT) build -c release --package-path Tests/Fixtures --product IsolationFaults $(STRICT)
 	$(CC) -O2 -o .build/dlopen-baseline bench/dlopen_baseline.c -ldl \
 		-Wl,--no-as-needed -L.build/release -l:libPlugboard.so -l:libDemoInterfaces.so -Wl,-rpath,$(CURDIR)/.build/release
 	$(CC) -O2 -shared -fPIC -o .build/malloc-count.so bench/malloc_count.c
 	$(CC) -O2 -o .build/spawn-measured bench/spawn_measured.c
 	PLUGBOARD_BENCH_ONLY="$(PLUGBOARD_BENCH_ONLY)" $(PROFILE_WRAPPER) .build/release/plugboard-bench --baseline .build/dlopen-baseline \
-		--call-plugin $(CURDIR)/Tests/Fixtures/.build/release/libBenchPlugin.so \
+		--call-plugin $(CURDIR)/$(BENCH_CALL_PLUGIN) \
 		--isolation-plugin $(CURDIR)/Tests/Fixtures/.build/release/libIsolationFaults.so \
 		--malloc-counter .build/malloc-count.so --json $(BENCH_JSON) \
 		--reload $(CURDIR)/.build/release/plugboard $(CURDIR)/Tests/Fixtures/.build/debug/libReloadV1.so \
@@ -249,13 +244,14 @@ bench: fixtures examples
 # a router lookup, a publish to another type) against bench/instructions.json; fails when one grows more
 # than 3%. bench-record writes the file after a deliberate change.
 INSTRUCTION_COUNTS = bench/instructions.json
-BENCH_CHECK_ARGS = --call-plugin $(CURDIR)/Tests/Fixtures/.build/release/libBenchPlugin.so \
+BENCH_CHECK_ARGS = --call-plugin $(CURDIR)/$(BENCH_CALL_PLUGIN) \
 	--template $(CURDIR)/Tests/Fixtures/.build/debug/libBenchPlugin.so
 
 bench-counter: fixtures
 	$(MAKE) --no-print-directory bench-counter-built
 
 # The release builds alone (make test has built the fixtures already).
+BENCH_CALL_PLUGIN = Tests/Fixtures/.build/release/libBenchPlugin.so
 bench-counter-built:
 	$(SWIFT) build -c release --product plugboard-bench $(STRICT)
 	$(SWIFT) build -c release --package-path Tests/Fixtures --product BenchPlugin $(STRICT)
