@@ -72,6 +72,15 @@ static const struct denied_call denied_calls[] = {
     {SYS_removexattr, "removexattr"}, {SYS_lremovexattr, "lremovexattr"}, {SYS_fremovexattr, "fremovexattr"},
     {SYS_utimensat, "utimensat"}, {PB_SYS_fchmodat2, "fchmodat2"}, {PB_SYS_setxattrat, "setxattrat"},
     {PB_SYS_removexattrat, "removexattrat"},
+    // SysV IPC and POSIX message queues: memory no limit of the child
+    // bounds (a detached segment is no address space), kept after it exits,
+    // and shared with every process of the same IPC namespace, which is
+    // optional (docs/sandbox.md, "Resources").
+    {SYS_shmget, "shmget"}, {SYS_shmat, "shmat"}, {SYS_shmctl, "shmctl"}, {SYS_shmdt, "shmdt"},
+    {SYS_msgget, "msgget"}, {SYS_msgsnd, "msgsnd"}, {SYS_msgrcv, "msgrcv"}, {SYS_msgctl, "msgctl"},
+    {SYS_semget, "semget"}, {SYS_semop, "semop"}, {SYS_semtimedop, "semtimedop"}, {SYS_semctl, "semctl"},
+    {SYS_mq_open, "mq_open"}, {SYS_mq_unlink, "mq_unlink"}, {SYS_mq_timedsend, "mq_timedsend"},
+    {SYS_mq_timedreceive, "mq_timedreceive"}, {SYS_mq_notify, "mq_notify"}, {SYS_mq_getsetattr, "mq_getsetattr"},
     // Joining another process group (its own session holds the host's):
     // kill(0) would then reach that group.
     {SYS_setpgid, "setpgid"}, {SYS_ioprio_set, "ioprio_set"},

@@ -60,6 +60,8 @@ import Glibc
         Attack(name: "a new namespace", arguments: { _ in ["unshare"] }, worksIsolated: { _ in false }),
         Attack(name: "mount", arguments: { ["mount", $0.dir.file("home/mnt")] }, worksIsolated: { $0 == .root }),
         Attack(name: "mknod", arguments: { ["mknod", $0.dir.file("home/fifo")] }, worksIsolated: { _ in true }),
+        Attack(name: "SysV shared memory", arguments: { _ in ["shm"] }, worksIsolated: { _ in true }),
+        Attack(name: "a POSIX message queue", arguments: { _ in ["mqueue"] }, worksIsolated: { _ in true }),
         Attack(name: "fill the disk", arguments: { ["fill", $0.dir.file("data/fixture.sandbox-attacks/filler")] }, worksIsolated: { _ in true }),
     ]
 

@@ -47,6 +47,8 @@ public struct Attack: Command {
         case "mount": return check(mount("none", argument, "tmpfs", 0, nil))
         case "mknod": return check(mknod(argument, S_IFIFO | 0o600, 0))
         case "fill": return fill(argument, bytes: 32 << 20)
+        case "shm": return check(attack_shared_memory())
+        case "mqueue": return check(attack_message_queue())
         default: return "unknown attack"
         }
     }
