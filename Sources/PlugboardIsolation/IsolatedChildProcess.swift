@@ -25,20 +25,26 @@ package final class IsolatedChildProcess: Sendable {
     /// may be another process's and is never signalled again.
     private let ending = Mutex<Ending?>(nil)
     private let output: ChildOutput
+    /// Its cgroup leaf (docs/sandbox.md, "Resources"), removed once it is reaped.
+    let cgroup: ChildCgroup?
 
     /// How the process ended.
     struct Ending: Sendable {
         let signal: Int32?
         let status: Int32?
+        /// The kernel killed it for passing its memory bound (its cgroup counted the kill).
+        var outOfMemory = false
         var description: String {
+            if outOfMemory, let signal { return "was killed by \(Signals.name(signal)) for passing its memory bound" }
             if let signal { return "was killed by \(Signals.name(signal))" }
             if let status { return "exited with status \(status)" }
             return "ended (its status could not be read: is SIGCHLD ignored in this process?)"
         }
     }
 
-    private init(pid: pid_t, channel: FrameChannel, output: ChildOutput, callsInFlight: Int) {
+    private init(pid: pid_t, channel: FrameChannel, output: ChildOutput, callsInFlight: Int, cgroup: ChildCgroup?) {
         self.pid = pid
+        self.cgroup = cgroup
         self.channel = channel
         replies = ReplyRouter(channel: channel, capacity: callsInFlight)
         self.output = output
@@ -48,7 +54,7 @@ package final class IsolatedChildProcess: Sendable {
     /// with the environment a scanner gets.
     static func spawn(
         program: String, passing names: [String], adding extra: [String: String], pluginID: String, callsInFlight: Int,
-        report: @escaping @Sendable (HostDiagnostic) -> Void, notice: @escaping @Sendable (ChildNotice) -> Void,
+        cgroup: ChildCgroup?, report: @escaping @Sendable (HostDiagnostic) -> Void, notice: @escaping @Sendable (ChildNotice) -> Void,
         relay: @escaping @Sendable (HostRelay.Request) -> HostRelay.Answer,
         ended: @escaping @Sendable (Int32) -> Void
     ) -> Result<IsolatedChildProcess, IsolatedCallError> {
@@ -75,6 +81,12 @@ package final class IsolatedChildProcess: Sendable {
             return .failure(IsolatedCallError(.pluginCrashed, pluginID: pluginID,
                 message: "cannot start its child process \(program): \(String(cString: strerror(result)))"))
         }
+        // In its cgroup before it is sent anything to load (the start frame).
+        if let cgroup, case let failed = cgroup.place(pid), !failed.isEmpty {
+            report(HostDiagnostic(.warning, code: "resource-bounds-unavailable",
+                message: "its child process \(pid) could not join its cgroup for \(failed.joined(separator: ", ")): it runs without those bounds",
+                plugin: pluginID))
+        }
         // Calls wait for room up to their deadline, events not at all (see
         // FrameChannel.send); an answer to a relayed request the child does not read is
         // dropped, never waited for.
@@ -85,7 +97,7 @@ package final class IsolatedChildProcess: Sendable {
         output.startDraining()
         let channel = rings[0] < 0 ? FrameChannel(input: replies, output: requests)
             : FrameChannel(input: replies, output: requests, incoming: fromChild, outgoing: toChild)
-        return .success(IsolatedChildProcess(pid: pid, channel: channel, output: output, callsInFlight: callsInFlight))
+        return .success(IsolatedChildProcess(pid: pid, channel: channel, output: output, callsInFlight: callsInFlight, cgroup: cgroup))
     }
 
     private func signalGroup() {
@@ -113,8 +125,11 @@ package final class IsolatedChildProcess: Sendable {
                 repeat { waited = waitpid(pid, &status, 0) } while waited < 0 && errno == EINTR
             }
             let signal = WaitStatus.signal(status)
-            let result = waited < 0 ? Ending(signal: nil, status: nil)
+            var result = waited < 0 ? Ending(signal: nil, status: nil)
                 : signal != 0 ? Ending(signal: signal, status: nil) : Ending(signal: nil, status: WaitStatus.exitCode(status))
+            // Read before the leaf goes: the kernel's count of kills for memory.
+            result.outOfMemory = signal == SIGKILL && (cgroup?.usage().outOfMemoryKills ?? 0) > 0
+            cgroup?.remove()
             ending = result
             return result
         }

@@ -117,7 +117,8 @@ extension IsolatedPlugin {
         let tail = child.outputTail()
         child.closeChannel()
         let signal = ending.signal.map(Signals.name)
-        return IsolatedCallError(.pluginCrashed, pluginID: pluginID, message: "its child process \(child.pid) \(ending.description) during \(what)",
+        return IsolatedCallError(ending.outOfMemory ? .pluginOutOfMemory : .pluginCrashed, pluginID: pluginID,
+                                 message: "its child process \(child.pid) \(ending.description) during \(what)",
                                  signal: signal, exitStatus: ending.status, outputTail: tail)
     }
 
@@ -143,6 +144,7 @@ extension IsolatedPlugin {
                 state.children[index] = nil
                 crashed = index
             }
+            if error.code == .pluginOutOfMemory { state.outOfMemoryKills += 1 }
             // The budget is the plugin's, whichever child crashed.
             state.crashes = state.crashes.filter { now - $0 < launch.budget.window } + [now]
             guard state.crashes.count > launch.budget.crashes else { return (false, true, false, state.crashes.count, crashed, []) }

@@ -8,6 +8,7 @@ import Glibc
 import PlugboardCore
 import PlugboardRegistry
 import PlugboardServices
+import PlugboardLoading
 
 /// One isolated plugin: its child process (started, called, restarted,
 /// stopped), its restart budget, and the proxies the registry holds.
@@ -37,8 +38,11 @@ package final class IsolatedPlugin: Sendable {
         let registerRoute: (@Sendable (String, @escaping @Sendable (RouteMatch) throws -> any Sendable) throws(ServiceError) -> Void)?
         /// Removes this generation's routes from the host's table.
         let retireRoutes: @Sendable () -> Void
+        /// The kernel's bounds of each child (nil: none; docs/sandbox.md, "Resources").
+        let bounds: ChildBounds?
 
-        package init(program: String, environmentNames: [String], extraEnvironment: [String: String], request: IsolationProtocol.StartRequest, crossings: [String: PointCrossing], policies: [String: IsolatedCallPolicy], budget: RestartBudget, startTimeout: Duration, logSink: LogSink, report: @escaping @Sendable (HostDiagnostic) -> Void, events: (@Sendable (IsolationEvent) -> Void)? = nil, eventHub: EventHub, registerRoute: (@Sendable (String, @escaping @Sendable (RouteMatch) throws -> any Sendable) throws(ServiceError) -> Void)? = nil, retireRoutes: @escaping @Sendable () -> Void) {
+        package init(program: String, environmentNames: [String], extraEnvironment: [String: String], request: IsolationProtocol.StartRequest, crossings: [String: PointCrossing], policies: [String: IsolatedCallPolicy], budget: RestartBudget, startTimeout: Duration, logSink: LogSink, report: @escaping @Sendable (HostDiagnostic) -> Void, events: (@Sendable (IsolationEvent) -> Void)? = nil, eventHub: EventHub, registerRoute: (@Sendable (String, @escaping @Sendable (RouteMatch) throws -> any Sendable) throws(ServiceError) -> Void)? = nil, retireRoutes: @escaping @Sendable () -> Void, bounds: ChildBounds? = nil) {
+            self.bounds = bounds
             self.program = program
             self.environmentNames = environmentNames
             self.extraEnvironment = extraEnvironment
@@ -73,6 +77,8 @@ package final class IsolatedPlugin: Sendable {
         var phase = Phase.notStarted
         var crashes: [ContinuousClock.Instant] = []
         var restarts = 0
+        /// Children the kernel ended for passing their memory bound.
+        var outOfMemoryKills = 0
         /// What the first child provided (interface and profile, in order):
         /// proxies address providers by index, so every restart must match it.
         var provided: [IsolationProtocol.StartReply.Provider] = []
@@ -178,8 +184,22 @@ package final class IsolatedPlugin: Sendable {
             if let needed = launch.request.sandbox?.needed, let report = state.sandbox {
                 status.sandbox = SandboxStatus(report, needed: needed)
             }
+            if !running.isEmpty { status.resources = resources(of: state.children.compactMap { $0 }, outOfMemoryKills: state.outOfMemoryKills) }
             return status
         }
+    }
+
+    /// What the kernel counts of `children` (their sum), with their bounds.
+    private func resources(of children: [IsolatedChildProcess], outOfMemoryKills: Int) -> ResourceUsage {
+        let counted = children.compactMap { $0.cgroup?.usage() }
+        var usage = counted.dropFirst().reduce(counted.first ?? ResourceUsage(boundBy: "none")) { $0.adding($1) }
+        usage.outOfMemoryKills = outOfMemoryKills
+        if let bounds = launch.bounds, !counted.isEmpty {
+            usage.memoryLimit = bounds.memory
+            usage.tasksLimit = bounds.tasks
+            usage.cpuCoresLimit = bounds.cpuCores
+        }
+        return usage
     }
 
     /// Whether some point of this plugin fails open (its providers are hidden while it is down).

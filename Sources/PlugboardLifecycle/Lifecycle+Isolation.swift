@@ -67,6 +67,12 @@ extension Lifecycle {
         for service in scan.services.sorted() where !denied.contains(service) && !Self.servicesThatCross.contains(service) {
             return .failure(.isolationUnsupportedService(path: path, id: scan.id, service: service))
         }
+        let bounds = ChildBounds(isolation.limits)
+        let unreachable = bounds.unreachable()
+        if !unreachable.isEmpty {
+            if bounds.enforcement == .required { return .failure(.resourceBoundsUnavailable(path: path, id: scan.id, missing: unreachable)) }
+            reportBoundsGap(unreachable)
+        }
         let quota = configuration.storageQuota
         var extraEnvironment = scanner.extraEnvironment
         if !libraries.isEmpty {
@@ -114,7 +120,7 @@ extension Lifecycle {
             startTimeout: configuration.startTimeout, logSink: services.logSink, report: services.report,
             events: configuration.isolationEvents, eventHub: services.events,
             registerRoute: mayRoute ? router.register : nil,
-            retireRoutes: { [services] in services.routes.removeAll(owner: owner) })
+            retireRoutes: { [services] in services.routes.removeAll(owner: owner) }, bounds: bounds)
         let id = scan.id
         let slots: CallSlots
         var restarting: [CallSlots] = []
@@ -218,5 +224,13 @@ extension Lifecycle {
     func liveFacts(of id: String) -> (generation: Int, activatedAt: Date, contentHash: String?, isolated: IsolatedPlugin?)? {
         guard let plugin = livePlugin(id) else { return nil }
         return (plugin.generation, plugin.activatedAt, plugin.contentHash, plugin.isolated)
+    }
+
+    /// Once a host: its children run without bounds this machine cannot
+    /// hold (best effort). A sandboxed child's gap taints, as its sandbox's does.
+    func reportBoundsGap(_ missing: [String]) {
+        guard !boundsGapReported.exchange(true, ordering: .relaxed) else { return }
+        services.report(HostDiagnostic(.warning, code: "resource-bounds-unavailable",
+            message: "isolated plugins' children run without these bounds: \(missing.joined(separator: "; ")) (docs/sandbox.md, \"Resources\")"))
     }
 }

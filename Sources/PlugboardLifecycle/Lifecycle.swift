@@ -45,6 +45,8 @@ package final class Lifecycle: PluginActivating {
     let changes = ChangeLine()
     /// Used only after a crash the journal could not attribute (``StartTurns``).
     let startTurns = StartTurns()
+    /// Whether the children's missing resource bounds were reported (once a host).
+    let boundsGapReported = Atomic<Bool>(false)
 
     package init(
         catalog: Catalog, registry: ExtensionRegistry, services: HostServices, journal: CrashJournal,

@@ -2,6 +2,7 @@ import CPlugboardHost
 import Dispatch
 import FoundationEssentials
 import Synchronization
+import PlugboardCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -42,6 +43,10 @@ package struct StartedScanner: Sendable {
         var pid: pid_t = 0
         let result = plugboard_spawn_scanner(executable, &arguments, &entries, &channel, &errors, &pid)
         guard result == 0 else { throw Failure(reason: "cannot start \(executable): \(String(cString: strerror(result)))") }
+        // In a cgroup of its own before it is sent a file: a constructor
+        // is plugin code (docs/sandbox.md, "Resources"). Best effort: a
+        // scan still runs where this machine gives no cgroup.
+        _ = ChildBounds(PluginIsolation.Limits()).leaf()?.place(pid)
         _ = fcntl(errors, F_SETFL, fcntl(errors, F_GETFL) | O_NONBLOCK)
         return StartedScanner(pid: pid, channel: channel, errors: errors)
     }

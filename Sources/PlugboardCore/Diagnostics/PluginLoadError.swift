@@ -61,6 +61,9 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
         public static let sandboxNeedNotGranted = Code("sandbox-need-not-granted")
         /// A sandbox that must be complete missed a layer on this machine.
         public static let sandboxUnavailable = Code("sandbox-unavailable")
+        /// Bounds of an isolated plugin's child that must hold
+        /// (``PluginIsolation/Limits/bounds``) cannot on this machine (no cgroup).
+        public static let resourceBoundsUnavailable = Code("resource-bounds-unavailable")
         public static let sdkDuplicated = Code("sdk-duplicated")
         public static let interfaceVersion = Code("interface-version")
         public static let duplicateID = Code("duplicate-id")
@@ -355,6 +358,12 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
     package static func isolationUnsupportedPoint(path: String, id: String, interface: String, providerType: String) -> PluginLoadError {
         PluginLoadError(code: .isolationUnsupportedPoint, path: path,
             reason: "plugin \(id) cannot be isolated: it provides \(interface), whose point (providers of type \(providerType)) does not conform to IsolatableExtensionPoint, so its requirements cannot cross a process; run it in process, or give the point profile(of:), proxy(_:profile:) and serve(_:on:) (docs/isolation.md)",
+            status: .failed)
+    }
+
+    package static func resourceBoundsUnavailable(path: String, id: String, missing: [String]) -> PluginLoadError {
+        PluginLoadError(code: .resourceBoundsUnavailable, path: path,
+            reason: "plugin \(id) must run with its resource bounds and this machine cannot hold \(missing.joined(separator: "; ")); nothing of the plugin ran. Fix: give the host a cgroup it may manage (docs/sandbox.md, \"Resources\"), or let it start without them (PluginIsolation.Limits.bounds = .bestEffort)",
             status: .failed)
     }
 

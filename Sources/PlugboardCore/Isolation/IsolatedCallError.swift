@@ -12,6 +12,9 @@ public struct IsolatedCallError: Error, Sendable, CustomStringConvertible {
         /// The child died (a signal), exited, or closed its channel while
         /// the call was pending or while it started. The next call restarts it.
         public static let pluginCrashed: Code = "plugin-crashed"
+        /// The kernel ended the child for passing its memory bound
+        /// (``PluginIsolation/Limits/memory``); counted as a crash.
+        public static let pluginOutOfMemory: Code = "plugin-out-of-memory"
         /// The call ran past its deadline: the child was killed.
         public static let pluginTimeout: Code = "plugin-timeout"
         /// The provider threw; ``IsolatedCallError/message`` has its error.

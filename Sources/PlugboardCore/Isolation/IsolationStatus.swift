@@ -14,6 +14,8 @@ public struct IsolationStatus: Sendable, Equatable, Codable {
     public let restarts: Int
     /// What the running child's sandbox reached (nil: not sandboxed, or no child yet).
     public var sandbox: SandboxStatus?
+    /// What its running children use, and their bounds (nil: no child running).
+    public var resources: ResourceUsage?
 
     package init(mode: String, state: String, pid: Int32? = nil, pool: [Int32]? = nil, restarts: Int, sandbox: SandboxStatus? = nil) {
         self.mode = mode

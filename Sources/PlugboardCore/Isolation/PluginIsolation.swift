@@ -17,11 +17,35 @@ public struct PluginIsolation: Sendable, Equatable {
         /// (counted as shed in ``PluginHost/snapshot()``).
         public var callsInFlight: Int
 
-        public init(cpuSeconds: Int? = nil, addressSpace: Int? = 4 << 30, descriptors: Int? = 256, callsInFlight: Int = 64) {
+        /// Memory the child may hold, bytes: its pages, and the shared
+        /// memory and tmpfs pages it writes (a cgroup's memory limit; nil:
+        /// none). Reaching it ends the child (`plugin-out-of-memory`),
+        /// counted against its restart budget. Keep ``addressSpace`` above it.
+        public var memory: Int?
+        /// Threads and processes the child may have at once (a cgroup's pids
+        /// limit; nil: none). Past it, making a thread fails in the child.
+        public var tasks: Int?
+        /// The CPU the child may use, in cores (0.5: half of one; a cgroup's
+        /// CPU quota; nil: none). A child that wants more waits.
+        public var cpuCores: Double?
+        /// What the host does where no cgroup can hold ``memory``, ``tasks``
+        /// and ``cpuCores`` (docs/sandbox.md, "Resources"): `.required`
+        /// refuses the start (`resource-bounds-unavailable`); `.bestEffort`
+        /// starts the child with what the rlimits bound and reports the gap.
+        public var bounds: PluginSandbox.Enforcement
+
+        public init(
+            cpuSeconds: Int? = nil, addressSpace: Int? = 4 << 30, descriptors: Int? = 256, callsInFlight: Int = 64,
+            memory: Int? = 1 << 30, tasks: Int? = 512, cpuCores: Double? = 1, bounds: PluginSandbox.Enforcement = .bestEffort
+        ) {
             self.cpuSeconds = cpuSeconds
             self.addressSpace = addressSpace
             self.descriptors = descriptors
             self.callsInFlight = min(max(callsInFlight, 1), 1024)
+            self.memory = memory
+            self.tasks = tasks
+            self.cpuCores = cpuCores
+            self.bounds = bounds
         }
     }
 

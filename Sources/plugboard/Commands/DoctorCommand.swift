@@ -4,6 +4,7 @@ import FoundationEssentials
 import Glibc
 #endif
 import PlugboardHost
+import PlugboardLoading
 
 /// `plugboard doctor [--json]`: what this machine offers a sandboxed plugin,
 /// and whether isolated plugins' program is where the tool looks for it.
@@ -18,7 +19,10 @@ enum DoctorCommand: CLICommand {
         plugboard-child is, the program isolated and sandboxed plugins run in (beside this one). Exits 0 \
         when every layer a sandboxed plugin needs was reached (a required sandbox starts here) and \
         plugboard-child is there, 1 when a layer is missing (only --sandbox-best-effort starts it), the \
-        child could not start or plugboard-child is missing, 64 on wrong usage.
+        child could not start or plugboard-child is missing, 64 on wrong usage. Also says which \
+        resource bounds (memory, tasks, cpu) this machine's cgroups can hold for isolated plugins' \
+        children, and why each other cannot (docs/sandbox.md, "Resources"); a missing bound does not \
+        change the exit status (bounds are best effort unless a host requires them).
         """,
         options: [CommandSpec.json],
         positionals: [])
@@ -39,6 +43,11 @@ enum DoctorCommand: CLICommand {
         let childProgram: String?
         /// Why it is not, with the fix.
         let childProgramMissing: String?
+        /// The cgroup version children's bounds use (nil: none here).
+        let cgroupVersion: Int?
+        /// The bounds this machine holds for this user, and why each other cannot.
+        let bounds: [String]
+        let boundsMissing: [String]
     }
 
     static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32 {
@@ -53,11 +62,14 @@ enum DoctorCommand: CLICommand {
         uname(&name)
         let kernel = withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         let child = ChildProgram.locate(configured: nil)
+        let cgroups = ChildCgroups.process
         let report = Report(
             kernel: kernel, user: getuid(), level: status.level, layers: status.layers, missing: status.missing,
             optionalMissing: status.optionalMissing,
             landlockABI: status.landlockABI, tcpPortRules: status.layers.contains("landlock-network"),
-            childProgram: try? child.get(), childProgramMissing: { if case let .failure(missing) = child { missing.reason } else { nil } }())
+            childProgram: try? child.get(), childProgramMissing: { if case let .failure(missing) = child { missing.reason } else { nil } }(),
+            cgroupVersion: cgroups.version, bounds: ChildCgroups.Bound.all.filter(cgroups.reachable.contains).map(\.description),
+            boundsMissing: ChildCgroups.Bound.all.compactMap { bound in cgroups.missing[bound].map { "\(bound): \($0)" } })
         if arguments.flag("--json") {
             JSONOutput.print(report)
         } else {
@@ -70,6 +82,9 @@ enum DoctorCommand: CLICommand {
                   optional: \(report.optionalMissing.isEmpty ? "every layer reached" : report.optionalMissing.map { Terminal.safe($0) }.joined(separator: "; "))
                 Isolated plugins' program
                   child:    \(report.childProgram.map { Terminal.safe($0) } ?? "missing: " + Terminal.safe(report.childProgramMissing ?? ""))
+                Resource bounds of their children (cgroup \(report.cgroupVersion.map { "v\($0)" } ?? "none"))
+                  held:     \(report.bounds.isEmpty ? "none" : report.bounds.joined(separator: ", "))
+                  missing:  \(report.boundsMissing.isEmpty ? "none" : report.boundsMissing.map { Terminal.safe($0) }.joined(separator: "; "))
 
                 """)
         }

@@ -2,7 +2,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <mqueue.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -65,4 +67,58 @@ int attack_message_queue(void) {
     mq_close(queue);
     mq_unlink(name);
     return 0;
+}
+
+static int thread_gate[2] = {-1, -1};
+
+static void *parked(void *unused) {
+    (void)unused;
+    char byte;
+    while (read(thread_gate[0], &byte, 1) < 0 && errno == EINTR) {}
+    return NULL;
+}
+
+int attack_threads(int count) {
+    if (pipe(thread_gate) != 0) return -1;
+    pthread_t *threads = calloc((size_t)count, sizeof *threads);
+    int made = 0;
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setstacksize(&attributes, 64 << 10);
+    while (made < count && threads && pthread_create(&threads[made], &attributes, parked, NULL) == 0) made++;
+    pthread_attr_destroy(&attributes);
+    // Closing the write end wakes every parked thread (read returns 0).
+    close(thread_gate[1]);
+    for (int index = 0; index < made; index++) pthread_join(threads[index], NULL);
+    close(thread_gate[0]);
+    free(threads);
+    return made;
+}
+
+long attack_memory(long mebibytes) {
+    long touched = 0;
+    for (; touched < mebibytes; touched++) {
+        char *chunk = malloc(1 << 20);
+        if (!chunk) break;
+        memset(chunk, 0x5a, 1 << 20);  // kept: the pages stay charged
+    }
+    return touched;
+}
+
+long attack_spin_until(const char *path) {
+    // Tells a reader of the FIFO PATH.ready (if there is one) it spins.
+    char ready[4096];
+    snprintf(ready, sizeof ready, "%s.ready", path);
+    int fd = open(ready, O_WRONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t ignored = write(fd, "s", 1);
+        (void)ignored;
+        close(fd);
+    }
+    long rounds = 0;
+    while (access(path, F_OK) != 0) {
+        for (volatile int spin = 0; spin < 100000; spin++) {}
+        rounds++;
+    }
+    return rounds;
 }

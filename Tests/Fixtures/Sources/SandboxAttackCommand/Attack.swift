@@ -49,6 +49,9 @@ public struct Attack: Command {
         case "fill": return fill(argument, bytes: 32 << 20)
         case "shm": return check(attack_shared_memory())
         case "mqueue": return check(attack_message_queue())
+        case "threads": return "made \(attack_threads(Int32(argument) ?? 100)) threads"
+        case "allocate": return "wrote \(attack_memory(Int(argument) ?? 64)) MiB"
+        case "spin": return "spun \(attack_spin_until(argument)) rounds"
         default: return "unknown attack"
         }
     }

@@ -12,3 +12,9 @@ int attack_setown(pid_t pid);
 int attack_shared_memory(void);
 /// A POSIX message queue, opened and removed: 0 or -1 with errno.
 int attack_message_queue(void);
+/// Up to `count` threads, parked until all are made, then joined: how many were made.
+int attack_threads(int count);
+/// Allocates and writes `mebibytes` MiB, 1 MiB at a time, and keeps them: how many it got.
+long attack_memory(long mebibytes);
+/// Writes a byte to the FIFO `path`.ready, then spins on the CPU until `path` exists: rounds spun.
+long attack_spin_until(const char *path);

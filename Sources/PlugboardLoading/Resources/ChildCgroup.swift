@@ -1,0 +1,103 @@
+import FoundationEssentials
+import PlugboardCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One child's cgroup leaf (of each v1 controller, or one v2 folder): its
+/// bounds, its placement, what the kernel counts of it, and its removal
+/// once the child is gone. Made by ``ChildCgroups/leaf(memory:tasks:cpuCores:)``.
+package final class ChildCgroup: Sendable {
+    let version: Int
+    /// Per controller ("v2" for the one v2 folder), the leaf.
+    package let folders: [String: String]
+
+    /// Told once the child joined (or could not): the leaf is then the sweep's.
+    private let placed: @Sendable () -> Void
+
+    init(version: Int, folders: [String: String], placed: @escaping @Sendable () -> Void = {}) {
+        self.version = version
+        self.folders = folders
+        self.placed = placed
+    }
+
+    /// The CPU quota's period: 100 ms, the kernel's default.
+    static let period = 100_000
+
+    /// Writes the bounds given (nil: none).
+    func limit(memory: Int?, tasks: Int?, cpuCores: Double?) {
+        let quota = cpuCores.map { max(1_000, Int(($0 * Double(Self.period)).rounded())) }
+        if version == 2 {
+            guard let leaf = folders["v2"] else { return }
+            if let memory { ChildCgroups.write(String(memory), to: leaf + "/memory.max") }
+            if let memory { ChildCgroups.write(String(memory), to: leaf + "/memory.swap.max") }
+            if let tasks { ChildCgroups.write(String(tasks), to: leaf + "/pids.max") }
+            if let quota { ChildCgroups.write("\(quota) \(Self.period)", to: leaf + "/cpu.max") }
+            return
+        }
+        if let memory, let leaf = folders["memory"] {
+            ChildCgroups.write(String(memory), to: leaf + "/memory.limit_in_bytes")
+            // Swap too, where the kernel accounts it (the limit counts memory plus swap).
+            ChildCgroups.write(String(memory), to: leaf + "/memory.memsw.limit_in_bytes")
+        }
+        if let tasks, let leaf = folders["pids"] { ChildCgroups.write(String(tasks), to: leaf + "/pids.max") }
+        if let quota, let leaf = folders["cpu"] {
+            ChildCgroups.write(String(Self.period), to: leaf + "/cpu.cfs_period_us")
+            ChildCgroups.write(String(quota), to: leaf + "/cpu.cfs_quota_us")
+        }
+    }
+
+    /// Moves process `pid` (every thread of it) into the leaf: before it is
+    /// sent anything to load. The controllers it could not join, with why.
+    package func place(_ pid: pid_t) -> [String] {
+        defer { placed() }
+        var failed: [String] = []
+        for (controller, leaf) in folders.sorted(by: { $0.key < $1.key }) where !ChildCgroups.write(String(pid), to: leaf + "/cgroup.procs") {
+            failed.append("\(controller) (\(String(cString: strerror(errno))))")
+        }
+        return failed
+    }
+
+    /// What the kernel counts of it now.
+    package func usage() -> ResourceUsage {
+        var usage = ResourceUsage(boundBy: "cgroup v\(version)")
+        if version == 2 {
+            guard let leaf = folders["v2"] else { return usage }
+            usage.memory = Self.number(leaf + "/memory.current")
+            usage.peakMemory = Self.number(leaf + "/memory.peak")
+            usage.tasks = Self.number(leaf + "/pids.current")
+            usage.cpuSeconds = Self.field("usage_usec", in: leaf + "/cpu.stat").map { Double($0) / 1e6 }
+            usage.outOfMemoryKills = Self.field("oom_kill", in: leaf + "/memory.events")
+            return usage
+        }
+        if let leaf = folders["memory"] {
+            usage.memory = Self.number(leaf + "/memory.usage_in_bytes")
+            usage.peakMemory = Self.number(leaf + "/memory.max_usage_in_bytes")
+            usage.outOfMemoryKills = Self.field("oom_kill", in: leaf + "/memory.oom_control")
+        }
+        if let leaf = folders["pids"] { usage.tasks = Self.number(leaf + "/pids.current") }
+        if let leaf = folders["cpuacct"] { usage.cpuSeconds = Self.number(leaf + "/cpuacct.usage").map { Double($0) / 1e9 } }
+        return usage
+    }
+
+    /// Removes the leaf, once the child is reaped (its tasks gone). The
+    /// memory it charged goes to the parent with it.
+    package func remove() {
+        for leaf in folders.values { rmdir(leaf) }
+    }
+
+    static func number(_ path: String) -> Int? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        return Int(text.split(whereSeparator: \.isWhitespace).first ?? "")
+    }
+
+    /// The number after `key` on its line of a flat-keyed cgroup file.
+    static func field(_ key: String, in path: String) -> Int? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") {
+            let words = line.split(separator: " ")
+            if words.count == 2, words[0] == key { return Int(words[1]) }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import Plugboard
+import Synchronization
+@testable import PlugboardHost
+@testable import PlugboardCore
+@testable import PlugboardLoading
+import Testing
+
+/// The kernel's bounds of an isolated plugin's child (docs/sandbox.md,
+/// "Resources"): a cgroup leaf per child, joined before the start frame.
+/// This machine and CI mount cgroup v1 and run the tests as root, where
+/// every bound holds; elsewhere these tests say what is missing.
+@Suite struct ResourceBoundsTests {
+    static let cgroups = ChildCgroups.process
+    static let bounded = cgroups.reachable.count == ChildCgroups.Bound.all.count
+
+    func host(_ dir: TemporaryDirectory, limits: PluginIsolation.Limits, fixtures: [String] = ["SandboxAttacks"]) throws -> PluginHost {
+        try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        for fixture in fixtures { _ = try dir.copy(Fixtures.library(fixture), as: "plugins/lib\(fixture).so") }
+        var configuration = PluginHost.Configuration.with(
+            pluginsDirectory: dir.file("plugins"), dataDirectory: dir.file("data"), cacheDirectory: dir.file("cache"))
+        configuration.isolation.others = PluginIsolation(isolated: true, limits: limits)
+        let host = PluginHost(configuration: configuration)
+        host.declare(Commands.self)
+        try host.start()
+        return host
+    }
+
+    func attack(_ host: PluginHost, plugin: String = "fixture.sandbox-attacks", _ arguments: String...) throws -> String {
+        let providers = host.registry.registrations(for: Commands.interface.id).filter { $0.pluginID == plugin }
+        let provider = try #require(providers.first?.provider as? any Command)
+        return try provider.run(arguments: arguments)
+    }
+
+    func resources(_ host: PluginHost, plugin: String = "fixture.sandbox-attacks") -> ResourceUsage? {
+        host.snapshot().first { $0.id == plugin }?.isolation?.resources
+    }
+
+    /// The leaves in this process's folders (other tests' children's too).
+    func leaves() -> [String] {
+        Self.cgroups.folders.values.flatMap { folder in
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasPrefix("child-") }.map { folder + "/" + $0 }
+        }
+    }
+
+    /// The leaves process `pid` is in, one per controller.
+    func leaves(of pid: Int32) -> [String] {
+        leaves().filter { leaf in
+            ((try? String(contentsOfFile: leaf + "/cgroup.procs", encoding: .utf8)) ?? "").split(separator: "\n").contains("\(pid)")
+        }
+    }
+
+    @Test(.enabled(if: bounded || Tools.isCI, "no cgroup for this process's children (not root, no delegation)"))
+    func aThreadBombStopsAtItsTasksBoundAndTheHostStartsAnotherChild() throws {
+        let dir = try TemporaryDirectory()
+        let host = try host(dir, limits: .init(tasks: 64), fixtures: ["SandboxAttacks", "SandboxNeeds"])
+        let answer = try attack(host, "threads", "1000")
+        let made = Int(answer.split(separator: " ")[1]) ?? -1
+        // The child's own threads count too: fewer than 64 are the bomb's.
+        #expect(made > 0 && made < 64, "\(answer)")
+        let usage = try #require(resources(host))
+        #expect(usage.tasksLimit == 64 && usage.boundBy.hasPrefix("cgroup v"), "\(usage)")
+        #expect((usage.tasks ?? 0) > 0 && (usage.tasks ?? 64) < 64, "\(usage)")
+        // The host still starts a child for another plugin, which answers.
+        #expect(try attack(host, plugin: "fixture.sandbox-needs", "unknown") == "unknown attack")
+        // Each child in a leaf of its own per controller, gone with it.
+        let children = host.snapshot().compactMap { $0.isolation?.pid }
+        let held = children.map { leaves(of: $0) }
+        #expect(children.count == 2 && held.allSatisfy { $0.count == Self.cgroups.folders.count } && Set(held[0]).isDisjoint(with: held[1]), "\(held)")
+        host.shutdown()
+        let left = held.joined().filter { FileManager.default.fileExists(atPath: $0) }
+        #expect(left.isEmpty, "\(left)")
+    }
+
+    @Test(.enabled(if: bounded || Tools.isCI, "no cgroup for this process's children (not root, no delegation)"))
+    func memoryPastItsBoundEndsTheChildAsOutOfMemoryAndTheHostLives() throws {
+        let dir = try TemporaryDirectory()
+        let host = try host(dir, limits: .init(memory: 64 << 20))
+        defer { host.shutdown() }
+        #expect(try attack(host, "allocate", "8") == "wrote 8 MiB")
+        let error = #expect(throws: IsolatedCallError.self) { try attack(host, "allocate", "512") }
+        #expect(error?.code == .pluginOutOfMemory, "\(String(describing: error))")
+        #expect(error?.message.contains("memory bound") == true, "\(String(describing: error))")
+        // Counted as a crash (the restart budget), and restarted on the next call.
+        #expect(try attack(host, "allocate", "8") == "wrote 8 MiB")
+        let usage = try #require(resources(host))
+        #expect(usage.outOfMemoryKills == 1 && usage.memoryLimit == 64 << 20, "\(usage)")
+        #expect(host.snapshot().first { $0.id == "fixture.sandbox-attacks" }?.crashes == 1)
+    }
+
+    @Test(.enabled(if: bounded || Tools.isCI, "no cgroup for this process's children (not root, no delegation)"))
+    func aSpinnerGetsItsCPUQuotaAndTheOtherPluginsKeepAnswering() throws {
+        let dir = try TemporaryDirectory()
+        let host = try host(dir, limits: .init(cpuCores: 0.25), fixtures: ["SandboxAttacks", "SandboxNeeds"])
+        defer { host.shutdown() }
+        #expect(try attack(host, plugin: "fixture.sandbox-needs", "unknown") == "unknown attack")
+        let pid = try #require(host.snapshot().first { $0.id == "fixture.sandbox-attacks" }?.isolation?.pid)
+        // The child's cgroup holds a quarter of a core per 100 ms period.
+        let cpu = try #require(Self.cgroups.folders["cpu"] ?? Self.cgroups.folders["v2"])
+        let leaf = try #require(leaves(of: pid).first { $0.hasPrefix(cpu) })
+        let quota = (try? String(contentsOfFile: leaf + "/cpu.cfs_quota_us", encoding: .utf8)) ?? (try? String(contentsOfFile: leaf + "/cpu.max", encoding: .utf8))
+        #expect(quota?.hasPrefix("25000") == true, "\(String(describing: quota))")
+        // While it spins (it says so through a FIFO), the other plugin answers.
+        let stop = dir.file("stop-spinning")
+        #expect(mkfifo(stop + ".ready", 0o600) == 0)
+        let spun = Mutex<String?>(nil), done = DispatchGroup()
+        done.enter()
+        Thread.detachNewThread {
+            spun.withLock { $0 = try? attack(host, "spin", stop) }
+            done.leave()
+        }
+        let ready = open(stop + ".ready", O_RDONLY)
+        var byte: UInt8 = 0
+        #expect(read(ready, &byte, 1) == 1)
+        close(ready)
+        #expect(try attack(host, plugin: "fixture.sandbox-needs", "unknown") == "unknown attack")
+        _ = FileManager.default.createFile(atPath: stop, contents: nil)
+        done.wait()
+        #expect(spun.withLock { $0 }?.hasPrefix("spun ") == true, "\(String(describing: spun.withLock { $0 }))")
+        #expect((resources(host)?.cpuSeconds ?? 0) > 0)
+    }
+
+    /// Where this machine gives no cgroup (here: a process whose folders
+    /// are read from an empty mount table), each bound says why.
+    @Test func withoutACgroupEachBoundSaysWhatIsMissing() {
+        let none = ChildCgroups(mounts: CgroupMounts(), pid: getpid())
+        #expect(none.reachable.isEmpty)
+        let bounds = ChildBounds(PluginIsolation.Limits())
+        #expect(bounds.unreachable(in: none).count == 3)
+        #expect(bounds.unreachable(in: none).allSatisfy { $0.contains("mounts no cgroup hierarchy") })
+        #expect(bounds.leaf(in: none) == nil)
+    }
+
+    /// The mount table as this machine (v1), a systemd machine (v2) and a
+    /// container (its cgroup is the mount's root) write it.
+    @Test func theMountsAreReadAsEachKindOfMachineWritesThem() {
+        let v1 = CgroupMounts.parse(
+            mountinfo: """
+                32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
+                35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+                39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids
+                41 31 0:38 / /sys/fs/cgroup/cpu,cpuacct rw,relatime - cgroup cgroup rw,cpu,cpuacct
+                """,
+            membership: "4:memory:/process_api/8d52\n8:pids:/\n1:cpu,cpuacct:/user.slice\n0::/\n")
+        #expect(v1.v1["memory"] == "/sys/fs/cgroup/memory/process_api/8d52")
+        #expect(v1.v1["pids"] == "/sys/fs/cgroup/pids")
+        #expect(v1.v1["cpuacct"] == "/sys/fs/cgroup/cpu,cpuacct/user.slice")
+        let container = CgroupMounts.parse(
+            mountinfo: "35 31 0:32 /docker/abc /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n",
+            membership: "4:memory:/docker/abc/inner\n")
+        #expect(container.v1["memory"] == "/sys/fs/cgroup/memory/inner")
+        let unified = CgroupMounts.parse(
+            mountinfo: "30 23 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n",
+            membership: "0::/user.slice/user-1000.slice/user@1000.service/app.slice/host.scope\n")
+        #expect(unified.v1.isEmpty)
+        #expect(unified.v2?.folder == "/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/host.scope")
+        #expect(CgroupMounts.unescape("/a\\040b") == "/a b")
+    }
+}
