@@ -162,22 +162,34 @@ extension FleetSuites {
         try scene.expectRefused("install-failed", shell: "trap '' XFSZ; ulimit -f 100;")
     }
 
-    /// A layer declared larger than the disk holds is refused before a byte
-    /// of it is fetched (its size is the registry's word; its digest is signed).
-    @Test func aLayerDeclaredLargerThanTheDiskIsRefusedBeforeFetching() throws {
+    /// A layer declared larger than its signed size (10 GiB for a file of
+    /// a few hundred KB) is refused before a byte of it is fetched: the
+    /// registry serving it without end never gets a request for it.
+    @Test(arguments: [10 << 30, 1 << 39])
+    func aLayerDeclaredOtherThanItsSignedSizeIsRefusedBeforeFetching(declared: Int) throws {
         let scene = try Scene()
         let published = try scene.publish(scene.set2)
+        let beta = try scene.blobDigest("libBeta.so", in: scene.set2)
+        let front = try FaultProxy(upstream: scene.registry.port) { method, path in
+            method == "GET" && path.hasSuffix(beta) ? .endless : .forward
+        }
+        defer { front.stop() }
         let client = RegistryClient(try Reference.parse(scene.reference).get())
         let index = try JSONDecoder().decode(ImageIndex.self, from: Data(try client.manifest(try #require(published.json["digest"] as? String)).bytes))
         let entry = try #require(index.manifests.first)
         var manifest = try JSONDecoder().decode(ImageManifest.self, from: Data(try client.manifest(entry.digest).bytes))
-        let beta = try #require(manifest.layers.firstIndex { $0.title == "libBeta.so" })
-        manifest.layers[beta].size = 1 << 39
+        let layer = try #require(manifest.layers.firstIndex { $0.title == "libBeta.so" })
+        manifest.layers[layer].size = declared
         let bytes = OCIJSON.encode(manifest)
         try client.putManifest(bytes, mediaType: MediaType.manifest, as: Digest.of(bytes))
         let grown = OCIJSON.encode(ImageIndex(artifactType: MediaType.pluginSet, manifests: [Descriptor(mediaType: MediaType.manifest, digest: Digest.of(bytes), size: bytes.count, platform: .current)]))
         try client.putManifest(grown, mediaType: MediaType.index, as: "stable")
-        try scene.expectRefused("install-failed")
+        let before = snapshot(scene.plugins)
+        let result = try scene.pull(reference: "\(front.address)/plugins/checkout:stable")
+        #expect(result.status == 1 && result.code == "set-mismatch", "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("its signed lock file says"), "\(result.stdout)")
+        #expect(snapshot(scene.plugins) == before)
+        #expect(!front.requests.withLock { $0 }.contains { $0.contains(beta) }, "the layer was requested")
     }
 
     /// The record of the accepted sequence cannot be written: nothing is

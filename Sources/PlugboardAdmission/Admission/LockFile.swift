@@ -18,12 +18,16 @@ package struct LockFile: Sendable, Codable, Equatable {
         package let version: String
         /// Lowercase hex SHA-256 of the file's bytes.
         package let sha256: String
+        /// The file's size in bytes (lock version 3; nil in older files):
+        /// a pull reads no more of it than this.
+        package let size: Int?
 
-        package init(file: String, id: String, version: String, sha256: String) {
+        package init(file: String, id: String, version: String, sha256: String, size: Int? = nil) {
             self.file = file
             self.id = id
             self.version = version
             self.sha256 = sha256
+            self.size = size
         }
     }
 
@@ -33,17 +37,23 @@ package struct LockFile: Sendable, Codable, Equatable {
         package let file: String
         /// Lowercase hex SHA-256 of the file's bytes.
         package let sha256: String
+        /// The file's size in bytes (lock version 3; nil in older files).
+        package let size: Int?
 
-        package init(file: String, sha256: String) {
+        package init(file: String, sha256: String, size: Int? = nil) {
             self.file = file
             self.sha256 = sha256
+            self.size = size
         }
     }
 
     /// The format's version: 2 adds ``libraries`` (a version 1 file lists
     /// none, so a locked host refuses every interface library until it is
-    /// written again).
-    var lockVersion = 2
+    /// written again); 3 adds each file's size (older files still read:
+    /// their files are fetched up to a fixed bound). A newer version is
+    /// refused, naming it.
+    var lockVersion = 3
+    package static let newestVersion = 3
     package var plugins: [Entry]
     package var libraries: [Library]
 
@@ -57,9 +67,13 @@ package struct LockFile: Sendable, Codable, Equatable {
     package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         lockVersion = try container.decode(Int.self, forKey: .lockVersion)
+        guard (1...Self.newestVersion).contains(lockVersion) else { throw NewerVersion(version: lockVersion) }
         plugins = try container.decode([Entry].self, forKey: .plugins)
         libraries = try container.decodeIfPresent([Library].self, forKey: .libraries) ?? []
     }
+
+    /// A lock version this host does not know.
+    struct NewerVersion: Error { let version: Int }
 
     /// The default lock file of a plugins directory.
     package static func defaultPath(for pluginsDirectory: String) -> String {
@@ -78,6 +92,8 @@ package struct LockFile: Sendable, Codable, Equatable {
     package static func decode(_ data: Data, path: String) throws(PluginLoadError) -> LockFile {
         do {
             return try JSONDecoder().decode(LockFile.self, from: data)
+        } catch let newer as NewerVersion {
+            throw .lockFileInvalid(path: path, reason: "it is lock version \(newer.version), written by a newer Plugboard; this host reads up to version \(newestVersion): upgrade the host, or write the lock file with this one's `plugboard lock --plugins DIR`")
         } catch {
             throw .lockFileInvalid(path: path, reason: "it is not a Plugboard lock file (\(error)); write it again with `plugboard lock --plugins DIR`")
         }

@@ -45,6 +45,9 @@ public struct HostSettings: Sendable {
         /// How many children run it when isolated, 1 to 64 (`"children"`;
         /// nil: the host decides; see ``PluginIsolation/children``).
         public var children: Int?
+        /// Its children's bounds when isolated (`"resources"`; nil: the
+        /// host's; see ``ResourceSettings``).
+        public var resources: ResourceSettings?
 
         public init(
             enabled: Bool = true, deniedServices: Set<String> = [], overrides: [String: ConfigValue] = [:], isolated: Bool? = nil,
@@ -129,6 +132,8 @@ public struct HostSettings: Sendable {
                 settings.children = children
             case let ("grants", .object(fields)):
                 settings.grants = grants(fields, at: "\(path).grants")
+            case let ("resources", .object(fields)):
+                settings.resources = resources(fields, at: "\(path).resources")
             case let ("deniedServices", .array(items)):
                 for item in items {
                     guard case let .string(service) = item else {
@@ -151,10 +156,10 @@ public struct HostSettings: Sendable {
                 report(.error, "config-invalid-type", "must be a boolean, found \(value.typeName)\(value.configValue.map { " \($0)" } ?? ""); the host's default applies", keyPath: "\(path).\(key)")
             case ("children", _):
                 report(.error, "config-invalid-type", "must be a whole number from \(PluginIsolation.childrenRange.lowerBound) to \(PluginIsolation.childrenRange.upperBound) (the children of its pool), found \(value.typeName)\(value.configValue.map { " \($0)" } ?? ""); the host's default applies", keyPath: "\(path).children")
-            case ("deniedServices", _), ("config", _), ("grants", _):
+            case ("deniedServices", _), ("config", _), ("grants", _), ("resources", _):
                 report(.error, "config-invalid-type", "must be \(key == "deniedServices" ? "an array of service ids" : "an object"), found \(value.typeName)", keyPath: "\(path).\(key)")
             default:
-                report(.warning, "config-unknown-key", "unknown key '\(key)' (known: enabled, deniedServices, isolated, children, sandboxed, grants, config); ignored", keyPath: "\(path).\(key)")
+                report(.warning, "config-unknown-key", "unknown key '\(key)' (known: enabled, deniedServices, isolated, children, sandboxed, grants, resources, config); ignored", keyPath: "\(path).\(key)")
             }
         }
         return settings

@@ -63,6 +63,18 @@ package enum SetFiles {
         return listed
     }
 
+    /// The sizes a lock file signs (version 3), as a set names the files.
+    package static func sizes(of lock: LockFile) -> [String: Int] {
+        var sizes: [String: Int] = [:]
+        for plugin in lock.plugins { if let size = plugin.size { sizes[plugin.file] = size } }
+        for library in lock.libraries { if let size = library.size { sizes["lib/" + library.file] = size } }
+        return sizes
+    }
+
+    /// The most a file of a set whose lock signs no sizes (version 2) may
+    /// be declared: larger than any plugin, small enough to bound a liar.
+    package static let unsignedSizeLimit = 512 << 20
+
     /// Why the files are not the set their lock file lists: every `.so`
     /// and `lib/` file listed with its hash, and nothing listed missing.
     package static func mismatch(_ files: [(title: String, sha256: String)], listed: [String: String]) -> String? {

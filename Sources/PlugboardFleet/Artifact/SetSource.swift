@@ -105,6 +105,20 @@ package enum SetFetch {
         if let mismatch = SetFiles.mismatch(others.map { ($0.0, Digest.hex($0.1.digest)) }, listed: listed) {
             throw FleetError(.setMismatch, subject, reason: "the set does not match its signed lock file: \(mismatch)", fix: "publish the set again from the signed folder; nothing was installed")
         }
+        // Each file's size is the signed lock's word (lock version 3), not the
+        // registry's: a layer declared otherwise is refused before a byte of
+        // it is read, and no more than the signed size is ever read.
+        let signedSizes = (try? LockFile.decode(Data(lock), path: SetFiles.lockName)).map(SetFiles.sizes(of:)) ?? [:]
+        for (title, layer) in others {
+            if let signed = signedSizes[title], layer.size != signed {
+                throw FleetError(.setMismatch, subject, reason: "the registry declares \(title) as \(layer.size) bytes, its signed lock file says \(signed)",
+                    fix: "publish the set again from the signed folder; nothing was installed")
+            }
+            if signedSizes[title] == nil, layer.size > SetFiles.unsignedSizeLimit {
+                throw FleetError(.setMismatch, subject, reason: "the registry declares \(title) as \(layer.size) bytes, and its lock file (version 2) signs no sizes: more than the \(SetFiles.unsignedSizeLimit >> 20) MiB a file of such a set may have",
+                    fix: "sign the set again with this version's `plugboard lock --sign` (lock version 3 records each file's size); nothing was installed")
+            }
+        }
         try Self.checkSpace(others.reduce(0) { $0 + $1.1.size }, in: staging)
         for (title, layer) in others { try place(title, layer) }
         let files = zip(titles, image.layers).map { ($0, Digest.hex($1.digest)) }

@@ -28,8 +28,11 @@ package final class HTTPClient {
 
     private static let initialised: Bool = curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
     private let handle: UnsafeMutableRawPointer
-    /// Seconds without a byte before a transfer is abandoned.
+    /// The window, in seconds, over which a transfer slower than
+    /// ``minimumRate`` is abandoned.
     package var stallSeconds = 30
+    /// Bytes a second a transfer must keep up over ``stallSeconds``.
+    package var minimumRate = 1024
     /// Called with the bytes received so far of the current transfer.
     package var progress: ((Int) -> Void)?
 
@@ -100,7 +103,9 @@ package final class HTTPClient {
         _ = fleet_curl_set_pointer(handle, CURLOPT_HTTPHEADER, list)
         _ = fleet_curl_set_long(handle, CURLOPT_NOSIGNAL, 1)
         _ = fleet_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, 10)
-        _ = fleet_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1)
+        // Below 1 KiB/s for the stall window is cut: a registry that drips a
+        // byte a second costs the window, not as long as it likes.
+        _ = fleet_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, minimumRate)
         _ = fleet_curl_set_long(handle, CURLOPT_LOW_SPEED_TIME, stallSeconds)
         _ = fleet_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0)
         // HTTP(S) only, whatever a registry names (a file:// upload location would write a local file).

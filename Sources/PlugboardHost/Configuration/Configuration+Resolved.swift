@@ -31,6 +31,7 @@ extension PluginHost.Configuration {
         }
         if let grants = plugin?.grants, chosen.sandbox != nil { chosen.sandbox?.grants = grants }
         if let children = plugin?.children { chosen.children = children }
+        if let resources = plugin?.resources { chosen.limits = resources.applied(to: chosen.limits) }
         return chosen
     }
 }

@@ -83,7 +83,7 @@ enum InstallCommand: CLICommand {
             do {
                 let lock = try LockFile.load(lockPath)
                 let entries = lock.plugins.filter { $0.file != name && $0.id != id }
-                    + [LockFile.Entry(file: name, id: id, version: version.description, sha256: sha256)]
+                    + [LockFile.Entry(file: name, id: id, version: version.description, sha256: sha256, size: bytes.count)]
                 try LockFile(plugins: entries, libraries: lock.libraries).write(to: lockPath)
                 lockUpdated = true
             } catch {

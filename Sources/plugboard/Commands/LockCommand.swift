@@ -60,7 +60,8 @@ enum LockCommand: CLICommand {
                 continue
             }
             entries.append(LockFile.Entry(
-                file: URL(fileURLWithPath: record.path).lastPathComponent, id: id, version: version.description, sha256: sha256))
+                file: URL(fileURLWithPath: record.path).lastPathComponent, id: id, version: version.description, sha256: sha256,
+                size: record.file?.size))
         }
         var libraries: [LockFile.Library] = []
         for library in host.interfaceLibraries {
@@ -68,7 +69,9 @@ enum LockCommand: CLICommand {
                 Terminal.writeErr("left out: \(Terminal.safe(library.path)) (interface library refused: \(library.error?.code.rawValue ?? "not admitted"))\n")
                 continue
             }
-            libraries.append(LockFile.Library(file: URL(fileURLWithPath: library.path).lastPathComponent, sha256: sha256))
+            var info = stat()
+            let size = stat(library.path, &info) == 0 ? Int(info.st_size) : nil
+            libraries.append(LockFile.Library(file: URL(fileURLWithPath: library.path).lastPathComponent, sha256: sha256, size: size))
         }
         let output = arguments.value("--output") ?? LockFile.defaultPath(for: directory)
         do {

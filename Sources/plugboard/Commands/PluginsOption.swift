@@ -58,6 +58,10 @@ enum PluginsOption {
     static let sandboxBestEffort = CommandSpec.Option(
         long: "--sandbox-best-effort", help: "Start sandboxed plugins with the layers this machine offers, report the gap and taint the host, instead of refusing them.")
 
+    static let resourceBounds = CommandSpec.Option(
+        long: "--resource-bounds", valueName: "mode",
+        help: "Where no cgroup can bound isolated plugins' children (memory, tasks, CPU; set per plugin with \"resources\" in the --config file): best-effort (default: start them, warn once) or required (refuse them with resource-bounds-unavailable). See `plugboard doctor`.")
+
     static let scannerSandbox = CommandSpec.Option(
         long: "--scanner-sandbox", valueName: "mode",
         help: "The scanners' sandbox: best-effort (default: the layers this machine offers, a gap reported and the host tainted), required (scan nothing where a layer is missing) or off (not advised).")
@@ -66,7 +70,7 @@ enum PluginsOption {
     /// cache and scan limit.
     static let host: [CommandSpec.Option] = [
         config, data, cache, scanTimeout, locked, requireSignatures, trustedKey, channel, sequenceFloor, sequenceRecords, isolate, isolateAll, sandbox, sandboxAll,
-        sandboxBestEffort, scannerSandbox, allowUnsafe,
+        sandboxBestEffort, resourceBounds, scannerSandbox, allowUnsafe,
     ]
 
     /// The directory checks: on unless `--allow-unsafe-directories` or the environment turns them off.
@@ -136,6 +140,14 @@ enum PluginsOption {
                 throw UsageError(message: "'--sandbox' takes plugin ids separated by commas, got '\(ids)'", command: command)
             }
             for id in list { configuration.isolation.plugins[id] = sandboxed }
+        }
+        switch arguments.value(resourceBounds.long) {
+        case nil, "best-effort"?: break
+        case "required"?:
+            configuration.isolation.others.limits.bounds = .required
+            for id in configuration.isolation.plugins.keys { configuration.isolation.plugins[id]?.limits.bounds = .required }
+        case let other?:
+            throw UsageError(message: "'--resource-bounds' takes best-effort or required, got '\(other)'", command: command)
         }
         // What an isolated plugin prints reaches the user as it happens,
         // on stderr, marked with the plugin's id.

@@ -116,6 +116,7 @@ import Testing
         .init(arguments: ["list", "--plugins="], message: "empty value for '--plugins <dir>'"),
         .init(arguments: ["list", "--plugins", "--json"], message: "missing value for '--plugins <dir>'"),
         .init(arguments: ["list", "--plugins", "x", "--scan-timeout", "0"], message: "'--scan-timeout' takes seconds between 0 and 3600, got '0'"),
+        .init(arguments: ["run", "x", "--plugins", "x", "--resource-bounds", "strict"], message: "'--resource-bounds' takes best-effort or required, got 'strict'"),
         // An expiry past year 9999 could not be written in the signed comment.
         .init(arguments: ["lock", "--plugins", "x", "--sign", "k", "--expires-days", "inf"], message: "at most 36500, got 'inf'"),
     ]

@@ -81,11 +81,26 @@ import Testing
         #expect(locked.stderr.contains("left out: \(dir.file("libNoEntry.so")) (rejected: no-entry-symbol)"))
         let file = try LockFile.load(LockFile.defaultPath(for: dir.path))
         #expect(file.plugins.map(\.file) == ["libAlpha.so"])
+        // Version 3: each file's size, which bounds what a pull reads of it.
+        let size = try FileManager.default.attributesOfItem(atPath: dir.file("libAlpha.so"))[.size] as? Int
+        #expect(file.lockVersion == 3 && file.plugins.first?.size == size, "\(file)")
         let list = try runProcess(Fixtures.executable("plugboard"), ["list", "--plugins", dir.path, "--cache", cache.path, "--locked", "--json"])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [String: Any])
         let codes = (object["plugins"] as? [[String: Any]])?.map { $0["code"] as? String ?? $0["status"] as? String ?? "" }
         // Under a lock file, a file it does not list is refused before it is read.
         #expect(codes == ["available", "not-locked"], "\(list.stdout)")
         #expect((object["discovery"] as? [String: Any])?["filesRead"] as? Int == 1, "\(list.stdout)")
+    }
+
+    /// A version 2 lock file (no sizes) is still read; a version this host
+    /// does not know is refused, naming it and the fix.
+    @Test func anOlderLockVersionIsReadAndANewerOneRefused() throws {
+        let older = try LockFile.decode(Data(#"{"lockVersion": 2, "plugins": [{"file": "a.so", "id": "a", "version": "1.0.0", "sha256": "00"}]}"#.utf8), path: "old.lock")
+        #expect(older.plugins.first?.size == nil && older.plugins.first?.sha256 == "00")
+        let error = #expect(throws: PluginLoadError.self) {
+            try LockFile.decode(Data(#"{"lockVersion": 4, "plugins": []}"#.utf8), path: "new.lock")
+        }
+        #expect(error?.code == .lockFileInvalid)
+        #expect(error?.reason.contains("lock version 4, written by a newer Plugboard") == true, "\(String(describing: error?.reason))")
     }
 }
