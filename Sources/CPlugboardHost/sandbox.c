@@ -125,6 +125,7 @@ static int parse(char *text, struct policy *policy) {
         else if (strcmp(line, "cpu-seconds") == 0) policy->cpu_seconds = atoll(value);
         else if (strcmp(line, "address-space") == 0) policy->address_space = atoll(value);
         else if (strcmp(line, "descriptors") == 0) policy->descriptors = atoll(value);
+        else if (strcmp(line, "processes") == 0) policy->processes = atoll(value);
         else return -1;
     }
     return 0;
@@ -161,7 +162,8 @@ static int apply_limits(const struct policy *policy) {
     struct rlimit none = {0, 0};
     if (setrlimit(RLIMIT_CORE, &none) != 0) return -1;
     return limit(RLIMIT_FSIZE, policy->file_size) | limit(RLIMIT_CPU, policy->cpu_seconds)
-        | limit(RLIMIT_AS, policy->address_space) | limit(RLIMIT_NOFILE, policy->descriptors);
+        | limit(RLIMIT_AS, policy->address_space) | limit(RLIMIT_NOFILE, policy->descriptors)
+        | limit(RLIMIT_NPROC, policy->processes);
 }
 
 // Empties every capability set, the bounding and ambient ones too: a root

@@ -21,7 +21,7 @@ struct policy {
     /// More rules of one kind than fit: Landlock is then not applied.
     int overflow;
     int off_landlock, off_seccomp, off_limits, off_namespaces, off_network_namespace;
-    long long file_size, cpu_seconds, address_space, descriptors;
+    long long file_size, cpu_seconds, address_space, descriptors, processes;
     int denial_fd;
 };
 

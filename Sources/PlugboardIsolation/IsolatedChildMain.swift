@@ -335,6 +335,7 @@ final class IsolatedChild: @unchecked Sendable {
         }
         set(Int32(RLIMIT_CPU.rawValue), limits.cpuSeconds)
         set(Int32(RLIMIT_NOFILE.rawValue), limits.descriptors)
+        set(Int32(__RLIMIT_NPROC.rawValue), limits.processes)
         if plugboard_under_sanitizer() == 0 { set(Int32(RLIMIT_AS.rawValue), limits.addressSpace) }
     }
 

@@ -116,6 +116,8 @@ package enum IsolationProtocol {
             package var descriptors: Int?
             /// Calls the host may have in flight at once: the child's call threads.
             package var callsInFlight: Int
+            /// Its RLIMIT_NPROC (``ChildBounds/processLimit()``; nil: none).
+            package var processes: Int?
 
             package init(cpuSeconds: Int? = nil, addressSpace: Int? = nil, descriptors: Int? = nil, callsInFlight: Int) {
                 self.cpuSeconds = cpuSeconds

@@ -109,6 +109,7 @@ extension Lifecycle {
                           callsInFlight: isolation.limits.callsInFlight),
             state: nil, activePlugins: activePlugins.sorted())
         request.sandbox = sandbox
+        request.limits.processes = ChildBounds.processLimit()
         request.libraries = libraries.isEmpty ? nil : libraries
         // Its children register routes in the host's table, if it may.
         let owner = ServiceOwner(pluginID: scan.id, generation: generation)

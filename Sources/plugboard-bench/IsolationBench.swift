@@ -53,7 +53,33 @@ struct IsolationBench {
         concurrent(isolated, into: report)
         pool(dir, into: report)
         startAndRestart(isolated, dir: dir, into: report)
+        bounded(dir, into: report)
         sandboxed(dir, into: report)
+    }
+
+    /// A child in its cgroup leaf (the default bounds) against one without
+    /// bounds, interleaved: a restart (spawn, leaf, placement, start) and calls.
+    private func bounded(_ dir: String, into report: Report) {
+        var unbounded = PluginIsolation.isolated
+        (unbounded.limits.memory, unbounded.limits.tasks, unbounded.limits.cpuCores) = (nil, nil, nil)
+        guard let with = host(dir, isolation: .isolated, label: "bounded"), let without = host(dir, isolation: unbounded, label: "unbounded"),
+              let bounded = command(with), let plain = command(without) else { return }
+        defer { [with, without].forEach { $0.shutdown() } }
+        report.begin("Resource bounds of a child (a cgroup leaf: memory, tasks, cpu; ms, µs)")
+        var restarts: [Bool: [Double]] = [true: [], false: []]
+        for _ in 0..<15 {
+            for (command, isBounded) in [(bounded, true), (plain, false)] {
+                _ = try? command.run(arguments: ["segv"])
+                let start = Measure.now()
+                guard (try? command.run(arguments: ["echo", "x"])) == "x" else { continue }
+                restarts[isBounded, default: []].append(Double(Measure.now() - start) / 1_000_000)
+            }
+        }
+        report.add("restart of a bounded child (spawning)", unit: "ms", samples: restarts[true] ?? [],
+                   baselineName: "the same child without bounds", baseline: restarts[false] ?? [], goal: .ratioAtMost(1.05))
+        let calls = timedCalls(with, payload: 1, count: Self.calls), plainCalls = timedCalls(without, payload: 1, count: Self.calls)
+        report.add("isolated call, 1 B, p50, in a bounded child", unit: "µs", samples: [percentile(calls, 0.5)],
+                   baselineName: "the same child without bounds", baseline: [percentile(plainCalls, 0.5)], goal: .ratioAtMost(1.05))
     }
 
     /// A sandboxed child against a plain isolated one of the same run:

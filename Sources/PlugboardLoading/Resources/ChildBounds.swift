@@ -1,4 +1,7 @@
 import PlugboardCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The kernel's bounds of one child process (memory, tasks, CPU), as a
 /// plugin's ``PluginIsolation/Limits`` set them, and whether this machine
@@ -29,5 +32,22 @@ package struct ChildBounds: Sendable, Equatable {
     /// A cgroup leaf holding them, for one child (nil: none set, or no cgroup here).
     package func leaf(in cgroups: ChildCgroups = .process) -> ChildCgroup? {
         wanted.isEmpty ? nil : cgroups.leaf(memory: memory, tasks: tasks, cpuCores: cpuCores)
+    }
+
+    /// Threads and processes kept for the host's own use when it runs as an
+    /// ordinary user: its children may not take them.
+    package static let reserve = 256
+
+    /// The RLIMIT_NPROC a child of an ordinary user's host gets: the
+    /// user's limit less ``reserve``. The limit counts every thread of the
+    /// user (real uid), so a child bounded by it cannot take the last ones
+    /// the host needs to start its other children, whatever a cgroup gives.
+    /// Nil for root (exempt from the limit) or where the user has no limit.
+    package static func processLimit() -> Int? {
+        guard getuid() != 0 else { return nil }
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(__RLIMIT_NPROC.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max,
+              limit.rlim_cur > rlim_t(2 * reserve) else { return nil }
+        return Int(limit.rlim_cur) - reserve
     }
 }

@@ -18,6 +18,8 @@ package struct SandboxPolicy: Sendable, Equatable {
     var fileSize: Int?
     var cpuSeconds: Int?
     var addressSpace: Int?
+    /// The child's RLIMIT_NPROC (``ChildBounds/processLimit()``).
+    var processes: Int?
     var descriptors: Int?
 
     package init(
@@ -55,7 +57,8 @@ package struct SandboxPolicy: Sendable, Equatable {
         if network { lines.append("network=all") }
         if !networkNamespace { lines.append("off=network-namespace") }
         lines += off.map(\.description).sorted().map { "off=\($0)" }
-        for (key, value) in [("file-size", fileSize), ("cpu-seconds", cpuSeconds), ("address-space", addressSpace), ("descriptors", descriptors)] {
+        for (key, value) in [("file-size", fileSize), ("cpu-seconds", cpuSeconds), ("address-space", addressSpace), ("descriptors", descriptors),
+                             ("processes", processes)] {
             if let value { lines.append("\(key)=\(value)") }
         }
         return lines.joined(separator: "\n")
@@ -100,6 +103,7 @@ extension SandboxPolicy {
         var policy = SandboxPolicy(
             reads: [copies] + libraries + folders, off: confinement.layersOff, fileSize: 1 << 20, cpuSeconds: limits.cpuSeconds,
             addressSpace: limits.addressSpace, descriptors: limits.descriptors)
+        policy.processes = ChildBounds.processLimit()
         policy.grant(confinement.grants)
         return policy
     }

@@ -120,6 +120,33 @@ import Testing
         #expect((resources(host)?.cpuSeconds ?? 0) > 0)
     }
 
+    /// An ordinary user's host keeps threads for itself: its child's
+    /// RLIMIT_NPROC is the user's limit less the reserve, so a thread bomb
+    /// stops short of it (the limit counts every thread of the user) and
+    /// the host answers; in process, the bomb takes nearly all.
+    @Test(.enabled(if: SandboxTests.nobodyCanRunPlugboard || Tools.isCI, "an ordinary user cannot run the tool"))
+    func anOrdinaryUsersChildLeavesTheHostItsReserve() throws {
+        let (setup, listener) = try SandboxTests().setUp(as: .nobody)
+        defer {
+            close(listener)
+            kill(setup.decoy, SIGKILL)
+            var status: Int32 = 0
+            waitpid(setup.decoy, &status, 0)
+        }
+        let tool = try #require(SandboxTests.toolForNobody)
+        func bomb(_ level: [String]) throws -> (status: Int32, made: Int) {
+            let command = ["exec prlimit --nproc=800:800 /usr/bin/setpriv", SandboxTests.nobody.joined(separator: " "), tool, "run attack --plugins", setup.plugins]
+                + level + ["--data", setup.dir.file("data"), "--cache", setup.dir.file("cache"), "--allow-unsafe-directories -- threads 5000"]
+            let result = try runProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", command.joined(separator: " ")])
+            let words = result.stdout.split(separator: " ")
+            return (result.status, words.count > 1 ? Int(words[1]) ?? -1 : -1)
+        }
+        let isolated = try bomb(["--isolate-all"])
+        #expect(isolated.status == 0 && isolated.made > 0 && isolated.made < 800 - ChildBounds.reserve, "\(isolated)")
+        let inProcess = try bomb([])
+        #expect(inProcess.made > 800 - ChildBounds.reserve, "\(inProcess)")
+    }
+
     /// Where this machine gives no cgroup (here: a process whose folders
     /// are read from an empty mount table), each bound says why.
     @Test func withoutACgroupEachBoundSaysWhatIsMissing() {
