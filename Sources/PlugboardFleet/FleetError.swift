@@ -12,6 +12,9 @@ package struct FleetError: Error, Sendable, CustomStringConvertible {
 
         /// The registry cannot be reached (connection refused, DNS, TLS, time-out).
         package static let registryUnreachable = Code("registry-unreachable")
+        /// A transfer stayed under the minimum rate for the stall window (a
+        /// registry dripping bytes).
+        package static let transferTooSlow = Code("transfer-too-slow")
         /// The registry refused the credentials, or asked for some and none were given.
         package static let registryAuthFailed = Code("registry-auth-failed")
         /// The registry answered with an unexpected HTTP status.

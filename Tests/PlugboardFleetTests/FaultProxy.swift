@@ -18,6 +18,8 @@ final class FaultProxy: Sendable {
         case endless
         /// Headers and half the blob from `file`, then `stalled` is signalled and the connection held.
         case stall(file: String)
+        /// Headers, then the blob from `file` a byte at a time, 5 a second, until the client hangs up.
+        case drip(file: String)
         /// The blob read from `file` of the registry's storage (an object store's answer).
         case serve(file: String)
         /// 202 to an upload's start, the upload to continue at `origin`.
@@ -105,6 +107,15 @@ final class FaultProxy: Sendable {
             // Held until the client is gone.
             var byte: UInt8 = 0
             while read(client, &byte, 1) > 0 {}
+        case let .drip(file):
+            let bytes = (try? Data(contentsOf: URL(fileURLWithPath: file))) ?? Data()
+            Self.send(client, "HTTP/1.1 200 OK\r\nContent-Length: \(bytes.count)\r\nConnection: close\r\n\r\n")
+            for byte in bytes {
+                guard [byte].withUnsafeBytes({ write(client, $0.baseAddress, 1) }) == 1 else { return }
+                // The pace of the fault, and the client hanging up ends it.
+                var waiting = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
+                if poll(&waiting, 1, 200) > 0 { return }
+            }
         case let .token(authorization, token):
             guard head.lowercased().contains("authorization: " + authorization.lowercased()) else {
                 Self.send(client, "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")

@@ -53,6 +53,27 @@ extension FleetSuites {
         #expect(!FileManager.default.fileExists(atPath: work.sub("host/plugins")))
     }
 
+    /// A registry that drips a blob (5 bytes a second) is cut once the
+    /// transfer stayed under the minimum rate for the stall window, with
+    /// its code, having read a few bytes of it; DIR is never made.
+    @Test func aDrippingBlobIsCutAfterTheStallWindow() throws {
+        let registry = try RegistryServer()
+        let work = try Folder()
+        let publisher = try Publisher(work)
+        let set1 = try publisher.set("set1", plugins: ["Alpha"], sequence: 1)
+        let alpha = Digest.of(try [UInt8](Data(contentsOf: URL(fileURLWithPath: set1 + "/libAlpha.so"))))
+        let front = try FaultProxy(upstream: registry.port) { method, path in
+            isBlobGet(method, path) && path.hasSuffix(alpha) ? .drip(file: registry.blobFile(alpha)) : .forward
+        }
+        defer { front.stop() }
+        let reference = "\(front.address)/plugins/checkout:stable"
+        #expect(try Fleet.run(["publish", set1, reference]).status == 0)
+        let pulled = try Fleet.run(["pull", reference, "--plugins", work.sub("host/plugins"), "--trusted-key", publisher.publicKey,
+                                    "--cache", work.sub("state"), "--sequence-floor", "1", "--stall-window", "2", "--json"])
+        #expect(pulled.status == 1 && pulled.code == "transfer-too-slow", "\(pulled.stdout)\(pulled.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: work.sub("host/plugins")))
+    }
+
     @Test func aPullKilledMidwayLeavesTheOldSetWholeAndTheNextPullCompletes() throws {
         let registry = try RegistryServer()
         let work = try Folder()

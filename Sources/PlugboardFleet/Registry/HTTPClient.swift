@@ -188,6 +188,10 @@ package final class HTTPClient {
         if code == CURLE_PARTIAL_FILE {
             throw FleetError(.blobDigestMismatch, url, reason: "the response ended before the length it announced (cut short)", fix: "the registry served less than was published; nothing was installed")
         }
+        if code == CURLE_OPERATION_TIMEDOUT, transfer.status != 0 {
+            throw FleetError(.transferTooSlow, url, reason: "the registry sent fewer than \(minimumRate) bytes a second for \(stallSeconds) s (\(transfer.received) bytes in all)",
+                fix: "check the registry and the network between; nothing was installed, and `follow` tries again later")
+        }
         guard code == CURLE_OK else {
             throw FleetError(.registryUnreachable, url, reason: String(cString: curl_easy_strerror(code)), fix: "check the address, that the registry runs and the network between; nothing was changed")
         }

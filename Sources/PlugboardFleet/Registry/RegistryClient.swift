@@ -18,9 +18,11 @@ package final class RegistryClient {
     /// Largest manifest or index accepted (the spec suggests 4 MiB).
     static let manifestLimit = 4 << 20
 
-    package init(_ reference: Reference, credentials: Credentials? = nil) {
+    /// `stallWindow`: seconds a transfer may stay under the minimum rate (1 KiB/s).
+    package init(_ reference: Reference, credentials: Credentials? = nil, stallWindow: Int = 30) {
         self.reference = reference
         self.credentials = credentials ?? Credentials.find(for: reference.host)
+        http.stallSeconds = stallWindow
     }
 
     package var progress: ((Int) -> Void)? {

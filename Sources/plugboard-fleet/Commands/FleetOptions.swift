@@ -17,7 +17,19 @@ enum FleetOptions {
         .init(long: "--sequence-records", valueName: "dir", help: "The folder of the records of accepted sequences the hosts read (their trust.sequenceRecords, --sequence-records)."),
     ]
     static let platform = CommandSpec.Option(long: "--platform", valueName: "os/arch", help: "The platform's set to install (default: this machine's, \(Platform.current)).")
+    static let stallWindow = CommandSpec.Option(
+        long: "--stall-window", valueName: "seconds",
+        help: "Cut a transfer that stays under 1 KiB a second this long (default 30; transfer-too-slow).")
     static let plainHTTP = CommandSpec.Option(long: "--plain-http", help: "Speak HTTP, not HTTPS, to the registry (already so for localhost and 127.0.0.1).")
+
+    /// `--stall-window`, 1 to 3600 seconds (default 30).
+    static func stallWindow(_ arguments: ParsedArguments, command: String) throws(UsageError) -> Int {
+        guard let text = arguments.value(stallWindow.long) else { return 30 }
+        guard let seconds = Int(text), (1...3600).contains(seconds) else {
+            throw UsageError(message: "'--stall-window' takes whole seconds from 1 to 3600, got '\(text)'", command: command)
+        }
+        return seconds
+    }
 
     static func directory(_ arguments: ParsedArguments, command: String) throws(UsageError) -> String {
         guard let directory = arguments.value("--plugins") else { throw UsageError(message: "missing '--plugins <dir>'", command: command) }

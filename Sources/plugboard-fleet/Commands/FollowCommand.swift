@@ -25,7 +25,7 @@ enum FollowCommand: CLICommand {
         options: [FleetOptions.plugins] + FleetOptions.trust + [
             .init(long: "--interval", valueName: "seconds", help: "Seconds between checks (default 60, at least 1)."),
             .init(long: "--once", help: "Check once and exit."),
-            FleetOptions.platform, FleetOptions.plainHTTP, CommandSpec.json,
+            FleetOptions.platform, FleetOptions.plainHTTP, FleetOptions.stallWindow, CommandSpec.json,
         ],
         positionals: [.init(name: "ref", help: "HOST[:PORT]/REPOSITORY:TAG")])
 
@@ -56,7 +56,7 @@ enum FollowCommand: CLICommand {
         guard let (signatures, stateDirectory) = try FleetOptions.signatures(arguments, command: spec.name) else { return ExitStatus.failure }
         let installer = SetInstaller(directory: directory, signatures: signatures)
         let stateFile = FollowState.file(for: directory, stateDirectory: stateDirectory)
-        let client = RegistryClient(reference)
+        let client = RegistryClient(reference, stallWindow: try FleetOptions.stallWindow(arguments, command: spec.name))
         var failures = 0
         while true {
             let succeeded = check(reference, client: client, installer: installer, platform: platform, stateFile: stateFile, json: json)

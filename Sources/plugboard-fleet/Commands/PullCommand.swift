@@ -16,7 +16,7 @@ enum PullCommand: CLICommand {
         file already installed: nothing changes. Exits 0 installed or unchanged, 1 with the code of \
         the first check that failed (DIR untouched), 64 on wrong usage.
         """,
-        options: [FleetOptions.plugins] + FleetOptions.trust + [FleetOptions.platform, FleetOptions.plainHTTP, CommandSpec.json],
+        options: [FleetOptions.plugins] + FleetOptions.trust + [FleetOptions.platform, FleetOptions.plainHTTP, FleetOptions.stallWindow, CommandSpec.json],
         positionals: [.init(name: "ref", help: "HOST[:PORT]/REPOSITORY[:TAG] or HOST[:PORT]/REPOSITORY@sha256:DIGEST")])
 
     static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32 {
@@ -24,9 +24,10 @@ enum PullCommand: CLICommand {
         let reference = try FleetOptions.reference(arguments.positionals[0], arguments, command: spec.name)
         let directory = try FleetOptions.directory(arguments, command: spec.name)
         let platform = try FleetOptions.platform(arguments, command: spec.name) ?? .current
+        let stallWindow = try FleetOptions.stallWindow(arguments, command: spec.name)
         guard let (signatures, _) = try FleetOptions.signatures(arguments, command: spec.name) else { return ExitStatus.failure }
         do throws(FleetError) {
-            let report = try SetInstall.run(reference.manifestName, from: RegistryClient(reference), subject: reference.description, platform: platform,
+            let report = try SetInstall.run(reference.manifestName, from: RegistryClient(reference, stallWindow: stallWindow), subject: reference.description, platform: platform,
                                             installer: SetInstaller(directory: directory, signatures: signatures), json: json)
             SetInstall.print(report, json: json)
             return ExitStatus.success
