@@ -65,7 +65,7 @@ struct IsolationBench {
         guard let with = host(dir, isolation: .isolated, label: "bounded"), let without = host(dir, isolation: unbounded, label: "unbounded"),
               let bounded = command(with), let plain = command(without) else { return }
         defer { [with, without].forEach { $0.shutdown() } }
-        report.begin("Resource bounds of a child (a cgroup leaf: memory, tasks, cpu; ms, µs)")
+        report.begin("Resource bounds of a child (a cgroup leaf with the default bounds, memory and tasks; ms, µs)")
         var restarts: [Bool: [Double]] = [true: [], false: []]
         for _ in 0..<15 {
             for (command, isBounded) in [(bounded, true), (plain, false)] {
@@ -77,9 +77,22 @@ struct IsolationBench {
         }
         report.add("restart of a bounded child (spawning)", unit: "ms", samples: restarts[true] ?? [],
                    baselineName: "the same child without bounds", baseline: restarts[false] ?? [], goal: .ratioAtMost(1.05))
-        let calls = timedCalls(with, payload: 1, count: Self.calls), plainCalls = timedCalls(without, payload: 1, count: Self.calls)
+        // Interleaved in quarters, so load on the machine falls on both alike.
+        var calls: [Double] = [], plainCalls: [Double] = []
+        for _ in 0..<4 {
+            calls += timedCalls(with, payload: 1, count: Self.calls / 4)
+            plainCalls += timedCalls(without, payload: 1, count: Self.calls / 4)
+        }
         report.add("isolated call, 1 B, p50, in a bounded child", unit: "µs", samples: [percentile(calls, 0.5)],
                    baselineName: "the same child without bounds", baseline: [percentile(plainCalls, 0.5)], goal: .ratioAtMost(1.05))
+        var quota = PluginIsolation.isolated
+        quota.limits.cpuCores = 1
+        if let capped = host(dir, isolation: quota, label: "quota") {  // opt-in: the scheduler's bandwidth control
+            let cappedCalls = timedCalls(capped, payload: 1, count: Self.calls)
+            report.add("isolated call, 1 B, p50, in a child with a 1-core quota", unit: "µs", samples: [percentile(cappedCalls, 0.5)],
+                       baselineName: "the same child without bounds", baseline: [percentile(plainCalls, 0.5)])
+            capped.shutdown()
+        }
     }
 
     /// A sandboxed child against a plain isolated one of the same run:

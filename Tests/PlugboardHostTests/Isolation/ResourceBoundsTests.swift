@@ -152,7 +152,7 @@ import Testing
     @Test func withoutACgroupEachBoundSaysWhatIsMissing() {
         let none = ChildCgroups(mounts: CgroupMounts(), pid: getpid())
         #expect(none.reachable.isEmpty)
-        let bounds = ChildBounds(PluginIsolation.Limits())
+        let bounds = ChildBounds(PluginIsolation.Limits(cpuCores: 1))
         #expect(bounds.unreachable(in: none).count == 3)
         #expect(bounds.unreachable(in: none).allSatisfy { $0.contains("mounts no cgroup hierarchy") })
         #expect(bounds.leaf(in: none) == nil)
