@@ -100,14 +100,15 @@ package final class ChildCgroups: Sendable {
         guard !folders.isEmpty else { return nil }
         sweep()
         let number = leaves.wrappingAdd(1, ordering: .relaxed).newValue
+        let name = "child-\(number)"
+        // Named before it exists: a sweep on another thread leaves it alone.
+        unplaced.withLock { _ = $0.insert(name) }
         var made: [String: String] = [:]
         for (controller, folder) in folders {
-            let leaf = folder + "/child-\(number)"
+            let leaf = folder + "/" + name
             guard mkdir(leaf, 0o755) == 0 || errno == EEXIST else { continue }
             made[controller] = leaf
         }
-        let name = "child-\(number)"
-        unplaced.withLock { _ = $0.insert(name) }
         let cgroup = ChildCgroup(version: version ?? 1, folders: made) { [self] in unplaced.withLock { _ = $0.remove(name) } }
         cgroup.limit(memory: memory, tasks: tasks, cpuCores: cpuCores)
         return cgroup

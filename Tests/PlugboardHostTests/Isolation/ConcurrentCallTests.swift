@@ -83,17 +83,20 @@ import Glibc
         }
 
         /// Waits until `count` lines have come (calls parked, say), giving
-        /// up after 60 s without one so that a broken build fails, not hangs.
+        /// up after 300 s without one so that a broken build fails, not
+        /// hangs. Not less: an async call needs a thread of Swift's pool to
+        /// be sent, and under make test's load synchronous tests beside can
+        /// hold both for a minute (seen once at 60 s: nothing parked).
         func waitForParked(_ count: Int) -> Int {
             lines(count).count
         }
 
-        /// The next `count` lines (fewer when none came for 60 s).
+        /// The next `count` lines (fewer when none came for 300 s).
         func lines(_ count: Int) -> [String] {
             var text = ""
             while text.filter({ $0 == "\n" }).count < count {
                 var poller = pollfd(fd: announcements, events: Int16(POLLIN), revents: 0)
-                guard poll(&poller, 1, 60_000) > 0 else { break }
+                guard poll(&poller, 1, 300_000) > 0 else { break }
                 // One byte at a time: never past the lines asked for.
                 var byte: UInt8 = 0
                 guard read(announcements, &byte, 1) == 1 else { break }
