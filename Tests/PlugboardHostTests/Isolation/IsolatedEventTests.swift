@@ -59,7 +59,10 @@ import Glibc
         } while !marker.wait(seconds: 5) && markers < 20
         let dropped = plugin.eventQueues.published.dropped.load(ordering: .relaxed)
         #expect(dropped > 0 && taken.load(ordering: .relaxed) + dropped == count + markers - 1, "taken \(taken.load(ordering: .relaxed)), dropped \(dropped), markers \(markers)")
-        #expect(host.diagnostics.filter { $0.code == "event-dropped" }.count == 1)
+        // One warning per episode: the flood's, and one for each marker that
+        // found the queue full again (under load it may still be draining).
+        let warned = host.diagnostics.filter { $0.code == "event-dropped" }.count
+        #expect(warned >= 1 && warned <= markers, "\(warned) warnings, \(markers) markers")
         #expect(host.snapshot().first { $0.id == "fixture.isolation-faults" }?.eventsDropped == dropped)
     }
 

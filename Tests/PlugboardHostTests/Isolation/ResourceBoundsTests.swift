@@ -86,6 +86,14 @@ import Testing
         let usage = try #require(resources(host))
         #expect(usage.outOfMemoryKills == 1 && usage.memoryLimit == 64 << 20, "\(usage)")
         #expect(host.snapshot().first { $0.id == "fixture.sandbox-attacks" }?.crashes == 1)
+        // Shared memory too (an isolated child may use SysV; its pages are
+        // charged to the cgroup that first writes them): 256 MiB of a
+        // segment against the 64 MiB bound ends the child the same way.
+        #expect(try attack(host, "shm", "8") == "done")
+        let shared = #expect(throws: IsolatedCallError.self) { try attack(host, "shm", "256") }
+        #expect(shared?.code == .pluginOutOfMemory, "\(String(describing: shared))")
+        #expect(try attack(host, "allocate", "1") == "wrote 1 MiB")
+        #expect(resources(host)?.outOfMemoryKills == 2)
     }
 
     @Test(.enabled(if: bounded || Tools.isCI, "no cgroup for this process's children (not root, no delegation)"))

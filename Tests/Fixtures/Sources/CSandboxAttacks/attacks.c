@@ -39,23 +39,21 @@ int attack_setown(pid_t pid) {
     return result;
 }
 
-int attack_shared_memory(void) {
-    size_t size = 1 << 20;
+int attack_shared_memory(long mebibytes) {
+    size_t size = (size_t)(mebibytes > 0 ? mebibytes : 1) << 20;
     int id = shmget(IPC_PRIVATE, size, IPC_CREAT | 0600);
     if (id < 0) return -1;
-    int failure = 0;
     void *attached = shmat(id, NULL, 0);
-    if (attached == (void *)-1) {
-        failure = errno;
-    } else {
-        memset(attached, 1, size);
-        shmdt(attached);
-    }
+    int failure = attached == (void *)-1 ? errno : 0;
+    // Removed at once: the segment goes when it is detached, or with the
+    // process if a bound ends it mid-write (nothing is left in the system).
     shmctl(id, IPC_RMID, NULL);
     if (failure != 0) {
         errno = failure;
         return -1;
     }
+    memset(attached, 1, size);
+    shmdt(attached);
     return 0;
 }
 

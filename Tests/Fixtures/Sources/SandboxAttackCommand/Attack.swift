@@ -47,7 +47,7 @@ public struct Attack: Command {
         case "mount": return check(mount("none", argument, "tmpfs", 0, nil))
         case "mknod": return check(mknod(argument, S_IFIFO | 0o600, 0))
         case "fill": return fill(argument, bytes: 32 << 20)
-        case "shm": return check(attack_shared_memory())
+        case "shm": return check(attack_shared_memory(Int(argument) ?? 1))
         case "mqueue": return check(attack_message_queue())
         case "threads": return "made \(attack_threads(Int32(argument) ?? 100)) threads"
         case "allocate": return "wrote \(attack_memory(Int(argument) ?? 64)) MiB"

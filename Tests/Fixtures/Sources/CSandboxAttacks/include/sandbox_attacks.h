@@ -8,8 +8,8 @@ int attack_ptrace(pid_t pid);
 int attack_prlimit_cpu(pid_t pid);
 /// fcntl(F_SETOWN, pid) on a pipe (its SIGIO would go to `pid`; nothing is sent): 0 or -1 with errno.
 int attack_setown(pid_t pid);
-/// A 1 MiB SysV segment, attached, written, detached and removed: 0 or -1 with errno.
-int attack_shared_memory(void);
+/// A SysV segment of `mebibytes` MiB (at least 1), attached, marked removed, written and detached: 0 or -1 with errno.
+int attack_shared_memory(long mebibytes);
 /// A POSIX message queue, opened and removed: 0 or -1 with errno.
 int attack_message_queue(void);
 /// Up to `count` threads, parked until all are made, then joined: how many were made.
