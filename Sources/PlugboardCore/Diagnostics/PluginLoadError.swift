@@ -361,12 +361,6 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
             status: .failed)
     }
 
-    package static func resourceBoundsUnavailable(path: String, id: String, missing: [String]) -> PluginLoadError {
-        PluginLoadError(code: .resourceBoundsUnavailable, path: path,
-            reason: "plugin \(id) must run with its resource bounds and this machine cannot hold \(missing.joined(separator: "; ")); nothing of the plugin ran. Fix: give the host a cgroup it may manage (docs/sandbox.md, \"Resources\"), or let it start without them (PluginIsolation.Limits.bounds = .bestEffort)",
-            status: .failed)
-    }
-
     package static func isolationChildMissing(path: String, id: String, reason: String) -> PluginLoadError {
         PluginLoadError(code: .isolationChildMissing, path: path, reason: "plugin \(id) cannot start isolated: \(reason)", status: .failed)
     }

@@ -155,6 +155,30 @@ import Testing
         #expect(inProcess.made > 800 - ChildBounds.reserve, "\(inProcess)")
     }
 
+    /// An ordinary user's host gets no cgroup here (only root may make one
+    /// under v1): bounds that must hold refuse the start with their code,
+    /// naming each bound and why; best-effort ones start the plugin.
+    @Test(.enabled(if: SandboxTests.nobodyCanRunPlugboard || Tools.isCI, "an ordinary user cannot run the tool"))
+    func requiredBoundsWithoutACgroupRefuseTheStart() throws {
+        let (setup, listener) = try SandboxTests().setUp(as: .nobody)
+        defer {
+            close(listener)
+            kill(setup.decoy, SIGKILL)
+            var status: Int32 = 0
+            waitpid(setup.decoy, &status, 0)
+        }
+        func run(_ extra: [String]) throws -> ProcessResult {
+            try runProcess(URL(fileURLWithPath: "/usr/bin/setpriv"), SandboxTests.nobody + [try #require(SandboxTests.toolForNobody),
+                "run", "attack", "--plugins", setup.plugins, "--isolate-all", "--data", setup.dir.file("data"), "--cache", setup.dir.file("cache"),
+                "--allow-unsafe-directories"] + extra + ["--", "unknown"])
+        }
+        let required = try run(["--resource-bounds", "required"])
+        #expect(required.status == 1 && required.stderr.contains("[resource-bounds-unavailable]"), "\(required.stderr)")
+        #expect(required.stderr.contains("memory: ") && required.stderr.contains("tasks: "), "\(required.stderr)")
+        let bestEffort = try run([])
+        #expect(bestEffort.status == 0 && bestEffort.stdout == "unknown attack\n", "\(bestEffort.stdout)\(bestEffort.stderr)")
+    }
+
     /// Where this machine gives no cgroup (here: a process whose folders
     /// are read from an empty mount table), each bound says why.
     @Test func withoutACgroupEachBoundSaysWhatIsMissing() {
