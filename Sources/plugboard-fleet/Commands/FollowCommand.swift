@@ -1,3 +1,4 @@
+import Dispatch
 import FoundationEssentials
 import PlugboardCommandLine
 import PlugboardFleet
@@ -58,14 +59,15 @@ enum FollowCommand: CLICommand {
         let stateFile = FollowState.file(for: directory, stateDirectory: stateDirectory)
         let client = RegistryClient(reference, stallWindow: try FleetOptions.stallWindow(arguments, command: spec.name))
         var failures = 0
+        let nextCheck = DispatchSemaphore(value: 0)
         while true {
             let succeeded = check(reference, client: client, installer: installer, platform: platform, stateFile: stateFile, json: json)
             if arguments.flag("--once") { return succeeded ? ExitStatus.success : ExitStatus.failure }
             failures = succeeded ? 0 : min(failures + 1, 10)
             let wait = min(interval * Double(1 << failures), interval * 10) * Double.random(in: 1.0...1.1)
-            var pause = timespec(tv_sec: Int(wait), tv_nsec: Int((wait - wait.rounded(.down)) * 1e9))
-            var remaining = timespec()
-            while nanosleep(&pause, &remaining) != 0 && errno == EINTR { pause = remaining }
+            // Asleep on a semaphore until the next check is due (a futex with
+            // a deadline: no loop around signals, no polling).
+            _ = nextCheck.wait(until: .now + .milliseconds(Int(wait * 1000)))
         }
     }
 

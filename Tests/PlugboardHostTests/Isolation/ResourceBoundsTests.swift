@@ -134,25 +134,20 @@ import Testing
     /// the host answers; in process, the bomb takes nearly all.
     @Test(.enabled(if: SandboxTests.nobodyCanRunPlugboard || Tools.isCI, "an ordinary user cannot run the tool"))
     func anOrdinaryUsersChildLeavesTheHostItsReserve() throws {
-        let (setup, listener) = try SandboxTests().setUp(as: .nobody)
-        defer {
-            close(listener)
-            kill(setup.decoy, SIGKILL)
-            var status: Int32 = 0
-            waitpid(setup.decoy, &status, 0)
+        try asNobody { setup in
+            let tool = try #require(SandboxTests.toolForNobody)
+            func bomb(_ level: [String]) throws -> (status: Int32, made: Int) {
+                let command = ["exec prlimit --nproc=800:800 /usr/bin/setpriv", SandboxTests.nobody.joined(separator: " "), tool, "run attack --plugins", setup.plugins]
+                    + level + ["--data", setup.dir.file("data"), "--cache", setup.dir.file("cache"), "--allow-unsafe-directories -- threads 5000"]
+                let result = try runProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", command.joined(separator: " ")])
+                let words = result.stdout.split(separator: " ")
+                return (result.status, words.count > 1 ? Int(words[1]) ?? -1 : -1)
+            }
+            let isolated = try bomb(["--isolate-all"])
+            #expect(isolated.status == 0 && isolated.made > 0 && isolated.made < 800 - ChildBounds.reserve, "\(isolated)")
+            let inProcess = try bomb([])
+            #expect(inProcess.made > 800 - ChildBounds.reserve, "\(inProcess)")
         }
-        let tool = try #require(SandboxTests.toolForNobody)
-        func bomb(_ level: [String]) throws -> (status: Int32, made: Int) {
-            let command = ["exec prlimit --nproc=800:800 /usr/bin/setpriv", SandboxTests.nobody.joined(separator: " "), tool, "run attack --plugins", setup.plugins]
-                + level + ["--data", setup.dir.file("data"), "--cache", setup.dir.file("cache"), "--allow-unsafe-directories -- threads 5000"]
-            let result = try runProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", command.joined(separator: " ")])
-            let words = result.stdout.split(separator: " ")
-            return (result.status, words.count > 1 ? Int(words[1]) ?? -1 : -1)
-        }
-        let isolated = try bomb(["--isolate-all"])
-        #expect(isolated.status == 0 && isolated.made > 0 && isolated.made < 800 - ChildBounds.reserve, "\(isolated)")
-        let inProcess = try bomb([])
-        #expect(inProcess.made > 800 - ChildBounds.reserve, "\(inProcess)")
     }
 
     /// An ordinary user's host gets no cgroup here (only root may make one
@@ -160,6 +155,23 @@ import Testing
     /// naming each bound and why; best-effort ones start the plugin.
     @Test(.enabled(if: SandboxTests.nobodyCanRunPlugboard || Tools.isCI, "an ordinary user cannot run the tool"))
     func requiredBoundsWithoutACgroupRefuseTheStart() throws {
+        try asNobody { setup in
+            func run(_ extra: [String]) throws -> ProcessResult {
+                try runProcess(URL(fileURLWithPath: "/usr/bin/setpriv"), SandboxTests.nobody + [try #require(SandboxTests.toolForNobody),
+                    "run", "attack", "--plugins", setup.plugins, "--isolate-all", "--data", setup.dir.file("data"), "--cache", setup.dir.file("cache"),
+                    "--allow-unsafe-directories"] + extra + ["--", "unknown"])
+            }
+            let required = try run(["--resource-bounds", "required"])
+            #expect(required.status == 1 && required.stderr.contains("[resource-bounds-unavailable]"), "\(required.stderr)")
+            #expect(required.stderr.contains("memory: ") && required.stderr.contains("tasks: "), "\(required.stderr)")
+            let bestEffort = try run([])
+            #expect(bestEffort.status == 0 && bestEffort.stdout == "unknown attack\n", "\(bestEffort.stdout)\(bestEffort.stderr)")
+        }
+    }
+
+    /// `body` with a SandboxTests set-up for nobody (its folders, and a
+    /// decoy process, ended after).
+    func asNobody(_ body: (SandboxTests.Setup) throws -> Void) throws {
         let (setup, listener) = try SandboxTests().setUp(as: .nobody)
         defer {
             close(listener)
@@ -167,16 +179,7 @@ import Testing
             var status: Int32 = 0
             waitpid(setup.decoy, &status, 0)
         }
-        func run(_ extra: [String]) throws -> ProcessResult {
-            try runProcess(URL(fileURLWithPath: "/usr/bin/setpriv"), SandboxTests.nobody + [try #require(SandboxTests.toolForNobody),
-                "run", "attack", "--plugins", setup.plugins, "--isolate-all", "--data", setup.dir.file("data"), "--cache", setup.dir.file("cache"),
-                "--allow-unsafe-directories"] + extra + ["--", "unknown"])
-        }
-        let required = try run(["--resource-bounds", "required"])
-        #expect(required.status == 1 && required.stderr.contains("[resource-bounds-unavailable]"), "\(required.stderr)")
-        #expect(required.stderr.contains("memory: ") && required.stderr.contains("tasks: "), "\(required.stderr)")
-        let bestEffort = try run([])
-        #expect(bestEffort.status == 0 && bestEffort.stdout == "unknown attack\n", "\(bestEffort.stdout)\(bestEffort.stderr)")
+        try body(setup)
     }
 
     /// Where this machine gives no cgroup (here: a process whose folders
