@@ -216,7 +216,7 @@ tsan-build:
 	$(SWIFT) build --build-tests $(TSAN) $(STRICT)
 
 test-tsan-run:
-	XDG_CACHE_HOME=$(CURDIR)/.build-tsan/test-cache $(SWIFT) test --skip-build $(TSAN) --filter "ReloadStressTests|ExtensionRegistryTests"
+	TSAN_OPTIONS=suppressions=$(CURDIR)/Tests/ThreadSanitized/suppressions.txt XDG_CACHE_HOME=$(CURDIR)/.build-tsan/test-cache $(SWIFT) test --skip-build $(TSAN) --filter "ReloadStressTests|ExtensionRegistryTests"
 
 # Good plugins with distinct ids: the loading benchmark loads all of them.
 # (The startup benchmark makes its own: up to 200 copies of libBenchPlugin.so,
