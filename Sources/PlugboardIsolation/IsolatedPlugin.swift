@@ -174,19 +174,22 @@ package final class IsolatedPlugin: Sendable {
     }
 
     package var status: IsolationStatus {
-        state.withLock { state in
-            let running = state.phase == .running ? state.children.compactMap { $0?.pid } : []
+        let (snapshot, running, kills) = state.withLock { state in
+            let running = state.phase == .running ? state.children.compactMap { $0 } : []
             var status = IsolationStatus(
                 mode: launch.request.sandbox == nil ? "isolated" : "sandboxed",
                 state: state.phase == .running && running.isEmpty ? "down" : state.phase.rawValue,
-                pid: running.first, restarts: state.restarts)
-            if pooled { status.pool = running }
+                pid: running.first?.pid, restarts: state.restarts)
+            if pooled { status.pool = running.map(\.pid) }
             if let needed = launch.request.sandbox?.needed, let report = state.sandbox {
                 status.sandbox = SandboxStatus(report, needed: needed)
             }
-            if !running.isEmpty { status.resources = resources(of: state.children.compactMap { $0 }, outOfMemoryKills: state.outOfMemoryKills) }
-            return status
+            return (status, running, state.outOfMemoryKills)
         }
+        // The cgroup's files read outside the lock calls and crashes take.
+        var status = snapshot
+        if !running.isEmpty { status.resources = resources(of: running, outOfMemoryKills: kills) }
+        return status
     }
 
     /// What the kernel counts of `children` (their sum), with their bounds.
