@@ -28,8 +28,10 @@ __attribute__((constructor)) static void plugboard_child_hook(void) {
     // the host dies, however it dies).
     closefrom(PLUGBOARD_ISOLATED_RINGS_FD + 2);
     for (int fd = PLUGBOARD_ISOLATED_REQUESTS_FD; fd <= PLUGBOARD_ISOLATED_RINGS_FD + 1; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
-    // Before any Swift code of the child and before its plugin is loaded;
-    // the child checks the report against what the host requires.
+    // In its cgroup leaf, then sandboxed: before any Swift code of the child
+    // and before its plugin is loaded; the child checks both reports against
+    // what the host requires.
+    plugboard_cgroup_join_self();
     plugboard_sandbox_apply(2);
     plugboard_isolated_main(PLUGBOARD_ISOLATED_REQUESTS_FD, PLUGBOARD_ISOLATED_REQUESTS_FD + 1, PLUGBOARD_ISOLATED_LOG_FD,
                             PLUGBOARD_ISOLATED_STORAGE_FD);

@@ -133,8 +133,9 @@ static int parse(char *text, struct policy *policy) {
 
 // MARK: - Threads
 
-// Field 20 of /proc/self/stat, after the command name's closing parenthesis.
-static int thread_count(void) {
+// Field 20 of /proc/self/stat, after the command name's closing parenthesis
+// (also cgroup_join.c's).
+int plugboard_thread_count(void) {
     int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
     char buffer[1024];
@@ -369,7 +370,7 @@ int plugboard_sandbox_apply(int denial_fd) {
         note("missing sanitizer a sanitizer build applies no sandbox\n");
         return -1;
     }
-    int threads = thread_count();
+    int threads = plugboard_thread_count();
     if (threads != 1) {
         note("missing threads the child had %d threads before its sandbox (Landlock binds one)\n", threads);
         return -1;

@@ -5,6 +5,9 @@
 #define PLUGBOARD_SANDBOX_POLICY_H
 #include <stdint.h>
 
+// This process's threads now (-1: unknown).
+int plugboard_thread_count(void);
+
 // The host's policy, parsed from PLUGBOARD_SANDBOX.
 
 #define MAXIMUM_RULES 64

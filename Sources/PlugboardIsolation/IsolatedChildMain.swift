@@ -204,6 +204,10 @@ final class IsolatedChild: @unchecked Sendable {
         guard request.sdkABI == [environment.sdkABI.major, environment.sdkABI.minor] else {
             fail(sequence, "isolation-handshake-failed", "the host was built with SDK ABI \(request.sdkABI.map(String.init).joined(separator: ".")), this program with \(environment.sdkABI): ScannerSettings.executable must be built with the host's SDK")
         }
+        let unjoined = plugboard_cgroup_join_failures().map { String(cString: $0) }
+        if let unjoined, request.limits.boundsRequired == true {
+            fail(sequence, "resource-bounds-unavailable", "\(request.path): plugin \(request.pluginID)'s bounds are required and its child could not join its cgroup \(unjoined); nothing of the plugin ran. Fix: run the host where it may write those cgroups (docs/sandbox.md, \"Resources\"), or let it start without them (PluginIsolation.Limits.bounds = .bestEffort)")
+        }
         let sandbox = SandboxReport.current
         if let wanted = request.sandbox {
             let unmet = (sandbox ?? SandboxReport()).unmet(wanted.needed)
@@ -271,6 +275,7 @@ final class IsolatedChild: @unchecked Sendable {
         }
         plugin = instance
         var reply = IsolationProtocol.StartReply(providers: [], subscriptions: [], stateNote: stateNote, sandbox: sandbox)
+        reply.unjoined = unjoined
         // Each side writes to its ring once the other reads it.
         if request.rings == true && channel.hasRings {
             channel.useRings()

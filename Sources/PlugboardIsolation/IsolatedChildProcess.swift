@@ -59,6 +59,8 @@ package final class IsolatedChildProcess: Sendable {
         ended: @escaping @Sendable (Int32) -> Void
     ) -> Result<IsolatedChildProcess, IsolatedCallError> {
         var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(program), nil]
+        var extra = extra
+        extra[PLUGBOARD_CGROUP_VARIABLE] = cgroup?.joinedByChild
         var entries: [UnsafeMutablePointer<CChar>?] = ChildEnvironment.make(
             passing: names, adding: extra, variable: PLUGBOARD_CHILD_VARIABLE, value: PLUGBOARD_ISOLATED_PROTOCOL)
             .map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -81,8 +83,10 @@ package final class IsolatedChildProcess: Sendable {
             return .failure(IsolatedCallError(.pluginCrashed, pluginID: pluginID,
                 message: "cannot start its child process \(program): \(String(cString: strerror(result)))"))
         }
-        // In its cgroup before it is sent anything to load (the start frame).
-        if let cgroup, case let failed = cgroup.place(pid), !failed.isEmpty {
+        // In its cgroup before it reads anything to load: on v1 it joins
+        // itself before its main (and says in its start reply if it could
+        // not), on v2 the host places it before the start frame.
+        if let cgroup, cgroup.joinedByChild == nil, case let failed = cgroup.place(pid), !failed.isEmpty {
             report(HostDiagnostic(.warning, code: "resource-bounds-unavailable",
                 message: "its child process \(pid) could not join its cgroup for \(failed.joined(separator: ", ")): it runs without those bounds",
                 plugin: pluginID))

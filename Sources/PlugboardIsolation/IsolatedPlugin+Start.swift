@@ -106,9 +106,14 @@ extension IsolatedPlugin {
             }
             return .failure(.call(ended(child, during: "its start")))
         }
+        child.cgroup?.settled()
         switch IsolationProtocol.Kind(rawValue: frame.kind) {
         case .started?:
             if let reply = try? CompactDecoder().decode(IsolationProtocol.StartReply.self, from: frame.payload) {
+                if let unjoined = reply.unjoined {
+                    launch.report(HostDiagnostic(.warning, code: "resource-bounds-unavailable",
+                        message: "its child process \(child.pid) could not join its cgroup \(unjoined): it runs without those bounds", plugin: pluginID))
+                }
                 // Subscribed before the plugin counts as started: an event
                 // that activated it reaches it.
                 for name in reply.subscriptions { subscribe(name) }

@@ -118,6 +118,9 @@ package enum IsolationProtocol {
             package var callsInFlight: Int
             /// Its RLIMIT_NPROC (``ChildBounds/processLimit()``; nil: none).
             package var processes: Int?
+            /// Its cgroup bounds are required: a child that could not join
+            /// its leaf refuses to start (nil: best effort).
+            package var boundsRequired: Bool?
 
             package init(cpuSeconds: Int? = nil, addressSpace: Int? = nil, descriptors: Int? = nil, callsInFlight: Int) {
                 self.cpuSeconds = cpuSeconds
@@ -139,6 +142,8 @@ package enum IsolationProtocol {
         package var sandbox: SandboxReport?
         /// The child mapped both rings: the host may send large frames in its own.
         var rings: Bool?
+        /// The cgroup leaves it could not join, with why (nil: it joined all, or none was asked).
+        var unjoined: String?
 
         package init(providers: [Provider], subscriptions: [String], stateNote: String? = nil, sandbox: SandboxReport? = nil, rings: Bool? = nil) {
             self.providers = providers

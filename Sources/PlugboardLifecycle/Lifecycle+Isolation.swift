@@ -110,6 +110,7 @@ extension Lifecycle {
             state: nil, activePlugins: activePlugins.sorted())
         request.sandbox = sandbox
         request.limits.processes = ChildBounds.processLimit()
+        request.limits.boundsRequired = bounds.enforcement == .required ? true : nil
         request.libraries = libraries.isEmpty ? nil : libraries
         // Its children register routes in the host's table, if it may.
         let owner = ServiceOwner(pluginID: scan.id, generation: generation)

@@ -65,9 +65,12 @@ struct IsolationBench {
         guard let with = host(dir, isolation: .isolated, label: "bounded"), let without = host(dir, isolation: unbounded, label: "unbounded"),
               let bounded = command(with), let plain = command(without) else { return }
         defer { [with, without].forEach { $0.shutdown() } }
+        // Every restart spawns: a spare made ready or not by the time of the
+        // next call would make two kinds of samples of one row.
+        [with, without].forEach { $0.keepsSpareChildren(false, of: "fixture.isolation-faults") }
         report.begin("Resource bounds of a child (a cgroup leaf with the default bounds, memory and tasks; ms, µs)")
         var restarts: [Bool: [Double]] = [true: [], false: []]
-        for _ in 0..<15 {
+        for _ in 0..<30 {
             for (command, isBounded) in [(bounded, true), (plain, false)] {
                 _ = try? command.run(arguments: ["segv"])
                 let start = Measure.now()

@@ -52,6 +52,16 @@ int plugboard_sandbox_apply(int denial_fd);
 /// `reached LAYER`, `missing LAYER REASON`. NULL when no sandbox was asked for.
 const char *_Nullable plugboard_sandbox_report(void);
 
+// MARK: - Resources
+
+/// The variable naming the cgroup v1 leaves (folders, `:`-separated) a
+/// child joins itself before anything else (cgroup_join.c). Removed once read.
+#define PLUGBOARD_CGROUP_VARIABLE "PLUGBOARD_CGROUP"
+/// Joins the leaves PLUGBOARD_CGROUP names: from a pre-main constructor.
+void plugboard_cgroup_join_self(void);
+/// The leaves it could not join, with why; NULL when it joined all (or none was named).
+const char *_Nullable plugboard_cgroup_join_failures(void);
+
 // MARK: - Isolated plugin process
 
 /// The variable that starts `plugboard-child` as an isolated plugin's child

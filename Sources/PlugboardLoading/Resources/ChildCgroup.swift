@@ -1,5 +1,6 @@
 import FoundationEssentials
 import PlugboardCore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,12 +14,17 @@ package final class ChildCgroup: Sendable {
     package let folders: [String: String]
 
     /// Told once the child joined (or could not): the leaf is then the sweep's.
-    private let placed: @Sendable () -> Void
+    private let whenPlaced: @Sendable () -> Void
+    private let told = Atomic<Bool>(false)
 
     init(version: Int, folders: [String: String], placed: @escaping @Sendable () -> Void = {}) {
         self.version = version
         self.folders = folders
-        self.placed = placed
+        whenPlaced = placed
+    }
+
+    private func placed() {
+        if !told.exchange(true, ordering: .acquiringAndReleasing) { whenPlaced() }
     }
 
     /// The CPU quota's period: 100 ms, the kernel's default.
@@ -36,15 +42,30 @@ package final class ChildCgroup: Sendable {
             return
         }
         if let memory, let leaf = folders["memory"] {
-            ChildCgroups.write(String(memory), to: leaf + "/memory.limit_in_bytes")
-            // Swap too, where the kernel accounts it (the limit counts memory plus swap).
+            // Swap too, where the kernel accounts it (the limit counts memory
+            // plus swap). v1 keeps memory <= memory+swap at every write: a
+            // leaf made ahead with a lower bound takes the raise in the
+            // other order, so the first write is retried last.
+            let first = ChildCgroups.write(String(memory), to: leaf + "/memory.limit_in_bytes")
             ChildCgroups.write(String(memory), to: leaf + "/memory.memsw.limit_in_bytes")
+            if !first { ChildCgroups.write(String(memory), to: leaf + "/memory.limit_in_bytes") }
         }
         if let tasks, let leaf = folders["pids"] { ChildCgroups.write(String(tasks), to: leaf + "/pids.max") }
         if let quota, let leaf = folders["cpu"] {
             ChildCgroups.write(String(Self.period), to: leaf + "/cpu.cfs_period_us")
             ChildCgroups.write(String(quota), to: leaf + "/cpu.cfs_quota_us")
         }
+    }
+
+    /// v1: the leaves a child joins itself, first thing (`PLUGBOARD_CGROUP`,
+    /// cgroup_join.c: the fast way in); nil on v2, where the host places it.
+    package var joinedByChild: String? {
+        version == 1 ? folders.values.sorted().joined(separator: ":") : nil
+    }
+
+    /// The child joined (or could not, and said so): an empty leaf is the sweep's again.
+    package func settled() {
+        placed()
     }
 
     /// Moves process `pid` (every thread of it) into the leaf: before it is
@@ -83,6 +104,7 @@ package final class ChildCgroup: Sendable {
     /// Removes the leaf, once the child is reaped (its tasks gone). The
     /// memory it charged goes to the parent with it.
     package func remove() {
+        placed()
         for leaf in folders.values { rmdir(leaf) }
     }
 

@@ -1,3 +1,4 @@
+import Dispatch
 import FoundationEssentials
 import Synchronization
 #if canImport(Glibc)
@@ -30,6 +31,9 @@ package final class ChildCgroups: Sendable {
     private let leaves = Atomic<Int>(0)
     /// Leaves made and not yet joined by their child: empty, but not for the sweep.
     private let unplaced = Mutex<Set<String>>([])
+    /// A leaf made ahead for the next child (in ``unplaced``), and the queue making it.
+    private let ready = Mutex<(name: String, folders: [String: String], limits: LeafLimits)?>(nil)
+    private let chores = DispatchQueue(label: "plugboard.cgroup-leaves")
 
     /// This process's, made on first use.
     package static let process = ChildCgroups(mounts: .current(), pid: getpid())
@@ -95,13 +99,42 @@ package final class ChildCgroups: Sendable {
     }
 
     /// A leaf for one child, with `limits` written: nil for what it does not
-    /// bound. The child is placed with ``ChildCgroup/place(_:)``.
+    /// bound. The child is placed with ``ChildCgroup/place(_:)``, or joins
+    /// it itself (``ChildCgroup/joinedByChild``).
     package func leaf(memory: Int?, tasks: Int?, cpuCores: Double?) -> ChildCgroup? {
         guard !folders.isEmpty else { return nil }
-        sweep()
-        let number = leaves.wrappingAdd(1, ordering: .relaxed).newValue
-        let name = "child-\(number)"
-        // Named before it exists: a sweep on another thread leaves it alone.
+        let limits = LeafLimits(memory: memory, tasks: tasks, cpuCores: cpuCores)
+        let taken = ready.withLock { ready in defer { ready = nil }; return ready }
+        let (name, made) = taken.map { ($0.name, $0.folders) } ?? makeLeaf()
+        let cgroup = ChildCgroup(version: version ?? 1, folders: made) { [self] in
+            unplaced.withLock { _ = $0.remove(name) }
+            // The next child's leaf, and the sweep, once this child is in
+            // (not beside its start: the kernel's cgroup lock is one): a
+            // memory cgroup's mkdir takes ~0.1 ms, the four ~0.25 ms.
+            chores.async { [self] in
+                sweep()
+                prepare(limits)
+            }
+        }
+        if taken?.limits != limits { cgroup.limit(memory: memory, tasks: tasks, cpuCores: cpuCores) }
+        return cgroup
+    }
+
+    /// Returns once the leaf made ahead and the sweep asked for so far are done.
+    package func settle() {
+        chores.sync {}
+    }
+
+    /// The bounds written in a leaf.
+    struct LeafLimits: Equatable {
+        var memory: Int?
+        var tasks: Int?
+        var cpuCores: Double?
+    }
+
+    /// A new leaf's folders, named before they exist: a sweep on another thread leaves them alone.
+    private func makeLeaf() -> (name: String, folders: [String: String]) {
+        let name = "child-\(leaves.wrappingAdd(1, ordering: .relaxed).newValue)"
         unplaced.withLock { _ = $0.insert(name) }
         var made: [String: String] = [:]
         for (controller, folder) in folders {
@@ -109,9 +142,18 @@ package final class ChildCgroups: Sendable {
             guard mkdir(leaf, 0o755) == 0 || errno == EEXIST else { continue }
             made[controller] = leaf
         }
-        let cgroup = ChildCgroup(version: version ?? 1, folders: made) { [self] in unplaced.withLock { _ = $0.remove(name) } }
-        cgroup.limit(memory: memory, tasks: tasks, cpuCores: cpuCores)
-        return cgroup
+        return (name, made)
+    }
+
+    /// Makes the leaf the next child takes, with the bounds the last one
+    /// had (most hosts give every child the same), unless one is waiting.
+    private func prepare(_ limits: LeafLimits) {
+        guard ready.withLock({ $0 == nil }) else { return }
+        let (name, made) = makeLeaf()
+        ChildCgroup(version: version ?? 1, folders: made).limit(memory: limits.memory, tasks: limits.tasks, cpuCores: limits.cpuCores)
+        ready.withLock { ready in
+            if ready == nil { ready = (name, made, limits) }
+        }
     }
 
     /// Removes the leaves whose children are gone (a scanner's leaf is

@@ -128,6 +128,26 @@ import Testing
         #expect((resources(host)?.cpuSeconds ?? 0) > 0)
     }
 
+    /// A leaf is made ahead for the next child with the last bounds; a
+    /// child with other bounds gets its own written over them, a raised
+    /// memory bound too (v1 keeps memory below memory+swap at each write).
+    @Test(.enabled(if: bounded || Tools.isCI, "no cgroup for this process's children (not root, no delegation)"))
+    func aLeafMadeAheadTakesTheNextChildsBounds() throws {
+        let cgroups = Self.cgroups
+        let first = try #require(cgroups.leaf(memory: 64 << 20, tasks: 32, cpuCores: nil))
+        first.settled()
+        cgroups.settle()
+        let second = try #require(cgroups.leaf(memory: 1 << 30, tasks: 512, cpuCores: nil))
+        defer { [first, second].forEach { $0.remove() } }
+        let usage = second.usage()
+        let memory = try #require(second.folders["memory"] ?? second.folders["v2"])
+        let written = ChildCgroup.number(memory + (cgroups.version == 2 ? "/memory.max" : "/memory.limit_in_bytes"))
+        #expect(written == 1 << 30, "\(String(describing: written))")
+        let tasks = try #require(second.folders["pids"] ?? second.folders["v2"])
+        #expect(ChildCgroup.number(tasks + "/pids.max") == 512)
+        #expect(usage.boundBy.hasPrefix("cgroup v"))
+    }
+
     /// An ordinary user's host keeps threads for itself: its child's
     /// RLIMIT_NPROC is the user's limit less the reserve, so a thread bomb
     /// stops short of it (the limit counts every thread of the user) and
