@@ -107,6 +107,8 @@ package final class IsolatedChildProcess: Sendable {
     private func signalGroup() {
         Glibc.kill(-pid, SIGKILL)
         Glibc.kill(pid, SIGKILL)
+        // On v2 its leaf's processes too (the plugin's, in other groups).
+        cgroup?.killAll()
     }
 
     /// Waits for the child to end, once; later calls return the same

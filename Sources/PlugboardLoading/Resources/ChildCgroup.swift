@@ -30,30 +30,34 @@ package final class ChildCgroup: Sendable {
     /// The CPU quota's period: 100 ms, the kernel's default.
     static let period = 100_000
 
-    /// Writes the bounds given (nil: none).
-    func limit(memory: Int?, tasks: Int?, cpuCores: Double?) {
-        let quota = cpuCores.map { max(1_000, Int(($0 * Double(Self.period)).rounded())) }
+    /// Writes the bounds of `limits` that differ from those of `previous`
+    /// (a leaf made ahead for another child's bounds); nil: unbounded.
+    func limit(_ limits: ChildCgroups.LeafLimits, over previous: ChildCgroups.LeafLimits = .init()) {
+        let quota = limits.cpuCores.map { max(1_000, Int(($0 * Double(Self.period)).rounded())) }
+        let memory = limits.memory != previous.memory, tasks = limits.tasks != previous.tasks, cpu = limits.cpuCores != previous.cpuCores
         if version == 2 {
             guard let leaf = folders["v2"] else { return }
-            if let memory { ChildCgroups.write(String(memory), to: leaf + "/memory.max") }
-            if let memory { ChildCgroups.write(String(memory), to: leaf + "/memory.swap.max") }
-            if let tasks { ChildCgroups.write(String(tasks), to: leaf + "/pids.max") }
-            if let quota { ChildCgroups.write("\(quota) \(Self.period)", to: leaf + "/cpu.max") }
+            let bytes = limits.memory.map(String.init) ?? "max"
+            if memory { ChildCgroups.write(bytes, to: leaf + "/memory.max") }
+            if memory { ChildCgroups.write(bytes, to: leaf + "/memory.swap.max") }
+            if tasks { ChildCgroups.write(limits.tasks.map(String.init) ?? "max", to: leaf + "/pids.max") }
+            if cpu { ChildCgroups.write("\(quota.map(String.init) ?? "max") \(Self.period)", to: leaf + "/cpu.max") }
             return
         }
-        if let memory, let leaf = folders["memory"] {
+        if memory, let leaf = folders["memory"] {
             // Swap too, where the kernel accounts it (the limit counts memory
             // plus swap). v1 keeps memory <= memory+swap at every write: a
-            // leaf made ahead with a lower bound takes the raise in the
-            // other order, so the first write is retried last.
-            let first = ChildCgroups.write(String(memory), to: leaf + "/memory.limit_in_bytes")
-            ChildCgroups.write(String(memory), to: leaf + "/memory.memsw.limit_in_bytes")
-            if !first { ChildCgroups.write(String(memory), to: leaf + "/memory.limit_in_bytes") }
+            // raise over a leaf's earlier bound goes in the other order, so
+            // the first write is retried last.
+            let bytes = limits.memory.map(String.init) ?? "-1"
+            let first = ChildCgroups.write(bytes, to: leaf + "/memory.limit_in_bytes")
+            ChildCgroups.write(bytes, to: leaf + "/memory.memsw.limit_in_bytes")
+            if !first { ChildCgroups.write(bytes, to: leaf + "/memory.limit_in_bytes") }
         }
-        if let tasks, let leaf = folders["pids"] { ChildCgroups.write(String(tasks), to: leaf + "/pids.max") }
-        if let quota, let leaf = folders["cpu"] {
+        if tasks, let leaf = folders["pids"] { ChildCgroups.write(limits.tasks.map(String.init) ?? "max", to: leaf + "/pids.max") }
+        if cpu, let leaf = folders["cpu"] {
             ChildCgroups.write(String(Self.period), to: leaf + "/cpu.cfs_period_us")
-            ChildCgroups.write(String(quota), to: leaf + "/cpu.cfs_quota_us")
+            ChildCgroups.write(quota.map(String.init) ?? "-1", to: leaf + "/cpu.cfs_quota_us")
         }
     }
 
@@ -77,6 +81,21 @@ package final class ChildCgroup: Sendable {
             failed.append("\(controller) (\(String(cString: strerror(errno))))")
         }
         return failed
+    }
+
+    /// v2: kills every process in the leaf, those the plugin started in
+    /// another process group too. False on v1, or a kernel without
+    /// `cgroup.kill` (before 5.14).
+    @discardableResult
+    package func killAll() -> Bool {
+        guard version == 2, let leaf = folders["v2"] else { return false }
+        return ChildCgroups.write("1", to: leaf + "/cgroup.kill")
+    }
+
+    /// v2: whether a process is in the leaf (`cgroup.events`); nil on v1.
+    package var populated: Bool? {
+        guard version == 2, let leaf = folders["v2"] else { return nil }
+        return Self.field("populated", in: leaf + "/cgroup.events").map { $0 == 1 }
     }
 
     /// What the kernel counts of it now.

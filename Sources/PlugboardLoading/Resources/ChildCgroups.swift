@@ -65,24 +65,27 @@ package final class ChildCgroups: Sendable {
             }
         } else if let v2 = mounts.v2 {
             version = 2
-            let wanted = Self.controllerOf.values.filter { $0 != "cpuacct" }
-            let offered = Set(wanted.filter { v2.controllers.contains($0) })
+            let offered = Set(Self.controllerOf.values.filter { v2.controllers.contains($0) })
             Self.removeStale(in: v2.folder)
             let folder = v2.folder + "/" + name
-            // Children may use a controller only where the parent enables it
-            // for them, and a cgroup holding processes (this host's own) can
-            // enable none: the host needs a delegated cgroup whose processes
-            // sit in a leaf (systemd's DelegateSubgroup=).
-            let enabled = !offered.isEmpty && Self.write(offered.map { "+" + $0 }.joined(separator: " "), to: v2.folder + "/cgroup.subtree_control")
-            if enabled, mkdir(folder, 0o755) == 0 || errno == EEXIST,
-               Self.write(offered.map { "+" + $0 }.joined(separator: " "), to: folder + "/cgroup.subtree_control") {
+            // Children may use a controller only where their parent enables
+            // it, and a cgroup holding processes (this host's own) can enable
+            // none: the host needs a delegated cgroup whose processes sit in a
+            // leaf (systemd's DelegateSubgroup=). Without controllers a leaf
+            // still places, counts CPU time (cpu.stat) and kills (cgroup.kill).
+            let enable = offered.sorted().map { "+" + $0 }.joined(separator: " ")
+            let enabled = !offered.isEmpty && Self.write(enable, to: v2.folder + "/cgroup.subtree_control")
+            if mkdir(folder, 0o755) == 0 || errno == EEXIST {
                 folders["v2"] = folder
-                for (bound, controller) in Self.controllerOf where !offered.contains(controller) {
-                    missing[bound] = "the host's cgroup \(v2.folder) is not given the \(controller) controller: delegate it (systemd Delegate=yes)"
+                let given = enabled && Self.write(enable, to: folder + "/cgroup.subtree_control") ? offered : []
+                for (bound, controller) in Self.controllerOf where !given.contains(controller) {
+                    missing[bound] = offered.contains(controller)
+                        ? "the host's cgroup \(v2.folder) holds its processes, so it cannot give its children the \(controller) controller: run the host in a leaf of a delegated cgroup (systemd Delegate=yes with DelegateSubgroup=)"
+                        : "the host's cgroup \(v2.folder) is not given the \(controller) controller: delegate it (systemd Delegate=yes)"
                 }
             } else {
                 for bound in Bound.all {
-                    missing[bound] = "the host's cgroup \(v2.folder) is not delegated to it or holds its processes: run it in a delegated cgroup (systemd-run --scope -p Delegate=yes, or Delegate=yes with DelegateSubgroup= on its service)"
+                    missing[bound] = "the host's cgroup \(v2.folder) is not delegated to it: run it in a delegated cgroup (systemd-run --scope -p Delegate=yes, or Delegate=yes with DelegateSubgroup= on its service)"
                 }
             }
         } else {
@@ -116,7 +119,7 @@ package final class ChildCgroups: Sendable {
                 prepare(limits)
             }
         }
-        if taken?.limits != limits { cgroup.limit(memory: memory, tasks: tasks, cpuCores: cpuCores) }
+        cgroup.limit(limits, over: taken?.limits ?? .init())
         return cgroup
     }
 
@@ -150,7 +153,7 @@ package final class ChildCgroups: Sendable {
     private func prepare(_ limits: LeafLimits) {
         guard ready.withLock({ $0 == nil }) else { return }
         let (name, made) = makeLeaf()
-        ChildCgroup(version: version ?? 1, folders: made).limit(memory: limits.memory, tasks: limits.tasks, cpuCores: limits.cpuCores)
+        ChildCgroup(version: version ?? 1, folders: made).limit(limits)
         ready.withLock { ready in
             if ready == nil { ready = (name, made, limits) }
         }

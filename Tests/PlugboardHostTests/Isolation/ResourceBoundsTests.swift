@@ -145,7 +145,63 @@ import Testing
         #expect(written == 1 << 30, "\(String(describing: written))")
         let tasks = try #require(second.folders["pids"] ?? second.folders["v2"])
         #expect(ChildCgroup.number(tasks + "/pids.max") == 512)
+        // A bound the next child does not set is lifted, not left as it was.
+        second.settled()
+        cgroups.settle()
+        let third = try #require(cgroups.leaf(memory: nil, tasks: 512, cpuCores: nil))
+        defer { third.remove() }
+        let lifted = try #require(third.folders["memory"] ?? third.folders["v2"])
+        let unbounded = ChildCgroup.number(lifted + (cgroups.version == 2 ? "/memory.max" : "/memory.limit_in_bytes"))
+        #expect((unbounded ?? .max) > 1 << 40, "\(String(describing: unbounded))")
         #expect(usage.boundBy.hasPrefix("cgroup v"))
+    }
+
+    /// cgroup v2, where this machine has it: its unified hierarchy gives no
+    /// controllers here (every v1 one is taken), so no bound can be tested,
+    /// but what v2 does without them is: a leaf per child, placement, CPU
+    /// time from cpu.stat, `populated` in cgroup.events, cgroup.kill ending
+    /// what the child started in another session, removal.
+    @Test(.enabled(if: (getuid() == 0 && CgroupMounts.current().v2 != nil) || Tools.isCI, "no cgroup2 mount this user may write"))
+    func cgroupV2PlacesCountsAndKillsWhatAChildStarted() throws {
+        var mounts = CgroupMounts.current()
+        mounts.v1 = [:]
+        let v2 = try #require(mounts.v2)
+        let cgroups = ChildCgroups(mounts: mounts, pid: getpid())
+        let folder = try #require(cgroups.folders["v2"])
+        defer { ChildCgroups.removeFolder(folder) }
+        #expect(cgroups.version == 2 && folder.hasPrefix(v2.folder))
+        for bound in ChildCgroups.Bound.all where !v2.controllers.contains(ChildCgroups.controllerOf[bound] ?? "") {
+            #expect(cgroups.missing[bound]?.contains("controller") == true, "\(bound): \(String(describing: cgroups.missing[bound]))")
+        }
+        let leaf = try #require(cgroups.leaf(memory: 1 << 30, tasks: 64, cpuCores: nil))
+        #expect(leaf.joinedByChild == nil && leaf.populated == false)
+        // A shell that, once placed, starts a process in a session of its own.
+        let shell = Process(), input = Pipe(), output = Pipe()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", "read go; setsid sleep 600 & echo $!; wait"]
+        (shell.standardInput, shell.standardOutput) = (input, output)
+        try shell.run()
+        #expect(leaf.place(shell.processIdentifier).isEmpty)
+        input.fileHandleForWriting.write(Data("go\n".utf8))
+        let started = try #require(output.fileHandleForReading.availableData.split(separator: UInt8(ascii: "\n")).first)
+        let sleeper = try #require(Int32(String(decoding: started, as: UTF8.self)))
+        let leafPath = try #require(leaf.folders["v2"])
+        let membership = try String(contentsOfFile: "/proc/\(sleeper)/cgroup", encoding: .utf8)
+        let unified = membership.split(separator: "\n").first { $0.hasPrefix("0::") }.map { String($0.dropFirst(3)) }
+        #expect(unified.map { $0.contains("/plugboard-") && leafPath.hasSuffix($0) } == true, "\(membership)")
+        #expect(leaf.populated == true && leaf.usage().cpuSeconds != nil, "\(leaf.usage())")
+        // cgroup.kill ends both; cgroup.events tells when the leaf is empty.
+        let events = open(leafPath + "/cgroup.events", O_RDONLY)
+        defer { close(events) }
+        let killed = leaf.killAll()
+        #expect(killed)
+        if !killed { _ = [kill(sleeper, SIGKILL), kill(shell.processIdentifier, SIGKILL)] }
+        shell.waitUntilExit()
+        var watch = pollfd(fd: events, events: Int16(POLLPRI), revents: 0)
+        for _ in 0..<10 where leaf.populated == true { _ = poll(&watch, 1, 60_000) }
+        #expect(leaf.populated == false && (kill(sleeper, 0) != 0 || isZombie(sleeper)))
+        leaf.remove()
+        #expect(!FileManager.default.fileExists(atPath: leafPath))
     }
 
     /// An ordinary user's host keeps threads for itself: its child's
