@@ -27,6 +27,8 @@ package final class IsolatedChildProcess: Sendable {
     private let output: ChildOutput
     /// Its cgroup leaf (docs/sandbox.md, "Resources"), removed once it is reaped.
     let cgroup: ChildCgroup?
+    /// Why the host's task sampler ended it (nil: it did not).
+    private let exhausted = Mutex<String?>(nil)
 
     /// How the process ended.
     struct Ending: Sendable {
@@ -34,8 +36,11 @@ package final class IsolatedChildProcess: Sendable {
         let status: Int32?
         /// The kernel killed it for passing its memory bound (its cgroup counted the kill).
         var outOfMemory = false
+        /// The host's task sampler killed it, saying why.
+        var exhausted: String?
         var description: String {
             if outOfMemory, let signal { return "was killed by \(Signals.name(signal)) for passing its memory bound" }
+            if let exhausted, let signal { return "was killed by \(Signals.name(signal)) for \(exhausted)" }
             if let signal { return "was killed by \(Signals.name(signal))" }
             if let status { return "exited with status \(status)" }
             return "ended (its status could not be read: is SIGCHLD ignored in this process?)"
@@ -54,7 +59,7 @@ package final class IsolatedChildProcess: Sendable {
     /// with the environment a scanner gets.
     static func spawn(
         program: String, passing names: [String], adding extra: [String: String], pluginID: String, callsInFlight: Int,
-        cgroup: ChildCgroup?, report: @escaping @Sendable (HostDiagnostic) -> Void, notice: @escaping @Sendable (ChildNotice) -> Void,
+        cgroup: ChildCgroup?, sampledTasks: Int? = nil, report: @escaping @Sendable (HostDiagnostic) -> Void, notice: @escaping @Sendable (ChildNotice) -> Void,
         relay: @escaping @Sendable (HostRelay.Request) -> HostRelay.Answer,
         ended: @escaping @Sendable (Int32) -> Void
     ) -> Result<IsolatedChildProcess, IsolatedCallError> {
@@ -101,7 +106,23 @@ package final class IsolatedChildProcess: Sendable {
         output.startDraining()
         let channel = rings[0] < 0 ? FrameChannel(input: replies, output: requests)
             : FrameChannel(input: replies, output: requests, incoming: fromChild, outgoing: toChild)
-        return .success(IsolatedChildProcess(pid: pid, channel: channel, output: output, callsInFlight: callsInFlight, cgroup: cgroup))
+        let child = IsolatedChildProcess(pid: pid, channel: channel, output: output, callsInFlight: callsInFlight, cgroup: cgroup)
+        if let bound = sampledTasks {
+            TaskSampler.shared.watch(pid, bound: bound) { [weak child] tasks in
+                child?.end(for: "holding \(tasks) tasks, past its bound of \(bound) (the host's sampler: no cgroup counts them here)")
+            }
+        }
+        return .success(child)
+    }
+
+    /// Kills it for passing a bound the host enforces, unless it was reaped
+    /// already (its pid may then be another's); the reap says why.
+    func end(for reason: String) {
+        ending.withLock { ending in
+            guard ending == nil else { return }
+            exhausted.withLock { $0 = reason }
+            signalGroup()
+        }
     }
 
     private func signalGroup() {
@@ -135,6 +156,8 @@ package final class IsolatedChildProcess: Sendable {
                 : signal != 0 ? Ending(signal: signal, status: nil) : Ending(signal: nil, status: WaitStatus.exitCode(status))
             // Read before the leaf goes: the kernel's count of kills for memory.
             result.outOfMemory = signal == SIGKILL && (cgroup?.usage().outOfMemoryKills ?? 0) > 0
+            result.exhausted = exhausted.withLock { $0 }
+            TaskSampler.shared.forget(pid)
             cgroup?.remove()
             ending = result
             return result

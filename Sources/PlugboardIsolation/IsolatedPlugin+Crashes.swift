@@ -117,7 +117,8 @@ extension IsolatedPlugin {
         let tail = child.outputTail()
         child.closeChannel()
         let signal = ending.signal.map(Signals.name)
-        return IsolatedCallError(ending.outOfMemory ? .pluginOutOfMemory : .pluginCrashed, pluginID: pluginID,
+        let code: IsolatedCallError.Code = ending.outOfMemory ? .pluginOutOfMemory : ending.exhausted != nil ? .pluginResourceExhausted : .pluginCrashed
+        return IsolatedCallError(code, pluginID: pluginID,
                                  message: "its child process \(child.pid) \(ending.description) during \(what)",
                                  signal: signal, exitStatus: ending.status, outputTail: tail)
     }

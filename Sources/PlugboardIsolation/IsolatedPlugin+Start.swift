@@ -146,7 +146,7 @@ extension IsolatedPlugin {
         }
         return IsolatedChildProcess.spawn(
             program: launch.program, passing: launch.environmentNames, adding: launch.extraEnvironment, pluginID: pluginID,
-            callsInFlight: launch.request.limits.callsInFlight, cgroup: launch.bounds?.leaf(),
+            callsInFlight: launch.request.limits.callsInFlight, cgroup: launch.bounds?.leaf(), sampledTasks: launch.bounds?.sampledTasks(),
             report: launch.report, notice: { [weak self] notice in self?.handle(notice) },
             relay: { [weak self] request in
                 self?.relay(request, from: spawn) ?? HostRelay.Answer(ServiceError(.serviceUnavailable, "its host stopped it"))

@@ -192,15 +192,23 @@ package final class IsolatedPlugin: Sendable {
         return status
     }
 
-    /// What the kernel counts of `children` (their sum), with their bounds.
+    /// What the kernel counts of `children` (their sum: the cgroup's
+    /// figures, /proc's where no cgroup counts), with the bounds that hold.
     private func resources(of children: [IsolatedChildProcess], outOfMemoryKills: Int) -> ResourceUsage {
-        let counted = children.compactMap { $0.cgroup?.usage() }
-        var usage = counted.dropFirst().reduce(counted.first ?? ResourceUsage(boundBy: "none")) { $0.adding($1) }
+        let counted = children.map { child in
+            let process = ProcessUsage.of(child.pid)
+            guard var usage = child.cgroup?.usage() else { return process ?? ResourceUsage(boundBy: "none") }
+            usage.memory = usage.memory ?? process?.memory
+            usage.peakMemory = usage.peakMemory ?? process?.peakMemory
+            usage.tasks = usage.tasks ?? process?.tasks
+            usage.cpuSeconds = usage.cpuSeconds ?? process?.cpuSeconds
+            return usage
+        }
+        var usage = counted.dropFirst().reduce(counted[0]) { $0.adding($1) }
         usage.outOfMemoryKills = outOfMemoryKills
-        if let bounds = launch.bounds, !counted.isEmpty {
-            usage.memoryLimit = bounds.memory
-            usage.tasksLimit = bounds.tasks
-            usage.cpuCoresLimit = bounds.cpuCores
+        if let held = launch.bounds?.held() {
+            (usage.memoryLimit, usage.tasksLimit, usage.cpuCoresLimit) = (held.memoryLimit, held.tasksLimit, held.cpuCoresLimit)
+            usage.boundBy = held.boundBy
         }
         return usage
     }

@@ -216,7 +216,10 @@ extension Lifecycle {
         }
         let chosen = isolation(of: id)
         let mode = chosen == nil ? "in-process" : chosen?.sandbox == nil ? "isolated" : "sandboxed"
-        return IsolationStatus(mode: mode, state: "not-started", pid: nil, restarts: 0)
+        var status = IsolationStatus(mode: mode, state: "not-started", pid: nil, restarts: 0)
+        // The bounds its children would get here (no figures before a child runs).
+        status.resources = chosen.map { ChildBounds($0.limits).held() }
+        return status
     }
 }
 

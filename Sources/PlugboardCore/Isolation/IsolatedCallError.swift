@@ -15,6 +15,10 @@ public struct IsolatedCallError: Error, Sendable, CustomStringConvertible {
         /// The kernel ended the child for passing its memory bound
         /// (``PluginIsolation/Limits/memory``); counted as a crash.
         public static let pluginOutOfMemory: Code = "plugin-out-of-memory"
+        /// The host ended the child for holding more tasks than its bound
+        /// (``PluginIsolation/Limits/tasks``) where no cgroup holds it (its
+        /// sampler saw them); counted as a crash.
+        public static let pluginResourceExhausted: Code = "plugin-resource-exhausted"
         /// The call ran past its deadline: the child was killed.
         public static let pluginTimeout: Code = "plugin-timeout"
         /// The provider threw; ``IsolatedCallError/message`` has its error.

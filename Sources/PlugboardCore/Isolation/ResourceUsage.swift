@@ -1,8 +1,9 @@
 /// What the kernel counts of an isolated plugin's children, and the bounds
 /// they run under (docs/sandbox.md, "Resources"): in
-/// ``IsolationStatus/resources``, so in the snapshot, `status` and
-/// `inspect --json`. A pool's figures are its children's sums. A figure is
-/// nil where this machine does not count it (no cgroup for it).
+/// ``IsolationStatus/resources``, so in the snapshot and `inspect --json`
+/// (the bounds alone before a child runs). A pool's figures are its
+/// children's sums. Where no cgroup counts a figure, `/proc` gives the
+/// child's own (its resident memory, threads, CPU time); nil where neither does.
 public struct ResourceUsage: Sendable, Equatable, Codable {
     /// Memory charged to the children now, and the most a child ever held, bytes.
     public var memory: Int?
@@ -14,7 +15,8 @@ public struct ResourceUsage: Sendable, Equatable, Codable {
     /// Times the kernel ended one for passing its memory bound.
     public var outOfMemoryKills: Int?
     /// The bounds each child runs under (nil: none), and what holds them:
-    /// `cgroup v1`, `cgroup v2`, or `none` (this machine gave no cgroup).
+    /// `cgroup v1`, `cgroup v2`, `none` (this machine gave no cgroup), with
+    /// the host's task sampler where no cgroup counts tasks.
     public var memoryLimit: Int?
     public var tasksLimit: Int?
     public var cpuCoresLimit: Double?

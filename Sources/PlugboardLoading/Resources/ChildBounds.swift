@@ -29,6 +29,25 @@ package struct ChildBounds: Sendable, Equatable {
         wanted.compactMap { bound in cgroups.missing[bound].map { "\(bound): \($0)" } }
     }
 
+    /// The tasks bound ``TaskSampler`` holds: where no cgroup can.
+    package func sampledTasks(in cgroups: ChildCgroups = .process) -> Int? {
+        cgroups.missing[.tasks] == nil ? nil : tasks
+    }
+
+    /// The bounds that hold on this machine and what holds them, as
+    /// ``ResourceUsage`` reports them (no figures).
+    package func held(in cgroups: ChildCgroups = .process) -> ResourceUsage {
+        var held = ResourceUsage(boundBy: cgroups.version.map { "cgroup v\($0)" } ?? "none")
+        if !wanted.contains(where: cgroups.reachable.contains) { held.boundBy = "none" }
+        held.memoryLimit = cgroups.reachable.contains(.memory) ? memory : nil
+        held.cpuCoresLimit = cgroups.reachable.contains(.cpu) ? cpuCores : nil
+        held.tasksLimit = tasks
+        if sampledTasks(in: cgroups) != nil {
+            held.boundBy = held.boundBy == "none" ? "the host's task sampler" : held.boundBy + ", tasks by the host's task sampler"
+        }
+        return held
+    }
+
     /// A cgroup leaf holding them, for one child (nil: none set, or no cgroup here).
     package func leaf(in cgroups: ChildCgroups = .process) -> ChildCgroup? {
         wanted.isEmpty ? nil : cgroups.leaf(memory: memory, tasks: tasks, cpuCores: cpuCores)

@@ -112,6 +112,13 @@ enum RecordText {
         return "isolated (\(isolation.state)\(pid)\(restarts))"
     }
 
+    /// Its children's bounds, and what holds them here.
+    static func bounds(_ usage: ResourceUsage) -> String {
+        let set = [usage.memoryLimit.map { "memory \($0 >> 20) MiB" }, usage.tasksLimit.map { "tasks \($0)" },
+                   usage.cpuCoresLimit.map { "CPU \($0) cores" }].compactMap { $0 }
+        return "\(set.isEmpty ? "none" : set.joined(separator: ", ")) (\(usage.boundBy))"
+    }
+
     static func detail(_ record: PluginRecord, host: PluginHost) -> String {
         var rows: [(String, String)] = [
             ("file", record.path),
@@ -132,6 +139,7 @@ enum RecordText {
             rows.append(("toolchain", record.toolchain ?? "-"))
             rows.append(("activation", (["first lookup of a provided interface"] + record.activation).joined(separator: ", ")))
             if record.isolation != nil { rows.append(("runs", isolation(record))) }
+            if let resources = record.isolation?.resources { rows.append(("bounds", bounds(resources))) }
             if !record.requires.isEmpty {
                 rows.append(("requires", record.requires.map { "\($0.id) \($0.range)\($0.optional ? " (optional)" : "")" }.joined(separator: ", ")))
             }

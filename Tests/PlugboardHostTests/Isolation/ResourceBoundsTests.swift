@@ -77,6 +77,7 @@ import Testing
         let dir = try TemporaryDirectory()
         let host = try host(dir, limits: .init(memory: 64 << 20))
         defer { host.shutdown() }
+        let hostMemory = ProcessUsage.of(getpid())?.memory ?? 0
         #expect(try attack(host, "allocate", "8") == "wrote 8 MiB")
         let error = #expect(throws: IsolatedCallError.self) { try attack(host, "allocate", "512") }
         #expect(error?.code == .pluginOutOfMemory, "\(String(describing: error))")
@@ -94,6 +95,10 @@ import Testing
         #expect(shared?.code == .pluginOutOfMemory, "\(String(describing: shared))")
         #expect(try attack(host, "allocate", "1") == "wrote 1 MiB")
         #expect(resources(host)?.outOfMemoryKills == 2)
+        // The host's own memory stays flat through 768 MiB of attacks (in
+        // process they would add 512 MiB; other tests share this process).
+        let grown = (ProcessUsage.of(getpid())?.memory ?? 0) - hostMemory
+        #expect(grown < 256 << 20, "the host grew by \(grown >> 20) MiB")
     }
 
     @Test(.enabled(if: bounded || Tools.isCI, "no cgroup for this process's children (not root, no delegation)"))
@@ -245,6 +250,40 @@ import Testing
         }
     }
 
+    /// Where no cgroup counts tasks (an ordinary user's host here), the
+    /// host's sampler ends a child holding more threads than its bound:
+    /// the call fails with its own code and the host lives. (`timeout` only
+    /// ends the run if the child is never ended, which fails the test.)
+    @Test(.enabled(if: SandboxTests.nobodyCanRunPlugboard || Tools.isCI, "an ordinary user cannot run the tool"))
+    func withoutACgroupTheSamplerEndsAChildPastItsTasksBound() throws {
+        try asNobody { setup in
+            let settings = setup.dir.file("settings.json")
+            try Data(#"{"plugins": {"fixture.sandbox-attacks": {"resources": {"tasks": 32}}}}"#.utf8).write(to: URL(fileURLWithPath: settings))
+            chmod(settings, 0o644)
+            let result = try runProcess(URL(fileURLWithPath: "/usr/bin/timeout"), ["120", "/usr/bin/setpriv"] + SandboxTests.nobody + [
+                try #require(SandboxTests.toolForNobody), "run", "attack", "--plugins", setup.plugins, "--isolate-all", "--config", settings,
+                "--data", setup.dir.file("data"), "--cache", setup.dir.file("cache"), "--allow-unsafe-directories", "--", "threads-held", "200"])
+            #expect(result.status == 1 && result.stderr.contains("[plugin-resource-exhausted]"), "\(result.status) \(result.stderr)")
+            #expect(result.stderr.contains("past its bound of 32"), "\(result.stderr)")
+        }
+    }
+
+    /// Before a child runs, `inspect` shows the bounds it would get here
+    /// (the settings file's per plugin) and what holds them.
+    @Test func inspectShowsTheBoundsAChildWouldGetAndWhatHoldsThem() throws {
+        let dir = try TemporaryDirectory()
+        let settings = dir.file("settings.json")
+        try Data(#"{"plugins": {"fixture.sandbox-attacks": {"resources": {"tasks": 64, "memory": 268435456}}}}"#.utf8).write(to: URL(fileURLWithPath: settings))
+        let arguments = ["inspect", try Fixtures.library("SandboxAttacks").path, "--isolate-all", "--config", settings, "--cache", dir.file("cache")]
+        let inspected = try runProcess(Fixtures.executable("plugboard"), arguments + ["--json"])
+        let record = try #require(try JSONSerialization.jsonObject(with: Data(inspected.stdout.utf8)) as? [String: Any], "\(inspected.stderr)")
+        let resources = try #require((record["isolation"] as? [String: Any])?["resources"] as? [String: Any], "\(inspected.stdout)")
+        #expect(resources["tasksLimit"] as? Int == 64 && resources["boundBy"] as? String == Self.cgroups.version.map { "cgroup v\($0)" }, "\(resources)")
+        #expect(resources["memoryLimit"] as? Int == (Self.cgroups.reachable.contains(.memory) ? 268435456 : nil), "\(resources)")
+        let text = try runProcess(Fixtures.executable("plugboard"), arguments)
+        #expect(text.stdout.contains("memory 256 MiB, tasks 64 (cgroup v"), "\(text.stdout)")
+    }
+
     /// `body` with a SandboxTests set-up for nobody (its folders, and a
     /// decoy process, ended after).
     func asNobody(_ body: (SandboxTests.Setup) throws -> Void) throws {
@@ -267,6 +306,11 @@ import Testing
         #expect(bounds.unreachable(in: none).count == 3)
         #expect(bounds.unreachable(in: none).allSatisfy { $0.contains("mounts no cgroup hierarchy") })
         #expect(bounds.leaf(in: none) == nil)
+        // The sampler holds the tasks bound there; /proc gives the figures.
+        #expect(bounds.sampledTasks(in: none) == 512 && bounds.sampledTasks(in: Self.cgroups) == (Self.cgroups.reachable.contains(.tasks) ? nil : 512))
+        let own = ProcessUsage.of(getpid())
+        #expect((own?.memory ?? 0) > 0 && (own?.peakMemory ?? 0) >= (own?.memory ?? 0) && (own?.tasks ?? 0) >= 1 && own?.cpuSeconds != nil, "\(String(describing: own))")
+        #expect((ProcessUsage.threads(of: getpid()) ?? 0) >= 1 && ProcessUsage.of(-1) == nil)
     }
 
     /// The mount table as this machine (v1), a systemd machine (v2) and a

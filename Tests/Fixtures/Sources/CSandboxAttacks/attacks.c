@@ -93,6 +93,20 @@ int attack_threads(int count) {
     return made;
 }
 
+int attack_threads_held(int count) {
+    if (pipe(thread_gate) != 0) return -1;
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setstacksize(&attributes, 64 << 10);
+    int made = 0;
+    pthread_t thread;
+    while (made < count && pthread_create(&thread, &attributes, parked, NULL) == 0) made++;
+    pthread_attr_destroy(&attributes);
+    // The write end stays open: the threads, and this one, park until the process ends.
+    parked(NULL);
+    return made;
+}
+
 long attack_memory(long mebibytes) {
     long touched = 0;
     for (; touched < mebibytes; touched++) {

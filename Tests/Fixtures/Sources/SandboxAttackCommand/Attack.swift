@@ -50,6 +50,7 @@ public struct Attack: Command {
         case "shm": return check(attack_shared_memory(Int(argument) ?? 1))
         case "mqueue": return check(attack_message_queue())
         case "threads": return "made \(attack_threads(Int32(argument) ?? 100)) threads"
+        case "threads-held": return "made \(attack_threads_held(Int32(argument) ?? 100)) threads and woke"
         case "allocate": return "wrote \(attack_memory(Int(argument) ?? 64)) MiB"
         case "spin": return "spun \(attack_spin_until(argument)) rounds"
         default: return "unknown attack"

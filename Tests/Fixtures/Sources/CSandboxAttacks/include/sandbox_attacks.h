@@ -14,6 +14,8 @@ int attack_shared_memory(long mebibytes);
 int attack_message_queue(void);
 /// Up to `count` threads, parked until all are made, then joined: how many were made.
 int attack_threads(int count);
+/// Makes up to `count` threads and parks them and the caller for good.
+int attack_threads_held(int count);
 /// Allocates and writes `mebibytes` MiB, 1 MiB at a time, and keeps them: how many it got.
 long attack_memory(long mebibytes);
 /// Writes a byte to the FIFO `path`.ready, then spins on the CPU until `path` exists: rounds spun.
