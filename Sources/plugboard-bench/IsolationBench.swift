@@ -96,6 +96,20 @@ struct IsolationBench {
                        baselineName: "the same child without bounds", baseline: [percentile(plainCalls, 0.5)])
             capped.shutdown()
         }
+        // A spinner's share: a quarter-core quota, CPU time (the cgroup's
+        // count) over the wall time of a 1 s spin.
+        quota.limits.cpuCores = 0.25
+        if let quarter = host(dir, isolation: quota, label: "quarter"), let spinner = command(quarter) {
+            func cpu() -> Double? { quarter.snapshot().first { $0.id == "fixture.isolation-faults" }?.isolation?.resources?.cpuSeconds }
+            let before = cpu(), start = Measure.now()
+            _ = try? spinner.run(arguments: ["serial-spin", "1000"])
+            let wall = Double(Measure.now() - start) / 1e9
+            if let before, let after = cpu() {
+                report.add("CPU a spinner took per second with a 0.25-core quota", unit: "cores", samples: [(after - before) / wall],
+                           baselineName: "its quota", baseline: [0.25], goal: .ratioAtMost(1.1))
+            }
+            quarter.shutdown()
+        }
     }
 
     /// A sandboxed child against a plain isolated one of the same run:
