@@ -48,6 +48,8 @@ enum DoctorCommand: CLICommand {
         /// The bounds this machine holds for this user, and why each other cannot.
         let bounds: [String]
         let boundsMissing: [String]
+        /// What holds a child where a cgroup cannot.
+        let boundsInstead: [String]
     }
 
     static func run(_ arguments: ParsedArguments) throws(UsageError) -> Int32 {
@@ -69,7 +71,11 @@ enum DoctorCommand: CLICommand {
             landlockABI: status.landlockABI, tcpPortRules: status.layers.contains("landlock-network"),
             childProgram: try? child.get(), childProgramMissing: { if case let .failure(missing) = child { missing.reason } else { nil } }(),
             cgroupVersion: cgroups.version, bounds: ChildCgroups.Bound.all.filter(cgroups.reachable.contains).map(\.description),
-            boundsMissing: ChildCgroups.Bound.all.compactMap { bound in cgroups.missing[bound].map { "\(bound): \($0)" } })
+            boundsMissing: ChildCgroups.Bound.all.compactMap { bound in cgroups.missing[bound].map { "\(bound): \($0)" } },
+            boundsInstead: [
+                cgroups.missing[.tasks].map { _ in "tasks: the host's sampler ends a child holding more than its bound (read every 100 ms)" },
+                ChildBounds.processLimit().map { "threads of this user: each child's RLIMIT_NPROC is \($0), the user's limit less \(ChildBounds.reserve) kept for the host" },
+            ].compactMap { $0 })
         if arguments.flag("--json") {
             JSONOutput.print(report)
         } else {
@@ -85,6 +91,7 @@ enum DoctorCommand: CLICommand {
                 Resource bounds of their children (cgroup \(report.cgroupVersion.map { "v\($0)" } ?? "none"))
                   held:     \(report.bounds.isEmpty ? "none" : report.bounds.joined(separator: ", "))
                   missing:  \(report.boundsMissing.isEmpty ? "none" : report.boundsMissing.map { Terminal.safe($0) }.joined(separator: "; "))
+                  instead:  \(report.boundsInstead.isEmpty ? "nothing needed" : report.boundsInstead.joined(separator: "; "))
 
                 """)
         }

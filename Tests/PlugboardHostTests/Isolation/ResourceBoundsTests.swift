@@ -180,31 +180,47 @@ import Testing
         }
         let leaf = try #require(cgroups.leaf(memory: 1 << 30, tasks: 64, cpuCores: nil))
         #expect(leaf.joinedByChild == nil && leaf.populated == false)
-        // A shell that, once placed, starts a process in a session of its own.
-        let shell = Process(), input = Pipe(), output = Pipe()
-        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-        shell.arguments = ["-c", "read go; setsid sleep 600 & echo $!; wait"]
-        (shell.standardInput, shell.standardOutput) = (input, output)
-        try shell.run()
-        #expect(leaf.place(shell.processIdentifier).isEmpty)
-        input.fileHandleForWriting.write(Data("go\n".utf8))
-        let started = try #require(output.fileHandleForReading.availableData.split(separator: UInt8(ascii: "\n")).first)
-        let sleeper = try #require(Int32(String(decoding: started, as: UTF8.self)))
+        // Two processes in the leaf, one in a session of its own (what a
+        // plugin's child may start): this process's children, so it reaps
+        // both (an orphan's zombie, reaped by whoever adopts it, would keep
+        // the leaf populated on kernels that unlink a task when it is reaped).
+        func started(ownSession: Bool) -> pid_t {
+            var attributes = posix_spawnattr_t()
+            posix_spawnattr_init(&attributes)
+            defer { posix_spawnattr_destroy(&attributes) }
+            if ownSession { posix_spawnattr_setflags(&attributes, 0x80) }  // POSIX_SPAWN_SETSID (glibc 2.26)
+            var pid: pid_t = 0
+            let arguments = [strdup("/bin/sleep"), strdup("600"), nil]
+            defer { arguments.forEach { free($0) } }
+            return posix_spawn(&pid, "/bin/sleep", nil, &attributes, arguments, environ) == 0 ? pid : -1
+        }
+        let plain = started(ownSession: false), alone = started(ownSession: true)
+        #expect(plain > 0 && alone > 0 && getsid(alone) == alone && getsid(plain) == getsid(0))
+        #expect(leaf.place(plain).isEmpty && leaf.place(alone).isEmpty)
         let leafPath = try #require(leaf.folders["v2"])
-        let membership = try String(contentsOfFile: "/proc/\(sleeper)/cgroup", encoding: .utf8)
+        let membership = try String(contentsOfFile: "/proc/\(alone)/cgroup", encoding: .utf8)
         let unified = membership.split(separator: "\n").first { $0.hasPrefix("0::") }.map { String($0.dropFirst(3)) }
         #expect(unified.map { $0.contains("/plugboard-") && leafPath.hasSuffix($0) } == true, "\(membership)")
         #expect(leaf.populated == true && leaf.usage().cpuSeconds != nil, "\(leaf.usage())")
-        // cgroup.kill ends both; cgroup.events tells when the leaf is empty.
+        // cgroup.kill ends both; cgroup.events tells when the leaf is empty
+        // (poll wakes on a change; a read through the same descriptor acknowledges it).
         let events = open(leafPath + "/cgroup.events", O_RDONLY)
         defer { close(events) }
+        var scratch = [UInt8](repeating: 0, count: 256)
+        _ = pread(events, &scratch, scratch.count, 0)
         let killed = leaf.killAll()
         #expect(killed)
-        if !killed { _ = [kill(sleeper, SIGKILL), kill(shell.processIdentifier, SIGKILL)] }
-        shell.waitUntilExit()
+        if !killed { [plain, alone].forEach { kill($0, SIGKILL) } }
+        for pid in [plain, alone] {
+            var status: Int32 = 0
+            #expect(waitpid(pid, &status, 0) == pid && status & 0x7f == SIGKILL)
+        }
         var watch = pollfd(fd: events, events: Int16(POLLPRI), revents: 0)
-        for _ in 0..<10 where leaf.populated == true { _ = poll(&watch, 1, 60_000) }
-        #expect(leaf.populated == false && (kill(sleeper, 0) != 0 || isZombie(sleeper)))
+        for _ in 0..<10 where leaf.populated == true {
+            _ = poll(&watch, 1, 10_000)
+            _ = pread(events, &scratch, scratch.count, 0)
+        }
+        #expect(leaf.populated == false)
         leaf.remove()
         #expect(!FileManager.default.fileExists(atPath: leafPath))
     }
@@ -247,6 +263,11 @@ import Testing
             #expect(required.stderr.contains("memory: ") && required.stderr.contains("tasks: "), "\(required.stderr)")
             let bestEffort = try run([])
             #expect(bestEffort.status == 0 && bestEffort.stdout == "unknown attack\n", "\(bestEffort.stdout)\(bestEffort.stderr)")
+            // doctor says so, and what holds a child instead.
+            let doctor = try runProcess(URL(fileURLWithPath: "/usr/bin/setpriv"), SandboxTests.nobody + [try #require(SandboxTests.toolForNobody), "doctor", "--json"])
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(doctor.stdout.utf8)) as? [String: Any], "\(doctor.stderr)")
+            #expect((report["bounds"] as? [String])?.isEmpty == true && (report["boundsMissing"] as? [String])?.count == 3, "\(report)")
+            #expect((report["boundsInstead"] as? [String])?.contains { $0.hasPrefix("tasks: the host's sampler") } == true, "\(report)")
         }
     }
 

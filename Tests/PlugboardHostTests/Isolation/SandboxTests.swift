@@ -275,6 +275,8 @@ import Glibc
         let layers = try #require(report["layers"] as? [String])
         #expect(Set(["limits", "no-new-privileges", "landlock", "seccomp"]).isSubset(of: Set(layers)), "\(layers)")
         #expect((report["missing"] as? [String])?.isEmpty == true)
+        let held = ChildCgroups.Bound.all.filter(ChildCgroups.process.reachable.contains).map(\.description)
+        #expect(report["bounds"] as? [String] == held && (report["boundsInstead"] as? [String])?.isEmpty == (getuid() == 0 && held.count == 3), "\(report)")
         // Beside the tool's real path (.build/debug is a link).
         #expect(report["childProgram"] as? String == plugboard.resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("plugboard-child").path,
                 "plugboard-child beside the tool: \(report)")
