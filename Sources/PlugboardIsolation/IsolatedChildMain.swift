@@ -154,6 +154,13 @@ final class IsolatedChild: @unchecked Sendable {
                     earlyCancels.insert(frame.sequence)
                 }
                 serving.subtract(1, ordering: .releasing)
+            case .ping?:
+                // From this thread, whatever the call threads do: a child
+                // whose calls are stuck still answers (it is slow, not dead).
+                var asked: UInt64 = 0
+                _ = withUnsafeMutableBytes(of: &asked) { frame.payload.prefix(8).copyBytes(to: $0) }
+                let runs = shard(UInt64(littleEndian: asked)).tasks.withLock { $0[UInt64(littleEndian: asked)] != nil }
+                answer(.pong, frame.sequence, [runs ? 1 : 0])
             case .saveState?: sendState(frame.sequence)
             case .event?:
                 // In order, beside the calls: a slow handler holds up later

@@ -27,8 +27,8 @@ package final class IsolatedChildProcess: Sendable {
     private let output: ChildOutput
     /// Its cgroup leaf (docs/sandbox.md, "Resources"), removed once it is reaped.
     let cgroup: ChildCgroup?
-    /// Why the host's task sampler ended it (nil: it did not).
-    private let exhausted = Mutex<String?>(nil)
+    /// Why the host ended it (its task sampler, an unanswered ping), with the code its calls get.
+    private let killedBy = Mutex<(code: IsolatedCallError.Code, reason: String)?>(nil)
 
     /// How the process ended.
     struct Ending: Sendable {
@@ -36,11 +36,11 @@ package final class IsolatedChildProcess: Sendable {
         let status: Int32?
         /// The kernel killed it for passing its memory bound (its cgroup counted the kill).
         var outOfMemory = false
-        /// The host's task sampler killed it, saying why.
-        var exhausted: String?
+        /// The host killed it (its task sampler, an unanswered ping): the code its calls get, and why.
+        var killedBy: (code: IsolatedCallError.Code, reason: String)?
         var description: String {
             if outOfMemory, let signal { return "was killed by \(Signals.name(signal)) for passing its memory bound" }
-            if let exhausted, let signal { return "was killed by \(Signals.name(signal)) for \(exhausted)" }
+            if let killedBy, let signal { return "was killed by \(Signals.name(signal)) for \(killedBy.reason)" }
             if let signal { return "was killed by \(Signals.name(signal))" }
             if let status { return "exited with status \(status)" }
             return "ended (its status could not be read: is SIGCHLD ignored in this process?)"
@@ -109,7 +109,7 @@ package final class IsolatedChildProcess: Sendable {
         let child = IsolatedChildProcess(pid: pid, channel: channel, output: output, callsInFlight: callsInFlight, cgroup: cgroup)
         if let bound = sampledTasks {
             TaskSampler.shared.watch(pid, bound: bound) { [weak child] tasks in
-                child?.end(for: "holding \(tasks) tasks, past its bound of \(bound) (the host's sampler: no cgroup counts them here)")
+                child?.end(for: .pluginResourceExhausted, "holding \(tasks) tasks, past its bound of \(bound) (the host's sampler: no cgroup counts them here)")
             }
         }
         return .success(child)
@@ -117,10 +117,10 @@ package final class IsolatedChildProcess: Sendable {
 
     /// Kills it for passing a bound the host enforces, unless it was reaped
     /// already (its pid may then be another's); the reap says why.
-    func end(for reason: String) {
+    func end(for code: IsolatedCallError.Code, _ reason: String) {
         ending.withLock { ending in
             guard ending == nil else { return }
-            exhausted.withLock { $0 = reason }
+            killedBy.withLock { $0 = (code, reason) }
             signalGroup()
         }
     }
@@ -156,7 +156,7 @@ package final class IsolatedChildProcess: Sendable {
                 : signal != 0 ? Ending(signal: signal, status: nil) : Ending(signal: nil, status: WaitStatus.exitCode(status))
             // Read before the leaf goes: the kernel's count of kills for memory.
             result.outOfMemory = signal == SIGKILL && (cgroup?.usage().outOfMemoryKills ?? 0) > 0
-            result.exhausted = exhausted.withLock { $0 }
+            result.killedBy = killedBy.withLock { $0 }
             TaskSampler.shared.forget(pid)
             cgroup?.remove()
             ending = result

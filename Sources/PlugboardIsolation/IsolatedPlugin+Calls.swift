@@ -160,11 +160,16 @@ extension IsolatedPlugin {
                 throw recordCrash(child, IsolatedCallError(.pluginTimeout, pluginID: pluginID,
                     message: "the child did not take the call of \(name) within \(limit) (its request pipe stayed full); it was killed and restarts on the next call"))
             case .timedOut:
-                throw recordCrash(child, IsolatedCallError(.pluginTimeout, pluginID: pluginID,
-                    message: "the call of \(name) ran past its deadline of \(limit); the child was killed and restarts on the next call"))
+                // Alone: the calls beside it go on (see IsolatedPlugin+Deadlines).
+                timedOut(child, sequence: sequence, call: name, limit: limit)
+                endIfDrained(child)
+                throw IsolatedCallError(.pluginTimeout, pluginID: pluginID,
+                    message: "the call of \(name) ran past its deadline of \(limit) and failed alone; its child was told to cancel it")
             case let .malformed(reason): throw violation(child, reason)
             }
         }
+        // The last call of a child being drained ends it.
+        endIfDrained(child)
         switch IsolationProtocol.Kind(rawValue: frame.kind) {
         case .reply?: return .reply(frame.payload)
         case .threw?:

@@ -14,14 +14,16 @@ extension IsolatedPlugin {
     func restart(_ member: Int) throws(IsolatedCallError) -> IsolatedChildProcess {
         switch startChild(until: .now + launch.startTimeout, state: nil) {
         case let .success((child, reply)):
-            let (restarts, taken, provided) = state.withLock { state -> (Int, Bool, [IsolationProtocol.StartReply.Provider]) in
-                guard state.phase == .running, state.children[member] == nil else { return (0, false, state.provided) }
+            let (restarts, taken, provided, replacing) = state.withLock { state -> (Int, Bool, [IsolationProtocol.StartReply.Provider], Bool) in
+                guard state.phase == .running, state.children[member] == nil else { return (0, false, state.provided, false) }
                 state.children[member] = child
-                state.restarts += 1
+                // A drained child's replacement is no restart: nothing crashed.
+                let replacing = state.replacing.remove(member) != nil
+                if !replacing { state.restarts += 1 }
                 state.failedRestarts = 0
                 state.lastRestartFailure = nil
                 state.sandbox = reply.sandbox
-                return (state.restarts, true, state.provided)
+                return (state.restarts, true, state.provided, replacing)
             }
             guard taken else {
                 // Stopped or quarantined while it started: this child is nobody's.
@@ -34,7 +36,11 @@ extension IsolatedPlugin {
             // Shown again before anyone hears of the restart.
             if failsOpen { updateAvailability() }
             keepSpare()
-            announce(.restarted, pid: child.pid, "restarted as process \(child.pid) (restart \(restarts))")
+            if replacing {
+                announce(.started, pid: child.pid, "process \(child.pid) replaces its drained child")
+            } else {
+                announce(.restarted, pid: child.pid, "restarted as process \(child.pid) (restart \(restarts))")
+            }
             return child
         case let .failure(failure):
             state.withLock { $0.failedRestarts += 1 }
@@ -117,7 +123,7 @@ extension IsolatedPlugin {
         let tail = child.outputTail()
         child.closeChannel()
         let signal = ending.signal.map(Signals.name)
-        let code: IsolatedCallError.Code = ending.outOfMemory ? .pluginOutOfMemory : ending.exhausted != nil ? .pluginResourceExhausted : .pluginCrashed
+        let code: IsolatedCallError.Code = ending.outOfMemory ? .pluginOutOfMemory : ending.killedBy?.code ?? .pluginCrashed
         return IsolatedCallError(code, pluginID: pluginID,
                                  message: "its child process \(child.pid) \(ending.description) during \(what)",
                                  signal: signal, exitStatus: ending.status, outputTail: tail)
@@ -186,7 +192,7 @@ extension IsolatedPlugin {
     func announce(_ kind: IsolationEvent.Kind, pid: Int32?, _ detail: String) {
         let severity: HostDiagnostic.Severity = switch kind {
         case .crashed, .quarantined: .error
-        case .restarted: .warning
+        case .restarted, .timedOut: .warning
         case .started, .stopped: .info
         }
         launch.report(HostDiagnostic(severity, code: .init("isolated-\(kind.rawValue)"), message: detail, plugin: pluginID))

@@ -79,6 +79,7 @@ extension IsolatedPlugin {
         // A route a child registered as the stop began goes with the
         // services' retire every stop path of the lifecycle makes after this.
         discardSpare()
+        for child in state.withLock({ state in defer { state.draining = [] }; return state.draining }) { child.end() }
         if wasRunning { announce(.stopped, pid: nil, "its child process was stopped by the host") }
     }
 }

@@ -77,6 +77,13 @@ package final class IsolatedPlugin: Sendable {
         var phase = Phase.notStarted
         var crashes: [ContinuousClock.Instant] = []
         var restarts = 0
+        /// Calls that ran past their deadline (never a crash), the children
+        /// being asked whether they still answer, and those being drained.
+        var timeouts = 0
+        var watched: Set<Int32> = []
+        var draining: [IsolatedChildProcess] = []
+        /// Members whose child was drained: their next child is a replacement, not a restart.
+        var replacing: Set<Int> = []
         /// Children the kernel ended for passing their memory bound.
         var outOfMemoryKills = 0
         /// What the first child provided (interface and profile, in order):
@@ -181,6 +188,7 @@ package final class IsolatedPlugin: Sendable {
                 state: state.phase == .running && running.isEmpty ? "down" : state.phase.rawValue,
                 pid: running.first?.pid, restarts: state.restarts)
             if pooled { status.pool = running.map(\.pid) }
+            (status.timeouts, status.draining) = (state.timeouts, state.draining.count)
             if let needed = launch.request.sandbox?.needed, let report = state.sandbox {
                 status.sandbox = SandboxStatus(report, needed: needed)
             }

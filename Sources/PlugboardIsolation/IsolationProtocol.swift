@@ -20,6 +20,10 @@ package enum IsolationProtocol {
         case start = 1, call = 2, saveState = 3, event = 4
         /// Cancel the task serving the call with this sequence (its reply may still come).
         case cancel = 5
+        /// Liveness, after a call ran past its deadline: the child's reader
+        /// answers ``pong`` at once, saying whether that call (its sequence,
+        /// the payload) still runs.
+        case ping = 6
         // Child to host.
         case started = 10, startFailed = 11, reply = 12, threw = 13, unknownMethod = 14, state = 15
         // Host to child, on the relay answers' pipe (``HostRelay``).
@@ -29,6 +33,8 @@ package enum IsolationProtocol {
         /// Either way: the frame is in the sender's ``SharedRing``; the
         /// sequence is its position there, the payload its length.
         case shared = 18
+        /// Child to host: the answer to a ``ping`` (payload: 1 when the call asked about still runs).
+        case pong = 19
     }
 
     /// The provider index of a call for one of the plugin's routes.

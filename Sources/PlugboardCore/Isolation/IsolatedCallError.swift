@@ -19,8 +19,13 @@ public struct IsolatedCallError: Error, Sendable, CustomStringConvertible {
         /// (``PluginIsolation/Limits/tasks``) where no cgroup holds it (its
         /// sampler saw them); counted as a crash.
         public static let pluginResourceExhausted: Code = "plugin-resource-exhausted"
-        /// The call ran past its deadline: the child was killed.
+        /// The call ran past its deadline and failed alone: its child was
+        /// told to cancel it (docs/isolation.md, "Deadlines"). Not a crash.
         public static let pluginTimeout: Code = "plugin-timeout"
+        /// The host killed the child for not answering a liveness ping after
+        /// a call ran past its deadline: the calls it held fail with this
+        /// code, naming that call and its deadline. Counted as a crash.
+        public static let pluginKilledUnresponsive: Code = "plugin-killed-unresponsive"
         /// The provider threw; ``IsolatedCallError/message`` has its error.
         public static let pluginThrew: Code = "plugin-threw"
         /// The child sent a reply that breaks the protocol (malformed, too

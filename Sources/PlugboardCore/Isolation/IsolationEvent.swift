@@ -1,13 +1,17 @@
 /// A change in an isolated plugin's child: what
 /// ``PluginHost/Configuration/Observability/isolationEvents`` hears, and what the host's
 /// diagnostics record (codes `isolated-started`, `isolated-crashed`,
-/// `isolated-restarted`, `isolated-quarantined`, `isolated-stopped`).
+/// `isolated-timedOut`, `isolated-restarted`, `isolated-quarantined`, `isolated-stopped`).
 public struct IsolationEvent: Sendable, Equatable {
     public enum Kind: String, Sendable, Equatable {
-        /// The first child started and the plugin is active.
+        /// The first child started and the plugin is active; or a child
+        /// replacing one that was drained (see ``timedOut``).
         case started
-        /// The child crashed, exited, hung past a deadline or broke the protocol.
+        /// The child crashed, exited, stopped answering or broke the protocol.
         case crashed
+        /// A call ran past its deadline and failed alone (its child was told
+        /// to cancel it; a child whose call still runs is drained). Never a crash.
+        case timedOut
         /// A new child started after a crash (lazily, on the next call).
         case restarted
         /// The plugin crashed more often than its restart budget allows.

@@ -12,6 +12,10 @@ public struct IsolationStatus: Sendable, Equatable, Codable {
     public var pool: [Int32]?
     /// Children started after a crash.
     public let restarts: Int
+    /// Calls that ran past their deadline (each failed alone; not crashes),
+    /// and children being drained because a cancelled call still ran in them.
+    public var timeouts: Int?
+    public var draining: Int?
     /// What the running child's sandbox reached (nil: not sandboxed, or no child yet).
     public var sandbox: SandboxStatus?
     /// What its running children use, and their bounds (nil: no child running).
