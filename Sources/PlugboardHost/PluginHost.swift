@@ -43,6 +43,8 @@ public final class PluginHost: Sendable {
     private let refreshing = Mutex(())
     /// The plugins-directory watcher, once started.
     private let watching = DirectoryWatching()
+    /// Resumes ``run()`` once the host has shut down.
+    let ended = ShutdownSignal()
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -183,6 +185,7 @@ public final class PluginHost: Sendable {
     public func shutdown() {
         watching.stop()
         lifecycle.shutdown()
+        ended.fire()
     }
 
     /// Starts the plugins-directory watcher when the configuration asks for it.

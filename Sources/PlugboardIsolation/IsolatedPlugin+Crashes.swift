@@ -170,7 +170,7 @@ extension IsolatedPlugin {
             return IsolatedCallError(.pluginUnavailable, pluginID: pluginID, message: "its host stopped it during the call")
         }
         guard counted else { return error }
-        announce(.crashed, pid: child?.pid, error.description)
+        announce(.crashed, pid: child?.pid, error.descriptionWithOutput)
         if quarantined {
             var quarantine = Quarantine(
                 phase: .call, ending: .isolatedCrashes, signal: error.signal, exitStatus: error.exitStatus, milliseconds: nil,

@@ -65,8 +65,15 @@ public struct IsolatedCallError: Error, Sendable, CustomStringConvertible {
         self.outputTail = outputTail
     }
 
+    /// The plugin, what happened and the code: short enough for a log
+    /// line, and without the child's output (``outputTail``: stack traces,
+    /// paths), which a server must not echo to its clients.
     public var description: String {
-        let output = outputTail.isEmpty ? "" : "; its last output: \(outputTail.joined(separator: " | "))"
-        return "plugin \(pluginID): \(message)\(output) [\(code)]"
+        "plugin \(pluginID): \(message) [\(code)]"
+    }
+
+    /// With the child's last output: for the host's own diagnostics and log.
+    package var descriptionWithOutput: String {
+        outputTail.isEmpty ? description : "plugin \(pluginID): \(message); its last output: \(outputTail.joined(separator: " | ")) [\(code)]"
     }
 }

@@ -2,7 +2,7 @@
 /// ``PluginHost/Configuration/Observability/isolationEvents`` hears, and what the host's
 /// diagnostics record (codes `isolated-started`, `isolated-crashed`,
 /// `isolated-timedOut`, `isolated-restarted`, `isolated-quarantined`, `isolated-stopped`).
-public struct IsolationEvent: Sendable, Equatable {
+public struct IsolationEvent: Sendable, Equatable, CustomStringConvertible {
     public enum Kind: String, Sendable, Equatable {
         /// The first child started and the plugin is active; or a child
         /// replacing one that was drained (see ``timedOut``).
@@ -26,6 +26,11 @@ public struct IsolationEvent: Sendable, Equatable {
     public let pid: Int32?
     /// What happened, in words.
     public let detail: String
+
+    /// One line: `com.example.search timedOut (process 4242): the call of run ran past…`.
+    public var description: String {
+        "\(pluginID) \(kind.rawValue)\(pid.map { " (process \($0))" } ?? ""): \(detail)"
+    }
 
     package init(pluginID: String, kind: Kind, pid: Int32? = nil, detail: String) {
         self.pluginID = pluginID
