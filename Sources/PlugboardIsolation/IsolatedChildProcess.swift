@@ -267,6 +267,8 @@ private final class ChildOutput: Sendable {
         // After the quit, a bounded read: a process the child left behind
         // may write without end.
         var readsAfterQuit = 64
+        // Output lines of one burst (until it pauses for burstPause), reported as one diagnostic.
+        var burst: [String] = []
         while pollers[0].fd >= 0 || pollers[1].fd >= 0 {
             if quitting {
                 readsAfterQuit -= 1
@@ -274,8 +276,12 @@ private final class ChildOutput: Sendable {
             }
             // Once told to end, what is already written is still read (a
             // last notice may sit beside the quit); nothing more is waited for.
-            let ready = poll(&pollers, 3, quitting ? 0 : -1)
+            let ready = poll(&pollers, 3, quitting ? 0 : burst.isEmpty ? -1 : Self.burstPause)
             if ready < 0 && errno == EINTR { continue }
+            if ready == 0 && !quitting {
+                report(burst: &burst)
+                continue
+            }
             if ready < 0 || (quitting && ready == 0) { break }
             if pollers[2].revents != 0 {
                 quitting = true
@@ -290,7 +296,8 @@ private final class ChildOutput: Sendable {
                     continue
                 }
                 if index == 0 {
-                    takeOutput(chunk[0..<count])
+                    takeOutput(chunk[0..<count], into: &burst)
+                    if burst.count >= Self.tailLines * 5 { report(burst: &burst) }
                 } else {
                     notices += chunk[0..<count]
                     let taken = ChildNotice.take(from: &notices) { notice in
@@ -317,13 +324,14 @@ private final class ChildOutput: Sendable {
             defer { state.finished = true }
             return state.partial.isEmpty ? [] : [finishLine(&state)]
         }
-        last.forEach(reportLine)
+        last.forEach { reportLine($0, into: &burst) }
+        report(burst: &burst)
         close(finished.write)
         if !quitting { ended() }
     }
 
-    private func takeOutput(_ bytes: ArraySlice<UInt8>) {
-        // Lines are reported after the lock is let go: a sink may block.
+    private func takeOutput(_ bytes: ArraySlice<UInt8>, into burst: inout [String]) {
+        // Lines are taken after the lock is let go: a sink may block.
         let lines = state.withLock { state -> [String] in
             var lines: [String] = []
             for byte in bytes {
@@ -331,7 +339,7 @@ private final class ChildOutput: Sendable {
             }
             return lines
         }
-        lines.forEach(reportLine)
+        for line in lines { reportLine(line, into: &burst) }
     }
 
     private func finishLine(_ state: inout (lines: [String], partial: [UInt8], finished: Bool)) -> String {
@@ -342,17 +350,28 @@ private final class ChildOutput: Sendable {
         return line
     }
 
-    /// A line of its output; the line its sandbox writes for a refused
-    /// system call (`sandbox.c`) becomes `sandbox-denied`, and the empty
-    /// line that call starts with is dropped.
-    private func reportLine(_ line: String) {
+    /// How long output pauses to end a burst, milliseconds: a crash's
+    /// dozen lines are one `plugin-output` diagnostic, not a dozen.
+    static let burstPause: Int32 = 20
+
+    /// The burst's lines as one `plugin-output` diagnostic, one per line of the message.
+    private func report(burst: inout [String]) {
+        guard !burst.isEmpty else { return }
+        report(HostDiagnostic(.warning, code: "plugin-output", message: burst.joined(separator: "\n"), plugin: pluginID))
+        burst.removeAll()
+    }
+
+    /// A line of its output, added to the burst; the line its sandbox
+    /// writes for a refused system call (`sandbox.c`) becomes
+    /// `sandbox-denied` at once, and the empty line that call starts with is dropped.
+    private func reportLine(_ line: String, into burst: inout [String]) {
         if line.isEmpty { return }
         if line.hasPrefix(Self.denial) {
             report(HostDiagnostic(.warning, code: "sandbox-denied",
                 message: "its sandbox refused the system call \(line.dropFirst(Self.denial.count)) (the call failed with EPERM); if the plugin needs it, it cannot run sandboxed", plugin: pluginID))
             return
         }
-        report(HostDiagnostic(.warning, code: "plugin-output", message: line, plugin: pluginID))
+        burst.append(line)
     }
 
     static let denial = PLUGBOARD_DENIAL_PREFIX

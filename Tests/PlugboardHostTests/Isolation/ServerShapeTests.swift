@@ -54,4 +54,17 @@ extension PluginHost: StandInService {}
         // The host's own diagnostic keeps the output.
         #expect(host.diagnostics.contains { $0.code == "isolated-crashed" && $0.message.contains("its last output") })
     }
+
+    /// Output written in a burst (12 lines, one write each) is one
+    /// `plugin-output` diagnostic, or a few under load, not one per line.
+    @Test func aBurstOfOutputIsOneDiagnostic() throws {
+        let dir = try TemporaryDirectory()
+        let host = try isolation.host(dir)
+        #expect(try isolation.fault(host, "print-lines", "12") == "printed")
+        host.shutdown()  // the child's output is all read once it returns
+        let outputs = host.diagnostics.filter { $0.code == "plugin-output" && $0.message.contains("of a burst") }.map(\.message)
+        let lines = outputs.flatMap { $0.split(separator: "\n").map(String.init) }
+        #expect(lines == (1...12).map { "line \($0) of a burst" }, "\(outputs)")
+        #expect(outputs.count < 6, "\(outputs.count) diagnostics for 12 lines")
+    }
 }

@@ -185,6 +185,13 @@ final class IsolationFaults: Plugin, ReloadableState {
             case "log":
                 plugin.log?.warning(arguments.dropFirst().joined(separator: " "))
                 return "logged"
+            case "print-lines":
+                // `print-lines N`: N lines, one write each (a crash's stack trace comes so).
+                for number in 1...max(1, Int(arguments.dropFirst().first ?? "") ?? 1) {
+                    let line = "line \(number) of a burst\n"
+                    _ = line.withCString { write(1, $0, strlen($0)) }
+                }
+                return "printed"
             case "print":
                 print("printed by an isolated plugin during a call")
                 fflush(nil)
