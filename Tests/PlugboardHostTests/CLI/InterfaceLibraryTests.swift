@@ -58,6 +58,7 @@ extension SwiftPMBuilding {
             #expect(missing["status"] as? String == "rejected")
             #expect(missing["code"] as? String == "load-failed")
             #expect((missing["reason"] as? String)?.contains("libExporters.so") == true, "\(missing)")
+            #expect((missing["reason"] as? String)?.contains("goes in the lib/ folder of the plugins directory") == true, "\(missing)")
 
             // With it in lib/: the plugin is available, and the library is not listed as a plugin.
             try FileManager.default.createDirectory(atPath: plugins.file("lib"), withIntermediateDirectories: true)
