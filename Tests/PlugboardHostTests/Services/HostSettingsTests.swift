@@ -36,19 +36,21 @@ import Testing
     /// bad value is an error naming the key, and the host's bound applies.
     @Test func resourcesBoundAPluginsChildrenAndABadValueIsAnError() throws {
         let (config, _) = try load(#"""
-            { "plugins": { "a.one": { "resources": { "memory": 268435456, "tasks": 64, "cpu": 0.5 } },
-                           "a.two": { "resources": { "memory": 12, "tasks": "many", "cpus": 2 } } } }
+            { "plugins": { "a.one": { "resources": { "memory": 268435456, "tasks": 64, "cpu": 0.5, "callsInFlight": 128 } },
+                           "a.two": { "resources": { "memory": 12, "tasks": "many", "cpus": 2, "callsInFlight": 0 } } } }
             """#)
         var configuration = PluginHost.Configuration.with(pluginsDirectory: "/nonexistent")
         configuration.settings = config
         configuration.isolation.others = .isolated
         let one = configuration.isolation(of: "a.one").limits
-        #expect(one.memory == 256 << 20 && one.tasks == 64 && one.cpuCores == 0.5)
+        #expect(one.memory == 256 << 20 && one.tasks == 64 && one.cpuCores == 0.5 && one.callsInFlight == 128)
         let two = configuration.isolation(of: "a.two").limits
         #expect(two.memory == PluginIsolation.Limits().memory && two.tasks == PluginIsolation.Limits().tasks)
         #expect(config.diagnostics.first { $0.keyPath == "plugins.a.two.resources.memory" }?.message.contains("at least 1048576") == true)
         #expect(config.diagnostics.first { $0.keyPath == "plugins.a.two.resources.tasks" }?.code == "config-invalid-type")
         #expect(config.diagnostics.first { $0.keyPath == "plugins.a.two.resources.cpus" }?.code == "config-unknown-key")
+        #expect(config.diagnostics.first { $0.keyPath == "plugins.a.two.resources.callsInFlight" }?.message.contains("1 to 1024") == true)
+        #expect(two.callsInFlight == PluginIsolation.Limits().callsInFlight)
     }
 
     @Test func malformedJSONIsOneErrorNamingTheFileAndNothingApplies() throws {
