@@ -61,8 +61,12 @@ import Glibc
         #expect(dropped > 0 && taken.load(ordering: .relaxed) + dropped == count + markers - 1, "taken \(taken.load(ordering: .relaxed)), dropped \(dropped), markers \(markers)")
         // One warning per episode: the flood's, and one for each marker that
         // found the queue full again (under load it may still be draining).
-        let warned = host.diagnostics.filter { $0.code == "event-dropped" }.count
-        #expect(warned >= 1 && warned <= markers, "\(warned) warnings, \(markers) markers")
+        // (Publications' warnings only: events the host delivers to the
+        // child have a queue and warnings of their own.)
+        let warned = host.diagnostics.filter { $0.code == "event-dropped" && $0.message.hasPrefix("it publishes events faster") }.count
+        // Not one per event: the flood still in the pipe as the queue drains
+        // may refill it a few times (each an episode), seen on a slow run.
+        #expect(warned >= 1 && warned <= markers + dropped / 100, "\(warned) warnings, \(markers) markers, \(dropped) dropped")
         #expect(host.snapshot().first { $0.id == "fixture.isolation-faults" }?.eventsDropped == dropped)
     }
 
