@@ -57,61 +57,6 @@ struct IsolationBench {
         sandboxed(dir, into: report)
     }
 
-    /// A child in its cgroup leaf (the default bounds) against one without
-    /// bounds, interleaved: a restart (spawn, leaf, placement, start) and calls.
-    private func bounded(_ dir: String, into report: Report) {
-        var unbounded = PluginIsolation.isolated
-        (unbounded.limits.memory, unbounded.limits.tasks, unbounded.limits.cpuCores) = (nil, nil, nil)
-        guard let with = host(dir, isolation: .isolated, label: "bounded"), let without = host(dir, isolation: unbounded, label: "unbounded"),
-              let bounded = command(with), let plain = command(without) else { return }
-        defer { [with, without].forEach { $0.shutdown() } }
-        // Every restart spawns: a spare made ready or not by the time of the
-        // next call would make two kinds of samples of one row.
-        [with, without].forEach { $0.keepsSpareChildren(false, of: "fixture.isolation-faults") }
-        report.begin("Resource bounds of a child (a cgroup leaf with the default bounds, memory and tasks; ms, µs)")
-        var restarts: [Bool: [Double]] = [true: [], false: []]
-        for _ in 0..<30 {
-            for (command, isBounded) in [(bounded, true), (plain, false)] {
-                _ = try? command.run(arguments: ["segv"])
-                let start = Measure.now()
-                guard (try? command.run(arguments: ["echo", "x"])) == "x" else { continue }
-                restarts[isBounded, default: []].append(Double(Measure.now() - start) / 1_000_000)
-            }
-        }
-        report.add("restart of a bounded child (spawning)", unit: "ms", samples: restarts[true] ?? [],
-                   baselineName: "the same child without bounds", baseline: restarts[false] ?? [], goal: .ratioAtMost(1.05))
-        // Interleaved in quarters, so load on the machine falls on both alike.
-        var calls: [Double] = [], plainCalls: [Double] = []
-        for _ in 0..<4 {
-            calls += timedCalls(with, payload: 1, count: Self.calls / 4)
-            plainCalls += timedCalls(without, payload: 1, count: Self.calls / 4)
-        }
-        report.add("isolated call, 1 B, p50, in a bounded child", unit: "µs", samples: [percentile(calls, 0.5)],
-                   baselineName: "the same child without bounds", baseline: [percentile(plainCalls, 0.5)], goal: .ratioAtMost(1.05))
-        var quota = PluginIsolation.isolated
-        quota.limits.cpuCores = 1
-        if let capped = host(dir, isolation: quota, label: "quota") {  // opt-in: the scheduler's bandwidth control
-            let cappedCalls = timedCalls(capped, payload: 1, count: Self.calls)
-            report.add("isolated call, 1 B, p50, in a child with a 1-core quota", unit: "µs", samples: [percentile(cappedCalls, 0.5)],
-                       baselineName: "the same child without bounds", baseline: [percentile(plainCalls, 0.5)])
-            capped.shutdown()
-        }
-        // A spinner's share: a quarter-core quota, CPU time (the cgroup's
-        // count) over the wall time of a 1 s spin.
-        quota.limits.cpuCores = 0.25
-        if let quarter = host(dir, isolation: quota, label: "quarter"), let spinner = command(quarter) {
-            func cpu() -> Double? { quarter.snapshot().first { $0.id == "fixture.isolation-faults" }?.isolation?.resources?.cpuSeconds }
-            let before = cpu(), start = Measure.now()
-            _ = try? spinner.run(arguments: ["serial-spin", "1000"])
-            let wall = Double(Measure.now() - start) / 1e9
-            if let before, let after = cpu() {
-                report.add("CPU a spinner took per second with a 0.25-core quota", unit: "cores", samples: [(after - before) / wall],
-                           baselineName: "its quota", baseline: [0.25], goal: .ratioAtMost(1.1))
-            }
-            quarter.shutdown()
-        }
-    }
-
     /// A sandboxed child against a plain isolated one of the same run:
     /// calls, a restart after a crash (a child's whole start: spawn, the
     /// sandbox, handshake, load, init, activate), and a cold scan of the
@@ -291,7 +236,7 @@ struct IsolationBench {
     }
 
     /// A host on `dir` with the fixture, in process or isolated, started and called once.
-    private func host(_ dir: String, isolation: PluginIsolation, label: String? = nil) -> PluginHost? {
+    func host(_ dir: String, isolation: PluginIsolation, label: String? = nil) -> PluginHost? {
         let name = label ?? (isolation.sandbox != nil ? "sandboxed" : isolation.isolated ? "isolated" : "in-process")
         var configuration = PluginHost.Configuration.with(
             pluginsDirectory: dir + "/plugins", dataDirectory: dir + "/data", logSink: BenchSuite.quiet,
@@ -318,12 +263,12 @@ struct IsolationBench {
         var description: String { "no fault command; diagnostics: \(diagnostics.joined(separator: "; "))" }
     }
 
-    private func command(_ host: PluginHost) -> (any Command)? {
+    func command(_ host: PluginHost) -> (any Command)? {
         host.registry.handle(for: Commands.self).first
     }
 
     /// Microseconds per call of `fault echo PAYLOAD`, each timed alone.
-    private func timedCalls(_ host: PluginHost, payload: Int, count: Int) -> [Double] {
+    func timedCalls(_ host: PluginHost, payload: Int, count: Int) -> [Double] {
         guard let command = command(host) else { return [] }
         let arguments = ["echo", String(repeating: "x", count: payload)]
         for _ in 0..<min(count, 1_000) { _ = try? command.run(arguments: arguments) }
@@ -409,7 +354,7 @@ struct IsolationBench {
         return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
     }
 
-    private func percentile(_ samples: [Double], _ fraction: Double) -> Double {
+    func percentile(_ samples: [Double], _ fraction: Double) -> Double {
         guard !samples.isEmpty else { return 0 }
         let sorted = samples.sorted()
         return sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]

@@ -262,14 +262,6 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
         PluginLoadError(code: .duplicateFile, path: path, reason: "is the same file as \(original) (symlinks are followed); remove one of them")
     }
 
-    package static func loadFailed(path: String, dlerror: String) -> PluginLoadError {
-        // The common case: a library it links (a host's interface package) is not installed.
-        let hint = dlerror.contains("cannot open shared object file")
-            ? "; a library it links is not found: a host's interface library goes in the lib/ folder of the plugins directory (beside the plugin files), others where the system loader looks"
-            : ""
-        return PluginLoadError(code: .loadFailed, path: path, reason: "dlopen failed: \(dlerror)\(hint)")
-    }
-
     package static func nullDescriptor(path: String) -> PluginLoadError {
         PluginLoadError(code: .nullDescriptor, path: path, reason: "`plugboard_entry` returned a null descriptor; return `PluginExport.descriptor(...)` from it")
     }
