@@ -141,10 +141,13 @@ test-checks: api-check-built docs-built doc-references layers fuzz-replay
 	$(MAKE) --no-print-directory instructions-check
 
 # The edit-test loop: the host tests without the SwiftPMBuilding suite (the
-# release by URL, the scaffold, the interface package, the dev loop).
+# release by URL, the scaffold, the interface package, the dev loop), then
+# the API gates and doc references (seconds; a move between files reorders
+# the recorded dump, and CI refused one once).
 check: fixtures examples layers
 	$(SWIFT) build --build-tests $(STRICT)
 	XDG_CACHE_HOME=$(CURDIR)/.build/test-cache $(SWIFT) test --skip-build --skip SwiftPMBuilding
+	$(MAKE) --no-print-directory api-check-built doc-references
 
 fuzz-replay:
 	.build/debug/plugboard-fuzz replay Tests/Fuzz/corpus

@@ -14,9 +14,12 @@ import Glibc
 /// documented code, the next call restarts the child.
 @Suite struct IsolationTests {
     /// A host on a folder holding the fixture, isolated unless told otherwise.
+    /// Its deadline is far past any test's (a test of deadlines sets its own
+    /// with `withDeadline`): a parked call on a loaded machine (CI runs the
+    /// memory attacks beside these) once ran past the 10 s default.
     func host(
         _ dir: TemporaryDirectory, isolation: PluginIsolation = .isolated, budget: RestartBudget = RestartBudget(crashes: 50),
-        environment: [String: String] = [:], policy: IsolatedCallPolicy = .standard,
+        environment: [String: String] = [:], policy: IsolatedCallPolicy = IsolatedCallPolicy(deadline: .seconds(300)),
         logs: LogLines? = nil, events: (@Sendable (IsolationEvent) -> Void)? = nil,
         diagnostics: (@Sendable (HostDiagnostic) -> Void)? = nil
     ) throws -> PluginHost {
