@@ -236,6 +236,7 @@ bench: fixtures examples
 	$(SWIFT) build -c release $(STRICT)
 	$(MAKE) --no-print-directory bench-counter-built
 	$(SWIFT) build -c release --package-path Tests/Fixtures --product IsolationFaults $(STRICT)
+	$(SWIFT) build -c release --package-path Tests/Fixtures --product AsyncQuoter $(STRICT)
 	$(CC) -O2 -o .build/dlopen-baseline bench/dlopen_baseline.c -ldl \
 		-Wl,--no-as-needed -L.build/release -l:libPlugboard.so -l:libDemoInterfaces.so -Wl,-rpath,$(CURDIR)/.build/release
 	$(CC) -O2 -shared -fPIC -o .build/malloc-count.so bench/malloc_count.c
@@ -243,6 +244,7 @@ bench: fixtures examples
 	PLUGBOARD_BENCH_ONLY="$(PLUGBOARD_BENCH_ONLY)" $(PROFILE_WRAPPER) .build/release/plugboard-bench --baseline .build/dlopen-baseline \
 		--call-plugin $(CURDIR)/$(BENCH_CALL_PLUGIN) \
 		--isolation-plugin $(CURDIR)/Tests/Fixtures/.build/release/libIsolationFaults.so \
+		--async-plugin $(CURDIR)/Tests/Fixtures/.build/release/libAsyncQuoter.so \
 		--malloc-counter .build/malloc-count.so --json $(BENCH_JSON) \
 		--reload $(CURDIR)/.build/release/plugboard $(CURDIR)/Tests/Fixtures/.build/debug/libReloadV1.so \
 		$(CURDIR)/Tests/Fixtures/.build/debug/libReloadV2.so $(CURDIR)/Plugins/Greeter $(CURDIR)/SDK \

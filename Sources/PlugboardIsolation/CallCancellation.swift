@@ -47,11 +47,7 @@ final class CallCancellation: Sendable {
         }
         // Written off this thread (the cancelling task's), whole, waiting
         // for the channel if a request is being written.
-        for call in calls {
-            call.child.cancels.async {
-                _ = call.child.channel.sendWhole(IsolationProtocol.Kind.cancel.rawValue, sequence: call.sequence, until: .now + .seconds(1)) { _ in }
-            }
-        }
+        for call in calls { call.child.cancelCall(call.sequence) }
         resume?(.failure(CancellationError()))
     }
 

@@ -155,6 +155,13 @@ package final class FrameChannel: @unchecked Sendable {
         }
     }
 
+    /// Writes a small frame if that takes no wait: nil when it would (the
+    /// pipe full, another writer holding the channel, a frame too long for
+    /// one write(2)), and then nothing of it was written.
+    func sendNow(_ kind: UInt8, sequence: UInt64, capacity: Int = 0, fill: (inout [UInt8]) -> Void) -> SendOutcome? {
+        writeAlone(Self.frame(kind, sequence: sequence, capacity: capacity, fill: fill))
+    }
+
     /// Writes one frame whole or not at all, so a timeout leaves nothing of
     /// it in the pipe. A frame of at most `PIPE_BUF` bytes waits for room
     /// until `deadline`, asleep in `poll` (the kernel wakes it when a page of

@@ -21,6 +21,14 @@ package final class IsolatedChildProcess: Sendable {
     let replies: ReplyRouter
     /// Writes cancels to this child, in order, off the cancelling thread.
     let cancels = DispatchQueue(label: "plugboard.isolated-cancels")
+
+    /// Tells the child to cancel the call of `sequence` (the task serving
+    /// it is cancelled), written whole off the calling thread.
+    func cancelCall(_ sequence: UInt64) {
+        cancels.async { [self] in
+            _ = channel.sendWhole(IsolationProtocol.Kind.cancel.rawValue, sequence: sequence, until: .now + .seconds(1)) { _ in }
+        }
+    }
     /// How it ended, once reaped (nil while it may run): after that its pid
     /// may be another process's and is never signalled again.
     private let ending = Mutex<Ending?>(nil)
@@ -155,7 +163,7 @@ package final class IsolatedChildProcess: Sendable {
             var result = waited < 0 ? Ending(signal: nil, status: nil)
                 : signal != 0 ? Ending(signal: signal, status: nil) : Ending(signal: nil, status: WaitStatus.exitCode(status))
             // Read before the leaf goes: the kernel's count of kills for memory.
-            result.outOfMemory = signal == SIGKILL && (cgroup?.usage().outOfMemoryKills ?? 0) > 0
+            result.outOfMemory = signal == SIGKILL && cgroup?.killedForMemory() == true
             result.killedBy = killedBy.withLock { $0 }
             TaskSampler.shared.forget(pid)
             cgroup?.remove()

@@ -20,20 +20,25 @@ extension IsolatedPlugin {
         package let inFlight = Atomic<Int>(0)
         package let queued = Atomic<Int>(0)
         package let shed = Atomic<Int>(0)
+        /// Calls sent from their caller's task, no thread handed them (IsolatedPlugin+Suspending).
+        package let sentFromTasks = Atomic<Int>(0)
     }
 
     /// One call of requirement `method` of provider `index`; the reply's
     /// bytes. Counted (an atomic add each: nothing beside a process crossing).
     func call(_ index: UInt32, interfaceID: String, method: String, arguments: some Encodable) throws(IsolatedCallError) -> ArraySlice<UInt8> {
-        let encoded: [UInt8]
+        try call(index, interfaceID: interfaceID, method: method, encoded: encoded(arguments, of: method))
+    }
+
+    /// The arguments' bytes (a failure counted as a failed call).
+    func encoded(_ arguments: some Encodable, of method: String) throws(IsolatedCallError) -> [UInt8] {
         do {
-            encoded = try CompactEncoder().encode(arguments)
+            return try CompactEncoder().encode(arguments)
         } catch {
             counts.calls.add(1, ordering: .relaxed)
             counts.failures.add(1, ordering: .relaxed)
             throw IsolatedCallError(.pluginThrew, pluginID: pluginID, message: "the arguments of \(method) cannot be encoded: \(error)")
         }
-        return try call(index, interfaceID: interfaceID, method: method, encoded: encoded)
     }
 
     /// The same with the arguments' bytes: a forwarded call reuses them.
@@ -143,16 +148,33 @@ extension IsolatedPlugin {
             }
         }
         defer { cancellation?.answered(sequence) }
-        let frame: FrameChannel.Frame
+        let outcome: Result<FrameChannel.Frame, ReplyRouter.Failure>
         do {
-            frame = try child.replies.exchange(IsolationProtocol.Kind.call.rawValue, sequence: sequence, until: deadline,
-                                               capacity: 6 + method.count + encoded.count) { frame in
-                withUnsafeBytes(of: index.littleEndian) { frame += $0 }
-                withUnsafeBytes(of: UInt16(method.count).littleEndian) { frame += $0 }
-                frame += method
-                frame += encoded
-            }
+            outcome = .success(try child.replies.exchange(IsolationProtocol.Kind.call.rawValue, sequence: sequence, until: deadline,
+                                                          capacity: 6 + method.count + encoded.count) { request(index, method, encoded, into: &$0) })
         } catch {
+            outcome = .failure(error)
+        }
+        return .reply(try reply(from: outcome, of: child, sequence: sequence, method: method, limit: limit))
+    }
+
+    /// A call's payload: the provider's index, the method's name, the arguments.
+    func request(_ index: UInt32, _ method: [UInt8], _ encoded: [UInt8], into frame: inout [UInt8]) {
+        withUnsafeBytes(of: index.littleEndian) { frame += $0 }
+        withUnsafeBytes(of: UInt16(method.count).littleEndian) { frame += $0 }
+        frame += method
+        frame += encoded
+    }
+
+    /// What the call `sequence` to `child` came to: the reply's bytes, or
+    /// the error its caller gets (a crash, a hang or a violation recorded).
+    func reply(
+        from outcome: Result<FrameChannel.Frame, ReplyRouter.Failure>, of child: IsolatedChildProcess, sequence: UInt64, method: [UInt8], limit: Duration
+    ) throws(IsolatedCallError) -> ArraySlice<UInt8> {
+        let frame: FrameChannel.Frame
+        switch outcome {
+        case let .success(received): frame = received
+        case let .failure(error):
             let name = String(decoding: method, as: UTF8.self)
             switch error {
             case .closed: throw crashed(child, during: "the call of \(name)")
@@ -165,13 +187,16 @@ extension IsolatedPlugin {
                 endIfDrained(child)
                 throw IsolatedCallError(.pluginTimeout, pluginID: pluginID,
                     message: "the call of \(name) ran past its deadline of \(limit) and failed alone; its child was told to cancel it")
+            case .cancelled:
+                endIfDrained(child)
+                throw IsolatedCallError(.callCancelled, pluginID: pluginID, message: "its caller's task was cancelled during the call of \(name); its child was told to cancel it")
             case let .malformed(reason): throw violation(child, reason)
             }
         }
         // The last call of a child being drained ends it.
         endIfDrained(child)
         switch IsolationProtocol.Kind(rawValue: frame.kind) {
-        case .reply?: return .reply(frame.payload)
+        case .reply?: return frame.payload
         case .threw?:
             throw IsolatedCallError(.pluginThrew, pluginID: pluginID, message: "its provider threw: \(TerminalText.escaped(String(decoding: frame.payload, as: UTF8.self)))")
         case .replyTooLarge?:

@@ -22,9 +22,7 @@ extension IsolatedPlugin {
 
     /// The call `sequence` (named `call`) on `child` ran past `limit`.
     func timedOut(_ child: IsolatedChildProcess, sequence: UInt64, call: String, limit: Duration) {
-        child.cancels.async {
-            _ = child.channel.sendWhole(IsolationProtocol.Kind.cancel.rawValue, sequence: sequence, until: .now + .seconds(1)) { _ in }
-        }
+        child.cancelCall(sequence)
         let watching = state.withLock { state -> Bool in
             state.timeouts += 1
             return state.watched.insert(child.pid).inserted

@@ -31,7 +31,8 @@ extension IsolatedPlugin {
             return .failure(IsolatedCallError(.pluginThrew, pluginID: pluginID, message: String(decoding: frame.payload, as: UTF8.self)))
         } catch {
             switch error {
-            case .timedOut, .sendTimedOut:
+            // (Cancelled: only a suspended request is; this one waits on a thread.)
+            case .timedOut, .sendTimedOut, .cancelled:
                 return .failure(recordCrash(child, IsolatedCallError(.pluginTimeout, pluginID: pluginID, message: "saving its state ran past the deadline")))
             case .closed:
                 return .failure(crashed(child, during: "saving its state"))

@@ -16,6 +16,11 @@ import Glibc
 /// and a reader whose own reply came hands the reading on to a caller
 /// still waiting.
 ///
+/// An async caller does not wait on a thread: its slot is *suspended*, and
+/// whoever reads resumes its task with the reply (see
+/// ReplyRouter+Suspending.swift; with no caller thread reading, the
+/// router's own reader thread does).
+///
 /// Lock-free: with 16 threads calling one plugin, one lock for the waiting
 /// callers took 40% of the host's CPU spinning in `Mutex`'s slow path.
 /// Each request owns a ``Slot`` found from its sequence; a slot moves
@@ -31,15 +36,24 @@ final class ReplyRouter: Sendable {
         case timedOut
         /// The child sent something the protocol does not allow.
         case malformed(String)
+        /// The suspended caller's task was cancelled first.
+        case cancelled
     }
 
-    private enum Outcome {
+    enum Outcome {
         case frame(FrameChannel.Frame)
         case failed(Failure)
+
+        var result: Result<FrameChannel.Frame, Failure> {
+            switch self {
+            case let .frame(frame): .success(frame)
+            case let .failed(failure): .failure(failure)
+            }
+        }
     }
 
     /// A slot's state, the low bits of its word; the sequence is above them.
-    private enum State: UInt64 {
+    enum State: UInt64 {
         /// Claimed, its request being sent.
         case sending = 1
         /// Sent: waiting for its reply, or for the reading.
@@ -50,46 +64,67 @@ final class ReplyRouter: Sendable {
         case delivered = 4
         /// The reading was handed to it, and its semaphore signalled.
         case turn = 5
+        /// Sent by a task that is suspended: its reply resumes it (it never reads).
+        case suspended = 6
     }
 
     /// One request's place.
-    private final class Slot: @unchecked Sendable {
+    final class Slot: @unchecked Sendable {
         // @unchecked: `outcome` is written only by the thread that moved
         // `word` to `.delivering` (a compare-and-exchange only one wins),
         // before it stores `.delivered` and signals `wake`; the owner reads
         // it only after its `wake.wait()` returned for that signal.
+        // `resume` is written by the owner before it moves `word` to
+        // `.suspended` (or after a failed move, with no one else holding
+        // the slot), and read and cleared only by the one thread that then
+        // moves it from `.suspended` to `.delivering`.
         let word = Atomic<UInt64>(0)
         let wake = DispatchSemaphore(value: 0)
         var outcome: Outcome?
+        var resume: (@Sendable (Outcome) -> Void)?
+        /// A suspended request's deadline (nanoseconds after the router's `epoch`).
+        let deadline = Atomic<Int64>(0)
     }
 
-    private static let stateBits: UInt64 = 3
-    private static func word(_ sequence: UInt64, _ state: State) -> UInt64 { sequence << stateBits | state.rawValue }
-    private static func state(of word: UInt64) -> State? { State(rawValue: word & (1 << stateBits - 1)) }
+    static let stateBits: UInt64 = 3
+    static func word(_ sequence: UInt64, _ state: State) -> UInt64 { sequence << stateBits | state.rawValue }
+    static func state(of word: UInt64) -> State? { State(rawValue: word & (1 << stateBits - 1)) }
 
     /// Who reads the pipe.
-    private enum Reading: Int {
+    enum Reading: Int {
         case nobody = 0, someone = 1
         /// Closed for good: nobody reads again.
         case closed = 2
     }
 
     let channel: FrameChannel
-    private let slots: [Slot]
+    let slots: [Slot]
     private let mask: Int
-    private let reading = Atomic<Int>(Reading.nobody.rawValue)
-    private let requests = Atomic<Int>(0)
+    let reading = Atomic<Int>(Reading.nobody.rawValue)
+    let requests = Atomic<Int>(0)
     /// Slots in the waiting state: a reader leaving looks for one to hand
     /// the reading to only when there is one (a lone call scans nothing).
-    private let parked = Atomic<Int>(0)
-    private let isBroken = Atomic<Bool>(false)
-    private let closeRequested = Atomic<Bool>(false)
+    let parked = Atomic<Int>(0)
+    /// Slots in the suspended state: while there are any, someone reads.
+    let suspended = Atomic<Int>(0)
+    let isBroken = Atomic<Bool>(false)
+    let closeRequested = Atomic<Bool>(false)
     /// Set once: every waiter and every later request fails with it (rare: a lock is fine).
     private let broken = Mutex<Failure?>(nil)
     /// Requests waiting for a free slot, and their wake-up (signalled only
     /// when one waits: the usual release pays one atomic load).
     private let slotWaiters = Atomic<Int>(0)
     private let slotFreed = DispatchSemaphore(value: 0)
+    /// The router's reader thread, started by the first suspended request:
+    /// it reads while requests are suspended and no caller thread reads.
+    /// Signalled once per hand-over of the reading to it (and by a close).
+    let readerStarted = Atomic<Bool>(false)
+    let readerTurn = DispatchSemaphore(value: 0)
+    let readerEnds = Atomic<Bool>(false)
+    /// Where suspended requests' deadlines count from, and when a reader
+    /// looks for those past theirs next.
+    let epoch = ContinuousClock.now
+    let nextExpiry = Atomic<Int64>(0)
 
     /// `capacity`: the requests that may be in flight at once (more wait for a slot).
     init(channel: FrameChannel, capacity: Int = 64) {
@@ -107,7 +142,7 @@ final class ReplyRouter: Sendable {
     /// died now died between calls (a call that saw it die tells itself).
     var idle: Bool { requests.load(ordering: .sequentiallyConsistent) == 0 && !isBroken.load(ordering: .sequentiallyConsistent) }
 
-    private var brokenFailure: Failure { broken.withLock { $0 } ?? .closed }
+    var brokenFailure: Failure { broken.withLock { $0 } ?? .closed }
 
     /// Sends one request and waits for its reply until `deadline`.
     func exchange(
@@ -142,15 +177,7 @@ final class ReplyRouter: Sendable {
     /// A free slot for `sequence`, found from it (the reader looks there first).
     private func claim(_ sequence: UInt64, until deadline: ContinuousClock.Instant) throws(Failure) -> Slot {
         while true {
-            var index = Int(truncatingIfNeeded: sequence) & mask
-            for _ in 0...mask {
-                let slot = slots[index]
-                if slot.word.compareExchange(expected: 0, desired: Self.word(sequence, .sending), ordering: .sequentiallyConsistent).exchanged {
-                    requests.add(1, ordering: .sequentiallyConsistent)
-                    return slot
-                }
-                index = (index + 1) & mask
-            }
+            if let slot = claimNow(sequence) { return slot }
             // Every slot taken (more requests than twice the capacity: the
             // call slots keep it from happening): sleep until one is freed.
             slotWaiters.add(1, ordering: .sequentiallyConsistent)
@@ -161,13 +188,27 @@ final class ReplyRouter: Sendable {
         }
     }
 
+    /// A free slot for `sequence` if there is one now.
+    func claimNow(_ sequence: UInt64) -> Slot? {
+        var index = Int(truncatingIfNeeded: sequence) & mask
+        for _ in 0...mask {
+            let slot = slots[index]
+            if slot.word.compareExchange(expected: 0, desired: Self.word(sequence, .sending), ordering: .sequentiallyConsistent).exchanged {
+                requests.add(1, ordering: .sequentiallyConsistent)
+                return slot
+            }
+            index = (index + 1) & mask
+        }
+        return nil
+    }
+
     /// A slot is free again: wakes a request waiting for one, if any.
-    private func slotReleased() {
+    func slotReleased() {
         if slotWaiters.load(ordering: .sequentiallyConsistent) > 0 { slotFreed.signal() }
     }
 
     /// The slot whose request has `sequence`, if one waits for it.
-    private func slot(for sequence: UInt64) -> Slot? {
+    func slot(for sequence: UInt64) -> Slot? {
         var index = Int(truncatingIfNeeded: sequence) & mask
         for _ in 0...mask {
             let slot = slots[index]
@@ -178,8 +219,9 @@ final class ReplyRouter: Sendable {
     }
 
     /// Frees a slot its owner holds (no outcome pending).
-    private func free(_ slot: Slot) {
+    func free(_ slot: Slot) {
         slot.outcome = nil
+        slot.resume = nil
         slot.word.store(0, ordering: .sequentiallyConsistent)
         requests.subtract(1, ordering: .sequentiallyConsistent)
         slotReleased()
@@ -187,7 +229,7 @@ final class ReplyRouter: Sendable {
 
     /// The owner gives up its slot in `state`; when something came for it
     /// meanwhile (an outcome, or the reading), that is settled first.
-    private func release(_ slot: Slot, _ sequence: UInt64, from state: State) {
+    func release(_ slot: Slot, _ sequence: UInt64, from state: State) {
         if slot.word.compareExchange(expected: Self.word(sequence, state), desired: 0, ordering: .sequentiallyConsistent).exchanged {
             if state == .waiting { parked.subtract(1, ordering: .sequentiallyConsistent) }
         } else {
@@ -201,7 +243,7 @@ final class ReplyRouter: Sendable {
 
     /// A waiting owner leaves with nothing: false when something came for
     /// its slot meanwhile (an outcome, or the reading), to be settled.
-    private func giveUp(_ slot: Slot, _ sequence: UInt64) -> Bool {
+    func giveUp(_ slot: Slot, _ sequence: UInt64) -> Bool {
         guard slot.word.compareExchange(expected: Self.word(sequence, .waiting), desired: 0, ordering: .sequentiallyConsistent).exchanged else { return false }
         parked.subtract(1, ordering: .sequentiallyConsistent)
         requests.subtract(1, ordering: .sequentiallyConsistent)
@@ -209,20 +251,20 @@ final class ReplyRouter: Sendable {
         return true
     }
 
-    private enum Settled {
+    enum Settled {
         case outcome(Outcome)
         case turn
     }
 
     /// Waits for the signal that follows a change of the slot's state by
     /// someone else (imminent: it is signalled right after), and says what came.
-    private func settle(_ slot: Slot, _ sequence: UInt64) -> Settled {
+    func settle(_ slot: Slot, _ sequence: UInt64) -> Settled {
         slot.wake.wait()
         if Self.state(of: slot.word.load(ordering: .sequentiallyConsistent)) == .turn { return .turn }
         return .outcome(slot.outcome ?? .failed(brokenFailure))
     }
 
-    private func take(_ settled: Settled, _ slot: Slot) throws(Failure) -> FrameChannel.Frame {
+    func take(_ settled: Settled, _ slot: Slot) throws(Failure) -> FrameChannel.Frame {
         switch settled {
         case let .outcome(outcome):
             free(slot)
@@ -238,133 +280,8 @@ final class ReplyRouter: Sendable {
         }
     }
 
-    private func reply(to sequence: UInt64, _ slot: Slot, until deadline: ContinuousClock.Instant) throws(Failure) -> FrameChannel.Frame {
-        while true {
-            let (exchanged, seen) = reading.compareExchange(expected: Reading.nobody.rawValue, desired: Reading.someone.rawValue, ordering: .sequentiallyConsistent)
-            if exchanged { return try read(for: sequence, slot, until: deadline) }
-            // Nobody will read again: it fails now, not at its deadline.
-            if seen == Reading.closed.rawValue || isBroken.load(ordering: .sequentiallyConsistent) {
-                if giveUp(slot, sequence) { throw brokenFailure }
-                return try take(settle(slot, sequence), slot)
-            }
-            if !slot.wake.wait(until: deadline) {
-                // Its deadline. Nothing came: it leaves. Something is coming: settled first.
-                if giveUp(slot, sequence) { throw isBroken.load(ordering: .sequentiallyConsistent) ? brokenFailure : .timedOut }
-                return try take(settle(slot, sequence), slot)
-            }
-            switch Self.state(of: slot.word.load(ordering: .sequentiallyConsistent)) {
-            case .delivered?:
-                return try take(.outcome(slot.outcome ?? .failed(brokenFailure)), slot)
-            case .turn?:
-                // The reading is ours (the one leaving kept it held for us).
-                slot.word.store(Self.word(sequence, .waiting), ordering: .sequentiallyConsistent)
-                parked.add(1, ordering: .sequentiallyConsistent)
-                return try read(for: sequence, slot, until: deadline)
-            default:
-                continue
-            }
-        }
-    }
-
-    /// Reads frames for everyone until this caller's reply comes (or its
-    /// deadline passes, or the channel breaks); the caller holds the reading.
-    private func read(for sequence: UInt64, _ slot: Slot, until deadline: ContinuousClock.Instant) throws(Failure) -> FrameChannel.Frame {
-        // Its reply may have come while nobody read: the last reader put it
-        // in the slot, then let the reading go.
-        if Self.state(of: slot.word.load(ordering: .sequentiallyConsistent)) != .waiting || isBroken.load(ordering: .sequentiallyConsistent) {
-            // Its slot first: the reading it leaves must not be handed to itself.
-            let gaveUp = giveUp(slot, sequence)
-            leaveReading()
-            guard gaveUp else { return try take(settle(slot, sequence), slot) }
-            throw brokenFailure
-        }
-        while true {
-            let frame: FrameChannel.Frame
-            do {
-                frame = try channel.receive(until: deadline)
-            } catch {
-                switch error {
-                case .timedOut: break
-                case .closed: breakChannel(.closed)
-                case let .malformed(reason): breakChannel(.malformed(reason))
-                }
-                release(slot, sequence, from: .waiting)
-                leaveReading()
-                throw error.routerFailure
-            }
-            if frame.sequence == sequence {
-                release(slot, sequence, from: .waiting)
-                leaveReading()
-                return frame
-            }
-            // A reply no call waits for is dropped: its call gave up at its
-            // deadline (the child is being killed for it), or the child made it up.
-            deliver(.frame(frame), sequence: frame.sequence)
-        }
-    }
-
-    /// Puts `outcome` in the slot of `sequence` and wakes its owner, if it
-    /// still waits (or is still sending).
-    private func deliver(_ outcome: Outcome, sequence: UInt64) {
-        guard let slot = slot(for: sequence) else { return }
-        deliver(outcome, to: slot, sequence: sequence)
-    }
-
-    private func deliver(_ outcome: Outcome, to slot: Slot, sequence: UInt64) {
-        // From the state seen, again if it changed: its owner may move it
-        // from sending to waiting between two fixed guesses, and both miss.
-        let sending = Self.word(sequence, .sending), waiting = Self.word(sequence, .waiting)
-        var seen = slot.word.load(ordering: .sequentiallyConsistent)
-        while seen == sending || seen == waiting {
-            let (exchanged, original) = slot.word.compareExchange(expected: seen, desired: Self.word(sequence, .delivering), ordering: .sequentiallyConsistent)
-            if exchanged {
-                if seen == waiting { parked.subtract(1, ordering: .sequentiallyConsistent) }
-                slot.outcome = outcome
-                slot.word.store(Self.word(sequence, .delivered), ordering: .sequentiallyConsistent)
-                slot.wake.signal()
-                return
-            }
-            seen = original
-        }
-    }
-
-    /// This caller stops reading: it hands the reading to a waiting caller,
-    /// or lets it go and looks once more (a caller may have started waiting
-    /// while it still read), or closes the channel when a close asked for it.
-    private func leaveReading() {
-        while true {
-            if closeRequested.load(ordering: .sequentiallyConsistent) {
-                reading.store(Reading.closed.rawValue, ordering: .sequentiallyConsistent)
-                channel.close()
-                return
-            }
-            if handTurn() { return }
-            reading.store(Reading.nobody.rawValue, ordering: .sequentiallyConsistent)
-            guard anyWaiting() || closeRequested.load(ordering: .sequentiallyConsistent),
-                  reading.compareExchange(expected: Reading.nobody.rawValue, desired: Reading.someone.rawValue, ordering: .sequentiallyConsistent).exchanged
-            else { return }
-        }
-    }
-
-    /// Gives the reading (held) to one waiting caller.
-    private func handTurn() -> Bool {
-        guard parked.load(ordering: .sequentiallyConsistent) > 0 else { return false }
-        for slot in slots {
-            let word = slot.word.load(ordering: .sequentiallyConsistent)
-            guard Self.state(of: word) == .waiting else { continue }
-            if slot.word.compareExchange(expected: word, desired: Self.word(word >> Self.stateBits, .turn), ordering: .sequentiallyConsistent).exchanged {
-                parked.subtract(1, ordering: .sequentiallyConsistent)
-                slot.wake.signal()
-                return true
-            }
-        }
-        return false
-    }
-
-    private func anyWaiting() -> Bool { parked.load(ordering: .sequentiallyConsistent) > 0 }
-
     /// The channel broke: every request fails with `failure` (or the first failure), now and later.
-    private func breakChannel(_ failure: Failure) {
+    func breakChannel(_ failure: Failure) {
         let failure = broken.withLock { broken in
             if broken == nil { broken = failure }
             return broken ?? failure
@@ -386,6 +303,7 @@ final class ReplyRouter: Sendable {
         if reading.compareExchange(expected: Reading.nobody.rawValue, desired: Reading.closed.rawValue, ordering: .sequentiallyConsistent).exchanged {
             channel.close()
         }
+        endReader()
     }
 }
 

@@ -13,6 +13,8 @@ import Glibc
 struct IsolationBench {
     /// The IsolationFaults fixture, release-built: its `fault echo ...` and `fault bytes N` commands.
     let plugin: String
+    /// The AsyncQuoter fixture, release-built (the async path's rows); none: left out.
+    var asyncPlugin: String?
     static let calls = 20_000
 
     func run(into report: Report) {
@@ -51,6 +53,7 @@ struct IsolationBench {
                                 percentile(big, 0.5) * 1000 / Double(1 << 20), copy, copy * 1000 / Double(1 << 20)))
         transports(pipe: ["1 B": floor1, "4 KiB": floor4K, "1 MiB": floor1M], into: report)
         concurrent(isolated, into: report)
+        asyncPath(dir, into: report)
         pool(dir, into: report)
         startAndRestart(isolated, dir: dir, into: report)
         bounded(dir, into: report)
@@ -213,7 +216,7 @@ struct IsolationBench {
     }
 
     /// Nanoseconds for `callers` threads, started together behind a barrier, to each run `body`.
-    private func together(callers: Int, _ body: @escaping @Sendable () -> Void) -> Double {
+    func together(callers: Int, _ body: @escaping @Sendable () -> Void) -> Double {
         let start = DispatchSemaphore(value: 0), done = DispatchGroup()
         for _ in 0..<callers {
             done.enter()

@@ -46,7 +46,7 @@ func usageFailure() -> Never {
     usage: plugboard-bench --baseline DLOPEN_BASELINE --call-plugin RELEASE_PLUGIN.so [--malloc-counter COUNTER.so]
                            [--json FILE] [--reload PLUGBOARD V1.so V2.so EXAMPLE_PACKAGE SDK_DIR]
                            [--startup PLUGBOARD BENCH_PLUGIN.so DLOPEN_BASELINE [--spawner SPAWN_MEASURED]]
-                           [--isolation-plugin ISOLATION_FAULTS.so] [--slow-start-plugin BENCH_SLOW_START.so]
+                           [--isolation-plugin ISOLATION_FAULTS.so [--async-plugin ASYNC_QUOTER.so]] [--slow-start-plugin BENCH_SLOW_START.so]
                            [--dependency-plugin BENCH_DEP_PLUGIN.so (with --startup)] --plugins FILE...
 
     """
@@ -77,7 +77,9 @@ let dependencies = optionValues(arguments, "--dependency-plugin", count: 1)?.fir
     startup.map { DependencyBench(startup: $0, dependent: URL(fileURLWithPath: file).path) }
 }
 guard let callPlugin = optionValues(arguments, "--call-plugin", count: 1)?.first else { usageFailure() }
-let isolation = optionValues(arguments, "--isolation-plugin", count: 1)?.first.map { IsolationBench(plugin: URL(fileURLWithPath: $0).path) }
+let isolation = optionValues(arguments, "--isolation-plugin", count: 1)?.first.map {
+    IsolationBench(plugin: URL(fileURLWithPath: $0).path, asyncPlugin: optionValues(arguments, "--async-plugin", count: 1)?.first.map { URL(fileURLWithPath: $0).path })
+}
 let parallelStarts = optionValues(arguments, "--slow-start-plugin", count: 1)?.first.map { ParallelStartBench(template: URL(fileURLWithPath: $0).path) }
 let mallocCounter = optionValues(arguments, "--malloc-counter", count: 1)?.first.map { URL(fileURLWithPath: $0).path }
 let json = optionValues(arguments, "--json", count: 1)?.first ?? "bench/out/bench.json"

@@ -120,6 +120,28 @@ package final class ChildCgroup: Sendable {
         return usage
     }
 
+    /// Whether the kernel killed its process for memory, read once it was
+    /// reaped after a SIGKILL. The kernel counts the kill just after it
+    /// sends the signal (and prints its report), so a reaper can read the
+    /// count first: when the leaf hit its bound and no kill is counted yet,
+    /// it looks again for up to 200 ms.
+    package func killedForMemory() -> Bool {
+        var kills = usage().outOfMemoryKills ?? 0
+        guard kills == 0, hitMemoryBound else { return kills > 0 }
+        for _ in 0..<40 where kills == 0 {
+            usleep(5_000)
+            kills = usage().outOfMemoryKills ?? 0
+        }
+        return kills > 0
+    }
+
+    /// A charge failed at the memory bound (v1 `failcnt`, v2 `memory.events` max).
+    private var hitMemoryBound: Bool {
+        if version == 2 { return folders["v2"].flatMap { Self.field("max", in: $0 + "/memory.events") }.map { $0 > 0 } ?? false }
+        guard let leaf = folders["memory"] else { return false }
+        return [leaf + "/memory.failcnt", leaf + "/memory.memsw.failcnt"].contains { (Self.number($0) ?? 0) > 0 }
+    }
+
     /// Removes the leaf, once the child is reaped (its tasks gone). The
     /// memory it charged goes to the parent with it.
     package func remove() {

@@ -1,0 +1,69 @@
+import DemoInterfaces
+import Foundation
+import Plugboard
+import PlugboardHost
+import Synchronization
+
+/// Async callers against blocking threads on one isolated child (the
+/// fixture AsyncQuoter: an `async` quote and a blocking `echo` command):
+/// the async requirement's call is sent from its task and resumed by the
+/// reader of the replies, so it should cost what a thread's call costs;
+/// `withoutBlocking` hands each call to a host thread and back.
+extension IsolationBench {
+    func asyncPath(_ dir: String, into report: Report) {
+        guard let asyncPlugin else { return }
+        let folder = dir + "/async"
+        try? FileManager.default.createDirectory(atPath: folder + "/plugins", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        guard (try? FileManager.default.copyItem(atPath: asyncPlugin, toPath: folder + "/plugins/quoter.so")) != nil else {
+            print("  isolation bench: cannot copy \(asyncPlugin)")
+            return
+        }
+        var configuration = PluginHost.Configuration.with(
+            pluginsDirectory: folder + "/plugins", dataDirectory: folder + "/data", logSink: BenchSuite.quiet, cacheDirectory: folder + "/cache")
+        configuration.isolation.others = .isolated
+        let host = PluginHost(configuration: configuration)
+        host.declare(Quotes.self)
+        host.declare(Commands.self)
+        defer { host.shutdown() }
+        guard (try? host.start()) != nil, let quoter = host.registry.handle(for: Quotes.self).first,
+              let echo = host.registry.providers(of: Commands.self).first(where: { $0.name == "echo" }),
+              (try? echo.run(arguments: ["x"])) == "x"
+        else {
+            print("  isolation bench: the async fixture did not serve: \(host.diagnostics.map(\.description))")
+            return
+        }
+        let callers = 16, perCaller = 1_000
+        var rates: (threads: [Double], tasks: [Double], withoutBlocking: [Double]) = ([], [], [])
+        for _ in 0..<5 {
+            rates.threads.append(together(callers: callers) { for _ in 0..<perCaller { _ = try? echo.run(arguments: ["x"]) } })
+            rates.tasks.append(tasks(callers) { for _ in 0..<perCaller { _ = try? await quoter.quote("x") } })
+            rates.withoutBlocking.append(tasks(callers) {
+                for _ in 0..<perCaller { _ = try? await IsolatedCallPolicy.withoutBlocking { try echo.run(arguments: ["x"]) } }
+            })
+        }
+        let perCall = { (samples: [Double]) in samples.map { $0 / 1_000 / Double(callers * perCaller) } }
+        report.add("isolated async calls from 16 tasks (an async requirement), µs per call (wall)", unit: "µs", samples: perCall(rates.tasks),
+                   baselineName: "the same child's blocking calls from 16 threads", baseline: perCall(rates.threads), goal: .ratioAtMost(1.1),
+                   note: String(format: "%.0f calls/s from 16 tasks; go-plugin 1.0.1 net/rpc from 16 callers, issue 36 on this machine: 44,250",
+                                1_000_000 / Measure.median(perCall(rates.tasks))))
+        report.add("isolated blocking calls through withoutBlocking from 16 tasks, µs per call (wall)", unit: "µs",
+                   samples: perCall(rates.withoutBlocking),
+                   baselineName: "the same child's blocking calls from 16 threads", baseline: perCall(rates.threads))
+    }
+
+    /// Nanoseconds for `count` tasks, released together, to each run `body`.
+    private func tasks(_ count: Int, _ body: @escaping @Sendable () async -> Void) -> Double {
+        let done = DispatchSemaphore(value: 0)
+        let elapsed = Mutex<Double>(0)
+        Task {
+            let start = Measure.now()
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<count { group.addTask { await body() } }
+            }
+            elapsed.withLock { $0 = Double(Measure.now() - start) }
+            done.signal()
+        }
+        done.wait()
+        return elapsed.withLock { $0 }
+    }
+}
