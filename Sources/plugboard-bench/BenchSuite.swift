@@ -51,7 +51,7 @@ struct BenchSuite {
         if wanted("cli"), let startup, let greeter = plugins.first(where: { $0.hasSuffix("/libGreeter.so") }) {
             CommandLineBench(startup: startup, greeter: URL(fileURLWithPath: greeter).path).run(into: report)
         }
-        if wanted("isolation") { isolation?.run(into: report) }
+        if wanted("isolation") { isolation?.run(into: report) } else if only?.contains("async") == true { isolation?.runAsyncPath(into: report) }
         report.print(json: json)
     }
 

@@ -10,6 +10,14 @@ import Synchronization
 /// reader of the replies, so it should cost what a thread's call costs;
 /// `withoutBlocking` hands each call to a host thread and back.
 extension IsolationBench {
+    /// These rows alone (`PLUGBOARD_BENCH_ONLY=async`).
+    func runAsyncPath(into report: Report) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("plugboard-bench-async-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        report.begin("Isolated calls from async code (µs per call)")
+        asyncPath(dir, into: report)
+    }
+
     func asyncPath(_ dir: String, into report: Report) {
         guard let asyncPlugin else { return }
         let folder = dir + "/async"
@@ -25,11 +33,17 @@ extension IsolationBench {
         host.declare(Quotes.self)
         host.declare(Commands.self)
         defer { host.shutdown() }
-        guard (try? host.start()) != nil, let quoter = host.registry.handle(for: Quotes.self).first,
-              let echo = host.registry.providers(of: Commands.self).first(where: { $0.name == "echo" }),
-              (try? echo.run(arguments: ["x"])) == "x"
-        else {
-            print("  isolation bench: the async fixture did not serve: \(host.diagnostics.map(\.description))")
+        // A row left out says why: a bench that skips silently hides a regression.
+        let quoter: any Quoting, echo: any Command
+        do {
+            try host.start()
+            guard let found = host.registry.handle(for: Quotes.self).first,
+                  let command = host.registry.providers(of: Commands.self).first(where: { $0.name == "echo" })
+            else { throw BenchHostMissing(diagnostics: host.diagnostics.map(\.description)) }
+            guard try command.run(arguments: ["x"]) == "x" else { throw BenchHostMissing(diagnostics: ["echo answered wrong"]) }
+            (quoter, echo) = (found, command)
+        } catch {
+            print("  isolation bench: the async fixture did not serve: \(error)")
             return
         }
         let callers = 16, perCaller = 1_000

@@ -261,7 +261,7 @@ struct IsolationBench {
         return host
     }
 
-    private struct BenchHostMissing: Error, CustomStringConvertible {
+    struct BenchHostMissing: Error, CustomStringConvertible {
         let diagnostics: [String]
         var description: String { "no fault command; diagnostics: \(diagnostics.joined(separator: "; "))" }
     }
