@@ -71,7 +71,8 @@ package final class IsolatedChildProcess: Sendable {
         relay: @escaping @Sendable (HostRelay.Request) -> HostRelay.Answer,
         ended: @escaping @Sendable (Int32) -> Void
     ) -> Result<IsolatedChildProcess, IsolatedCallError> {
-        var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(program), nil]
+        // What `ps` shows: `plugboard-child <plugin id>` (the id is checked: no spaces or controls).
+        var arguments: [UnsafeMutablePointer<CChar>?] = [strdup("plugboard-child"), strdup(pluginID), nil]
         var extra = extra
         extra[PLUGBOARD_CGROUP_VARIABLE] = cgroup?.joinedByChild
         var entries: [UnsafeMutablePointer<CChar>?] = ChildEnvironment.make(

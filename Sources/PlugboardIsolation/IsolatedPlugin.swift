@@ -181,22 +181,25 @@ package final class IsolatedPlugin: Sendable {
     }
 
     package var status: IsolationStatus {
-        let (snapshot, running, kills) = state.withLock { state in
+        let spare = spare.withLock { $0.child }
+        let (snapshot, children, kills) = state.withLock { state in
             let running = state.phase == .running ? state.children.compactMap { $0 } : []
             var status = IsolationStatus(
                 mode: launch.request.sandbox == nil ? "isolated" : "sandboxed",
                 state: state.phase == .running && running.isEmpty ? "down" : state.phase.rawValue,
                 pid: running.first?.pid, restarts: state.restarts)
             if pooled { status.pool = running.map(\.pid) }
-            (status.timeouts, status.draining) = (state.timeouts, state.draining.count)
+            status.timeouts = state.timeouts
+            status.draining = state.draining.map(\.pid)
+            status.spare = spare?.pid
             if let needed = launch.request.sandbox?.needed, let report = state.sandbox {
                 status.sandbox = SandboxStatus(report, needed: needed)
             }
-            return (status, running, state.outOfMemoryKills)
+            return (status, running + state.draining + (spare.map { [$0] } ?? []), state.outOfMemoryKills)
         }
         // The cgroup's files read outside the lock calls and crashes take.
         var status = snapshot
-        if !running.isEmpty { status.resources = resources(of: running, outOfMemoryKills: kills) }
+        if !children.isEmpty { status.resources = resources(of: children, outOfMemoryKills: kills) }
         return status
     }
 

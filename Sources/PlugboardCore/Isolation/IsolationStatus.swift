@@ -12,13 +12,16 @@ public struct IsolationStatus: Sendable, Equatable, Codable {
     public var pool: [Int32]?
     /// Children started after a crash.
     public let restarts: Int
-    /// Calls that ran past their deadline (each failed alone; not crashes),
-    /// and children being drained because a cancelled call still ran in them.
+    /// Calls that ran past their deadline (each failed alone; not crashes).
     public var timeouts: Int?
-    public var draining: Int?
+    /// The pids of children being drained because a cancelled call still
+    /// ran in them (they end once their calls are done).
+    public var draining: [Int32]?
+    /// The pid of the spare child kept since a crash, waiting to take the next restart.
+    public var spare: Int32?
     /// What the running child's sandbox reached (nil: not sandboxed, or no child yet).
     public var sandbox: SandboxStatus?
-    /// What its running children use, and their bounds (nil: no child running).
+    /// What its children use (running, spare and draining), and their bounds (nil: no child).
     public var resources: ResourceUsage?
 
     package init(mode: String, state: String, pid: Int32? = nil, pool: [Int32]? = nil, restarts: Int, sandbox: SandboxStatus? = nil) {

@@ -58,8 +58,11 @@ import Glibc
         #expect(parking.waitForParked(15) == 15)
         let late = isolation.code { try IsolatedCallPolicy.withDeadline(.seconds(1)) { try command.run(arguments: ["hang"]) } }
         #expect(late == "plugin-timeout")
-        // The hung call ignores its cancel: the child is drained, not killed.
+        // The hung call ignores its cancel: the child is drained, not killed,
+        // and shown as such while the 15 hold it.
         #expect(drained.wait(timeout: .now() + 120) == .success)
+        let draining = host.snapshot().first { $0.id == "fixture.isolation-faults" }?.isolation
+        #expect(draining?.draining == Int32(before).map { [$0] } && draining?.pid == nil, "\(String(describing: draining))")
         parking.letParkedGo()
         parked.finished.wait()
         #expect(parked.results.withLock { $0 } == [String](repeating: "released", count: 15))
@@ -109,5 +112,7 @@ import Glibc
         #expect(try isolation.fault(host, "echo", "still") == "still")
         let record = try #require(host.snapshot().first { $0.id == "fixture.isolation-faults" })
         #expect(record.isolation?.state == "running" && record.isolation?.timeouts == 3 && record.crashes == 0, "\(String(describing: record.isolation))")
+        // Each drained child ended at once: no call of the host's waited on it.
+        #expect(record.isolation?.draining == [], "\(String(describing: record.isolation))")
     }
 }
