@@ -247,9 +247,18 @@ extension IsolatedPlugin {
         let (phase, found) = state.withLock { state -> (Phase, Current?) in
             switch state.phase {
             case .running:
+                // The least loaded child, a healthy one first: a child
+                // being watched after a call's deadline (pinged, perhaps
+                // about to be drained or killed) only when no other runs.
                 var best: Int?
+                func better(_ member: Int, than chosen: Int) -> Bool {
+                    guard let candidate = state.children[member], let current = state.children[chosen] else { return false }
+                    let (suspect, chosenSuspect) = (state.watched.contains(candidate.pid), state.watched.contains(current.pid))
+                    if suspect != chosenSuspect { return chosenSuspect }
+                    return state.load[member] < state.load[chosen]
+                }
                 for member in state.children.indices where state.children[member] != nil {
-                    if let chosen = best, state.load[chosen] <= state.load[member] { continue }
+                    if let chosen = best, !better(member, than: chosen) { continue }
                     best = member
                 }
                 guard let best, let child = state.children[best] else { return (.running, .down(member: 0)) }

@@ -110,4 +110,23 @@ import Glibc
         #expect(kill(pid_t(z) ?? 0, 0) == -1 && errno == ESRCH)
         second.wait()
     }
+
+    /// After a call ran past its deadline on one child, calls go to the
+    /// other while the first is watched (pinged; drained if the call still
+    /// runs): a healthy child first, though both are idle.
+    @Test func afterADeadlineCallsGoToTheHealthyChild() throws {
+        let dir = try TemporaryDirectory()
+        let timedOut = DispatchSemaphore(value: 0)
+        let host = try isolation.host(dir, isolation: Self.pool, events: { event in
+            if event.kind == .timedOut && event.detail.contains("ran past its deadline") { timedOut.signal() }
+        })
+        defer { host.shutdown() }
+        let command = try #require(host.registry.handle(for: Commands.self).first)
+        // Idle, calls go to the first child: the hung one does too.
+        let first = try isolation.fault(host, "pid")
+        #expect(isolation.code { try IsolatedCallPolicy.withDeadline(.milliseconds(300)) { try command.run(arguments: ["hang"]) } } == "plugin-timeout")
+        #expect(timedOut.wait(timeout: .now() + 120) == .success)
+        let served = try (0..<10).map { _ in try isolation.fault(host, "pid") }
+        #expect(!served.contains(first), "\(served) beside \(first)")
+    }
 }
