@@ -13,7 +13,7 @@ PLUGBOARD    := .build/$(CONFIG)/plugboard
 # required by version may not carry unsafe flags).
 STRICT       := -Xswiftc -warnings-as-errors
 
-.PHONY: all build sdk host examples examples-tested test-examples run fixtures prerequisites test test-builds test-checks check test-tsan tsan-build test-tsan-run bench bench-check bench-record bench-counter bench-counter-built instructions-check profile api-check api-check-built api-record api-record-host docs docs-built doc-references fuzz fuzz-replay layers clean help
+.PHONY: all build sdk host examples example-service examples-tested test-examples run fixtures prerequisites test test-builds test-checks check test-tsan tsan-build test-tsan-run bench bench-check bench-record bench-counter bench-counter-built instructions-check profile api-check api-check-built api-record api-record-host docs docs-built doc-references fuzz fuzz-replay layers clean help
 
 all: build
 
@@ -30,6 +30,7 @@ help:
 	@echo "make api-record-host  make the host library's API as built now the recorded baseline (once the change is in CHANGELOG.md)"
 	@echo "make bench    run the benchmarks (release build); the summary also goes to $(BENCH_JSON)"
 	@echo "make bench-check   instruction counts (callgrind) against $(INSTRUCTION_COUNTS); fails on growth over 3%"
+	@echo "make example-service  Examples/ServiceHost: a host in a swift-service-lifecycle ServiceGroup, stopped with SIGTERM (not in make test)"
 	@echo "make bench-record  record the counts again after a deliberate change"
 	@echo "make profile  the benchmarks under perf record (call graphs in $(PROFILE_DATA))"
 	@echo "make fuzz     libFuzzer + AddressSanitizer on every parser of untrusted input, FUZZ_SECONDS (60) each"
@@ -253,6 +254,12 @@ bench: fixtures examples
 		--dependency-plugin $(CURDIR)/Tests/Fixtures/.build/debug/libBenchDepPlugin.so \
 		--slow-start-plugin $(CURDIR)/Tests/Fixtures/.build/debug/libBenchSlowStart.so \
 		--plugins $(BENCH_PLUGINS)
+
+# A host in a swift-service-lifecycle ServiceGroup, its plugins' logs
+# through swift-log: Examples/ServiceHost, built against the real packages
+# (by GitHub URL), stopped with SIGTERM. Not in `make test`.
+example-service: examples
+	sh Examples/ServiceHost/check
 
 # The regression gate: instructions counted by callgrind for a few paths
 # (warm start of 50 plugins, one activation, a handle call, a typed publish,
