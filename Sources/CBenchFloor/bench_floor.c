@@ -49,6 +49,56 @@ int bench_pipe_pingpong(int rounds, size_t bytes, double *samples) {
 }
 
 #include <sched.h>
+#include <sys/resource.h>
+
+static int pin_to(pid_t pid, int cpu) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return sched_setaffinity(pid, sizeof one, &one);
+}
+
+int bench_pipe_pingpong_cpu(int rounds, size_t bytes, int caller_cpu, int peer_cpu, double *cpu_ns) {
+    int ping[2], pong[2];
+    if (pipe(ping) != 0) return errno;
+    if (pipe(pong) != 0) return errno;
+    char *buffer = calloc(1, bytes);
+    cpu_set_t saved;
+    sched_getaffinity(0, sizeof saved, &saved);
+    if (caller_cpu >= 0 && pin_to(0, caller_cpu) != 0) return errno;
+    pid_t pid = fork();
+    if (pid < 0) return errno;
+    if (pid == 0) {
+        // The child only pins itself, reads, writes and exits: safe after fork in a threaded process.
+        if (peer_cpu >= 0) pin_to(0, peer_cpu);
+        close(ping[1]);
+        close(pong[0]);
+        while (transfer(ping[0], buffer, bytes, 0) == 0 && transfer(pong[1], buffer, bytes, 1) == 0) {}
+        _exit(0);
+    }
+    close(ping[0]);
+    close(pong[1]);
+    // One round first: the child has pinned itself and is waiting.
+    transfer(ping[1], buffer, bytes, 1);
+    transfer(pong[0], buffer, bytes, 0);
+    struct timespec start, end;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
+    int done = 0;
+    for (; done < rounds; done++) {
+        if (transfer(ping[1], buffer, bytes, 1) != 0 || transfer(pong[0], buffer, bytes, 0) != 0) break;
+    }
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &end);
+    close(ping[1]);
+    close(pong[0]);
+    struct rusage usage;
+    wait4(pid, NULL, 0, &usage);
+    sched_setaffinity(0, sizeof saved, &saved);
+    free(buffer);
+    double caller = (double)(end.tv_sec - start.tv_sec) * 1e9 + (double)(end.tv_nsec - start.tv_nsec);
+    double peer = (double)(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e9 + (double)(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e3;
+    *cpu_ns = done > 0 ? (caller + peer) / done : 0;
+    return 0;
+}
 
 static cpu_set_t bench_saved_affinity;
 static int bench_pinned;
@@ -65,6 +115,27 @@ int bench_pin_to_one_cpu(void) {
         return 0;
     }
     return -1;
+}
+
+int bench_allowed_cpus(int *cpus, int max) {
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return 0;
+    int count = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE && count < max; cpu++) {
+        if (CPU_ISSET(cpu, &allowed)) cpus[count++] = cpu;
+    }
+    return count;
+}
+
+int bench_pin_thread_to(int cpu) {
+    if (!bench_pinned && sched_getaffinity(0, sizeof bench_saved_affinity, &bench_saved_affinity) != 0) return -1;
+    if (pin_to(0, cpu) != 0) return -1;
+    bench_pinned = 1;
+    return 0;
+}
+
+int bench_pin_task(int tid, int cpu) {
+    return pin_to((pid_t)tid, cpu);
 }
 
 void bench_unpin(void) {

@@ -51,7 +51,11 @@ struct BenchSuite {
         if wanted("cli"), let startup, let greeter = plugins.first(where: { $0.hasSuffix("/libGreeter.so") }) {
             CommandLineBench(startup: startup, greeter: URL(fileURLWithPath: greeter).path).run(into: report)
         }
-        if wanted("isolation") { isolation?.run(into: report) } else if only?.contains("async") == true { isolation?.runAsyncPath(into: report) }
+        if wanted("isolation") { isolation?.run(into: report) } else if let only, let isolation {
+            // Parts of the isolation group alone: PLUGBOARD_BENCH_ONLY=async or cpu.
+            if only.contains("async") { isolation.runAsyncPath(into: report) }
+            if only.contains("cpu") { isolation.runCPU(into: report) }
+        }
         report.print(json: json)
     }
 

@@ -51,6 +51,7 @@ struct IsolationBench {
                    baselineName: "C pipe ping-pong, 1 MiB, p50", baseline: [percentile(floor1M, 0.5)],
                    note: String(format: "%.2f ns per byte; memcpy of 1 MiB here: %.1f µs (%.3f ns per byte)",
                                 percentile(big, 0.5) * 1000 / Double(1 << 20), copy, copy * 1000 / Double(1 << 20)))
+        cpuPerCall(dir, into: report)
         transports(pipe: ["1 B": floor1, "4 KiB": floor4K, "1 MiB": floor1M], into: report)
         concurrent(isolated, into: report)
         asyncPath(dir, into: report)
