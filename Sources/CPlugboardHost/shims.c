@@ -5,7 +5,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -94,7 +96,19 @@ int plugboard_pipe(int fds[2], int nonblocking) {
     return pipe2(fds, O_CLOEXEC | (nonblocking ? O_NONBLOCK : 0)) == 0 ? 0 : errno;
 }
 
+static _Atomic int sigpipe_ignored;
+
+void plugboard_ignore_sigpipe(void) {
+    struct sigaction ignore;
+    memset(&ignore, 0, sizeof ignore);
+    ignore.sa_handler = SIG_IGN;
+    if (sigaction(SIGPIPE, &ignore, NULL) == 0) sigpipe_ignored = 1;
+}
+
 ssize_t plugboard_write_no_sigpipe(int fd, const void *bytes, size_t count) {
+    // (A plugin that sets SIGPIPE's handler again in a child gets it on a
+    // write to a host that is gone: the child ends then anyway.)
+    if (sigpipe_ignored) return write(fd, bytes, count);
     sigset_t pipe_only, previous, pending;
     sigemptyset(&pipe_only);
     sigaddset(&pipe_only, SIGPIPE);

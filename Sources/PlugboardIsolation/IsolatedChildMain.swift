@@ -63,7 +63,26 @@ final class IsolatedChild: @unchecked Sendable {
     let calls = (0..<16).map { _ in CallShard() }
 
     final class CallShard: Sendable {
-        let tasks = Mutex<[UInt64: Task<Void, Never>]>([:])
+        /// The tasks of the calls running, and calls whose task ended
+        /// before the reading thread recorded it (it is made outside the
+        /// lock: with the lock held, a fast call's task spun on it).
+        private let state = Mutex<(tasks: [UInt64: Task<Void, Never>], ended: Set<UInt64>)>(([:], []))
+
+        func started(_ sequence: UInt64, _ task: Task<Void, Never>) {
+            state.withLock { state in
+                if state.ended.remove(sequence) == nil { state.tasks[sequence] = task }
+            }
+        }
+
+        func ended(_ sequence: UInt64) {
+            state.withLock { state in
+                if state.tasks.removeValue(forKey: sequence) == nil { state.ended.insert(sequence) }
+            }
+        }
+
+        func task(_ sequence: UInt64) -> Task<Void, Never>? { state.withLock { $0.tasks[sequence] } }
+
+        var running: [Task<Void, Never>] { state.withLock { Array($0.tasks.values) } }
     }
 
     func shard(_ sequence: UInt64) -> CallShard { calls[Int(sequence & 15)] }
@@ -107,6 +126,8 @@ final class IsolatedChild: @unchecked Sendable {
     }
 
     func run() async {
+        // This process is the host library's: a write to a host that is gone is EPIPE, never a signal.
+        plugboard_ignore_sigpipe()
         let start: FrameChannel.Frame
         do {
             start = try channel.receive(until: nil)
@@ -135,17 +156,15 @@ final class IsolatedChild: @unchecked Sendable {
             switch IsolationProtocol.Kind(rawValue: frame.kind) {
             case .call?:
                 let sequence = frame.sequence
-                shard(sequence).tasks.withLock { tasks in
-                    let task = Task(executorPreference: threads) {
-                        await self.serve(frame)
-                        _ = self.shard(sequence).tasks.withLock { $0.removeValue(forKey: sequence) }
-                    }
-                    tasks[sequence] = task
-                    // Its cancel came first (the host cancels as it sends).
-                    if !earlyCancels.isEmpty, earlyCancels.remove(sequence) != nil { task.cancel() }
+                let task = Task(executorPreference: threads) {
+                    await self.serve(frame)
+                    self.shard(sequence).ended(sequence)
                 }
+                shard(sequence).started(sequence, task)
+                // Its cancel came first (the host cancels as it sends).
+                if !earlyCancels.isEmpty, earlyCancels.remove(sequence) != nil { task.cancel() }
             case .cancel?:
-                if let task = shard(frame.sequence).tasks.withLock({ $0[frame.sequence] }) {
+                if let task = shard(frame.sequence).task(frame.sequence) {
                     task.cancel()
                 } else {
                     // Not read yet (cancelled as it arrives), or answered
@@ -159,7 +178,7 @@ final class IsolatedChild: @unchecked Sendable {
                 // whose calls are stuck still answers (it is slow, not dead).
                 var asked: UInt64 = 0
                 _ = withUnsafeMutableBytes(of: &asked) { frame.payload.prefix(8).copyBytes(to: $0) }
-                let runs = shard(UInt64(littleEndian: asked)).tasks.withLock { $0[UInt64(littleEndian: asked)] != nil }
+                let runs = shard(UInt64(littleEndian: asked)).task(UInt64(littleEndian: asked)) != nil
                 answer(.pong, frame.sequence, [runs ? 1 : 0])
             case .saveState?: sendState(frame.sequence)
             case .event?:
@@ -195,7 +214,7 @@ final class IsolatedChild: @unchecked Sendable {
         }
         // The host closed the channel: the calls in flight are answered
         // before the plugin is deactivated.
-        for call in calls.flatMap({ $0.tasks.withLock { Array($0.values) } }) { await call.value }
+        for call in calls.flatMap(\.running) { await call.value }
         // And the event handlers queued before it.
         eventHandlers.sync {}
         plugin?.deactivate()
