@@ -109,7 +109,7 @@ package final class IsolatedPlugin: Sendable {
 
     let pluginID: String
     let path: String
-    let generation: Int
+    package let generation: Int
     let launch: Launch
     /// One per call in flight (the limit times the pool's children); a
     /// stop or a state save takes them all.

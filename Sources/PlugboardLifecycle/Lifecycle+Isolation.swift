@@ -165,6 +165,7 @@ extension Lifecycle {
         let current = table.withLock { table -> LivePlugin? in
             guard let index = table.live.firstIndex(where: { $0.id == id && $0.generation == generation }) else { return nil }
             let current = table.live.remove(at: index)
+            table.quarantinedIsolated[id] = current.isolated
             table.stopActive(id, .quarantined(path: current.path, quarantine: quarantine))
             // This generation's providers only: a reload may have published the next.
             registry.removeProviders(of: id, generation: generation)

@@ -1,4 +1,5 @@
 import PlugboardCore
+import PlugboardIsolation
 import PlugboardAdmission
 import PlugboardCatalog
 
@@ -24,6 +25,9 @@ struct PluginTable: Sendable {
     var claimed: [String: String] = [:]
     /// Running plugins, in activation order.
     var live: [LivePlugin] = []
+    /// The last generation of each isolated plugin quarantined for its
+    /// crashes: its counters stay in the snapshot.
+    var quarantinedIsolated: [String: IsolatedPlugin] = [:]
     /// The host shut down: nothing is discovered or started any more.
     var closed = false
     /// The host is shutting down: no start begins, those under way finish.

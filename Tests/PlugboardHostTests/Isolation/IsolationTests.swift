@@ -303,6 +303,10 @@ import Glibc
         #expect(record.quarantine?.signal == "SIGSEGV")
         #expect(record.quarantine?.crashes == 3)
         #expect(host.diagnostics.contains { $0.code == "isolated-quarantined" })
+        // Its counters stay in the snapshot (they were lost with its generation).
+        let snapshot = try #require(host.snapshot().first { $0.id == "fixture.isolation-faults" })
+        #expect(snapshot.status == "quarantined" && snapshot.calls == 3 && snapshot.failures == 3 && snapshot.crashes == 3
+                && snapshot.isolation?.state == "quarantined", "\(snapshot)")
         host.shutdown()
         let next = try self.host(dir)
         defer { next.shutdown() }
