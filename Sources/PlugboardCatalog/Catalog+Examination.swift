@@ -126,8 +126,14 @@ extension Catalog {
             case let .plugin(plugin): result = .plugin(plugin)
             case let .rejected(code, reason) where code == "load-failed":
                 // Depends on the machine (a library it needs, memory), not
-                // only on the file: reported, not remembered.
+                // only on the file: reported, not remembered; and what was
+                // remembered of the file goes (a later look without
+                // --rescan must not show an answer this one contradicted).
                 examined[job.index].record.fail(.reported(path: path, code: code, reason: reason))
+                if entries[path] != nil {
+                    entries[path] = nil
+                    changed = true
+                }
                 continue
             case let .rejected(code, reason): result = .rejected(code: code, reason: reason)
             case var .quarantined(quarantine):
@@ -135,8 +141,13 @@ extension Catalog {
                 quarantine.taint = journal.taint?.codes
                 result = .quarantined(quarantine)
             case let .unavailable(detail):
-                // Not cached: nothing was learned about the file.
+                // Not cached: nothing was learned about the file (and the
+                // old answer goes, as above).
                 examined[job.index].record.fail(.scannerUnavailable(path: path, detail: detail))
+                if entries[path] != nil {
+                    entries[path] = nil
+                    changed = true
+                }
                 continue
             }
             let entry = CacheEntry(identity: job.image.identity, hash: ContentHash.text(job.image.hash), result: result, details: record.file)

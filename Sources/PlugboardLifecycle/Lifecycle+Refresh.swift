@@ -9,7 +9,7 @@ extension Lifecycle {
     /// reads check nothing, so it would never see them), and reloads active
     /// plugins whose file changed.
     package func refresh(discovering: () throws(PluginDirectory.ScanError) -> [PluginRecord]) throws(PluginDirectory.ScanError) -> RefreshOutcome {
-        let before = Set(records.map(\.path))
+        let before = Dictionary(records.map { ($0.path, $0.status) }, uniquingKeysWith: { first, _ in first })
         let (changed, gone) = changedFiles()
         retire(gone)
         let reexamined = forgetChangedFiles()
@@ -20,8 +20,15 @@ extension Lifecycle {
             activate(pluginIDs: table.withLock { table in handled.reduce(into: Set<String>()) { $0.formUnion(table.availableIDs(providing: $1)) } })
         }
         let reloaded = changed.map { reload($0.id, from: $0.path, verification: .load, beforeActing: { _ in }) }
-        let added = withIsolation(current(discovered)).filter { !before.contains($0.path) }
-        return RefreshOutcome(added: added, reloaded: reloaded, removed: gone.map(\.id), reexamined: reexamined)
+        let now = withIsolation(current(discovered))
+        let added = now.filter { before[$0.path] == nil }
+        let reloadedPaths = Set(changed.map(\.path))
+        var outcome = RefreshOutcome(added: added, reloaded: reloaded, removed: gone.map(\.id), reexamined: reexamined)
+        outcome.changed = now.compactMap { record in
+            guard let previous = before[record.path], previous != record.status, !reloadedPaths.contains(record.path) else { return nil }
+            return RefreshOutcome.StatusChange(record: record, previous: previous)
+        }
+        return outcome
     }
 
     /// Active plugins whose file changed (to reload) or is gone (to retire),

@@ -13,6 +13,15 @@ public struct RefreshOutcome: Sendable {
     /// Available plugins whose file changed or went away: examined again on
     /// this refresh, or forgotten.
     public let reexamined: [String]
+    /// Files known before whose standing changed, not by a reload (a
+    /// quarantined plugin's file installed again is examined again).
+    public var changed: [StatusChange] = []
+
+    /// A known file's record now, and its status before the refresh.
+    public struct StatusChange: Sendable {
+        public let record: PluginRecord
+        public let previous: PluginStatus
+    }
 }
 
 extension RefreshOutcome {
@@ -21,6 +30,10 @@ extension RefreshOutcome {
         var parts = added.map { "added \($0.id ?? $0.path) (\($0.status.rawValue))" }
         parts += reloaded.map { "reloaded \($0.pluginID)" + ($0.error.map { " failed: [\($0.code.rawValue)] \($0.reason)" } ?? "") }
         parts += removed.map { "removed \($0)" }
+        parts += changed.map { change in
+            "\(change.record.id ?? change.record.path): \(change.previous.rawValue) -> \(change.record.status.rawValue)"
+                + (change.record.code.map { " [\($0)] \(change.record.reason ?? "")" } ?? "")
+        }
         return parts.isEmpty ? "plugins directory changed: nothing to do" : parts.joined(separator: "; ")
     }
 }

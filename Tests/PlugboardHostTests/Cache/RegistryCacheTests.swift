@@ -260,4 +260,24 @@ import Testing
             #expect(after.diagnostics.isEmpty, "round \(round): \(after.diagnostics)")
         }
     }
+
+    /// A rescan that could not confirm a file (here its scanner cannot be
+    /// started: `scanner-unavailable`, which is not remembered) drops the
+    /// remembered answer: the next look without `--rescan` examines the
+    /// file again instead of showing what the rescan contradicted.
+    @Test func aRescanThatDisagreesLeavesNoStaleEntry() throws {
+        let dir = try installed(), cache = try TemporaryDirectory()
+        try discoverOnce(dir, cache)
+        var broken = configuration(dir, cache)
+        broken.scanner = ScannerSettings(executable: dir.file("no-such-scanner"))
+        try withHost(broken) { host in
+            let records = host.discover(files: [dir.file("libAlpha.so")], rescan: true)
+            #expect(records.map(\.code) == ["scanner-unavailable"], "\(records)")
+        }
+        let next = host(dir, cache)
+        defer { next.shutdown() }
+        let records = next.discover(files: [dir.file("libAlpha.so")])
+        #expect(records.map(\.status) == [.available])
+        #expect(next.lastDiscovery.filesScanned == 1, "examined again, not answered from the cache")
+    }
 }
