@@ -20,7 +20,9 @@ enum NewCommand: CLICommand {
         SDK by URL and version with --sdk-url (or $PLUGBOARD_SDK_URL), else by path (--sdk-path, \
         default: the SDK next to this tool's checkout). An interface package must take the SDK the \
         way its host and plugins do (--sdk-url beside their URL dependencies), or SwiftPM finds two \
-        packages declaring a product named Plugboard. \
+        packages declaring a product named Plugboard. With --uses-interface PATH, the plugin also \
+        depends on the interface package at PATH and provides its extension points (a provider \
+        written for each whose protocol asks only for a name, a note for the others). \
         Exits 0 when written, 1 if the directory exists or cannot be written, 64 on wrong usage.
         """,
         options: [
@@ -30,6 +32,7 @@ enum NewCommand: CLICommand {
             .init(long: "--sdk-path", valueName: "path", help: "Depend on the SDK package at this path (default: the SDK next to this tool's checkout)."),
             .init(long: "--sdk", valueName: "path", help: "Same as --sdk-path."),
             .init(long: "--interface", help: "Write an interface package (a host's extension point) instead of a plugin."),
+            .init(long: "--uses-interface", valueName: "path", help: "The plugin depends on the interface package at PATH and provides its points."),
         ],
         positionals: [.init(name: "name", help: "Package and type name: letters and digits, starting with a letter.")])
 
@@ -63,6 +66,10 @@ enum NewCommand: CLICommand {
             return ExitStatus.failure
         }
         let interface = arguments.flag("--interface")
+        let used = try arguments.value("--uses-interface").map { path throws(UsageError) -> UsedInterface in
+            guard !interface else { throw UsageError(message: "--uses-interface is for a plugin, not with --interface", command: spec.name) }
+            return try UsedInterface.read(absolute(path), command: spec.name)
+        }
         do {
             try FileManager.default.createDirectory(atPath: root + "/Sources/\(name)", withIntermediateDirectories: true)
             try ".build/\n.swiftpm/\nPackage.resolved\n".write(toFile: root + "/.gitignore", atomically: true, encoding: .utf8)
@@ -72,10 +79,10 @@ enum NewCommand: CLICommand {
                     .write(toFile: root + "/Sources/\(name)/\(name).swift", atomically: true, encoding: .utf8)
             } else {
                 try FileManager.default.createDirectory(atPath: root + "/Tests/\(name)Tests", withIntermediateDirectories: true)
-                try ScaffoldTemplates.manifest(name: name, sdk: sdk).write(toFile: root + "/Package.swift", atomically: true, encoding: .utf8)
-                try ScaffoldTemplates.source(name: name, id: id)
+                try ScaffoldTemplates.manifest(name: name, sdk: sdk, uses: used).write(toFile: root + "/Package.swift", atomically: true, encoding: .utf8)
+                try ScaffoldTemplates.source(name: name, id: id, uses: used)
                     .write(toFile: root + "/Sources/\(name)/\(name).swift", atomically: true, encoding: .utf8)
-                try ScaffoldTemplates.test(name: name, id: id)
+                try ScaffoldTemplates.test(name: name, id: id, uses: used)
                     .write(toFile: root + "/Tests/\(name)Tests/\(name)Tests.swift", atomically: true, encoding: .utf8)
             }
         } catch {
@@ -90,7 +97,10 @@ enum NewCommand: CLICommand {
           swift build --package-path \(root)
 
         """ : """
-        Created plugin \(id) in \(root) (SDK \(sdk.description))
+        Created plugin \(id) in \(root) (SDK \(sdk.description))\(used.map { used in
+            "\nIt provides " + used.points.map { $0.nameOnly ? $0.point : "\($0.point) (write its provider: see the note in the source)" }.joined(separator: ", ")
+                + " of \(used.module); a host without \(used.product) linked needs lib\(used.product).so in its plugins directory's lib/."
+        } ?? "")
         Next:
           swift test --package-path \(root)     # its test, with PluginHarness
           plugboard dev \(root)                  # build, load, and reload on every save

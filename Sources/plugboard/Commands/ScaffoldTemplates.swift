@@ -37,18 +37,20 @@ enum ScaffoldTemplates {
     /// A package with one dynamic library depending on the SDK and, for a
     /// plugin, a test target.
     static func manifest(
-        name: String, sdk: SDKDependency, tests: Bool = true,
+        name: String, sdk: SDKDependency, tests: Bool = true, uses interface: UsedInterface? = nil,
         purpose: String = "// A Plugboard plugin: one dynamic library, depending on the SDK only."
     ) -> String {
+        let used = interface.map { ", .product(name: \"\($0.product)\", package: \"\($0.identity)\")" } ?? ""
         let testTarget = !tests ? "" : """
                     // Tests with the SDK's PluginHarness: no host needed.
                     .testTarget(
                         name: "\(name)Tests",
-                        dependencies: ["\(name)", .product(name: "Plugboard", package: "\(sdk.identity)")],
+                        dependencies: ["\(name)", .product(name: "Plugboard", package: "\(sdk.identity)")\(used)],
                         swiftSettings: [.swiftLanguageMode(.v6)]
                     ),
 
             """
+        let purpose = interface.map { "// A Plugboard plugin: one dynamic library, depending on the SDK and the\n// interface package at \($0.path), whose points it provides." } ?? purpose
         return """
         // swift-tools-version: 6.0
         \(purpose)
@@ -60,12 +62,12 @@ enum ScaffoldTemplates {
                 .library(name: "\(name)", type: .dynamic, targets: ["\(name)"])
             ],
             dependencies: [
-                \(sdk.packageLine)
+                \(sdk.packageLine)\(interface.map { ",\n        .package(path: \"\($0.path)\")" } ?? "")
             ],
             targets: [
                 .target(
                     name: "\(name)",
-                    dependencies: [.product(name: "Plugboard", package: "\(sdk.identity)")],
+                    dependencies: [.product(name: "Plugboard", package: "\(sdk.identity)")\(used)],
                     swiftSettings: [.swiftLanguageMode(.v6)]
                 ),
         \(testTarget)    ]
@@ -74,10 +76,33 @@ enum ScaffoldTemplates {
         """
     }
 
-    static func source(name: String, id: String) -> String {
+    static func source(name: String, id: String, uses interface: UsedInterface? = nil) -> String {
         let command = name.lowercased()
+        let points = interface?.points ?? []
+        let written = points.filter(\.nameOnly)
+        let contributions = ["[.provider(\(name)Command(greeting: greeting), for: Commands.self)"]
+            + written.map { ".provider(\(name)\($0.point)(), for: \($0.point).self)" }
+        let providers = written.map { point in
+            """
+
+            /// A provider of \(point.point), from the interface package \(interface?.module ?? "").
+            struct \(name)\(point.point): \(point.provider) {
+                let name = "\(command)"
+            }
+
+            """
+        }.joined()
+        let unwritten = points.filter { !$0.nameOnly }.map { point in
+            """
+
+            // Provide \(point.point): a type conforming to \(point.provider), contributed as
+            // `.provider(MyProvider(), for: \(point.point).self)`, and `\(point.point).interface` in `provides:`.
+
+            """
+        }.joined()
+        let provides = (["Commands.interface"] + written.map { "\($0.point).interface" }).joined(separator: ", ")
         return """
-        import Plugboard
+        \(interface.map { "import \($0.module)\n" } ?? "")import Plugboard
 
         /// The plugin: the host creates it once per load and asks for its providers.
         final class \(name): Plugin {
@@ -90,10 +115,10 @@ enum ScaffoldTemplates {
             }
 
             func contributions() -> [Contribution] {
-                [.provider(\(name)Command(greeting: greeting), for: Commands.self)]
+                \(contributions.joined(separator: ",\n         "))]
             }
         }
-
+        \(providers)\(unwritten)
         /// `\(command) [NAME]`
         struct \(name)Command: Command {
             let greeting: String
@@ -110,17 +135,28 @@ enum ScaffoldTemplates {
         public func plugboardEntry() -> UnsafeRawPointer {
             PluginExport.descriptor(
                 for: \(name).self, id: "\(id)", version: "0.1.0",
-                provides: [Commands.interface],
+                provides: [\(provides)],
                 services: [Services.Configuration.id])
         }
 
         """
     }
 
-    static func test(name: String, id: String) -> String {
+    static func test(name: String, id: String, uses interface: UsedInterface? = nil) -> String {
         let command = name.lowercased()
+        let pointTests = (interface?.points ?? []).filter(\.nameOnly).map { point in
+            """
+
+                @Test func provides\(point.point)() throws {
+                    let harness = try PluginHarness(\(name).self, id: "\(id)")
+                    try harness.activate()
+                    #expect(harness.providers(of: \(point.point).self).map(\\.name) == ["\(command)"])
+                }
+
+            """
+        }.joined()
         return """
-        import Plugboard
+        \(interface.map { "import \($0.module)\n" } ?? "")import Plugboard
         import Testing
         @testable import \(name)
 
@@ -138,7 +174,7 @@ enum ScaffoldTemplates {
                 let command = try #require(harness.providers(of: Commands.self).first)
                 #expect(try command.run(arguments: []) == "Howdy from \(name), world!")
             }
-        }
+        \(pointTests)}
 
         """
     }

@@ -313,6 +313,12 @@ extension SwiftPMBuilding {
             #expect(run.stdout == "Hello from Hello, Ada!\n", "\(run.stderr)")
             #expect(try runProcess(Fixtures.executable("plugboard"), ["new", "Hello", "--dir", dir.path, "--sdk", sdk]).status == 1)
             #expect(try runProcess(Fixtures.executable("plugboard"), ["new", "9lives", "--sdk", sdk]).status == 64)
+            // --uses-interface needs an interface package: the message says what is missing.
+            let notPackage = try runProcess(Fixtures.executable("plugboard"), ["new", "Other", "--dir", dir.path, "--sdk", sdk, "--uses-interface", dir.path])
+            #expect(notPackage.status == 64 && notPackage.stderr.contains("no readable Package.swift"), "\(notPackage.stderr)")
+            let noPoint = try runProcess(Fixtures.executable("plugboard"), ["new", "Other", "--dir", dir.path, "--sdk", sdk, "--uses-interface", package])
+            #expect(noPoint.status == 64 && noPoint.stderr.contains("declares no public ExtensionPoint"), "\(noPoint.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: dir.file("Other")), "nothing written on a usage error")
         }
     }
 }

@@ -24,7 +24,12 @@ extension SwiftPMBuilding {
             #expect(created.status == 0, "\(created.stderr)")
             let interface = work.file("Exporters")
             let plugin = work.file("CSVExporter")
-            try writeExporterPlugin(at: plugin, sdk: (".package(path: \"\(sdk)\")", "SDK"), interface: interface)
+            // The plugin: scaffolded against the interface package, its provider written (`--uses-interface`).
+            let scaffolded = try runProcess(
+                Fixtures.executable("plugboard"),
+                ["new", "CSVExporter", "--uses-interface", interface, "--id", "com.example.csv", "--dir", work.path, "--sdk-path", sdk])
+            #expect(scaffolded.status == 0, "\(scaffolded.stderr)")
+            #expect(scaffolded.stdout.contains("It provides Exporters of Exporters"), "\(scaffolded.stdout)")
             let builds = work.file("builds"), build = builds + "/debug"
             let builtInterface = try swiftBuild(interface, in: builds)
             #expect(builtInterface.status == 0, "\(builtInterface.stdout)\(builtInterface.stderr)")
