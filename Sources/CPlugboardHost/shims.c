@@ -61,8 +61,34 @@ static void run_foundation_loop_if_linked(void) {
     for (;;) run(*mode, 1e10, 0);
 }
 
+// The child's start tells its main thread, before the plugin is loaded,
+// whether the plugin (or an interface library it links) needs Foundation:
+// then the main thread loads it, so CoreFoundation takes this thread for
+// the main one; else the child never maps Foundation (it is not linked:
+// the lean child).
+static pthread_mutex_t main_thread_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t main_thread_changed = PTHREAD_COND_INITIALIZER;
+static int main_thread_state;  // 0: undecided, 1: decided, 2: done
+static int main_thread_foundation;
+
+int plugboard_prepare_main_thread(int foundation) {
+    pthread_mutex_lock(&main_thread_lock);
+    main_thread_foundation = foundation;
+    main_thread_state = 1;
+    pthread_cond_broadcast(&main_thread_changed);
+    while (main_thread_state != 2) pthread_cond_wait(&main_thread_changed, &main_thread_lock);
+    pthread_mutex_unlock(&main_thread_lock);
+    return dlopen("libFoundation.so", RTLD_LAZY | RTLD_NOLOAD) != NULL;
+}
+
 void plugboard_serve_main_queue(void) {
-    // Before any plugin is loaded: Foundation now is the program's own.
+    pthread_mutex_lock(&main_thread_lock);
+    while (main_thread_state == 0) pthread_cond_wait(&main_thread_changed, &main_thread_lock);
+    if (main_thread_foundation) dlopen("libFoundation.so", RTLD_NOW | RTLD_GLOBAL);
+    main_thread_state = 2;
+    pthread_cond_broadcast(&main_thread_changed);
+    pthread_mutex_unlock(&main_thread_lock);
+    // Before the plugin is loaded: Foundation, if it is here, is the program's own.
     run_foundation_loop_if_linked();
     int handle = _dispatch_get_main_queue_handle_4CF();
     for (;;) {

@@ -5,11 +5,11 @@
 // that depends on PlugboardHost, where the host looks for it
 // (`Configuration.isolation.childProgram` names another place).
 import CPlugboardChild
-// Foundation is linked, so that it is the program's own: CoreFoundation
-// takes the thread that first loads it for the main thread, and a plugin
-// loads it on another (its main run loop then traps). Linked, the child's
-// main thread runs its main run loop (plugboard_serve_main_queue).
-import Foundation
+// Foundation is not linked (the lean child: 6 MiB of it and ICU per child
+// for plugins that never use it). For one that does, the child's main
+// thread loads it before the plugin (CoreFoundation takes the thread that
+// first loads it for the main one) and runs its main run loop
+// (plugboard_serve_main_queue).
 import PlugboardIsolation
 #if canImport(Glibc)
 import Glibc
@@ -17,8 +17,6 @@ import Glibc
 
 // Reached only when run by hand.
 _ = plugboard_child_started_by_host()
-// A use of Foundation, so the linker keeps the library (see above).
-_ = ProcessInfo.processInfo.processIdentifier
 let usage = """
     plugboard-child: the process of an isolated plugin, started by a host that runs plugins isolated
     (PluginHost.Configuration.isolation); it is not run by hand. A host looks for it beside its own

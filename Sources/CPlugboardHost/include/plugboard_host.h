@@ -160,6 +160,10 @@ int plugboard_spawn_child(const char *_Nonnull path, char *_Nullable const *_Non
 /// program that links Foundation, it runs Foundation's main run loop
 /// instead, which serves the queue as well as timers.
 _Noreturn void plugboard_serve_main_queue(void);
+/// From an isolated child's start, before the plugin loads: the main thread
+/// (in plugboard_serve_main_queue) loads Foundation first when `foundation`
+/// is set. Returns whether Foundation is loaded.
+int plugboard_prepare_main_thread(int foundation);
 
 /// Whether `path`'s POSIX access control list lets a named user or group
 /// write (its mask included); 1 also when the list cannot be read whole.

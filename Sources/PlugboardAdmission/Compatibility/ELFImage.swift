@@ -75,7 +75,7 @@ package struct ELFImage: Sendable {
     /// NUL-separated strings of `.comment`, empty strings dropped.
     let comment: [String]
     /// DT_NEEDED entries in order.
-    let needed: [String]
+    package let needed: [String]
     /// DT_SONAME.
     let soname: String?
     /// DT_RUNPATH, or DT_RPATH when there is no DT_RUNPATH, split on ':'.

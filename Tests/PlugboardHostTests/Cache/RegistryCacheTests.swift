@@ -270,7 +270,7 @@ import Testing
         try discoverOnce(dir, cache)
         var broken = configuration(dir, cache)
         broken.scanner = ScannerSettings(executable: dir.file("no-such-scanner"))
-        try withHost(broken) { host in
+        withHost(broken) { host in
             let records = host.discover(files: [dir.file("libAlpha.so")], rescan: true)
             #expect(records.map(\.code) == ["scanner-unavailable"], "\(records)")
         }
