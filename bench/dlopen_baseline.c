@@ -1,5 +1,5 @@
 /* Baseline for `make bench`: the least a loader can do. Usage:
- *   dlopen-baseline [--call] [--durable-write DIR] FILE...
+ *   dlopen-baseline [--rss] [--call] [--durable-write DIR] FILE...
  * Linked against libPlugboard.so like a host (the Makefile does that), so the
  * SDK and the Swift runtime are loaded at startup, untimed, as in a host.
  * Opens each FILE with dlopen(RTLD_NOW | RTLD_LOCAL), looks up
@@ -9,7 +9,9 @@
  * With --durable-write (after --call, when both), then writes one small value into DIR the way a
  * plugin's storage does (a new file written and fsync'd, renamed over
  * DIR/value, the folder fsync'd): the I/O a command such as Greeter's
- * `greet` does besides loading, so a floor can include it. */
+ * `greet` does besides loading, so a floor can include it.
+ * With --rss, a second line: `rss KIB`, its resident memory at the end (the
+ * floor of an isolated child's). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +23,8 @@
 int main(int argc, char **argv) {
     struct timespec start, end;
     int first = 1;
+    int rss = argc > first && strcmp(argv[first], "--rss") == 0;
+    first += rss;
     int call = argc > first && strcmp(argv[first], "--call") == 0;
     first += call;
     const char *durable = NULL;
@@ -57,5 +61,14 @@ int main(int argc, char **argv) {
     }
     clock_gettime(CLOCK_MONOTONIC, &end);
     printf("%lld\n", (long long)(end.tv_sec - start.tv_sec) * 1000000000LL + (end.tv_nsec - start.tv_nsec));
+    if (rss) {
+        char line[256];
+        FILE *status = fopen("/proc/self/status", "r");
+        while (status && fgets(line, sizeof line, status)) {
+            long kib;
+            if (sscanf(line, "VmRSS: %ld", &kib) == 1) printf("rss %ld\n", kib);
+        }
+        if (status) fclose(status);
+    }
     return 0;
 }

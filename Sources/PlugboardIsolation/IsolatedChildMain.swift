@@ -251,15 +251,7 @@ final class IsolatedChild: @unchecked Sendable {
         }
         // Foundation, if the plugin or an interface library links it, is
         // loaded by the main thread first (the child does not link it).
-        let linked = [bytes] + (request.libraries ?? []).map { library in
-            let fd = open(library, O_RDONLY | O_CLOEXEC)
-            defer { if fd >= 0 { close(fd) } }
-            return fd >= 0 ? readToEnd(fd) ?? [] : []
-        }
-        let foundation = linked.contains { image in
-            let needed = (try? image.withUnsafeBytes { bytes throws(ELFImage.ReadError) in try ELFImage.parse(bytes, symbols: false) })?.needed ?? []
-            return needed.contains { $0.hasPrefix("libFoundation.so") || $0.hasPrefix("libFoundationNetworking.so") || $0.hasPrefix("libFoundationXML.so") }
-        }
+        let foundation = FoundationNeed.linked(by: [bytes]) || FoundationNeed.linked(byFiles: request.libraries ?? [])
         _ = plugboard_prepare_main_thread(foundation ? 1 : 0)
         // The points the SDK defines are here already; a host's own are in
         // its interface libraries, loaded first (the plugin links the same

@@ -66,7 +66,7 @@ package final class IsolatedChildProcess: Sendable {
     /// Starts `program` (`plugboard-child`) as an isolated plugin's child,
     /// with the environment a scanner gets.
     static func spawn(
-        program: String, passing names: [String], adding extra: [String: String], pluginID: String, callsInFlight: Int,
+        program: String, passing names: [String], adding extra: [String: String], pluginID: String, callsInFlight: Int, preloadingFoundation: Bool = false,
         cgroup: ChildCgroup?, sampledTasks: Int? = nil, report: @escaping @Sendable (HostDiagnostic) -> Void, notice: @escaping @Sendable (ChildNotice) -> Void,
         relay: @escaping @Sendable (HostRelay.Request) -> HostRelay.Answer,
         ended: @escaping @Sendable (Int32) -> Void
@@ -75,6 +75,8 @@ package final class IsolatedChildProcess: Sendable {
         var arguments: [UnsafeMutablePointer<CChar>?] = [strdup("plugboard-child"), strdup(pluginID), nil]
         var extra = extra
         extra[PLUGBOARD_CGROUP_VARIABLE] = cgroup?.joinedByChild
+        // A spare of a plugin that links Foundation loads it while it waits (its main thread, at once).
+        if preloadingFoundation { extra["PLUGBOARD_CHILD_FOUNDATION"] = "1" }
         var entries: [UnsafeMutablePointer<CChar>?] = ChildEnvironment.make(
             passing: names, adding: extra, variable: PLUGBOARD_CHILD_VARIABLE, value: PLUGBOARD_ISOLATED_PROTOCOL)
             .map { strdup("\($0.key)=\($0.value)") } + [nil]

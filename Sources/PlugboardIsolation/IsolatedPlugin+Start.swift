@@ -139,14 +139,15 @@ extension IsolatedPlugin {
     }
 
     /// Spawns a child of this plugin's program, waiting for its start request.
-    func spawnChild() -> Result<IsolatedChildProcess, IsolatedCallError> {
+    func spawnChild(spare: Bool = false) -> Result<IsolatedChildProcess, IsolatedCallError> {
         let spawn = state.withLock { state in
             state.spawns += 1
             return state.spawns
         }
         return IsolatedChildProcess.spawn(
             program: launch.program, passing: launch.environmentNames, adding: launch.extraEnvironment, pluginID: pluginID,
-            callsInFlight: launch.request.limits.callsInFlight, cgroup: launch.bounds?.leaf(), sampledTasks: launch.bounds?.sampledTasks(),
+            callsInFlight: launch.request.limits.callsInFlight,
+            preloadingFoundation: spare && FoundationNeed.linked(byFiles: [launch.request.file] + (launch.request.libraries ?? [])), cgroup: launch.bounds?.leaf(), sampledTasks: launch.bounds?.sampledTasks(),
             report: launch.report, notice: { [weak self] notice in self?.handle(notice) },
             relay: { [weak self] request in
                 self?.relay(request, from: spawn) ?? HostRelay.Answer(ServiceError(.serviceUnavailable, "its host stopped it"))
@@ -173,7 +174,7 @@ extension IsolatedPlugin {
         guard claimed else { return }
         let work: @Sendable () -> Void = { [weak self] in
             guard let self else { return }
-            let spawned = self.spawnChild()
+            let spawned = self.spawnChild(spare: true)
             let extra = self.spare.withLock { slot -> IsolatedChildProcess? in
                 // Discarded or taken over meanwhile: this child is nobody's.
                 guard case let .coming(holder) = slot, holder == ticket else { return try? spawned.get() }

@@ -15,6 +15,9 @@ struct IsolationBench {
     let plugin: String
     /// The AsyncQuoter fixture, release-built (the async path's rows); none: left out.
     var asyncPlugin: String?
+    /// The C floor (`dlopen-baseline`) and an SDK-only plugin (BenchPlugin), for the lean child's memory.
+    var floorProgram: String?
+    var echoPlugin: String?
     static let calls = 20_000
 
     func run(into report: Report) {
@@ -330,29 +333,32 @@ struct IsolationBench {
         }
         let spawns = (0..<15).map { _ in bareSpawn() }
         report.add("crash to the next answered call (restart, spawning)", unit: "ms", samples: restarts.spawned,
-                   baselineName: "bare spawn of the same executable", baseline: spawns)
+                   baselineName: "bare spawn of plugboard-child", baseline: spawns, goal: .ratioAtMost(1.3))
         report.add("crash to the next answered call (restart from the spare child)", unit: "ms", samples: restarts.spared,
-                   baselineName: "bare spawn of the same executable", baseline: spawns, goal: .ratioAtMost(1.3))
+                   baselineName: "bare spawn of plugboard-child", baseline: spawns, goal: .ratioAtMost(1.3))
         report.add("resident memory of a spare child (kept once a plugin crashed), once it answered", unit: "KiB", samples: [Double(spareKiB)])
-        if let pid = host.records.first(where: { $0.isolation?.pid != nil })?.isolation?.pid {
-            let kib = residentKiB(of: pid)
-            report.add("resident memory of one isolated plugin's child", unit: "KiB", samples: [Double(kib)])
-        }
+        childMemory(dir, foundationChild: host.records.first(where: { $0.isolation?.pid != nil })?.isolation?.pid, into: report)
     }
 
-    /// Milliseconds to spawn this executable (it exits at once) and reap it.
+    /// Milliseconds to spawn the child program beside this one (run by
+    /// hand, it prints its usage and exits 64: its whole start, no plugin) and reap it.
     private func bareSpawn() -> Double {
+        let program = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("plugboard-child").path
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         let start = Measure.now()
         var pid: pid_t = 0
-        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/proc/self/exe"), strdup("exit"), nil]
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("plugboard-child"), nil]
         defer { argv.forEach { free($0) } }
-        guard posix_spawn(&pid, "/proc/self/exe", nil, nil, argv, environ) == 0 else { return 0 }
+        guard posix_spawn(&pid, program, &actions, nil, argv, environ) == 0 else { return 0 }
         var status: Int32 = 0
         waitpid(pid, &status, 0)
         return Double(Measure.now() - start) / 1_000_000
     }
 
-    private func residentKiB(of pid: Int32) -> Int {
+    func residentKiB(of pid: Int32) -> Int {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return 0 }
         return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0

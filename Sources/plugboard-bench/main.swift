@@ -78,7 +78,8 @@ let dependencies = optionValues(arguments, "--dependency-plugin", count: 1)?.fir
 }
 guard let callPlugin = optionValues(arguments, "--call-plugin", count: 1)?.first else { usageFailure() }
 let isolation = optionValues(arguments, "--isolation-plugin", count: 1)?.first.map {
-    IsolationBench(plugin: URL(fileURLWithPath: $0).path, asyncPlugin: optionValues(arguments, "--async-plugin", count: 1)?.first.map { URL(fileURLWithPath: $0).path })
+    IsolationBench(plugin: URL(fileURLWithPath: $0).path, asyncPlugin: optionValues(arguments, "--async-plugin", count: 1)?.first.map { URL(fileURLWithPath: $0).path },
+                   floorProgram: baseline.path, echoPlugin: optionValues(arguments, "--call-plugin", count: 1)?.first.map { URL(fileURLWithPath: $0).path })
 }
 let parallelStarts = optionValues(arguments, "--slow-start-plugin", count: 1)?.first.map { ParallelStartBench(template: URL(fileURLWithPath: $0).path) }
 let mallocCounter = optionValues(arguments, "--malloc-counter", count: 1)?.first.map { URL(fileURLWithPath: $0).path }

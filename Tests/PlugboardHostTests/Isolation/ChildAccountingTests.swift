@@ -58,4 +58,31 @@ import Glibc
         let alive = seen.filter { kill($0, 0) == 0 && commandLine($0).last == "fixture.isolation-faults" }
         #expect(alive == Set([now.pid].compactMap { $0 }), "\(alive) alive of \(seen)")
     }
+
+    /// The lean child maps Foundation only for a plugin that links it: an
+    /// SDK-only plugin's child never does; IsolationFaults' does (loaded by
+    /// its main thread first, so `RunLoop.main` works there: IsolationTests).
+    @Test func onlyAPluginThatLinksFoundationGetsItInItsChild() throws {
+        func mapsFoundation(_ pid: Int32) -> Bool {
+            ((try? String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)) ?? "").contains("/libFoundation.so")
+        }
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try dir.copy(Fixtures.library("Alpha"), as: "plugins/alpha.so")
+        var configuration = PluginHost.Configuration.with(pluginsDirectory: dir.file("plugins"), cacheDirectory: dir.file("cache"))
+        configuration.isolation.others = .isolated
+        let lean = PluginHost(configuration: configuration)
+        lean.declare(Commands.self)
+        try lean.start()
+        defer { lean.shutdown() }
+        let echo = try #require(lean.registry.handle(for: Commands.self).first)
+        _ = try echo.run(arguments: ["x"])
+        let pids = lean.snapshot().compactMap { $0.isolation?.pid }
+        let leanPid = try #require(pids.first)
+        #expect(!mapsFoundation(leanPid))
+        let faults = try isolation.host(try TemporaryDirectory())
+        defer { faults.shutdown() }
+        let pid = try #require(Int32(isolation.fault(faults, "pid")))
+        #expect(mapsFoundation(pid))
+    }
 }
