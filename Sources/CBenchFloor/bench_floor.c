@@ -18,22 +18,34 @@ static int transfer(int fd, char *buffer, size_t bytes, int writing) {
     return 0;
 }
 
+static int pin_to(pid_t pid, int cpu);
+
+// The peer of a pipe ping-pong: a forked child that answers each message
+// with the same bytes (pinned to `cpu` unless it is -1). Its pid, or -1.
+static pid_t start_peer(int ping[2], int pong[2], char *buffer, size_t bytes, int cpu) {
+    pid_t pid = fork();
+    if (pid != 0) {
+        if (pid > 0) {
+            close(ping[0]);
+            close(pong[1]);
+        }
+        return pid;
+    }
+    // The child only pins itself, reads, writes and exits: safe after fork in a threaded process.
+    if (cpu >= 0) pin_to(0, cpu);
+    close(ping[1]);
+    close(pong[0]);
+    while (transfer(ping[0], buffer, bytes, 0) == 0 && transfer(pong[1], buffer, bytes, 1) == 0) {}
+    _exit(0);
+}
+
 int bench_pipe_pingpong(int rounds, size_t bytes, double *samples) {
     int ping[2], pong[2];
     if (pipe(ping) != 0) return errno;
     if (pipe(pong) != 0) return errno;
     char *buffer = calloc(1, bytes);
-    pid_t pid = fork();
+    pid_t pid = start_peer(ping, pong, buffer, bytes, -1);
     if (pid < 0) return errno;
-    if (pid == 0) {
-        // The child only reads, writes and exits: safe after fork in a threaded process.
-        close(ping[1]);
-        close(pong[0]);
-        while (transfer(ping[0], buffer, bytes, 0) == 0 && transfer(pong[1], buffer, bytes, 1) == 0) {}
-        _exit(0);
-    }
-    close(ping[0]);
-    close(pong[1]);
     for (int round = 0; round < rounds; round++) {
         struct timespec start, end;
         clock_gettime(CLOCK_MONOTONIC, &start);
@@ -66,18 +78,8 @@ int bench_pipe_pingpong_cpu(int rounds, size_t bytes, int caller_cpu, int peer_c
     cpu_set_t saved;
     sched_getaffinity(0, sizeof saved, &saved);
     if (caller_cpu >= 0 && pin_to(0, caller_cpu) != 0) return errno;
-    pid_t pid = fork();
+    pid_t pid = start_peer(ping, pong, buffer, bytes, peer_cpu);
     if (pid < 0) return errno;
-    if (pid == 0) {
-        // The child only pins itself, reads, writes and exits: safe after fork in a threaded process.
-        if (peer_cpu >= 0) pin_to(0, peer_cpu);
-        close(ping[1]);
-        close(pong[0]);
-        while (transfer(ping[0], buffer, bytes, 0) == 0 && transfer(pong[1], buffer, bytes, 1) == 0) {}
-        _exit(0);
-    }
-    close(ping[0]);
-    close(pong[1]);
     // One round first: the child has pinned itself and is waiting.
     transfer(ping[1], buffer, bytes, 1);
     transfer(pong[0], buffer, bytes, 0);

@@ -272,15 +272,7 @@ import Glibc
     @Test func anAsyncRequirementSuspendsItsCaller() async throws {
         let dir = try TemporaryDirectory()
         let parking = try Parking(in: dir.file("tmp"))
-        try FileManager.default.createDirectory(atPath: dir.file("plugins"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        try dir.copy(Fixtures.library("AsyncQuoter"), as: "plugins/quoter.so")
-        var configuration = PluginHost.Configuration.with(
-            pluginsDirectory: dir.file("plugins"), cacheDirectory: dir.file("cache"),
-            scanner: ScannerSettings(extraEnvironment: ["TMPDIR": dir.file("tmp")]))
-        configuration.isolation.others = Self.roomy
-        let host = PluginHost(configuration: configuration)
-        host.declare(Quotes.self, isolatedCalls: IsolatedCallPolicy(deadline: .seconds(150)))
-        try host.start()
+        let host = try SuspendedCallTests().host(dir)
         defer { host.shutdown() }
         let quoter = try #require(host.registry.handle(for: Quotes.self).first)
         #expect(try await quoter.quote("tea") == "quote for tea")

@@ -46,7 +46,8 @@ import Testing
         let plugin = try plugin(host)
         let before = plugin.counts.sentFromTasks.load(ordering: .relaxed)
         let callers = 16, calls = 200
-        let gate = Gate()
+        // The tasks' barrier: the host's own one-shot signal (they wait suspended, holding no thread).
+        let gate = ShutdownSignal()
         let threads = DispatchSemaphore(value: 0), threadsDone = DispatchGroup()
         let wrong = Atomic<Int>(0)
         for caller in 0..<callers {
@@ -62,14 +63,14 @@ import Testing
         try await withThrowingTaskGroup(of: Int.self) { group in
             for caller in 0..<callers {
                 group.addTask {
-                    await gate.opened()
+                    await gate.wait()
                     var mismatched = 0
                     for call in 0..<calls where try await quoter.quote("a\(caller) \(call)") != "quote for a\(caller) \(call)" { mismatched += 1 }
                     return mismatched
                 }
             }
             for _ in 0..<callers { threads.signal() }
-            gate.open()
+            gate.fire()
             for try await mismatched in group { wrong.add(mismatched, ordering: .relaxed) }
         }
         await withCheckedContinuation { continuation in
@@ -139,30 +140,5 @@ import Testing
         parking.releaseAll()
         #expect(try await quoter.quote("tea") == "quote for tea")
         #expect(plugin.counts.sentFromTasks.load(ordering: .relaxed) - before == 2)
-    }
-}
-
-/// Tasks wait at it (suspended, holding no thread) until it opens.
-final class Gate: Sendable {
-    private let state = Mutex<(isOpen: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func opened() async {
-        await withCheckedContinuation { continuation in
-            let goOn = state.withLock { state -> Bool in
-                if state.isOpen { return true }
-                state.waiting.append(continuation)
-                return false
-            }
-            if goOn { continuation.resume() }
-        }
-    }
-
-    func open() {
-        let waiting = state.withLock { state in
-            state.isOpen = true
-            defer { state.waiting = [] }
-            return state.waiting
-        }
-        for continuation in waiting { continuation.resume() }
     }
 }
