@@ -85,10 +85,10 @@ int plugboard_prepare_main_thread(int foundation) {
 void plugboard_serve_main_queue(void) {
     // A spare of a plugin that links Foundation: loaded while it waits for its start.
     const char *preload = getenv("PLUGBOARD_CHILD_FOUNDATION");
-    if (preload && strcmp(preload, "1") == 0) dlopen("libFoundation.so", RTLD_NOW | RTLD_GLOBAL);
+    if (preload && strcmp(preload, "1") == 0) dlopen("libFoundation.so", RTLD_LAZY | RTLD_GLOBAL);
     pthread_mutex_lock(&main_thread_lock);
     while (main_thread_state == 0) pthread_cond_wait(&main_thread_changed, &main_thread_lock);
-    if (main_thread_foundation) dlopen("libFoundation.so", RTLD_NOW | RTLD_GLOBAL);
+    if (main_thread_foundation) dlopen("libFoundation.so", RTLD_LAZY | RTLD_GLOBAL);
     main_thread_state = 2;
     pthread_cond_broadcast(&main_thread_changed);
     pthread_mutex_unlock(&main_thread_lock);
