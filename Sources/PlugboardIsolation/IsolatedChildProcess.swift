@@ -166,8 +166,9 @@ package final class IsolatedChildProcess: Sendable {
             var result = waited < 0 ? Ending(signal: nil, status: nil)
                 : signal != 0 ? Ending(signal: signal, status: nil) : Ending(signal: nil, status: WaitStatus.exitCode(status))
             // Read before the leaf goes: the kernel's count of kills for memory.
-            result.outOfMemory = signal == SIGKILL && cgroup?.killedForMemory() == true
             result.killedBy = killedBy.withLock { $0 }
+            // Not when the host ended it for a bound it enforces (its own code).
+            result.outOfMemory = signal == SIGKILL && result.killedBy == nil && cgroup?.killedForMemory() == true
             TaskSampler.shared.forget(pid)
             cgroup?.remove()
             ending = result
