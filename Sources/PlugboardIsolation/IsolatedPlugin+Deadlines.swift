@@ -39,23 +39,24 @@ extension IsolatedPlugin {
     /// Pings `child` about call `sequence`: kills it if it does not answer,
     /// drains it if the call still runs after the grace, else leaves it be.
     private func watch(_ child: IsolatedChildProcess, asking sequence: UInt64, cause: String, graceLeft: Bool) {
-        switch ping(child, about: sequence) {
-        case nil:
-            state.withLock { _ = $0.watched.remove(child.pid) }
-            child.end(for: .pluginKilledUnresponsive,
-                      "not answering a liveness ping within \(Self.pingBound) after \(cause)")
-        case true? where graceLeft:
+        let answer = ping(child, about: sequence)
+        if answer == true && graceLeft {
             // Asked again after the grace, off this thread.
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(Self.cancelGrace / .milliseconds(1)))) { [self] in
                 startDetachedThread(stackSize: 128 << 10) { [self] in
                     watch(child, asking: sequence, cause: cause, graceLeft: false)
                 }
             }
+            return
+        }
+        state.withLock { _ = $0.watched.remove(child.pid) }
+        switch answer {
+        case nil:
+            child.end(for: .pluginKilledUnresponsive, "not answering a liveness ping within \(Self.pingBound) after \(cause)")
         case true?:
-            state.withLock { _ = $0.watched.remove(child.pid) }
             drain(child, because: "\(cause) and still runs \(Self.cancelGrace) after it was cancelled")
         case false?:
-            state.withLock { _ = $0.watched.remove(child.pid) }
+            break
         }
     }
 
