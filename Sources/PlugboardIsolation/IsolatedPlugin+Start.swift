@@ -147,12 +147,21 @@ extension IsolatedPlugin {
         return IsolatedChildProcess.spawn(
             program: launch.program, passing: launch.environmentNames, adding: launch.extraEnvironment, pluginID: pluginID,
             callsInFlight: launch.request.limits.callsInFlight,
-            preloadingFoundation: spare && FoundationNeed.linked(byFiles: [launch.request.file] + (launch.request.libraries ?? [])), cgroup: launch.bounds?.leaf(), sampledTasks: launch.bounds?.sampledTasks(),
+            preloadingFoundation: spare && linksFoundation(), cgroup: launch.bounds?.leaf(), sampledTasks: launch.bounds?.sampledTasks(),
             report: launch.report, notice: { [weak self] notice in self?.handle(notice) },
             relay: { [weak self] request in
                 self?.relay(request, from: spawn) ?? HostRelay.Answer(ServiceError(.serviceUnavailable, "its host stopped it"))
             },
             ended: { [weak self] pid in self?.childEnded(pid) })
+    }
+
+    /// Whether the plugin or its interface libraries link Foundation: read
+    /// from their files the first time a spare is spawned, then kept.
+    func linksFoundation() -> Bool {
+        if let known = foundationLinked.withLock({ $0 }) { return known }
+        let linked = FoundationNeed.linked(byFiles: [launch.request.file] + (launch.request.libraries ?? []))
+        foundationLinked.withLock { $0 = linked }
+        return linked
     }
 
     /// Spawns a spare in the background, unless one is there or coming or

@@ -162,6 +162,8 @@ package final class IsolatedPlugin: Sendable {
     }
     /// Off only for the benchmark's restarts without a spare.
     package let sparesAllowed = Atomic<Bool>(true)
+    /// Whether the plugin links Foundation (its spares load it ahead), read once.
+    let foundationLinked = Mutex<Bool?>(nil)
 
     package init(
         pluginID: String, path: String, generation: Int, launch: Launch, slots: CallSlots, restarting: [CallSlots],
