@@ -12,20 +12,16 @@ import Synchronization
 extension IsolationBench {
     /// These rows alone (`PLUGBOARD_BENCH_ONLY=async`).
     func runAsyncPath(into report: Report) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("plugboard-bench-async-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        report.begin("Isolated calls from async code (µs per call)")
-        asyncPath(dir, into: report)
+        withFixtureFolder("async") { dir in
+            report.begin("Isolated calls from async code (µs per call)")
+            asyncPath(dir, into: report)
+        }
     }
 
     func asyncPath(_ dir: String, into report: Report) {
         guard let asyncPlugin else { return }
         let folder = dir + "/async"
-        try? FileManager.default.createDirectory(atPath: folder + "/plugins", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        guard (try? FileManager.default.copyItem(atPath: asyncPlugin, toPath: folder + "/plugins/quoter.so")) != nil else {
-            print("  isolation bench: cannot copy \(asyncPlugin)")
-            return
-        }
+        guard stage(asyncPlugin, in: folder, as: "quoter.so") else { return }
         var configuration = PluginHost.Configuration.with(
             pluginsDirectory: folder + "/plugins", dataDirectory: folder + "/data", logSink: BenchSuite.quiet, cacheDirectory: folder + "/cache")
         configuration.isolation.others = .isolated

@@ -14,12 +14,10 @@ import Glibc
 extension IsolationBench {
     /// These rows alone (`PLUGBOARD_BENCH_ONLY=cpu`).
     func runCPU(into report: Report) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("plugboard-bench-cpu-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        try? FileManager.default.createDirectory(atPath: dir + "/plugins", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        guard (try? FileManager.default.copyItem(atPath: plugin, toPath: dir + "/plugins/plugin.so")) != nil else { return }
-        report.begin("CPU per isolated call (µs, both processes)")
-        cpuPerCall(dir, into: report)
+        withFixtureFolder("cpu") { dir in
+            report.begin("CPU per isolated call (µs, both processes)")
+            cpuPerCall(dir, into: report)
+        }
     }
 
     func cpuPerCall(_ dir: String, into report: Report) {

@@ -13,8 +13,7 @@ extension IsolationBench {
     func childMemory(_ dir: String, foundationChild: Int32?, into report: Report) {
         guard let floorProgram, let echoPlugin else { return }
         let folder = dir + "/lean"
-        try? FileManager.default.createDirectory(atPath: folder + "/plugins", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        guard (try? FileManager.default.copyItem(atPath: echoPlugin, toPath: folder + "/plugins/echo.so")) != nil else { return }
+        guard stage(echoPlugin, in: folder, as: "echo.so") else { return }
         var configuration = PluginHost.Configuration.with(
             pluginsDirectory: folder + "/plugins", dataDirectory: folder + "/data", logSink: BenchSuite.quiet, cacheDirectory: folder + "/cache")
         configuration.isolation.others = .isolated

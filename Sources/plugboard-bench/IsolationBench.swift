@@ -20,14 +20,29 @@ struct IsolationBench {
     var echoPlugin: String?
     static let calls = 20_000
 
-    func run(into report: Report) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("plugboard-bench-isolation-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        try? FileManager.default.createDirectory(atPath: dir + "/plugins", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        guard (try? FileManager.default.copyItem(atPath: plugin, toPath: dir + "/plugins/plugin.so")) != nil else {
-            print("  isolation bench: cannot copy \(plugin)")
-            return
+    /// `folder`/plugins (0700) holding a copy of `file` named `name`; false
+    /// (and said) when it cannot be made.
+    func stage(_ file: String, in folder: String, as name: String) -> Bool {
+        try? FileManager.default.createDirectory(atPath: folder + "/plugins", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        guard (try? FileManager.default.copyItem(atPath: file, toPath: folder + "/plugins/" + name)) != nil else {
+            print("  isolation bench: cannot copy \(file) into \(folder)/plugins")
+            return false
         }
+        return true
+    }
+
+    /// Runs `body` with a fresh folder holding the fixture as plugins/plugin.so, removed after.
+    func withFixtureFolder(_ label: String, _ body: (String) -> Void) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("plugboard-bench-\(label)-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        if stage(plugin, in: dir, as: "plugin.so") { body(dir) }
+    }
+
+    func run(into report: Report) {
+        withFixtureFolder("isolation") { dir in runAll(dir, into: report) }
+    }
+
+    private func runAll(_ dir: String, into report: Report) {
         report.begin("Isolated calls (\(Self.calls) sequential calls each, µs per round trip, encoding included)")
         let floor1 = floor(bytes: 1), floor4K = floor(bytes: 4096), floor1M = floor(bytes: 1 << 20, rounds: 200)
         guard let isolated = host(dir, isolation: .isolated), let local = host(dir, isolation: .inProcess) else {
